@@ -1,0 +1,13 @@
+# Prints what the configure step found, so a CI log says which backends exist.
+message(STATUS "")
+message(STATUS "mtpcheck ${PROJECT_VERSION} configuration")
+message(STATUS "  build type        : ${CMAKE_BUILD_TYPE}")
+message(STATUS "  HDF5              : ${HDF5_VERSION}")
+message(STATUS "  unit tests        : ${MTP_BUILD_TESTS}")
+message(STATUS "  sanitizers        : ${MTP_SANITIZE}")
+message(STATUS "  backend ref       : ON (scalar reference)")
+message(STATUS "  backend cuda      : ${MTP_HAVE_CUDA} (${MTP_CUDA_WHY})")
+message(STATUS "  backend hip       : ${MTP_HAVE_HIP} (${MTP_HIP_WHY}); backend not written yet")
+message(STATUS "  backend level_zero: ${MTP_HAVE_LEVEL_ZERO} (${MTP_LEVEL_ZERO_WHY}); backend not written yet")
+message(STATUS "  backend opencl    : ${MTP_HAVE_OPENCL} (${MTP_OPENCL_WHY}); backend not written yet")
+message(STATUS "")

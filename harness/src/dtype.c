@@ -1,0 +1,222 @@
+/*
+ * Element-type names and exact conversions. Rounding is done on bit patterns
+ * so that it is round-to-nearest-even for every input, the subnormal range
+ * included, and never depends on the FPU's rounding mode or on x87 excess
+ * precision. double -> bfloat16/float16 rounds once, directly from the double
+ * (no double rounding through float).
+ */
+#include "mtp/dtype.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const dtype_names[MTP_DTYPE_COUNT] = {
+	[MTP_F64] = "float64", [MTP_F32] = "float32", [MTP_F16] = "float16",
+	[MTP_BF16] = "bfloat16", [MTP_I64] = "int64", [MTP_I32] = "int32",
+};
+
+static const size_t dtype_sizes[MTP_DTYPE_COUNT] = {
+	[MTP_F64] = 8, [MTP_F32] = 4, [MTP_F16] = 2,
+	[MTP_BF16] = 2, [MTP_I64] = 8, [MTP_I32] = 4,
+};
+
+const char *mtp_dtype_name(enum mtp_dtype dt)
+{
+	return (unsigned)dt < MTP_DTYPE_COUNT ? dtype_names[dt] : "?";
+}
+
+bool mtp_dtype_parse(const char *name, enum mtp_dtype *out)
+{
+	for (int i = 0; i < MTP_DTYPE_COUNT; i++) {
+		if (strcmp(name, dtype_names[i]) == 0) {
+			*out = (enum mtp_dtype)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t mtp_dtype_size(enum mtp_dtype dt)
+{
+	return (unsigned)dt < MTP_DTYPE_COUNT ? dtype_sizes[dt] : 0;
+}
+
+bool mtp_dtype_is_float(enum mtp_dtype dt)
+{
+	return dt == MTP_F64 || dt == MTP_F32 || dt == MTP_F16 ||
+	       dt == MTP_BF16;
+}
+
+static uint64_t double_bits(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return u;
+}
+
+/*
+ * Rounds a double to a binary format with `mant` explicit mantissa bits and
+ * exponent bias `bias` (max biased exponent all ones), returning the narrow
+ * pattern without the sign. Works for any target narrower than double.
+ */
+static uint32_t round_to_narrow(uint64_t u, int mant, int ebits)
+{
+	const int bias = (1 << (ebits - 1)) - 1;
+	const uint32_t inf = ((1u << ebits) - 1) << mant;
+	int exp = (int)((u >> 52) & 0x7ff);
+	uint64_t frac = u & 0xfffffffffffffull;
+
+	if (exp == 0x7ff) /* Inf stays Inf, NaN becomes a quiet NaN */
+		return frac ? inf | (1u << (mant - 1)) : inf;
+	if (exp == 0 && frac == 0)
+		return 0;
+
+	/* value = sig * 2^(e - 52) with sig holding the implicit bit */
+	uint64_t sig = exp ? (frac | (1ull << 52)) : frac;
+	int e = exp ? exp - 1023 : -1022;
+	int ne = e + bias; /* biased narrow exponent if normal */
+	int shift;         /* bits of sig dropped */
+
+	if (ne >= 1)
+		shift = 52 - mant;
+	else /* subnormal in the narrow format: fixed exponent 1 - bias */
+		shift = 52 - mant + (1 - ne);
+	if (shift > 63)
+		return 0; /* far below half the smallest subnormal */
+
+	uint64_t kept = sig >> shift;
+	uint64_t rem = sig & ((1ull << shift) - 1);
+	uint64_t half = 1ull << (shift - 1);
+
+	if (rem > half || (rem == half && (kept & 1)))
+		kept++;
+	if (ne < 1) /* subnormal: kept may carry into the first normal */
+		return (uint32_t)kept;
+	/* normal: kept has the implicit bit at position mant; a carry bumps the
+	 * exponent, which the addition below does by itself */
+	uint64_t r = ((uint64_t)(ne - 1) << mant) + kept;
+
+	return r >= inf ? inf : (uint32_t)r;
+}
+
+static uint16_t narrow16(double v, int mant, int ebits)
+{
+	uint64_t u = double_bits(v);
+	uint16_t sign = (uint16_t)((u >> 48) & 0x8000);
+
+	return sign | (uint16_t)round_to_narrow(u, mant, ebits);
+}
+
+uint16_t mtp_bf16_from_double(double v)
+{
+	return narrow16(v, 7, 8);
+}
+
+uint16_t mtp_bf16_from_float(float v)
+{
+	return narrow16((double)v, 7, 8); /* float -> double is exact */
+}
+
+float mtp_bf16_to_float(uint16_t bits)
+{
+	uint32_t u = (uint32_t)bits << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+uint16_t mtp_f16_from_double(double v)
+{
+	return narrow16(v, 10, 5);
+}
+
+float mtp_f16_to_float(uint16_t bits)
+{
+	uint32_t sign = (uint32_t)(bits & 0x8000) << 16;
+	uint32_t exp = (bits >> 10) & 0x1f;
+	uint32_t frac = bits & 0x3ff;
+	float f;
+
+	if (exp == 0x1f) {
+		uint32_t u = sign | 0x7f800000u | (frac << 13);
+
+		memcpy(&f, &u, sizeof(f));
+		return f;
+	}
+	f = exp ? ldexpf((float)(frac | 0x400), (int)exp - 25)
+		: ldexpf((float)frac, -24);
+	return sign ? -f : f;
+}
+
+float mtp_f32_from_double(double v)
+{
+	uint64_t u = double_bits(v);
+	uint32_t r = ((uint32_t)(u >> 32) & 0x80000000u) |
+		     round_to_narrow(u, 23, 8);
+	float f;
+
+	memcpy(&f, &r, sizeof(f));
+	return f;
+}
+
+double mtp_round(enum mtp_dtype dt, double v)
+{
+	switch (dt) {
+	case MTP_F32:
+		return mtp_f32_from_double(v);
+	case MTP_F16:
+		return mtp_f16_to_float(mtp_f16_from_double(v));
+	case MTP_BF16:
+		return mtp_bf16_to_float(mtp_bf16_from_double(v));
+	default:
+		return v;
+	}
+}
+
+double mtp_load(enum mtp_dtype dt, const void *buf, size_t i)
+{
+	switch (dt) {
+	case MTP_F64:
+		return ((const double *)buf)[i];
+	case MTP_F32:
+		return ((const float *)buf)[i];
+	case MTP_F16:
+		return mtp_f16_to_float(((const uint16_t *)buf)[i]);
+	case MTP_BF16:
+		return mtp_bf16_to_float(((const uint16_t *)buf)[i]);
+	case MTP_I64:
+		return (double)((const int64_t *)buf)[i];
+	case MTP_I32:
+		return ((const int32_t *)buf)[i];
+	default:
+		return NAN;
+	}
+}
+
+void mtp_store(enum mtp_dtype dt, void *buf, size_t i, double v)
+{
+	switch (dt) {
+	case MTP_F64:
+		((double *)buf)[i] = v;
+		break;
+	case MTP_F32:
+		((float *)buf)[i] = mtp_f32_from_double(v);
+		break;
+	case MTP_F16:
+		((uint16_t *)buf)[i] = mtp_f16_from_double(v);
+		break;
+	case MTP_BF16:
+		((uint16_t *)buf)[i] = mtp_bf16_from_double(v);
+		break;
+	case MTP_I64:
+		((int64_t *)buf)[i] = (int64_t)v;
+		break;
+	case MTP_I32:
+		((int32_t *)buf)[i] = (int32_t)v;
+		break;
+	default:
+		break;
+	}
+}
