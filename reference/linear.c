@@ -1,0 +1,48 @@
+/*
+ * GEMMs with one rounding of the result [MTP-SPEC §10: bf16 operands, wide
+ * accumulation, one store]: nn.Linear, eh_proj [Step V3-3] and the SwiGLU FFN
+ * of the synthetic blocks, which is three of them.
+ */
+#include "ref_internal.h"
+
+double mtp_ref_dot(const double *a, const double *b, int64_t n)
+{
+	double acc = 0.0;
+
+	for (int64_t i = 0; i < n; i++)
+		acc += a[i] * b[i];
+	return acc;
+}
+
+void mtp_ref_linear(const double *x, const double *w, int64_t rows,
+		    int64_t in, int64_t out, enum mtp_dtype act, double *y)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		for (int64_t o = 0; o < out; o++)
+			y[r * out + o] = mtp_round(
+				act, mtp_ref_dot(w + o * in, x + r * in, in));
+	}
+}
+
+void mtp_ref_eh_proj(const double *x, const double *w, int64_t t, int64_t h,
+		     enum mtp_dtype act, double *y)
+{
+	mtp_ref_linear(x, w, t, 2 * h, h, act, y);
+}
+
+void mtp_ref_swiglu(const double *x, const double *w_gate,
+		    const double *w_up, const double *w_down, int64_t rows,
+		    int64_t h, int64_t f, enum mtp_dtype act, double *out)
+{
+	const size_t n = (size_t)(rows * f);
+	double *gate = mtp_ref_scratch(3 * n);
+	double *up = gate + n;
+	double *g = up + n;
+
+	mtp_ref_linear(x, w_gate, rows, h, f, act, gate);
+	mtp_ref_linear(x, w_up, rows, h, f, act, up);
+	for (size_t i = 0; i < n; i++)
+		g[i] = mtp_round(act, gate[i] * mtp_ref_sigmoid(gate[i]) * up[i]);
+	mtp_ref_linear(g, w_down, rows, f, h, act, out);
+	free(gate);
+}

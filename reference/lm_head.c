@@ -1,0 +1,27 @@
+/*
+ * The LM head [MTP-SPEC Step V3-6]: float32 logits with no activation
+ * rounding, and the greedy token with torch.argmax's rules (first index on
+ * ties, the first NaN beats every number).
+ */
+#include "ref_internal.h"
+
+static int64_t argmax_row(const double *l, int64_t v)
+{
+	int64_t best = 0;
+
+	for (int64_t i = 1; i < v; i++) {
+		if (isnan(l[best]))
+			break;
+		if (isnan(l[i]) || l[i] > l[best])
+			best = i;
+	}
+	return best;
+}
+
+void mtp_ref_lm_head(const double *x, const double *w, int64_t t, int64_t v,
+		     int64_t h, double *logits, int64_t *token)
+{
+	mtp_ref_linear(x, w, t, h, v, MTP_F32, logits);
+	for (int64_t r = 0; r < t; r++)
+		token[r] = argmax_row(logits + r * v, v);
+}

@@ -1,0 +1,61 @@
+/*
+ * One draft step of a V3-family MTP layer (DeepSeek V3/V3.1/V3.2/R1, GLM)
+ * [MTP-SPEC §3, §10.1]: mask, enorm/hnorm, eh_proj, the synthetic block,
+ * the unfused h + r add, the shared-head norm, which is also what is
+ * recycled (the post-norm hidden, §8.1), and the LM head.
+ */
+#include "ref_internal.h"
+
+#include <assert.h>
+#include <string.h>
+
+/* X0 [T,H] = eh_proj(cat(RMSNorm(mask(E); enorm), RMSNorm(P; hnorm))).
+ * z is scratch [T,2H], e scratch [T,H]. */
+static void v3_input(const struct mtp_ref_step_in *in,
+		     const struct mtp_ref_v3_layer *w,
+		     const struct mtp_ref_dims *d,
+		     const struct mtp_ref_step_cfg *c, double *z, double *e,
+		     double *x0)
+{
+	const int64_t t = d->t, h = d->h;
+	double *normed = x0; /* x0 is free until the GEMM: the normed rows */
+
+	mtp_ref_pos0_mask(in->embeds, in->positions, t, h, e);
+	mtp_ref_rmsnorm(e, w->enorm_w, t, h, c->eps, c->rounding, c->act,
+			normed);
+	for (int64_t r = 0; r < t; r++)
+		memcpy(z + r * 2 * h, normed + r * h, (size_t)h * sizeof(*z));
+	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t, h, c->eps, c->rounding,
+			c->act, normed);
+	for (int64_t r = 0; r < t; r++)
+		memcpy(z + r * 2 * h + h, normed + r * h, (size_t)h * sizeof(*z));
+	mtp_ref_eh_proj(z, w->eh_proj_w, t, h, c->act, x0);
+}
+
+void mtp_ref_mtp_step_v3(const struct mtp_ref_step_in *in,
+			 const struct mtp_ref_v3_layer *w,
+			 const struct mtp_ref_dims *d,
+			 const struct mtp_ref_step_cfg *c,
+			 struct mtp_ref_step_out *out)
+{
+	const int64_t t = d->t, h = d->h;
+	const size_t n = (size_t)(t * h);
+	double *z = mtp_ref_scratch(4 * n);
+	double *e = z + 2 * n;
+	double *x0 = e + n;
+
+	assert(out->block_out && out->block_residual && out->hidden_pre &&
+	       out->hidden_post && out->recycled && out->logits && out->token);
+	v3_input(in, w, d, c, z, e, x0);
+	mtp_ref_v3_block(x0, NULL, &w->block, d, c, out->block_out,
+			 out->block_residual);
+	for (size_t i = 0; i < n; i++)
+		out->hidden_pre[i] = mtp_round(
+			c->act, out->block_residual[i] + out->block_out[i]);
+	mtp_ref_rmsnorm(out->hidden_pre, w->shared_head_norm_w, t, h, c->eps,
+			c->rounding, c->act, out->hidden_post);
+	memcpy(out->recycled, out->hidden_post, n * sizeof(*out->recycled));
+	mtp_ref_lm_head(out->hidden_post, w->head_w, t, d->v, h, out->logits,
+			out->token);
+	free(z);
+}
