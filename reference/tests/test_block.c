@@ -118,6 +118,33 @@ Test(v4_block, neutral_state_equals_first_layer_call)
 	test_v4_fini(&w);
 }
 
+Test(v4_block, state_is_posted_into_the_streams)
+{
+	/* With state (x [T,H], post, res_mix, residual) the block's input
+	 * streams are hc_post(x, residual, post, res_mix) [ref.h]. */
+	struct test_v4 w;
+	struct mtp_ref_step_cfg c = test_cfg_v4(MTP_CONTRACT_INTERNAL, MTP_HC_HEAD_CUDA);
+	struct test_rng g = test_rng_init(62);
+	double x[24], res[96], post[12], mix[48], r0[96];
+	double a[4][96], b[4][96];
+
+	test_v4_init(&w, &dims, 63);
+	test_fill(&g, x, 24, 1.0, BF);
+	test_fill(&g, res, 96, 1.0, BF);
+	test_fill(&g, post, 12, 2.0, MTP_F32);
+	test_fill(&g, mix, 48, 0.5, MTP_F32);
+	mtp_ref_v4_block(x, post, mix, res, &w.layer.block, &dims, &c, a[0],
+			 a[1], a[2], a[3]);
+	mtp_ref_hc_post(x, res, post, mix, 3, 4, 8, BF, r0);
+	mtp_ref_v4_block(r0, NULL, NULL, NULL, &w.layer.block, &dims, &c, b[0],
+			 b[1], b[2], b[3]);
+	test_assert_same(a[0], b[0], 96, "x_out");
+	test_assert_same(a[1], b[1], 96, "residual_out");
+	test_assert_same(a[2], b[2], 12, "post_out");
+	test_assert_same(a[3], b[3], 48, "comb_out");
+	test_v4_fini(&w);
+}
+
 Test(v4_block, internal_contract_applies_the_final_post_once)
 {
 	struct test_v4 w;

@@ -295,6 +295,27 @@ Test(hc_head, variants_agree_when_x_rho_is_exact)
 	test_assert_same(yc, yr, T * H, "y");
 }
 
+Test(hc_head, rocm_rounds_x_times_rho_first)
+{
+	/* M = 2, H = 2, both streams [1, 253/256], rms_eps = hc_eps = 0:
+	 * rho = 1/sqrt((1 + 0.976700)/2) = 1.0058764, x0*rho -> bf16
+	 * 1.0078125. fn picks x0 with weight 64 for pre_0, b = [-64, 0]:
+	 * CUDA  z0 = 64*1.0058764 - 64 = 0.37609, pre_0 = 0.59293;
+	 * ROCm  z0 = 64*1.0078125 - 64 = 0.5,     pre_0 = 0.62246;
+	 * pre_1 = 1/2. out = (pre_0 + 1/2) * [1, 253/256]:
+	 * CUDA [1.09293, 1.08012] -> [1.09375, 1.078125];
+	 * ROCm [1.12246, 1.10931] -> [1.125, 1.109375]. */
+	const double x[4] = { 1, 0.98828125, 1, 0.98828125 };
+	double fn[2 * 4] = { 64 }, b[2] = { -64, 0 }, s = 1.0, y[2];
+
+	mtp_ref_hc_head(x, fn, &s, b, 1, 2, 2, 0.0, 0.0, MTP_HC_HEAD_CUDA, BF, y);
+	cr_assert_eq(y[0], 1.09375);
+	cr_assert_eq(y[1], 1.078125);
+	mtp_ref_hc_head(x, fn, &s, b, 1, 2, 2, 0.0, 0.0, MTP_HC_HEAD_ROCM, BF, y);
+	cr_assert_eq(y[0], 1.125);
+	cr_assert_eq(y[1], 1.109375);
+}
+
 Test(hc_head, variants_close_on_random_streams)
 {
 	struct hc_case c;
