@@ -1,0 +1,123 @@
+/*
+ * The backend interface: one const table of function pointers per backend,
+ * built for devices from the first day. Buffers live in the backend's memory
+ * and move through explicit copies; launch() may return before the kernel
+ * finishes and synchronize() waits; device timers are optional. The CPU
+ * backends implement the same calls trivially.
+ *
+ * A backend declares per call whether it implements it (supports()); the
+ * harness reports an unsupported call as UNIMPLEMENTED and never computes it
+ * another way. Every vendor call's failure is returned as a status with the
+ * vendor's message in be->error; the harness turns it into a verdict on that
+ * case and carries on.
+ *
+ * External backends are shared libraries built against this header that
+ * export `const struct mtp_backend_iface *mtp_backend_entry(void)` and are
+ * loaded with --backend-lib; api_version must equal MTP_BACKEND_API_VERSION.
+ */
+#ifndef MTP_BACKEND_H
+#define MTP_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mtp/op.h"
+#include "mtp/status.h"
+
+#define MTP_BACKEND_API_VERSION 1
+#define MTP_BACKEND_ERR_MAX 512
+
+struct mtp_backend;
+
+struct mtp_backend_iface {
+	int api_version;
+	const char *name;
+	const char *description;
+
+	/* Required. Opens the device; MTP_ERR_UNAVAILABLE with the reason in
+	 * be->error when there is no driver or device. */
+	enum mtp_status (*open)(struct mtp_backend *be);
+	void (*close)(struct mtp_backend *be);
+
+	/* Required. Device memory and explicit copies. */
+	enum mtp_status (*alloc)(struct mtp_backend *be, size_t bytes,
+				 void **ptr);
+	void (*free)(struct mtp_backend *be, void *ptr);
+	enum mtp_status (*upload)(struct mtp_backend *be, void *dst,
+				  const void *src, size_t bytes);
+	enum mtp_status (*download)(struct mtp_backend *be, void *dst,
+				    const void *src, size_t bytes);
+
+	/* Required. Whether this call (op, family, dtypes, contract) is
+	 * implemented. Must not touch tensor data. */
+	bool (*supports)(struct mtp_backend *be, const struct mtp_call *call);
+	/* Required. Enqueues the call; may return before it completes. */
+	enum mtp_status (*launch)(struct mtp_backend *be,
+				  const struct mtp_call *call);
+	/* Optional (NULL: launches are synchronous). */
+	enum mtp_status (*synchronize)(struct mtp_backend *be);
+
+	/* Optional device timer around launches (NULL: host monotonic clock
+	 * around launch + synchronize). */
+	enum mtp_status (*timer_begin)(struct mtp_backend *be);
+	enum mtp_status (*timer_end)(struct mtp_backend *be, double *seconds);
+
+	/* Optional one-line description of the device, for reports. */
+	void (*device_info)(struct mtp_backend *be, char *buf, size_t n);
+};
+
+struct mtp_backend {
+	const struct mtp_backend_iface *iface;
+	void *ctx;                        /* the backend's private state */
+	struct mtp_backend *base;         /* wrapped backend (mutants), or NULL */
+	char name[128];                   /* as the user named it */
+	char error[MTP_BACKEND_ERR_MAX];  /* the last vendor message */
+	void *dl_handle;                  /* for --backend-lib */
+};
+
+/* Thin wrappers: the only way the harness calls a backend. */
+enum mtp_status mtp_backend_alloc(struct mtp_backend *be, size_t bytes,
+				  void **ptr);
+void mtp_backend_free(struct mtp_backend *be, void *ptr);
+enum mtp_status mtp_backend_upload(struct mtp_backend *be, void *dst,
+				   const void *src, size_t bytes);
+enum mtp_status mtp_backend_download(struct mtp_backend *be, void *dst,
+				     const void *src, size_t bytes);
+bool mtp_backend_supports(struct mtp_backend *be, const struct mtp_call *c);
+enum mtp_status mtp_backend_launch(struct mtp_backend *be,
+				   const struct mtp_call *c);
+enum mtp_status mtp_backend_synchronize(struct mtp_backend *be);
+void mtp_backend_device_info(struct mtp_backend *be, char *buf, size_t n);
+
+/* Sets be->error from a printf format; returns st. */
+enum mtp_status mtp_backend_fail(struct mtp_backend *be, enum mtp_status st,
+				 const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- registry --------------------------------------------------------- */
+
+/* The built-in backends, in the order `mtpcheck list backends` shows them. */
+int mtp_backend_builtin_count(void);
+const struct mtp_backend_iface *mtp_backend_builtin(int i);
+/* Why a backend this build knows of is absent from it ("configured
+ * without CUDA"), or NULL if the name is unknown. */
+const char *mtp_backend_absent_reason(const char *name);
+
+/* Opens a backend by name: a built-in ("ref", "cpu", "cuda"), a mutant
+ * ("mutant:PRE_NORM_RECYCLE[:base]"), or a shared library path given
+ * through lib. On MTP_ERR_UNAVAILABLE / MTP_ERR_INVALID, why says why. */
+enum mtp_status mtp_backend_open(const char *name, const char *lib,
+				 struct mtp_backend **out, char *why,
+				 size_t whyn);
+void mtp_backend_close(struct mtp_backend *be);
+
+/* ---- running one call on a backend ------------------------------------ */
+
+/* Copies host inputs in, launches, synchronises and copies the outputs back
+ * into host tensors `out` (allocated here with the call's shapes). The call's
+ * tensors are host tensors; device copies are made and freed inside. */
+enum mtp_status mtp_backend_execute(struct mtp_backend *be,
+				    const struct mtp_call *host_call,
+				    struct mtp_tensor *out);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * Comparing an output tensor with the judge's (DESIGN.md "Comparison"): per
+ * element |a-b| <= atol + rtol*|b| with NaN/Inf parity, and per tensor the
+ * worst element, max abs/rel error, headroom (worst error / its threshold),
+ * NMSE, a ULP-distance histogram and, for logits, the argmax agreement.
+ */
+#ifndef MTP_COMPARE_H
+#define MTP_COMPARE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mtp/op.h"
+#include "mtp/tensor.h"
+
+struct mtp_tol {
+	double rtol, atol;
+	char origin[160]; /* where the numbers come from */
+};
+
+/* ULP buckets: 0, 1, 2, 3-4, 5-8, 9-16, 17-256, >256 (or not finite). */
+#define MTP_ULP_BUCKETS 8
+
+struct mtp_cmp {
+	char name[MTP_NAME_MAX];
+	struct mtp_tol tol;
+	bool shape_ok;
+	char shape_msg[200];
+	bool passed;
+	int64_t n, n_bad, n_special_mismatch;
+	double max_abs, max_rel, headroom, nmse;
+	int64_t worst; /* flat index of the element with the largest headroom */
+	int64_t worst_coord[MTP_MAX_DIMS];
+	int worst_ndim;
+	double worst_got, worst_want;
+	int64_t ulp_hist[MTP_ULP_BUCKETS];
+	/* logits: rows whose argmax agrees, out of rows */
+	bool has_argmax;
+	int64_t argmax_rows, argmax_agree;
+};
+
+/* The default tolerance of an output (dtype default widened per op where the
+ * spec allows a rounding difference), or the fixture's override. */
+void mtp_tol_for(const struct mtp_op *op, const char *output,
+		 enum mtp_dtype dt, const struct mtp_tol_override *ovr,
+		 struct mtp_tol *out);
+
+/* Compares got with want under tol; integer tensors must match exactly. */
+void mtp_compare(const char *name, const struct mtp_tensor *got,
+		 const struct mtp_tensor *want, const struct mtp_tol *tol,
+		 bool is_logits, struct mtp_cmp *out);
+
+/* "y[2,17]" */
+const char *mtp_cmp_where(const struct mtp_cmp *c, char *buf, size_t n);
+
+#endif

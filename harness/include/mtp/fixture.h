@@ -1,0 +1,75 @@
+/*
+ * FIXTURES.md version 1: golden fixtures and dumps in HDF5. Opening a file
+ * validates every rule that needs no tensor data (root attributes, case ids,
+ * ops, families, attributes, dataset dtypes and shapes against the op table,
+ * size limits) before any tensor is allocated; loading a case then reads its
+ * data and checks values (ids in range). Every error is one line naming the
+ * file, the HDF5 object and the rule.
+ */
+#ifndef MTP_FIXTURE_H
+#define MTP_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mtp/op.h"
+#include "mtp/tensor.h"
+
+#define MTP_FORMAT_NAME "mtpcheck-fixture"
+#define MTP_FORMAT_VERSION 1
+#define MTP_PATH_MAX 512
+#define MTP_ERR_MAX 640
+
+struct mtp_limits {
+	uint64_t max_dataset_bytes; /* one dataset */
+};
+
+/* One case of a fixture: a problem of one op, checked against the table. */
+struct mtp_case {
+	char file[MTP_PATH_MAX];
+	char id[128];
+	const struct mtp_op *op;
+	enum mtp_family family;
+	bool has_seed;
+	uint64_t seed;
+	struct mtp_attr_list attrs;
+	struct mtp_params params;
+	struct mtp_tensor_list inputs, expected, observed;
+	bool loaded;
+};
+
+struct mtp_fixture {
+	char path[MTP_PATH_MAX];
+	char generator[128];
+	int n_cases;
+	struct mtp_case *cases;
+};
+
+/* Opens and validates `path`; cases hold shapes and dtypes, no data. */
+enum mtp_status mtp_fixture_open(const char *path,
+				 const struct mtp_limits *lim,
+				 struct mtp_fixture *fx, char *err,
+				 size_t errn);
+/* Reads the data of case i; values are checked (ids within the table). */
+enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
+				 size_t errn);
+/* Frees the data of case i (its metadata stays). */
+void mtp_fixture_unload(struct mtp_fixture *fx, int i);
+void mtp_fixture_close(struct mtp_fixture *fx);
+
+/* Writes cases (with data) as a FIXTURES.md v1 file, atomically: to a
+ * temporary name, renamed over `path` on success. */
+enum mtp_status mtp_fixture_write(const char *path, const char *generator,
+				  const struct mtp_case *cases, int n,
+				  char *err, size_t errn);
+
+/* Validates a case against the op table: attributes, signature, shapes of
+ * inputs; expected tensors must have the shapes the op produces. Also used
+ * for cases built in process. */
+enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
+			       struct mtp_dims *dims, enum mtp_dtype *act,
+			       char *err, size_t errn);
+
+void mtp_case_fini(struct mtp_case *c);
+
+#endif

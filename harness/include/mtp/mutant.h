@@ -1,0 +1,15 @@
+/*
+ * Mutants: backend wrappers that reproduce a known bug on purpose over any
+ * correct backend, so that the self-test can show each diagnosis is caught and
+ * named. Selected as --backend mutant:<DIAGNOSIS>[:<base backend>].
+ */
+#ifndef MTP_MUTANT_H
+#define MTP_MUTANT_H
+
+#include "mtp/backend.h"
+
+/* spec is "<DIAGNOSIS>[:<base>]" (base defaults to ref). */
+enum mtp_status mtp_mutant_open(const char *spec, struct mtp_backend **out,
+				char *why, size_t whyn);
+
+#endif

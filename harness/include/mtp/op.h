@@ -1,0 +1,174 @@
+/*
+ * The op table: every MTP step of MTP-SPEC.md §11 as data. For each op it
+ * says which attributes it takes, which tensors go in and come out with their
+ * shape rules and dtype classes, which spec section defines it, and how the
+ * reference computes it. The harness checks a problem against this table
+ * before anything runs, and backends receive calls whose tensors are in the
+ * table's order (absent optional inputs have data == NULL).
+ */
+#ifndef MTP_OP_H
+#define MTP_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtp/ref.h"
+#include "mtp/status.h"
+#include "mtp/tensor.h"
+
+enum mtp_op_id {
+	MTP_OP_RMSNORM,
+	MTP_OP_ADD_RMSNORM,
+	MTP_OP_EMBED,
+	MTP_OP_FUSED_EH_NORM,
+	MTP_OP_FUSED_EMBED_EH_NORM,
+	MTP_OP_EH_PROJ,
+	MTP_OP_FUSED_MTP_INPUT_RMSNORM,
+	MTP_OP_EH_PROJ_HC,
+	MTP_OP_HC_PRE,
+	MTP_OP_HC_POST,
+	MTP_OP_HC_FUSED_POST_PRE,
+	MTP_OP_HC_HEAD,
+	MTP_OP_MTP_SHARED_HEAD_RMSNORM,
+	MTP_OP_LM_HEAD,
+	MTP_OP_ALL_REDUCE,
+	MTP_OP_MTP_BLOCK,
+	MTP_OP_MTP_STEP,
+	MTP_OP_DRAFT_CHAIN,
+	MTP_OP_COUNT
+};
+
+/* What a tensor holds, which fixes the dtypes it may have. */
+enum mtp_tclass {
+	MTP_TC_ACT,    /* activations and their weights: the op's float dtype */
+	MTP_TC_PARAM,  /* mHC parameters and mixes: float32 */
+	MTP_TC_INDEX,  /* positions, ids: int64 (int32 accepted on input) */
+	MTP_TC_LOGITS, /* float32 */
+	MTP_TC_TOKEN,  /* int64 */
+};
+
+struct mtp_tspec {
+	const char *name;
+	const char *shape; /* "T,M*H", "2*M+M*M,M*H", "K-1,T" */
+	enum mtp_tclass cls;
+	bool optional;
+};
+
+/* Values of the shape symbols of one problem (0: not bound). */
+struct mtp_dims {
+	int64_t t, h, m, v, f, r, p, k, l;
+};
+
+/* A problem's attributes, parsed and range-checked. */
+struct mtp_params {
+	enum mtp_family family;
+	double eps;
+	enum mtp_rounding rounding;
+	struct mtp_hc_params hc; /* hc_pre and friends; V4 steps fill it too */
+	double hc_eps;
+	enum mtp_hc_head_variant variant;
+	enum mtp_contract contract;
+	int64_t hc_mult;
+	int64_t num_steps, num_layers;
+	bool pass_step_idx;
+};
+
+#define MTP_SIG_MAX 320
+
+/* The tensors of one problem, in table order. Expanded per problem because
+ * some ops' signatures depend on the family, the attributes (draft_chain's
+ * layers and steps) and which optional state is present (mtp_block). */
+struct mtp_signature {
+	int n_in, n_out;
+	struct mtp_tspec in[MTP_SIG_MAX], out[MTP_SIG_MAX];
+	char names[2 * MTP_SIG_MAX][MTP_NAME_MAX]; /* storage for built names */
+	int n_names;
+};
+
+struct mtp_call;
+
+struct mtp_op {
+	enum mtp_op_id id;
+	const char *name;
+	const char *section; /* MTP-SPEC section */
+	const char *summary;
+	/* Attributes, space separated; a trailing '?' marks an optional one.
+	 * attrs_v4 is added for the deepseek_v4 family. */
+	const char *attrs;
+	const char *attrs_v4;
+	/* Which families the op belongs to (bitmask of 1 << family); 0: any. */
+	unsigned families;
+};
+
+const struct mtp_op *mtp_op_get(enum mtp_op_id id);
+const struct mtp_op *mtp_op_find(const char *name);
+
+const char *mtp_family_name(enum mtp_family f);
+bool mtp_family_parse(const char *s, enum mtp_family *out);
+
+/* A raw attribute as read from a fixture or a case. */
+struct mtp_attr {
+	char name[48];
+	bool is_string;
+	double num;
+	char str[64];
+};
+
+struct mtp_attr_list {
+	int n;
+	struct mtp_attr items[32];
+};
+
+/* Parses the attributes the op needs; on error writes "attribute 'x': why"
+ * into err and returns MTP_ERR_INVALID. */
+enum mtp_status mtp_params_parse(const struct mtp_op *op,
+				  enum mtp_family family,
+				  const struct mtp_attr_list *attrs,
+				  struct mtp_params *out, char *err,
+				  size_t errn);
+
+/* Builds the signature; `present` tells which optional inputs exist
+ * (it may be NULL: none). */
+enum mtp_status mtp_signature_build(const struct mtp_op *op,
+				    const struct mtp_params *p,
+				    const struct mtp_tensor_list *present,
+				    struct mtp_signature *sig, char *err,
+				    size_t errn);
+
+/* Binds the shape symbols from the inputs and checks every input's shape and
+ * dtype; then computes the output shapes. `act` receives the op's activation
+ * dtype. Errors name the tensor and the rule. */
+enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
+				   const struct mtp_params *p,
+				   const struct mtp_tensor_list *inputs,
+				   struct mtp_dims *dims, enum mtp_dtype *act,
+				   char *err, size_t errn);
+
+/* Shape of an output (or input) spec under bound dims; false if a symbol is
+ * unbound or the result is negative. */
+bool mtp_tspec_shape(const struct mtp_tspec *s, const struct mtp_dims *d,
+		     int *ndim, int64_t *shape);
+enum mtp_dtype mtp_tspec_dtype(const struct mtp_tspec *s, enum mtp_dtype act);
+
+/* One invocation of an op on a backend. Tensors are in signature order; their
+ * data pointers are the backend's (device) pointers. */
+struct mtp_call {
+	const struct mtp_op *op;
+	const struct mtp_params *params;
+	const struct mtp_signature *sig;
+	struct mtp_dims dims;
+	enum mtp_dtype act;
+	int n_in, n_out;
+	struct mtp_tensor *in;
+	struct mtp_tensor *out;
+};
+
+/* Index of the tensor named `name` in the call's inputs/outputs, or -1. */
+int mtp_call_in_index(const struct mtp_call *c, const char *name);
+int mtp_call_out_index(const struct mtp_call *c, const char *name);
+
+/* Runs the scalar reference on a call whose tensors are in host memory. */
+enum mtp_status mtp_reference_run(const struct mtp_call *c);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * The runner: expands fixtures and filters into problems, runs each on every
+ * selected backend (or judges a dump's observed outputs), compares with the
+ * judge, and keeps every result as data (struct mtp_result) for the console,
+ * JSON and later writers to render. It decides the exit code.
+ */
+#ifndef MTP_RUNNER_H
+#define MTP_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mtp/compare.h"
+#include "mtp/fixture.h"
+#include "mtp/status.h"
+
+#define MTP_MAX_BACKENDS 16
+#define MTP_MAX_INPUTS 64
+
+struct mtp_run_opts {
+	const char *backends[MTP_MAX_BACKENDS];
+	int n_backends;
+	const char *backend_lib;
+	const char *inputs[MTP_MAX_INPUTS]; /* fixture files or folders */
+	int n_inputs;
+	const char *filters[MTP_MAX_INPUTS];
+	int n_filters;
+	const char *json_path;
+	bool verify;     /* judge observed/ against the reference */
+	bool list_only;  /* print the selected problems and stop */
+	bool verbose;
+	uint64_t seed;
+	struct mtp_limits limits;
+	FILE *out;       /* console */
+};
+
+struct mtp_result {
+	char file[MTP_PATH_MAX];
+	char case_id[128];
+	char backend[128];
+	const struct mtp_op *op;
+	enum mtp_family family;
+	enum mtp_verdict verdict;
+	char message[MTP_ERR_MAX]; /* why, for anything but PASSED */
+	int n_cmp;
+	struct mtp_cmp *cmp;       /* outputs compared, in flow order */
+	int first_bad;             /* index into cmp, or -1 */
+	char repro[1200];
+	double seconds;
+};
+
+struct mtp_run {
+	struct mtp_run_opts opts;
+	int n, cap;
+	struct mtp_result *results;
+	int counts[MTP_VERDICT_COUNT];
+	int n_invalid_inputs;      /* fixtures that could not be opened */
+	int n_unavailable;         /* backends that could not be opened */
+	int n_usage;               /* usage errors found while running */
+	char command[64];          /* "run" or "verify" */
+};
+
+void mtp_run_opts_init(struct mtp_run_opts *o);
+/* Runs everything; the results stay in run until mtp_run_fini. */
+void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o);
+enum mtp_exit mtp_run_exit_code(const struct mtp_run *run);
+void mtp_run_fini(struct mtp_run *run);
+
+/* Writes the JSON results file atomically (temporary file + rename). */
+enum mtp_status mtp_report_json(const struct mtp_run *run, const char *path,
+				char *err, size_t errn);
+
+/* Glob match of a case against --filter patterns (any matches; none: all). */
+bool mtp_filter_match(const char *const *pats, int n, const char *file,
+		      const char *case_id);
+
+#endif

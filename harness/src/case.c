@@ -1,0 +1,90 @@
+/*
+ * Checking one case (from a fixture or built in process) against the op
+ * table: its attributes, the inputs' names, shapes and dtypes, and the shapes
+ * of the expected outputs. Observed outputs are only checked by name here: a
+ * wrong shape there is a failure of the system under test, not a bad file.
+ */
+#include "mtp/fixture.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int out_index(const struct mtp_signature *sig, const char *name)
+{
+	for (int i = 0; i < sig->n_out; i++)
+		if (strcmp(sig->out[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static bool out_dtype_ok(const struct mtp_tspec *s, enum mtp_dtype got,
+			 enum mtp_dtype act)
+{
+	if (s->cls == MTP_TC_PARAM)
+		return mtp_dtype_is_float(got);
+	if (s->cls == MTP_TC_TOKEN)
+		return got == MTP_I64 || got == MTP_I32;
+	return got == mtp_tspec_dtype(s, act);
+}
+
+static enum mtp_status check_expected(const struct mtp_case *c,
+				      const struct mtp_signature *sig,
+				      const struct mtp_dims *dims,
+				      enum mtp_dtype act, char *err,
+				      size_t errn)
+{
+	for (int i = 0; i < c->expected.n; i++) {
+		const struct mtp_named *e = &c->expected.items[i];
+		int k = out_index(sig, e->name);
+		struct mtp_tensor want = {0};
+		char a[96], b[96];
+
+		if (k < 0) {
+			snprintf(err, errn, "expected '%s': not an output of %s",
+				 e->name, c->op->name);
+			return MTP_ERR_INVALID;
+		}
+		want.dtype = mtp_tspec_dtype(&sig->out[k], act);
+		if (!mtp_tspec_shape(&sig->out[k], dims, &want.ndim, want.shape) ||
+		    !mtp_tensor_same_shape(&want, &e->t)) {
+			snprintf(err, errn, "expected '%s': shape %s, but the op produces %s",
+				 e->name, mtp_shape_str(&e->t, a, sizeof(a)),
+				 mtp_shape_str(&want, b, sizeof(b)));
+			return MTP_ERR_INVALID;
+		}
+		if (!out_dtype_ok(&sig->out[k], e->t.dtype, act)) {
+			snprintf(err, errn, "expected '%s': dtype %s, but the op produces %s",
+				 e->name, mtp_dtype_name(e->t.dtype),
+				 mtp_dtype_name(want.dtype));
+			return MTP_ERR_INVALID;
+		}
+	}
+	return MTP_OK;
+}
+
+enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
+			       struct mtp_dims *dims, enum mtp_dtype *act,
+			       char *err, size_t errn)
+{
+	enum mtp_status st;
+
+	st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params, err, errn);
+	if (!st)
+		st = mtp_signature_build(c->op, &c->params, &c->inputs, sig, err,
+					 errn);
+	if (!st)
+		st = mtp_signature_bind(sig, &c->params, &c->inputs, dims, act,
+					err, errn);
+	if (!st)
+		st = check_expected(c, sig, dims, *act, err, errn);
+	if (st)
+		return st;
+	for (int i = 0; i < c->observed.n; i++) {
+		if (out_index(sig, c->observed.items[i].name) < 0) {
+			snprintf(err, errn, "observed '%s': not an output of %s",
+				 c->observed.items[i].name, c->op->name);
+			return MTP_ERR_INVALID;
+		}
+	}
+	return MTP_OK;
+}

@@ -1,0 +1,275 @@
+/*
+ * The mtpcheck command line: run, verify, list, selftest (later), --help on
+ * every command, --version. Parsing only; the work is the runner's. Exit codes
+ * are DESIGN.md's, so `git bisect run mtpcheck ...` and CTest work unchanged.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mtp/backend.h"
+#include "mtp/config.h"
+#include "mtp/runner.h"
+
+static const char usage_main[] =
+	"usage: mtpcheck <command> [options]\n"
+	"\n"
+	"Numerical conformance harness for the MTP draft layers of DeepSeek\n"
+	"V3/V3.2/V4 and GLM models.\n"
+	"\n"
+	"commands:\n"
+	"  run       run cases on backends and judge them (default suite: fixtures/)\n"
+	"  verify    judge the observed/ tensors of a dump against the reference\n"
+	"  list      list ops, backends or cases\n"
+	"\n"
+	"  mtpcheck <command> --help   options of a command\n"
+	"  mtpcheck --version\n"
+	"\n"
+	"exit codes: 0 all that ran passed; 1 a FAILED, CRASHED or TIMEOUT;\n"
+	"2 usage error or invalid input; 125 nothing could be tested.\n";
+
+static const char usage_run[] =
+	"usage: mtpcheck run [options]\n"
+	"\n"
+	"  --backend LIST     backends, comma separated (default: ref)\n"
+	"                     e.g. ref,cpu  cuda  mutant:PRE_NORM_RECYCLE:ref\n"
+	"  --backend-lib SO   an external backend built against mtp/backend.h\n"
+	"  --fixtures PATH    a fixture file or a folder of *.h5 (repeatable;\n"
+	"                     default: the fixtures/ folder)\n"
+	"  --filter PAT       case ids to run: an exact id, or a glob such as\n"
+	"                     'rmsnorm.*' (repeatable, or comma separated)\n"
+	"  --json FILE        write the results as JSON\n"
+	"  --seed N           seed of generated problems (recorded in results)\n"
+	"  --max-bytes N      refuse any dataset larger than N bytes (default 4 GiB)\n"
+	"  --list             list the selected cases and stop\n"
+	"  -v, --verbose      more detail per case\n"
+	"  -h, --help         this text\n";
+
+static const char usage_verify[] =
+	"usage: mtpcheck verify DUMP.h5 [options]\n"
+	"\n"
+	"Runs the reference on each case's inputs/ and judges its observed/\n"
+	"tensors (FIXTURES.md), output by output in flow order.\n"
+	"\n"
+	"  --filter PAT       case ids (as for run)\n"
+	"  --json FILE        write the results as JSON\n"
+	"  --max-bytes N      refuse any dataset larger than N bytes\n"
+	"  -h, --help         this text\n";
+
+static const char usage_list[] =
+	"usage: mtpcheck list ops|backends|cases [--fixtures PATH] [--filter PAT]\n";
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "mtpcheck %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see mtpcheck %s --help)\n", cmd);
+	return MTP_EXIT_USAGE;
+}
+
+/* Splits a comma-separated value into dst (pointers into a static copy). */
+static int split_into(const char **dst, int *n, int max, char *val)
+{
+	for (char *tok = strtok(val, ","); tok; tok = strtok(NULL, ",")) {
+		if (*n >= max)
+			return -1;
+		dst[(*n)++] = tok;
+	}
+	return 0;
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+
+	if (errno || end == s || *end || *s == '-')
+		return false;
+	*v = x;
+	return true;
+}
+
+static const char *default_fixtures(void)
+{
+	struct stat sb;
+
+	if (stat("fixtures", &sb) == 0 && S_ISDIR(sb.st_mode))
+		return "fixtures";
+	return MTP_SOURCE_DIR "/fixtures";
+}
+
+/* Parses run/verify options; returns -1 to go on, else an exit code. */
+static int parse_opts(const char *cmd, int argc, char **argv,
+		      struct mtp_run_opts *o)
+{
+	bool verify = strcmp(cmd, "verify") == 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = strcmp(a, "--backend") == 0 ||
+			     strcmp(a, "--backend-lib") == 0 ||
+			     strcmp(a, "--fixtures") == 0 ||
+			     strcmp(a, "--filter") == 0 ||
+			     strcmp(a, "--json") == 0 || strcmp(a, "--seed") == 0 ||
+			     strcmp(a, "--max-bytes") == 0;
+
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fputs(verify ? usage_verify : usage_run, stdout);
+			return MTP_EXIT_OK;
+		}
+		if (takes && !val)
+			return usage_error(cmd, "option %s needs a value", a);
+		if (takes)
+			i++;
+		if (strcmp(a, "--backend") == 0 && !verify) {
+			if (split_into(o->backends, &o->n_backends, MTP_MAX_BACKENDS, val))
+				return usage_error(cmd, "too many backends%s", "");
+		} else if (strcmp(a, "--backend-lib") == 0 && !verify) {
+			o->backend_lib = val;
+		} else if (strcmp(a, "--fixtures") == 0 && !verify) {
+			if (o->n_inputs >= MTP_MAX_INPUTS)
+				return usage_error(cmd, "too many inputs%s", "");
+			o->inputs[o->n_inputs++] = val;
+		} else if (strcmp(a, "--filter") == 0) {
+			if (split_into(o->filters, &o->n_filters, MTP_MAX_INPUTS, val))
+				return usage_error(cmd, "too many filters%s", "");
+		} else if (strcmp(a, "--json") == 0) {
+			o->json_path = val;
+		} else if (strcmp(a, "--seed") == 0 && !verify) {
+			if (!parse_u64(val, &o->seed))
+				return usage_error(cmd, "--seed: '%s' is not an unsigned integer", val);
+		} else if (strcmp(a, "--max-bytes") == 0) {
+			if (!parse_u64(val, &o->limits.max_dataset_bytes))
+				return usage_error(cmd, "--max-bytes: '%s' is not an unsigned integer", val);
+		} else if (strcmp(a, "--list") == 0 && !verify) {
+			o->list_only = true;
+		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+			o->verbose = true;
+		} else if (verify && a[0] != '-' && o->n_inputs == 0) {
+			o->inputs[o->n_inputs++] = a;
+		} else {
+			return usage_error(cmd, "unknown argument '%s'", a);
+		}
+	}
+	return -1;
+}
+
+static int cmd_run(const char *cmd, int argc, char **argv)
+{
+	struct mtp_run_opts o;
+	struct mtp_run run;
+	char err[MTP_ERR_MAX];
+	int rc;
+
+	mtp_run_opts_init(&o);
+	o.verify = strcmp(cmd, "verify") == 0;
+	rc = parse_opts(cmd, argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (o.verify && o.n_inputs == 0)
+		return usage_error(cmd, "needs a dump file%s", "");
+	if (o.n_backends == 0)
+		o.backends[o.n_backends++] = "ref";
+	if (o.n_inputs == 0)
+		o.inputs[o.n_inputs++] = default_fixtures();
+	memset(&run, 0, sizeof(run));
+	mtp_run_execute(&run, &o);
+	rc = o.list_only ? (run.n_invalid_inputs ? MTP_EXIT_USAGE : MTP_EXIT_OK)
+			 : (int)mtp_run_exit_code(&run);
+	if (o.json_path && !o.list_only &&
+	    mtp_report_json(&run, o.json_path, err, sizeof(err))) {
+		fprintf(stderr, "mtpcheck: %s\n", err);
+		rc = MTP_EXIT_USAGE;
+	}
+	mtp_run_fini(&run);
+	return rc;
+}
+
+static void list_ops(void)
+{
+	for (int i = 0; i < MTP_OP_COUNT; i++) {
+		const struct mtp_op *op = mtp_op_get((enum mtp_op_id)i);
+
+		printf("%-26s %-16s %s\n", op->name, op->section, op->summary);
+	}
+}
+
+static void list_backends(void)
+{
+	static const char *const gpu[] = {"cpu", "cuda", "hip", "level_zero", "opencl"};
+
+	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
+		const struct mtp_backend_iface *b = mtp_backend_builtin(i);
+
+		printf("%-12s built in   %s\n", b->name, b->description);
+	}
+	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
+		const char *why = mtp_backend_absent_reason(gpu[i]);
+		bool builtin = false;
+
+		for (int k = 0; k < mtp_backend_builtin_count(); k++)
+			builtin |= strcmp(mtp_backend_builtin(k)->name, gpu[i]) == 0;
+		if (builtin)
+			continue;
+		printf("%-12s %s\n", gpu[i], why ? why : "module (loaded at run time)");
+	}
+	printf("%-12s wraps another backend and reproduces a known bug\n",
+	       "mutant:<DIAGNOSIS>[:base]");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	if (argc < 1 || strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
+		fputs(usage_list, argc < 1 ? stderr : stdout);
+		return argc < 1 ? MTP_EXIT_USAGE : MTP_EXIT_OK;
+	}
+	if (strcmp(argv[0], "ops") == 0 && argc == 1) {
+		list_ops();
+		return MTP_EXIT_OK;
+	}
+	if (strcmp(argv[0], "backends") == 0 && argc == 1) {
+		list_backends();
+		return MTP_EXIT_OK;
+	}
+	if (strcmp(argv[0], "cases") == 0) {
+		char *args[MTP_MAX_INPUTS * 2 + 2];
+		int n = 0;
+
+		for (int i = 1; i < argc && n < MTP_MAX_INPUTS * 2; i++)
+			args[n++] = argv[i];
+		args[n++] = "--list";
+		return cmd_run("run", n, args);
+	}
+	return usage_error("list", "unknown list '%s'", argv[0]);
+}
+
+int mtp_cli_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return MTP_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+	    strcmp(cmd, "help") == 0) {
+		fputs(usage_main, stdout);
+		return MTP_EXIT_OK;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("mtpcheck %s (fixture format %d, backend API %d)\n",
+		       MTP_VERSION, MTP_FORMAT_VERSION, MTP_BACKEND_API_VERSION);
+		return MTP_EXIT_OK;
+	}
+	if (strcmp(cmd, "run") == 0 || strcmp(cmd, "verify") == 0)
+		return cmd_run(cmd, argc - 2, argv + 2);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(argc - 2, argv + 2);
+	fprintf(stderr, "mtpcheck: unknown command '%s'\n\n%s", cmd, usage_main);
+	return MTP_EXIT_USAGE;
+}

@@ -1,0 +1,209 @@
+/*
+ * The one place that lists backends: the built-in ones linked into mtpcheck,
+ * the GPU ones built as modules and loaded at run time (so that one binary
+ * runs on every vendor's machine and a missing runtime is a clean SKIPPED),
+ * and external ones given as a shared library. Mutants wrap another backend.
+ */
+#include "mtp/backend.h"
+#include "mtp/config.h"
+#include "mtp/mutant.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const struct mtp_backend_iface mtp_ref_backend;
+#if MTP_HAVE_CPU
+extern const struct mtp_backend_iface mtp_cpu_backend;
+#endif
+
+static const struct mtp_backend_iface *const builtins[] = {
+	&mtp_ref_backend,
+#if MTP_HAVE_CPU
+	&mtp_cpu_backend,
+#endif
+};
+
+/* GPU backends: a module each, present in this build or not. */
+struct module_def {
+	const char *name;
+	const char *file;
+	bool built;
+	const char *absent;
+};
+
+static const struct module_def modules[] = {
+	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
+	 "this build has no CUDA backend (configured without nvcc or with MTP_WITH_CUDA=OFF)"},
+	{"hip", "mtp_backend_hip.so", false,
+	 "the HIP backend is not written yet"},
+	{"level_zero", "mtp_backend_level_zero.so", false,
+	 "the Level Zero backend is not written yet"},
+	{"opencl", "mtp_backend_opencl.so", false,
+	 "the OpenCL backend is not written yet"},
+	{"cpu", NULL, MTP_HAVE_CPU,
+	 "the optimized CPU backend is not written yet"},
+};
+
+int mtp_backend_builtin_count(void)
+{
+	return (int)(sizeof(builtins) / sizeof(builtins[0]));
+}
+
+const struct mtp_backend_iface *mtp_backend_builtin(int i)
+{
+	return i >= 0 && i < mtp_backend_builtin_count() ? builtins[i] : NULL;
+}
+
+static const struct module_def *module_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
+		if (strcmp(modules[i].name, name) == 0)
+			return &modules[i];
+	return NULL;
+}
+
+const char *mtp_backend_absent_reason(const char *name)
+{
+	const struct module_def *m = module_find(name);
+
+	return m && !m->built ? m->absent : NULL;
+}
+
+/* Where modules live: $MTP_BACKEND_PATH, else beside the executable. */
+static void module_path(const char *file, char *buf, size_t n)
+{
+	const char *env = getenv("MTP_BACKEND_PATH");
+	char exe[1024] = "";
+	ssize_t k;
+
+	if (env && *env) {
+		snprintf(buf, n, "%s/%s", env, file);
+		return;
+	}
+	k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (k > 0) {
+		exe[k] = 0;
+		char *slash = strrchr(exe, '/');
+
+		if (slash)
+			*slash = 0;
+	}
+	snprintf(buf, n, "%s/%s", k > 0 ? exe : ".", file);
+}
+
+static enum mtp_status load_lib(const char *path, void **handle,
+				const struct mtp_backend_iface **iface,
+				char *why, size_t whyn)
+{
+	const struct mtp_backend_iface *(*entry)(void);
+
+	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*handle) {
+		snprintf(why, whyn, "cannot load %s: %s", path, dlerror());
+		return MTP_ERR_UNAVAILABLE;
+	}
+	*(void **)&entry = dlsym(*handle, "mtp_backend_entry");
+	*iface = entry ? entry() : NULL;
+	if (!*iface) {
+		snprintf(why, whyn, "%s: no mtp_backend_entry()", path);
+		goto bad;
+	}
+	if ((*iface)->api_version != MTP_BACKEND_API_VERSION) {
+		snprintf(why, whyn, "%s: api_version %d, this mtpcheck needs %d",
+			 path, (*iface)->api_version, MTP_BACKEND_API_VERSION);
+		goto bad;
+	}
+	if (!(*iface)->open || !(*iface)->alloc || !(*iface)->free ||
+	    !(*iface)->upload || !(*iface)->download ||
+	    !(*iface)->supports || !(*iface)->launch) {
+		snprintf(why, whyn, "%s: a required method is missing", path);
+		goto bad;
+	}
+	return MTP_OK;
+bad:
+	dlclose(*handle);
+	*handle = NULL;
+	return MTP_ERR_INVALID;
+}
+
+static enum mtp_status find_iface(const char *name, const char *lib,
+				  void **handle,
+				  const struct mtp_backend_iface **iface,
+				  char *why, size_t whyn)
+{
+	char path[1024];
+	const struct module_def *m;
+
+	*handle = NULL;
+	if (lib)
+		return load_lib(lib, handle, iface, why, whyn);
+	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
+		if (strcmp(builtins[i]->name, name) == 0) {
+			*iface = builtins[i];
+			return MTP_OK;
+		}
+	}
+	m = module_find(name);
+	if (!m) {
+		snprintf(why, whyn, "unknown backend '%s' (mtpcheck list backends)",
+			 name);
+		return MTP_ERR_INVALID;
+	}
+	if (!m->built || !m->file) {
+		snprintf(why, whyn, "%s", m->absent);
+		return MTP_ERR_UNAVAILABLE;
+	}
+	module_path(m->file, path, sizeof(path));
+	return load_lib(path, handle, iface, why, whyn);
+}
+
+enum mtp_status mtp_backend_open(const char *name, const char *lib,
+				 struct mtp_backend **out, char *why,
+				 size_t whyn)
+{
+	const struct mtp_backend_iface *iface = NULL;
+	struct mtp_backend *be;
+	void *handle;
+	enum mtp_status st;
+
+	*out = NULL;
+	if (strncmp(name, "mutant:", 7) == 0)
+		return mtp_mutant_open(name + 7, out, why, whyn);
+	st = find_iface(name, lib, &handle, &iface, why, whyn);
+	if (st)
+		return st;
+	be = calloc(1, sizeof(*be));
+	if (!be) {
+		if (handle)
+			dlclose(handle);
+		snprintf(why, whyn, "out of memory");
+		return MTP_ERR_NOMEM;
+	}
+	be->iface = iface;
+	be->dl_handle = handle;
+	snprintf(be->name, sizeof(be->name), "%s", lib ? iface->name : name);
+	st = iface->open(be);
+	if (st) {
+		snprintf(why, whyn, "%s", be->error[0] ? be->error : mtp_status_name(st));
+		mtp_backend_close(be);
+		return st == MTP_ERR_UNAVAILABLE ? st : MTP_ERR_UNAVAILABLE;
+	}
+	*out = be;
+	return MTP_OK;
+}
+
+void mtp_backend_close(struct mtp_backend *be)
+{
+	if (!be)
+		return;
+	if (be->iface && be->iface->close)
+		be->iface->close(be);
+	if (be->base)
+		mtp_backend_close(be->base);
+	if (be->dl_handle)
+		dlclose(be->dl_handle);
+	free(be);
+}

@@ -1,0 +1,603 @@
+/*
+ * The runner: fixtures x backends -> results. A case is loaded, its call is
+ * built from the op table, each backend runs it through the interface (or, for
+ * a dump, the reference judges the observed outputs), and the outputs are
+ * compared in flow order so that the first wrong one is named.
+ */
+#include "mtp/runner.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "mtp/backend.h"
+
+void mtp_run_opts_init(struct mtp_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->limits.max_dataset_bytes = 4ull << 30;
+	o->out = stdout;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool has_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL;
+}
+
+bool mtp_filter_match(const char *const *pats, int n, const char *file,
+		      const char *case_id)
+{
+	char full[MTP_PATH_MAX + 160];
+
+	if (n == 0)
+		return true;
+	snprintf(full, sizeof(full), "%s:%s", file, case_id);
+	for (int i = 0; i < n; i++) {
+		if (!has_glob(pats[i])) {
+			if (strcmp(pats[i], case_id) == 0 || strcmp(pats[i], full) == 0)
+				return true;
+		} else if (fnmatch(pats[i], case_id, 0) == 0 ||
+			   fnmatch(pats[i], full, 0) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static struct mtp_result *result_add(struct mtp_run *run)
+{
+	if (run->n == run->cap) {
+		int cap = run->cap ? 2 * run->cap : 64;
+		struct mtp_result *r = realloc(run->results,
+					       (size_t)cap * sizeof(*r));
+
+		if (!r)
+			return NULL;
+		run->results = r;
+		run->cap = cap;
+	}
+	struct mtp_result *r = &run->results[run->n++];
+
+	memset(r, 0, sizeof(*r));
+	r->first_bad = -1;
+	return r;
+}
+
+static void shell_quote(char *dst, size_t n, const char *s)
+{
+	bool plain = *s != 0;
+
+	for (const char *p = s; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/:,=+", *p))
+			plain = false;
+	if (plain)
+		snprintf(dst, n, "%s", s);
+	else
+		snprintf(dst, n, "'%s'", s); /* case ids and paths hold no quote */
+}
+
+static void make_repro(const struct mtp_run *run, struct mtp_result *r)
+{
+	char f[MTP_PATH_MAX + 2], b[140];
+
+	shell_quote(f, sizeof(f), r->file);
+	shell_quote(b, sizeof(b), r->backend);
+	if (run->opts.verify)
+		snprintf(r->repro, sizeof(r->repro),
+			 "mtpcheck verify %s --filter %s", f, r->case_id);
+	else
+		snprintf(r->repro, sizeof(r->repro),
+			 "mtpcheck run --backend %s%s%s --fixtures %s --filter %s",
+			 b, run->opts.backend_lib ? " --backend-lib " : "",
+			 run->opts.backend_lib ? run->opts.backend_lib : "", f,
+			 r->case_id);
+}
+
+/* A case turned into a host call: inputs point into the case's data. */
+struct prepared {
+	struct mtp_signature *sig;
+	struct mtp_call call;
+};
+
+static void prepared_fini(struct prepared *p)
+{
+	free(p->call.in);
+	if (p->call.out)
+		for (int i = 0; i < p->call.n_out; i++)
+			mtp_tensor_fini(&p->call.out[i]);
+	free(p->call.out);
+	free(p->sig);
+	memset(p, 0, sizeof(*p));
+}
+
+static enum mtp_status prepare(struct mtp_case *c, struct prepared *p,
+			       char *err, size_t errn)
+{
+	enum mtp_status st;
+
+	memset(p, 0, sizeof(*p));
+	p->sig = malloc(sizeof(*p->sig));
+	if (!p->sig)
+		return MTP_ERR_NOMEM;
+	st = mtp_case_check(c, p->sig, &p->call.dims, &p->call.act, err, errn);
+	if (st)
+		return st;
+	p->call.op = c->op;
+	p->call.params = &c->params;
+	p->call.sig = p->sig;
+	p->call.n_in = p->sig->n_in;
+	p->call.n_out = p->sig->n_out;
+	p->call.in = calloc((size_t)p->sig->n_in + 1, sizeof(struct mtp_tensor));
+	p->call.out = calloc((size_t)p->sig->n_out + 1, sizeof(struct mtp_tensor));
+	if (!p->call.in || !p->call.out)
+		return MTP_ERR_NOMEM;
+	for (int i = 0; i < p->sig->n_in; i++) {
+		const struct mtp_named *n = mtp_list_find(&c->inputs, p->sig->in[i].name);
+
+		if (n)
+			p->call.in[i] = n->t; /* a view: the case owns the data */
+	}
+	for (int i = 0; i < p->sig->n_out; i++) {
+		struct mtp_tensor *t = &p->call.out[i];
+
+		t->dtype = mtp_tspec_dtype(&p->sig->out[i], p->call.act);
+		mtp_tspec_shape(&p->sig->out[i], &p->call.dims, &t->ndim, t->shape);
+	}
+	return MTP_OK;
+}
+
+static bool any_input_special(const struct mtp_case *c, bool nonzero_only)
+{
+	for (int i = 0; i < c->inputs.n; i++) {
+		const struct mtp_tensor *t = &c->inputs.items[i].t;
+
+		if (!mtp_dtype_is_float(t->dtype))
+			continue;
+		for (int64_t k = 0; k < mtp_tensor_numel(t); k++) {
+			double v = mtp_load(t->dtype, t->data, (size_t)k);
+
+			if (nonzero_only ? v != 0 : !isfinite(v))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The check itself is doubtful: an all-zero golden from nonzero inputs, or a
+ * NaN/Inf in a golden whose inputs are all finite. */
+static bool mistrusted(const struct mtp_case *c, const struct mtp_tensor *want,
+		       char *why, size_t n, const char *name)
+{
+	int64_t k, numel = mtp_tensor_numel(want);
+	bool all_zero = numel > 0, special = false;
+
+	if (!mtp_dtype_is_float(want->dtype))
+		return false;
+	for (k = 0; k < numel; k++) {
+		double v = mtp_load(want->dtype, want->data, (size_t)k);
+
+		all_zero = all_zero && v == 0;
+		special = special || !isfinite(v);
+	}
+	if (all_zero && any_input_special(c, true)) {
+		snprintf(why, n, "golden '%s' is all zeros while the inputs are not", name);
+		return true;
+	}
+	if (special && !any_input_special(c, false)) {
+		snprintf(why, n, "golden '%s' holds NaN/Inf while every input is finite", name);
+		return true;
+	}
+	return false;
+}
+
+static void describe_failure(struct mtp_result *r)
+{
+	const struct mtp_cmp *m = &r->cmp[r->first_bad];
+	char where[160];
+
+	if (!m->shape_ok) {
+		snprintf(r->message, sizeof(r->message), "%s: %s", m->name,
+			 m->shape_msg);
+		return;
+	}
+	mtp_cmp_where(m, where, sizeof(where));
+	snprintf(r->message, sizeof(r->message),
+		 "%s: got %.9g want %.9g, err %.3g = %.3g x threshold "
+		 "(rtol %.3g atol %.3g, %s); %lld of %lld elements off",
+		 where, m->worst_got, m->worst_want,
+		 fabs(m->worst_got - m->worst_want), m->headroom, m->tol.rtol,
+		 m->tol.atol, m->tol.origin, (long long)m->n_bad,
+		 (long long)m->n);
+}
+
+/* Compares outputs (signature order) with the judge's, named by `judge`
+ * (expected/) or given in order (`judge_arr`, the reference's outputs). */
+static enum mtp_status compare_all(struct mtp_result *r, const struct mtp_case *c,
+				   const struct prepared *p,
+				   const struct mtp_tensor *got,
+				   const struct mtp_tensor_list *got_named,
+				   const struct mtp_tensor_list *judge,
+				   const struct mtp_tensor *judge_arr)
+{
+	r->cmp = calloc((size_t)p->sig->n_out + 1, sizeof(*r->cmp));
+	if (!r->cmp)
+		return MTP_ERR_NOMEM;
+	for (int k = 0; k < p->sig->n_out; k++) {
+		const struct mtp_tspec *s = &p->sig->out[k];
+		const struct mtp_named *jn = judge ? mtp_list_find(judge, s->name) : NULL;
+		const struct mtp_named *gn = got_named ? mtp_list_find(got_named, s->name) : NULL;
+		const struct mtp_tensor *want = judge ? (jn ? &jn->t : NULL) : &judge_arr[k];
+		const struct mtp_tensor *have = got_named ? (gn ? &gn->t : NULL) : &got[k];
+		struct mtp_tol tol;
+
+		if (!want || !have)
+			continue;
+		if (judge && r->verdict != MTP_MISTRUSTED &&
+		    mistrusted(c, want, r->message, sizeof(r->message), s->name))
+			r->verdict = MTP_MISTRUSTED;
+		mtp_tol_for(c->op, s->name, want->dtype, jn ? &jn->tol : NULL, &tol);
+		mtp_compare(s->name, have, want, &tol, s->cls == MTP_TC_LOGITS,
+			    &r->cmp[r->n_cmp]);
+		if (!r->cmp[r->n_cmp].passed && r->first_bad < 0)
+			r->first_bad = r->n_cmp;
+		r->n_cmp++;
+	}
+	if (r->verdict == MTP_MISTRUSTED)
+		return MTP_OK;
+	r->verdict = r->first_bad < 0 ? MTP_PASSED : MTP_FAILED;
+	if (r->first_bad >= 0)
+		describe_failure(r);
+	return MTP_OK;
+}
+
+static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
+			   struct mtp_case *c, struct prepared *p)
+{
+	struct mtp_tensor *got;
+	enum mtp_status st;
+
+	if (!mtp_backend_supports(be, &p->call)) {
+		r->verdict = MTP_UNIMPLEMENTED;
+		snprintf(r->message, sizeof(r->message),
+			 "backend %s does not implement %s (%s, %s)", r->backend,
+			 c->op->name, mtp_family_name(c->family),
+			 mtp_dtype_name(p->call.act));
+		return;
+	}
+	got = calloc((size_t)p->call.n_out + 1, sizeof(*got));
+	if (!got) {
+		r->verdict = MTP_CRASHED;
+		snprintf(r->message, sizeof(r->message), "out of memory");
+		return;
+	}
+	be->error[0] = 0;
+	double t0 = now();
+
+	st = mtp_backend_execute(be, &p->call, got);
+	r->seconds = now() - t0;
+	if (st) {
+		r->verdict = MTP_FAILED;
+		snprintf(r->message, sizeof(r->message), "%s: %s",
+			 mtp_status_name(st), be->error[0] ? be->error : "no message");
+	} else if (compare_all(r, c, p, got, NULL, &c->expected, NULL)) {
+		r->verdict = MTP_CRASHED;
+		snprintf(r->message, sizeof(r->message), "out of memory");
+	}
+	for (int i = 0; i < p->call.n_out; i++)
+		mtp_tensor_fini(&got[i]);
+	free(got);
+}
+
+/* verify: the reference runs on the inputs and judges observed/. */
+static void run_verify(struct mtp_result *r, struct mtp_case *c,
+		       struct prepared *p)
+{
+	enum mtp_status st = MTP_OK;
+	double t0 = now();
+
+	for (int i = 0; !st && i < p->call.n_out; i++) {
+		struct mtp_tensor *t = &p->call.out[i];
+		int64_t shape[MTP_MAX_DIMS];
+
+		memcpy(shape, t->shape, sizeof(shape));
+		st = mtp_tensor_alloc(t, t->dtype, t->ndim, shape);
+	}
+	if (!st)
+		st = mtp_reference_run(&p->call);
+	r->seconds = now() - t0;
+	if (!st)
+		st = compare_all(r, c, p, NULL, &c->observed, NULL, p->call.out);
+	if (st) {
+		r->verdict = MTP_CRASHED;
+		snprintf(r->message, sizeof(r->message), "reference: %s",
+			 mtp_status_name(st));
+	}
+}
+
+static void print_result(const struct mtp_run *run, const struct mtp_result *r,
+			 int idx, int total)
+{
+	FILE *o = run->opts.out;
+	const char *where = "";
+	double worst = 0;
+	char buf[200] = "";
+
+	for (int i = 0; i < r->n_cmp; i++)
+		if (r->cmp[i].headroom > worst)
+			worst = r->cmp[i].headroom;
+	if (r->verdict == MTP_PASSED && r->n_cmp)
+		snprintf(buf, sizeof(buf), "worst %.2f of threshold, %d outputs",
+			 worst, r->n_cmp);
+	where = r->verdict == MTP_PASSED ? buf : r->message;
+	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
+		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
+		r->backend, r->file, r->case_id, where, r->seconds * 1e3);
+	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||
+	    r->verdict == MTP_CRASHED || r->verdict == MTP_INVALID)
+		fprintf(o, "        repro: %s\n", r->repro);
+	fflush(o);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Expands folders into their *.h5 files, sorted; files stay as given. */
+static int expand_inputs(const struct mtp_run_opts *o, char ***paths)
+{
+	int n = 0, cap = 16;
+	char **v = malloc((size_t)cap * sizeof(*v));
+
+	for (int i = 0; v && i < o->n_inputs; i++) {
+		struct stat sb;
+		DIR *d;
+		struct dirent *e;
+		int first = n;
+
+		if (stat(o->inputs[i], &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+		    !(d = opendir(o->inputs[i]))) {
+			if (n == cap)
+				v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
+			if (v)
+				v[n++] = strdup(o->inputs[i]);
+			continue;
+		}
+		while (v && (e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+
+			if (len < 4 || strcmp(e->d_name + len - 3, ".h5") != 0)
+				continue;
+			if (n == cap)
+				v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
+			if (!v)
+				break;
+			size_t pl = strlen(o->inputs[i]) + len + 2;
+
+			v[n] = malloc(pl);
+			if (v[n])
+				snprintf(v[n++], pl, "%s/%s", o->inputs[i], e->d_name);
+		}
+		closedir(d);
+		if (v)
+			qsort(v + first, (size_t)(n - first), sizeof(*v), cmp_str);
+	}
+	*paths = v;
+	return v ? n : 0;
+}
+
+struct backend_slot {
+	const char *name;
+	struct mtp_backend *be;
+	char why[MTP_ERR_MAX];
+};
+
+static void open_backends(struct mtp_run *run, struct backend_slot *slots)
+{
+	for (int i = 0; i < run->opts.n_backends; i++) {
+		enum mtp_status st;
+
+		slots[i].name = run->opts.backends[i];
+		st = mtp_backend_open(slots[i].name, run->opts.backend_lib,
+				      &slots[i].be, slots[i].why,
+				      sizeof(slots[i].why));
+		if (st == MTP_ERR_INVALID) {
+			fprintf(stderr, "mtpcheck: --backend %s: %s\n",
+				slots[i].name, slots[i].why);
+			run->n_usage++;
+		} else if (st) {
+			fprintf(run->opts.out, "backend %s: SKIPPED (%s)\n",
+				slots[i].name, slots[i].why);
+			run->n_unavailable++;
+		}
+	}
+}
+
+static int count_selected(const struct mtp_run *run,
+			  const struct mtp_fixture *fx, int nfx, int per_case)
+{
+	int n = 0;
+
+	for (int f = 0; f < nfx; f++)
+		for (int i = 0; i < fx[f].n_cases; i++)
+			n += mtp_filter_match(run->opts.filters, run->opts.n_filters,
+					      fx[f].path, fx[f].cases[i].id) * per_case;
+	return n;
+}
+
+static struct mtp_result *new_result(struct mtp_run *run,
+				     const struct mtp_case *c,
+				     const char *backend)
+{
+	struct mtp_result *r = result_add(run);
+
+	if (!r)
+		return NULL;
+	snprintf(r->file, sizeof(r->file), "%s", c->file);
+	snprintf(r->case_id, sizeof(r->case_id), "%s", c->id);
+	snprintf(r->backend, sizeof(r->backend), "%s", backend);
+	r->op = c->op;
+	r->family = c->family;
+	make_repro(run, r);
+	return r;
+}
+
+static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
+		     struct backend_slot *slots, int *idx, int total)
+{
+	struct mtp_case *c = &fx->cases[ci];
+	char err[MTP_ERR_MAX];
+	struct prepared p = {0};
+	int nb = run->opts.verify ? 1 : run->opts.n_backends;
+	enum mtp_status st = mtp_fixture_load(fx, ci, err, sizeof(err));
+
+	if (!st)
+		st = prepare(c, &p, err, sizeof(err));
+	for (int b = 0; b < nb; b++) {
+		const char *name = run->opts.verify ? "dump" : slots[b].name;
+		struct mtp_result *r = new_result(run, c, name);
+
+		if (!r)
+			break;
+		if (st) {
+			r->verdict = MTP_INVALID;
+			snprintf(r->message, sizeof(r->message), "%s", err);
+		} else if (run->opts.verify) {
+			run_verify(r, c, &p);
+		} else if (!slots[b].be) {
+			r->verdict = MTP_SKIPPED;
+			snprintf(r->message, sizeof(r->message), "%s", slots[b].why);
+		} else {
+			run_on_backend(r, slots[b].be, c, &p);
+		}
+		run->counts[r->verdict]++;
+		print_result(run, r, ++*idx, total);
+	}
+	prepared_fini(&p);
+	mtp_fixture_unload(fx, ci);
+}
+
+static void list_selected(const struct mtp_run *run,
+			  const struct mtp_fixture *fx, int nfx)
+{
+	for (int f = 0; f < nfx; f++) {
+		for (int i = 0; i < fx[f].n_cases; i++) {
+			const struct mtp_case *c = &fx[f].cases[i];
+
+			if (mtp_filter_match(run->opts.filters, run->opts.n_filters,
+					     fx[f].path, c->id))
+				fprintf(run->opts.out, "%s:%s  %s %s\n", fx[f].path,
+					c->id, c->op->name,
+					mtp_family_name(c->family));
+		}
+	}
+}
+
+static void print_summary(const struct mtp_run *run)
+{
+	FILE *o = run->opts.out;
+	bool first = true;
+
+	fprintf(o, "\nmtpcheck %s: %d result%s%s", run->command, run->n,
+		run->n == 1 ? "" : "s", run->n ? ":" : "");
+	for (int v = 0; v < MTP_VERDICT_COUNT; v++) {
+		if (!run->counts[v])
+			continue;
+		fprintf(o, "%s %d %s", first ? "" : ",", run->counts[v],
+			mtp_verdict_name(v));
+		first = false;
+	}
+	if (run->n_invalid_inputs)
+		fprintf(o, "; %d input file(s) invalid", run->n_invalid_inputs);
+	if (run->n_unavailable)
+		fprintf(o, "; %d backend(s) unavailable", run->n_unavailable);
+	fprintf(o, "\n");
+	for (int i = 0; i < run->n; i++) {
+		const struct mtp_result *r = &run->results[i];
+
+		if (r->verdict == MTP_FAILED || r->verdict == MTP_CRASHED ||
+		    r->verdict == MTP_TIMEOUT || r->verdict == MTP_INVALID ||
+		    r->verdict == MTP_MISTRUSTED)
+			fprintf(o, "  %-10s %s:%s [%s]  repro: %s\n",
+				mtp_verdict_name(r->verdict), r->file, r->case_id,
+				r->backend, r->repro);
+	}
+}
+
+void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
+{
+	struct backend_slot slots[MTP_MAX_BACKENDS];
+	struct mtp_fixture *fx = NULL;
+	char **paths = NULL, err[MTP_ERR_MAX];
+	int npaths, nfx = 0, idx = 0, total;
+
+	memset(slots, 0, sizeof(slots));
+	run->opts = *o;
+	snprintf(run->command, sizeof(run->command), "%s", o->verify ? "verify" : "run");
+	npaths = expand_inputs(o, &paths);
+	fx = calloc((size_t)npaths + 1, sizeof(*fx));
+	for (int i = 0; fx && i < npaths; i++) {
+		if (mtp_fixture_open(paths[i], &o->limits, &fx[nfx], err,
+				     sizeof(err)) == MTP_OK) {
+			nfx++;
+		} else {
+			fprintf(stderr, "mtpcheck: %s\n", err);
+			run->n_invalid_inputs++;
+		}
+	}
+	if (o->list_only) {
+		list_selected(run, fx, nfx);
+		goto out;
+	}
+	if (!o->verify)
+		open_backends(run, slots);
+	total = count_selected(run, fx, nfx, o->verify ? 1 : o->n_backends);
+	for (int f = 0; f < nfx; f++)
+		for (int i = 0; i < fx[f].n_cases; i++)
+			if (mtp_filter_match(o->filters, o->n_filters, fx[f].path,
+					     fx[f].cases[i].id))
+				run_case(run, &fx[f], i, slots, &idx, total);
+	print_summary(run);
+out:
+	for (int b = 0; b < o->n_backends; b++)
+		mtp_backend_close(slots[b].be);
+	for (int f = 0; f < nfx; f++)
+		mtp_fixture_close(&fx[f]);
+	free(fx);
+	for (int i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+enum mtp_exit mtp_run_exit_code(const struct mtp_run *run)
+{
+	const int *c = run->counts;
+
+	if (run->n_usage || run->n_invalid_inputs || c[MTP_INVALID])
+		return MTP_EXIT_USAGE;
+	if (c[MTP_FAILED] || c[MTP_CRASHED] || c[MTP_TIMEOUT])
+		return MTP_EXIT_FAIL;
+	if (!c[MTP_PASSED] && !c[MTP_MISTRUSTED])
+		return MTP_EXIT_UNTESTED;
+	return MTP_EXIT_OK;
+}
+
+void mtp_run_fini(struct mtp_run *run)
+{
+	for (int i = 0; i < run->n; i++)
+		free(run->results[i].cmp);
+	free(run->results);
+	memset(run, 0, sizeof(*run));
+}

@@ -1,0 +1,190 @@
+/*
+ * The JSON results file of a run: machine and build facts, and every result
+ * with its verdict, metrics, thresholds and their origin, and repro line. It
+ * is written to a temporary file and renamed, so a crash never leaves a
+ * partial report behind.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mtp/config.h"
+#include "mtp/runner.h"
+
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* JSON has no NaN/Inf: they are written as strings. */
+static void jnum(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("\"nan\"", f);
+	else if (isinf(v))
+		fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
+	else
+		fprintf(f, "%.17g", v);
+}
+
+static void write_cmp(FILE *f, const struct mtp_cmp *c)
+{
+	fputs("{\"tensor\":", f);
+	jstr(f, c->name);
+	fprintf(f, ",\"passed\":%s,\"shape_ok\":%s", c->passed ? "true" : "false",
+		c->shape_ok ? "true" : "false");
+	if (!c->shape_ok) {
+		fputs(",\"shape_error\":", f);
+		jstr(f, c->shape_msg);
+	}
+	fprintf(f, ",\"elements\":%lld,\"bad\":%lld,\"nan_inf_mismatch\":%lld",
+		(long long)c->n, (long long)c->n_bad,
+		(long long)c->n_special_mismatch);
+	fputs(",\"max_abs\":", f);
+	jnum(f, c->max_abs);
+	fputs(",\"max_rel\":", f);
+	jnum(f, c->max_rel);
+	fputs(",\"headroom\":", f);
+	jnum(f, c->headroom);
+	fputs(",\"nmse\":", f);
+	jnum(f, c->nmse);
+	fputs(",\"worst_index\":[", f);
+	for (int d = 0; c->worst >= 0 && d < c->worst_ndim; d++)
+		fprintf(f, "%s%lld", d ? "," : "", (long long)c->worst_coord[d]);
+	fputs("],\"worst_got\":", f);
+	jnum(f, c->worst_got);
+	fputs(",\"worst_want\":", f);
+	jnum(f, c->worst_want);
+	fputs(",\"threshold\":{\"rtol\":", f);
+	jnum(f, c->tol.rtol);
+	fputs(",\"atol\":", f);
+	jnum(f, c->tol.atol);
+	fputs(",\"origin\":", f);
+	jstr(f, c->tol.origin);
+	fputs("},\"ulp_histogram\":[", f);
+	for (int i = 0; i < MTP_ULP_BUCKETS; i++)
+		fprintf(f, "%s%lld", i ? "," : "", (long long)c->ulp_hist[i]);
+	fputs("]", f);
+	if (c->has_argmax)
+		fprintf(f, ",\"argmax_rows\":%lld,\"argmax_agree\":%lld",
+			(long long)c->argmax_rows, (long long)c->argmax_agree);
+	fputs("}", f);
+}
+
+static void write_result(FILE *f, const struct mtp_result *r)
+{
+	fputs("{\"file\":", f);
+	jstr(f, r->file);
+	fputs(",\"case\":", f);
+	jstr(f, r->case_id);
+	fputs(",\"backend\":", f);
+	jstr(f, r->backend);
+	fputs(",\"op\":", f);
+	jstr(f, r->op ? r->op->name : "");
+	fputs(",\"family\":", f);
+	jstr(f, mtp_family_name(r->family));
+	fputs(",\"verdict\":", f);
+	jstr(f, mtp_verdict_name(r->verdict));
+	fputs(",\"message\":", f);
+	jstr(f, r->message);
+	fputs(",\"first_bad_output\":", f);
+	if (r->first_bad >= 0)
+		jstr(f, r->cmp[r->first_bad].name);
+	else
+		fputs("null", f);
+	fputs(",\"repro\":", f);
+	jstr(f, r->repro);
+	fputs(",\"seconds\":", f);
+	jnum(f, r->seconds);
+	fputs(",\"outputs\":[", f);
+	for (int i = 0; i < r->n_cmp; i++) {
+		if (i)
+			fputc(',', f);
+		write_cmp(f, &r->cmp[i]);
+	}
+	fputs("]}", f);
+}
+
+static void write_header(FILE *f, const struct mtp_run *run)
+{
+	struct utsname u;
+	char host[256] = "", when[64];
+	time_t t = time(NULL);
+
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	fputs("{\"format\":\"mtpcheck-results\",\"format_version\":1,", f);
+	fputs("\"mtpcheck_version\":", f);
+	jstr(f, MTP_VERSION);
+	fputs(",\"command\":", f);
+	jstr(f, run->command);
+	fputs(",\"created\":", f);
+	jstr(f, when);
+	fputs(",\"machine\":{\"host\":", f);
+	jstr(f, host);
+	fputs(",\"system\":", f);
+	jstr(f, u.sysname);
+	fputs(",\"release\":", f);
+	jstr(f, u.release);
+	fputs(",\"arch\":", f);
+	jstr(f, u.machine);
+	fprintf(f, ",\"cpus\":%ld},", sysconf(_SC_NPROCESSORS_ONLN));
+	fputs("\"commit\":", f);
+	const char *commit = getenv("MTP_COMMIT");
+
+	jstr(f, commit ? commit : "");
+	fprintf(f, ",\"seed\":%llu", (unsigned long long)run->opts.seed);
+	fputs(",\"summary\":{", f);
+	for (int v = 0, first = 1; v < MTP_VERDICT_COUNT; v++) {
+		if (!run->counts[v])
+			continue;
+		fprintf(f, "%s\"%s\":%d", first ? "" : ",", mtp_verdict_name(v),
+			run->counts[v]);
+		first = 0;
+	}
+	fprintf(f, "},\"exit_code\":%d,", (int)mtp_run_exit_code(run));
+}
+
+enum mtp_status mtp_report_json(const struct mtp_run *run, const char *path,
+				char *err, size_t errn)
+{
+	char tmp[MTP_PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
+		return MTP_ERR_IO;
+	}
+	write_header(f, run);
+	fputs("\"results\":[\n", f);
+	for (int i = 0; i < run->n; i++) {
+		write_result(f, &run->results[i]);
+		fputs(i + 1 < run->n ? ",\n" : "\n", f);
+	}
+	fputs("]}\n", f);
+	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
+		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
+		remove(tmp);
+		return MTP_ERR_IO;
+	}
+	return MTP_OK;
+}
