@@ -175,7 +175,6 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 
 	memset(out, 0, sizeof(*out));
 	out->family = family;
-	out->hc_mult = 1;
 	out->num_steps = out->num_layers = 1;
 	out->hc.post_mult = 2.0;
 	st = apply_list(op->attrs, attrs, out, err, errn);

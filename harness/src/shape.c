@@ -185,7 +185,7 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 				   char *err, size_t errn)
 {
 	memset(dims, 0, sizeof(*dims));
-	if (p->family == MTP_FAMILY_DEEPSEEK_V4 && p->hc_mult > 0)
+	if (p->hc_mult > 0) /* V4 steps and blocks: M from the attribute */
 		dims->m = p->hc_mult;
 	dims->k = p->num_steps;
 	dims->l = p->num_layers;

@@ -1,0 +1,148 @@
+/* The op table: every §11 op is listed, signatures expand per family and
+ * attributes, shape rules bind and refuse, attributes are range-checked. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtp/op.h"
+
+static const char *const spec_ops[] = {
+	"rmsnorm", "add_rmsnorm", "embed", "fused_eh_norm", "fused_embed_eh_norm",
+	"eh_proj", "fused_mtp_input_rmsnorm", "eh_proj_hc", "hc_pre", "hc_post",
+	"hc_fused_post_pre", "hc_head", "mtp_shared_head_rmsnorm", "lm_head",
+	"all_reduce", "mtp_block", "mtp_step", "draft_chain"};
+
+Test(ops, every_spec_op_is_in_the_table)
+{
+	for (size_t i = 0; i < sizeof(spec_ops) / sizeof(spec_ops[0]); i++)
+		cr_expect(mtp_op_find(spec_ops[i]) != NULL, "%s", spec_ops[i]);
+	cr_expect(mtp_op_find("nonsense") == NULL);
+}
+
+static struct mtp_attr_list attrs(const char *spec)
+{
+	struct mtp_attr_list l = {0};
+	char buf[512], *save;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		struct mtp_attr *a = &l.items[l.n++];
+		char *eq = strchr(t, '=');
+
+		*eq = 0;
+		snprintf(a->name, sizeof(a->name), "%s", t);
+		char *end;
+		double v = strtod(eq + 1, &end);
+
+		if (*end) {
+			a->is_string = true;
+			snprintf(a->str, sizeof(a->str), "%s", eq + 1);
+		} else {
+			a->num = v;
+		}
+	}
+	return l;
+}
+
+static int find(const struct mtp_tspec *s, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(s[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+Test(ops, draft_chain_signature_has_layers_and_steps)
+{
+	struct mtp_attr_list a = attrs(
+		"eps=1e-6 rounding=fused num_steps=3 num_layers=2 pass_step_idx=1 "
+		"hc_mult=4 hc_eps=1e-6 sinkhorn_iters=20 post_mult=2 "
+		"block_contract=deferred hc_head_variant=cuda");
+	struct mtp_params p;
+	static struct mtp_signature sig;
+	char err[256];
+
+	cr_assert_eq(mtp_params_parse(mtp_op_find("draft_chain"),
+				      MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
+				      sizeof(err)), MTP_OK, "%s", err);
+	cr_expect_eq(p.num_steps, 3);
+	cr_expect_eq(p.hc.pre_eps, 1e-6);
+	cr_expect_eq(p.hc.rms_eps, 1e-6);
+	cr_assert_eq(mtp_signature_build(mtp_op_find("draft_chain"), &p, NULL,
+					 &sig, err, sizeof(err)), MTP_OK);
+	int i = find(sig.in, sig.n_in, "layer.1/hc_head_fn");
+
+	cr_assert(i >= 0);
+	cr_expect_str_eq(sig.in[i].shape, "M,M*H");
+	cr_expect(find(sig.out, sig.n_out, "step.2/recycled") >= 0);
+	cr_expect(find(sig.out, sig.n_out, "step.3/recycled") < 0);
+	i = find(sig.in, sig.n_in, "prev_hidden");
+	cr_expect_str_eq(sig.in[i].shape, "T,M*H");
+}
+
+Test(ops, attributes_are_range_checked)
+{
+	struct mtp_params p;
+	char err[256];
+	const struct mtp_op *hc = mtp_op_find("hc_pre");
+	struct mtp_attr_list a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 "
+				       "post_mult=2 sinkhorn_iters=0");
+
+	cr_expect_eq(mtp_params_parse(hc, MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
+				      sizeof(err)), MTP_ERR_INVALID);
+	cr_expect(strstr(err, "attribute 'sinkhorn_iters': 0 is not an integer in [1,"), "%s", err);
+	a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=-1 post_mult=2 sinkhorn_iters=20");
+	cr_expect_eq(mtp_params_parse(hc, MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
+				      sizeof(err)), MTP_ERR_INVALID);
+	cr_expect(strstr(err, "sinkhorn_eps") != NULL, "%s", err);
+	a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 post_mult=2 sinkhorn_iters=20");
+	cr_expect_eq(mtp_params_parse(hc, MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
+				      sizeof(err)), MTP_OK, "%s", err);
+	cr_expect_eq(p.hc.sinkhorn_iters, 20);
+}
+
+static void bind_one(const char *op, const char *attr_spec, int n,
+		     const char *const *names, const int64_t (*shapes)[3],
+		     const int *ndims, enum mtp_status want, const char *needle,
+		     struct mtp_dims *dims)
+{
+	struct mtp_attr_list a = attrs(attr_spec);
+	struct mtp_tensor_list in = {0};
+	struct mtp_params p;
+	static struct mtp_signature sig;
+	enum mtp_dtype act;
+	char err[256] = "";
+
+	for (int i = 0; i < n; i++) {
+		struct mtp_named *e = mtp_list_add(&in, names[i]);
+
+		e->t.dtype = strstr(names[i], "fn") || strstr(names[i], "scale") ||
+				     strstr(names[i], "base") ? MTP_F32 : MTP_BF16;
+		e->t.ndim = ndims[i];
+		memcpy(e->t.shape, shapes[i], sizeof(shapes[i]));
+	}
+	cr_assert_eq(mtp_params_parse(mtp_op_find(op), MTP_FAMILY_DEEPSEEK_V4, &a,
+				      &p, err, sizeof(err)), MTP_OK, "%s", err);
+	mtp_signature_build(mtp_op_find(op), &p, &in, &sig, err, sizeof(err));
+	cr_expect_eq(mtp_signature_bind(&sig, &p, &in, dims, &act, err, sizeof(err)),
+		     want, "%s", err);
+	if (needle)
+		cr_expect(strstr(err, needle) != NULL, "want '%s' in '%s'", needle, err);
+	mtp_list_fini(&in);
+}
+
+Test(ops, hc_pre_shapes_bind_and_mismatch_is_named)
+{
+	static const char *const names[] = {"residual", "fn", "scale", "base"};
+	const int64_t ok[4][3] = {{5, 4, 64}, {24, 256}, {3}, {24}};
+	const int64_t bad[4][3] = {{5, 4, 64}, {24, 255}, {3}, {24}};
+	const int nd[4] = {3, 2, 1, 1};
+	struct mtp_dims d;
+	const char *hc = "rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 post_mult=2 sinkhorn_iters=20";
+
+	bind_one("hc_pre", hc, 4, names, ok, nd, MTP_OK, NULL, &d);
+	cr_expect(d.t == 5 && d.m == 4 && d.h == 64);
+	bind_one("hc_pre", hc, 4, names, bad, nd, MTP_ERR_INVALID,
+		 "input 'fn': shape [24,255] breaks the rule [2*M+M*M,M*H]", &d);
+}

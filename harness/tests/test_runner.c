@@ -1,0 +1,190 @@
+/*
+ * The runner end to end on hand-made fixtures: verdicts, exit codes, the
+ * failure line (case, tensor, worst element, repro), verify on dumps, JSON.
+ * Expected values are derived by hand: a row of equal values x with unit
+ * weights normalises to x/sqrt(x^2+eps), which is 1.0 in bf16 for x = 2.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mtp/runner.h"
+#include "test_util.h"
+
+struct outcome {
+	enum mtp_exit code;
+	char *console;
+	int counts[MTP_VERDICT_COUNT];
+};
+
+static struct outcome run_with(const char *backends, const char *fixture,
+			       bool verify, const char *json)
+{
+	struct mtp_run_opts o;
+	struct mtp_run run = {0};
+	struct outcome out = {0};
+	char log[128], list[128];
+	char err[MTP_ERR_MAX];
+
+	mtp_run_opts_init(&o);
+	tu_tmpname(log, sizeof(log), "console");
+	o.out = fopen(log, "w");
+	snprintf(list, sizeof(list), "%s", backends);
+	for (char *t = strtok(list, ","); t; t = strtok(NULL, ","))
+		o.backends[o.n_backends++] = t;
+	o.inputs[o.n_inputs++] = fixture;
+	o.verify = verify;
+	mtp_run_execute(&run, &o);
+	fclose(o.out);
+	out.code = mtp_run_exit_code(&run);
+	memcpy(out.counts, run.counts, sizeof(out.counts));
+	if (json)
+		cr_assert_eq(mtp_report_json(&run, json, err, sizeof(err)), MTP_OK);
+	mtp_run_fini(&run);
+	out.console = tu_slurp(log);
+	remove(log);
+	return out;
+}
+
+static void write_cases(const char *path, struct mtp_case *c, int n)
+{
+	char err[MTP_ERR_MAX];
+
+	cr_assert_eq(mtp_fixture_write(path, "test", c, n, err, sizeof(err)), MTP_OK);
+}
+
+Test(runner, correct_golden_passes)
+{
+	char path[128];
+	struct mtp_case c;
+
+	tu_tmpname(path, sizeof(path), "pass");
+	tu_rmsnorm_case(&c, "rms.ok", 3, 16, 2.0, 1.0);
+	write_cases(path, &c, 1);
+	struct outcome o = run_with("ref", path, false, NULL);
+
+	cr_expect_eq(o.code, MTP_EXIT_OK, "%s", o.console);
+	cr_expect_eq(o.counts[MTP_PASSED], 1);
+	cr_expect(strstr(o.console, "PASSED") != NULL);
+	free(o.console);
+	mtp_case_fini(&c);
+	remove(path);
+}
+
+Test(runner, wrong_golden_fails_with_tensor_element_and_repro)
+{
+	char path[128], want[300];
+	struct mtp_case c;
+
+	tu_tmpname(path, sizeof(path), "fail");
+	tu_rmsnorm_case(&c, "rms.wrong", 2, 8, 2.0, 1.0);
+	mtp_store(MTP_BF16, c.expected.items[0].t.data, 13, 1.5); /* y[1,5] */
+	write_cases(path, &c, 1);
+	struct outcome o = run_with("ref", path, false, NULL);
+
+	cr_expect_eq(o.code, MTP_EXIT_FAIL, "%s", o.console);
+	cr_expect(strstr(o.console, "FAILED") != NULL, "%s", o.console);
+	cr_expect(strstr(o.console, "rms.wrong") != NULL);
+	cr_expect(strstr(o.console, "y[1,5]: got 1 want 1.5") != NULL, "%s", o.console);
+	snprintf(want, sizeof(want),
+		 "repro: mtpcheck run --backend ref --fixtures %s --filter rms.wrong", path);
+	cr_expect(strstr(o.console, want) != NULL, "%s", o.console);
+	free(o.console);
+	mtp_case_fini(&c);
+	remove(path);
+}
+
+Test(runner, unavailable_backend_exits_125)
+{
+	char path[128];
+	struct mtp_case c;
+
+	setenv("MTP_BACKEND_PATH", "/nonexistent", 1);
+	tu_tmpname(path, sizeof(path), "skip");
+	tu_rmsnorm_case(&c, "rms.s", 1, 8, 2.0, 1.0);
+	write_cases(path, &c, 1);
+	struct outcome o = run_with("cuda", path, false, NULL);
+
+	cr_expect_eq(o.code, MTP_EXIT_UNTESTED, "%s", o.console);
+	cr_expect_eq(o.counts[MTP_SKIPPED], 1);
+	cr_expect(strstr(o.console, "SKIPPED") != NULL);
+	free(o.console);
+	/* with a working backend beside it, skips do not fail the run */
+	o = run_with("ref,cuda", path, false, NULL);
+	cr_expect_eq(o.code, MTP_EXIT_OK, "%s", o.console);
+	free(o.console);
+	mtp_case_fini(&c);
+	remove(path);
+}
+
+Test(runner, unknown_backend_and_corrupt_fixture_exit_2)
+{
+	char path[128];
+	FILE *f;
+	struct mtp_case c;
+
+	tu_tmpname(path, sizeof(path), "c");
+	tu_rmsnorm_case(&c, "rms.c", 1, 8, 2.0, 1.0);
+	write_cases(path, &c, 1);
+	struct outcome o = run_with("no_such_backend", path, false, NULL);
+
+	cr_expect_eq(o.code, MTP_EXIT_USAGE);
+	free(o.console);
+	f = fopen(path, "wb");
+	fputs("garbage", f);
+	fclose(f);
+	o = run_with("ref", path, false, NULL);
+	cr_expect_eq(o.code, MTP_EXIT_USAGE);
+	free(o.console);
+	mtp_case_fini(&c);
+	remove(path);
+}
+
+Test(runner, verify_judges_observed_and_wrong_shape_is_a_failure)
+{
+	char path[128], json[128];
+	struct mtp_case c[2];
+	int64_t good[2] = {2, 8}, bad[2] = {2, 4};
+	double ones[16];
+
+	for (int i = 0; i < 16; i++)
+		ones[i] = 1.0;
+	tu_rmsnorm_case(&c[0], "dump.ok", 2, 8, 2.0, 1.0);
+	tu_rmsnorm_case(&c[1], "dump.shape", 2, 8, 2.0, 1.0);
+	for (int i = 0; i < 2; i++) {
+		mtp_list_fini(&c[i].expected);
+		tu_add(&c[i].observed, "y", MTP_BF16, 2, i ? bad : good, ones);
+	}
+	tu_tmpname(path, sizeof(path), "dump");
+	tu_tmpname(json, sizeof(json), "json");
+	write_cases(path, c, 2);
+	struct outcome o = run_with("ref", path, true, json);
+	char *js = tu_slurp(json);
+
+	cr_expect_eq(o.code, MTP_EXIT_FAIL, "%s", o.console);
+	cr_expect_eq(o.counts[MTP_PASSED], 1);
+	cr_expect_eq(o.counts[MTP_FAILED], 1, "a wrong shape is FAILED, not INVALID");
+	cr_expect(strstr(o.console, "y: shape [2,4], expected [2,8]") != NULL, "%s", o.console);
+	cr_assert(js != NULL);
+	cr_expect(strstr(js, "\"verdict\":\"FAILED\"") != NULL);
+	cr_expect(strstr(js, "\"repro\":\"mtpcheck verify ") != NULL);
+	cr_expect(strstr(js, "\"exit_code\":1") != NULL);
+	free(js);
+	free(o.console);
+	mtp_case_fini(&c[0]);
+	mtp_case_fini(&c[1]);
+	remove(path);
+	remove(json);
+}
+
+Test(runner, filter_globs_and_exact_ids)
+{
+	const char *pats[] = {"rms.*"};
+	const char *exact[] = {"rms.a"};
+
+	cr_expect(mtp_filter_match(pats, 1, "f.h5", "rms.b"));
+	cr_expect(!mtp_filter_match(pats, 1, "f.h5", "hc_pre.a"));
+	cr_expect(mtp_filter_match(exact, 1, "f.h5", "rms.a"));
+	cr_expect(!mtp_filter_match(exact, 1, "f.h5", "rms.ab"), "no substring match");
+	cr_expect(mtp_filter_match(NULL, 0, "f.h5", "anything"));
+}
