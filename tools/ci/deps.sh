@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what mtpcheck needs on a Debian 12 machine (root), only if missing.
+set -euo pipefail
+pkgs=(cmake gcc make pkg-config libhdf5-dev hdf5-tools libcriterion-dev
+      libopenblas-dev python3-numpy python3-h5py)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The tests: install, build with the unit tests, run them (plain and under
+# AddressSanitizer + UndefinedBehaviorSanitizer), check that the golden
+# fixtures regenerate bit for bit, and run the reference against them.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bash tools/ci/deps.sh
+jobs=$(nproc)
+
+echo "== build and unit tests"
+cmake -S . -B build -DMTP_BUILD_TESTS=ON >/dev/null
+cmake --build build -j"$jobs" 2>&1 | grep -E 'warning|error' && { echo "build is not -Wall -Wextra clean"; exit 1; } || true
+ctest --test-dir build --output-on-failure
+
+echo "== unit tests under ASan + UBSan"
+cmake -S . -B build-san -DMTP_BUILD_TESTS=ON -DMTP_SANITIZE=ON -DMTP_WITH_CUDA=OFF >/dev/null
+cmake --build build-san -j"$jobs" >/dev/null
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san --output-on-failure
+
+if [ -f tools/gen/mtpgen.py ]; then
+	echo "== golden generator: its tests, and the fixtures regenerate bit for bit"
+	/usr/bin/python3 tools/gen/test_gen.py
+	/usr/bin/python3 tools/gen/mtpgen.py --check fixtures/
+fi
+
+echo "== the reference against every bundled golden (ASan build)"
+./build-san/mtpcheck run --backend ref --fixtures fixtures/ >/tmp/mtp-ref.log || { tail -40 /tmp/mtp-ref.log; exit 1; }
+tail -3 /tmp/mtp-ref.log
