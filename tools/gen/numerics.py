@@ -1,0 +1,138 @@
+"""Rounding of float64 values to the narrow formats the fixtures use.
+
+Why this exists: the golden values must be rounded exactly where MTP-SPEC says
+bf16(...) and nowhere else, and the rounding itself must be right to the bit.
+bfloat16 and float16 are rounded here on the float64 bit pattern, directly to
+the narrow format, round-to-nearest-even (no double rounding through float32),
+with NaN kept NaN (stored as the positive quiet NaN), +-Inf kept, overflow to +-Inf and correct
+subnormals. float32 uses NumPy's float64 -> float32 cast, which is RNE.
+
+Every array the generator computes with is a float64 array holding values that
+are exactly representable in the format they were rounded to.
+"""
+
+import numpy as np
+
+# (exponent bits, mantissa bits) of the 16-bit formats
+_FORMATS = {"bfloat16": (8, 7), "float16": (5, 10)}
+
+FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
+INT_DTYPES = ("int64", "int32")
+DTYPES = FLOAT_DTYPES + INT_DTYPES
+
+# short names used in case ids
+SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
+
+
+def _narrow_bits(x, ebits, mbits):
+    """float64 array -> uint16 bit patterns of a 1-ebits-mbits format (RNE)."""
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    u = x.view(np.uint64).astype(np.uint64)
+    sign = ((u >> np.uint64(63)) & np.uint64(1)).astype(np.int64) << (ebits + mbits)
+    e64 = ((u >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    m64 = (u & np.uint64((1 << 52) - 1)).astype(np.int64)
+    bias = (1 << (ebits - 1)) - 1
+    inf_mag = ((1 << ebits) - 1) << mbits
+    nan_mag = inf_mag | (1 << (mbits - 1))     # canonical quiet NaN
+
+    e = e64 - 1023                       # unbiased exponent of a float64 normal
+    sig = m64 | (1 << 52)                # 53-bit significand, value = sig * 2^(e-52)
+    normal = e >= 1 - bias               # lands in the narrow format's normal range
+    # exponent of the narrow result's last bit: e - mbits (normal) or fixed (subnormal)
+    q_exp = np.maximum(e, 1 - bias) - mbits
+    shift = np.minimum(q_exp - (e - 52), 62)   # bits to drop, always >= 52 - mbits > 0
+    q = sig >> shift
+    rem = sig & ((np.int64(1) << shift) - 1)
+    half = np.int64(1) << (shift - 1)
+    up = (rem > half) | ((rem == half) & ((q & 1) == 1))
+    q = q + up.astype(np.int64)
+    # normal: q holds the implicit bit, so adding it to (biased exponent - 1) << mbits
+    # gives the encoding, and a carry out of the mantissa bumps the exponent for free
+    big = np.minimum(e + bias - 1, 1 << 12)    # clamp: anything this large is Inf anyway
+    mag = np.where(normal, (big << mbits) + q, q)
+    mag = np.where(mag >= inf_mag, inf_mag, mag)
+    mag = np.where(e64 == 0, 0, mag)                       # float64 zero/subnormal -> 0
+    mag = np.where(e64 == 0x7FF, np.where(m64 == 0, inf_mag, nan_mag), mag)
+    # a NaN's sign is not deterministic (x86 propagates the first NaN operand, and NumPy's
+    # SIMD loops may swap operands), so every NaN is stored as the positive quiet NaN
+    sign = np.where(np.isnan(x), 0, sign)
+    return (sign | mag).astype(np.uint16)
+
+
+def _narrow_value(bits, ebits, mbits):
+    """uint16 bit patterns -> float64 values."""
+    b = np.asarray(bits).astype(np.int64)
+    bias = (1 << (ebits - 1)) - 1
+    emask = (1 << ebits) - 1
+    neg = ((b >> (ebits + mbits)) & 1) == 1
+    ef = (b >> mbits) & emask
+    mf = b & ((1 << mbits) - 1)
+    sub = np.ldexp(mf.astype(np.float64), 1 - bias - mbits)
+    nor = np.ldexp((mf + (1 << mbits)).astype(np.float64), np.where(ef == 0, 0, ef - bias - mbits))
+    val = np.where(ef == 0, sub, nor)
+    val = np.where(ef == emask, np.where(mf == 0, np.inf, np.nan), val)
+    return np.where(neg, -val, val)
+
+
+def bf16_bits(x):
+    return _narrow_bits(x, 8, 7)
+
+
+def fp16_bits(x):
+    return _narrow_bits(x, 5, 10)
+
+
+def bits_to_float(bits, dtype):
+    ebits, mbits = _FORMATS[dtype]
+    return _narrow_value(bits, ebits, mbits)
+
+
+def rnd(x, dtype):
+    """Round float64 values to `dtype`; return float64 holding the rounded values."""
+    x = np.asarray(x, dtype=np.float64)
+    if dtype in _FORMATS:
+        ebits, mbits = _FORMATS[dtype]
+        return _narrow_value(_narrow_bits(x, ebits, mbits), ebits, mbits).reshape(x.shape)
+    if dtype == "float32":
+        with np.errstate(over="ignore", invalid="ignore"):
+            return x.astype(np.float32).astype(np.float64)
+    if dtype == "float64":
+        return x.copy()
+    raise ValueError("cannot round to %r" % dtype)
+
+
+def f32(x):
+    return rnd(x, "float32")
+
+
+def encode(values, dtype):
+    """Array to store in HDF5 for `dtype` (values must already be representable)."""
+    if dtype in _FORMATS:
+        ebits, mbits = _FORMATS[dtype]
+        return _narrow_bits(values, ebits, mbits).astype("<u2")
+    if dtype in ("float32", "float64"):
+        v = np.asarray(values, dtype=np.float64)
+        v = np.where(np.isnan(v), np.nan, v)       # canonical positive quiet NaN
+        with np.errstate(over="ignore", invalid="ignore"):
+            return v.astype("<f4" if dtype == "float32" else "<f8")
+    if dtype == "int64":
+        return np.asarray(values).astype("<i8")
+    if dtype == "int32":
+        return np.asarray(values).astype("<i4")
+    raise ValueError("unknown dtype %r" % dtype)
+
+
+def decode(stored, dtype):
+    """Stored HDF5 array -> float64 values (floats) or int64 (ints)."""
+    if dtype in _FORMATS:
+        return bits_to_float(np.asarray(stored, dtype=np.uint16), dtype)
+    if dtype in ("float32", "float64"):
+        return np.asarray(stored, dtype=np.float64)
+    return np.asarray(stored, dtype=np.int64)
+
+
+def representable(values, dtype):
+    """True when every value is exactly representable in dtype (NaN allowed)."""
+    v = np.asarray(values, dtype=np.float64)
+    r = rnd(v, dtype)
+    return bool(np.all((r == v) | (np.isnan(r) & np.isnan(v))))

@@ -1,0 +1,404 @@
+"""Per-op fixture definitions: case attributes, input generation, expected outputs.
+
+Why this exists: it binds the math in ops.py to the FIXTURES.md names. For
+each op, `attrs(p)` lists the case attributes, `gen(rng, p)` draws the inputs
+(dict name -> (values, dtype), in a fixed order so that cases with the same seed
+share their common inputs), and `compute(v, p)` returns the expected tensors
+from the input values (after any edge-case edits). `p` holds the case
+parameters: T, H, dt and the op's own (eps, rounding, M, iters, ...).
+"""
+
+import numpy as np
+
+import ops
+import values as V
+
+F32, I64 = "float32", "int64"
+
+
+class OpDef:
+    def __init__(self, attrs, gen, compute):
+        self.attrs, self.gen, self.compute = attrs, gen, compute
+
+
+OPS = {}
+
+
+def opdef(name, attrs):
+    """Register gen_<op>/compute_<op> pairs; `attrs` is a list or a function of p."""
+    def deco(gen):
+        OPS[name] = OpDef(attrs if callable(attrs) else (lambda p, a=tuple(attrs): a), gen, None)
+        return gen
+    return deco
+
+
+def computes(name):
+    def deco(fn):
+        OPS[name].compute = fn
+        return fn
+    return deco
+
+
+def _hc_attr_names(p):
+    names = ["rms_eps", "pre_eps", "sinkhorn_eps", "post_mult", "sinkhorn_iters"]
+    return names + (["norm_eps"] if p.get("norm") else [])
+
+
+def hc_attr_values(p):
+    """The hc_pre attribute values of a case: rms_eps = eps, pre_eps = sinkhorn_eps = hc_eps."""
+    return {"rms_eps": p["eps"], "pre_eps": p["hc_eps"], "sinkhorn_eps": p["hc_eps"],
+            "post_mult": p["post_mult"], "sinkhorn_iters": p["iters"], "norm_eps": p["eps"]}
+
+
+def _hc_kwargs(v, p):
+    a = hc_attr_values(p)
+    kw = dict(rms_eps=a["rms_eps"], pre_eps=a["pre_eps"], sinkhorn_eps=a["sinkhorn_eps"],
+              post_mult=a["post_mult"], sinkhorn_iters=a["sinkhorn_iters"], dt=p["dt"])
+    if p.get("norm"):
+        kw.update(norm_weight=v["norm_weight"], norm_eps=a["norm_eps"])
+    return kw
+
+
+# --------------------------------------------------------------------------- norms
+
+@opdef("rmsnorm", ["eps", "rounding"])
+def gen_rmsnorm(rng, p):
+    t, h, dt = p["T"], p["H"], p["dt"]
+    return {"x": (V.hidden(rng, (t, h), dt), dt), "weight": (V.norm_weight(rng, h, dt), dt)}
+
+
+@computes("rmsnorm")
+def compute_rmsnorm(v, p):
+    return {"y": (ops.rmsnorm(v["x"], v["weight"], p["eps"], p["rounding"], p["dt"]), p["dt"])}
+
+
+@opdef("add_rmsnorm", ["eps", "rounding"])
+def gen_add_rmsnorm(rng, p):
+    t, h, dt = p["T"], p["H"], p["dt"]
+    return {"x": (V.hidden(rng, (t, h), dt), dt), "residual": (V.hidden(rng, (t, h), dt, 2.0), dt),
+            "weight": (V.norm_weight(rng, h, dt), dt)}
+
+
+@computes("add_rmsnorm")
+def compute_add_rmsnorm(v, p):
+    y, r = ops.add_rmsnorm(v["x"], v["residual"], v["weight"], p["eps"], p["rounding"], p["dt"])
+    return {"y": (y, p["dt"]), "residual_out": (r, p["dt"])}
+
+
+@opdef("fused_eh_norm", ["eps"])
+def gen_fused_eh_norm(rng, p):
+    t, h, dt = p["T"], p["H"], p["dt"]
+    return {"positions": (V.positions(rng, t), I64), "embeds": (V.hidden(rng, (t, h), dt, 0.05), dt),
+            "prev_hidden": (V.hidden(rng, (t, h), dt), dt),
+            "enorm_weight": (V.norm_weight(rng, h, dt), dt),
+            "hnorm_weight": (V.norm_weight(rng, h, dt), dt)}
+
+
+@computes("fused_eh_norm")
+def compute_fused_eh_norm(v, p):
+    out = ops.fused_eh_norm(v["positions"], v["embeds"], v["prev_hidden"], v["enorm_weight"],
+                            v["hnorm_weight"], p["eps"], p["dt"])
+    return {"out": (out, p["dt"])}
+
+
+@opdef("fused_embed_eh_norm", ["eps"])
+def gen_fused_embed_eh_norm(rng, p):
+    t, h, dt, vocab = p["T"], p["H"], p["dt"], p["V"]
+    return {"positions": (V.positions(rng, t), I64), "input_ids": (V.token_ids(rng, t, vocab), I64),
+            "embed_table": (V.hidden(rng, (vocab, h), dt, 0.05), dt),
+            "prev_hidden": (V.hidden(rng, (t, h), dt), dt),
+            "enorm_weight": (V.norm_weight(rng, h, dt), dt),
+            "hnorm_weight": (V.norm_weight(rng, h, dt), dt)}
+
+
+@computes("fused_embed_eh_norm")
+def compute_fused_embed_eh_norm(v, p):
+    out = ops.fused_embed_eh_norm(v["positions"], v["input_ids"], v["embed_table"], v["prev_hidden"],
+                                  v["enorm_weight"], v["hnorm_weight"], p["eps"], p["dt"])
+    return {"out": (out, p["dt"])}
+
+
+@opdef("fused_mtp_input_rmsnorm", ["eps"])
+def gen_fused_mtp_input_rmsnorm(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    return {"embeds": (V.hidden(rng, (t, h), dt, 0.05), dt), "positions": (V.positions(rng, t), I64),
+            "prev_hidden": (V.hidden(rng, (t, m, h), dt), dt),
+            "enorm_weight": (V.norm_weight(rng, h, dt), dt),
+            "hnorm_weight": (V.norm_weight(rng, h, dt), dt)}
+
+
+@computes("fused_mtp_input_rmsnorm")
+def compute_fused_mtp_input_rmsnorm(v, p):
+    e, ph = ops.fused_mtp_input_rmsnorm(v["embeds"], v["positions"], v["prev_hidden"],
+                                        v["enorm_weight"], v["hnorm_weight"], p["eps"], p["dt"])
+    return {"enorm_out": (e, p["dt"]), "hnorm_out": (ph, p["dt"])}
+
+
+@opdef("mtp_shared_head_rmsnorm", ["eps"])
+def gen_mtp_shared_head_rmsnorm(rng, p):
+    t, h, dt = p["T"], p["H"], p["dt"]
+    return {"x": (V.hidden(rng, (t, h), dt), dt), "weight": (V.norm_weight(rng, h, dt), dt)}
+
+
+@computes("mtp_shared_head_rmsnorm")
+def compute_mtp_shared_head_rmsnorm(v, p):
+    return {"y": (ops.mtp_shared_head_rmsnorm(v["x"], v["weight"], p["eps"], p["dt"]), p["dt"])}
+
+
+# --------------------------------------------------------------------------- projections, gather, reduce
+
+@opdef("embed", [])
+def gen_embed(rng, p):
+    t, h, dt, vocab = p["T"], p["H"], p["dt"], p["V"]
+    ids = V.token_ids(rng, t, vocab)
+    if t >= 3:
+        ids[-1] = ids[0]                       # a repeated id
+    return {"input_ids": (ids, I64), "embed_table": (V.hidden(rng, (vocab, h), dt, 0.05), dt)}
+
+
+@computes("embed")
+def compute_embed(v, p):
+    return {"out": (ops.embed(v["input_ids"], v["embed_table"]), p["dt"])}
+
+
+@opdef("eh_proj", [])
+def gen_eh_proj(rng, p):
+    t, h, dt = p["T"], p["H"], p["dt"]
+    x = np.concatenate([V.hidden(rng, (t, h), dt), V.hidden(rng, (t, h), dt)], axis=-1)
+    return {"x": (x, dt), "weight": (V.linear_weight(rng, h, 2 * h, dt), dt)}
+
+
+@computes("eh_proj")
+def compute_eh_proj(v, p):
+    return {"y": (ops.eh_proj(v["x"], v["weight"], p["dt"]), p["dt"])}
+
+
+@opdef("eh_proj_hc", [])
+def gen_eh_proj_hc(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    return {"e": (V.hidden(rng, (t, h), dt), dt), "p": (V.hidden(rng, (t, m, h), dt), dt),
+            "e_proj_weight": (V.linear_weight(rng, h, h, dt), dt),
+            "h_proj_weight": (V.linear_weight(rng, h, h, dt), dt)}
+
+
+@computes("eh_proj_hc")
+def compute_eh_proj_hc(v, p):
+    x = ops.eh_proj_hc(v["e"], v["p"], v["e_proj_weight"], v["h_proj_weight"], p["dt"])
+    return {"x": (x, p["dt"])}
+
+
+@opdef("all_reduce", [])
+def gen_all_reduce(rng, p):
+    dt = p["dt"]
+    return {"parts": (V.hidden(rng, (p["P"], p["T"], p["H"]), dt), dt)}
+
+
+@computes("all_reduce")
+def compute_all_reduce(v, p):
+    return {"out": (ops.all_reduce(v["parts"], p["dt"]), p["dt"])}
+
+
+@opdef("lm_head", [])
+def gen_lm_head(rng, p):
+    t, h, dt, vocab = p["T"], p["H"], p["dt"], p["V"]
+    return {"x": (V.hidden(rng, (t, h), dt), dt), "weight": (V.linear_weight(rng, vocab, h, dt), dt)}
+
+
+@computes("lm_head")
+def compute_lm_head(v, p):
+    logits, token = ops.lm_head(v["x"], v["weight"])
+    return {"logits": (logits, F32), "token": (token, I64)}
+
+
+# --------------------------------------------------------------------------- mHC
+
+@opdef("hc_pre", _hc_attr_names)
+def gen_hc_pre(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    fn, scale, base = V.hc_params(rng, m, h)
+    inp = {"residual": (V.hidden(rng, (t, m, h), dt), dt), "fn": (fn, F32), "scale": (scale, F32),
+           "base": (base, F32)}
+    if p.get("norm"):
+        inp["norm_weight"] = (V.norm_weight(rng, h, dt), dt)
+    return inp
+
+
+@computes("hc_pre")
+def compute_hc_pre(v, p):
+    post, comb, li = ops.hc_pre(v["residual"], v["fn"], v["scale"], v["base"], **_hc_kwargs(v, p))
+    return {"post_mix": (post, F32), "comb_mix": (comb, F32), "layer_input": (li, p["dt"])}
+
+
+@opdef("hc_post", [])
+def gen_hc_post(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    return {"x": (V.hidden(rng, (t, h), dt), dt), "residual": (V.hidden(rng, (t, m, h), dt), dt),
+            "post_mix": (V.post_mix(rng, t, m), F32), "comb_mix": (V.comb_mix(rng, t, m), F32)}
+
+
+@computes("hc_post")
+def compute_hc_post(v, p):
+    out = ops.hc_post(v["x"], v["residual"], v["post_mix"], v["comb_mix"], p["dt"])
+    return {"out": (out, p["dt"])}
+
+
+@opdef("hc_fused_post_pre", _hc_attr_names)
+def gen_hc_fused_post_pre(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    inp = {"x": (V.hidden(rng, (t, h), dt), dt), "residual": (V.hidden(rng, (t, m, h), dt), dt),
+           "post_mix": (V.post_mix(rng, t, m), F32), "comb_mix": (V.comb_mix(rng, t, m), F32)}
+    fn, scale, base = V.hc_params(rng, m, h)
+    inp.update(fn=(fn, F32), scale=(scale, F32), base=(base, F32))
+    if p.get("norm"):
+        inp["norm_weight"] = (V.norm_weight(rng, h, dt), dt)
+    return inp
+
+
+@computes("hc_fused_post_pre")
+def compute_hc_fused_post_pre(v, p):
+    r, post, comb, li = ops.hc_fused_post_pre(v["x"], v["residual"], v["post_mix"], v["comb_mix"],
+                                              v["fn"], v["scale"], v["base"], **_hc_kwargs(v, p))
+    return {"residual_out": (r, p["dt"]), "post_mix_out": (post, F32), "comb_mix_out": (comb, F32),
+            "layer_input": (li, p["dt"])}
+
+
+@opdef("hc_head", ["rms_eps", "hc_eps", "variant"])
+def gen_hc_head(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    return {"x": (V.hidden(rng, (t, m, h), dt), dt), "fn": (V.hc_fn(rng, m, m, h), F32),
+            "scale": (V.hc_scale(rng, 1), F32), "base": (V.hc_base(rng, m), F32)}
+
+
+@computes("hc_head")
+def compute_hc_head(v, p):
+    y = ops.hc_head(v["x"], v["fn"], v["scale"], v["base"], p["eps"], p["hc_eps"], p["variant"],
+                    p["dt"])
+    return {"y": (y, p["dt"])}
+
+
+# --------------------------------------------------------------------------- synthetic block, steps, chains
+
+def _weights(w, dt):
+    return {n: (val, V.weight_dtype(n, dt)) for n, val in w.items()}
+
+
+def _block_attrs(p):
+    if p["family"] == "deepseek_v4":
+        return ["eps", "rounding", "hc_mult", "hc_eps", "sinkhorn_iters", "post_mult", "block_contract"]
+    return ["eps", "rounding"]
+
+
+@opdef("mtp_block", _block_attrs)
+def gen_mtp_block(rng, p):
+    t, h, f, dt = p["T"], p["H"], p["F"], p["dt"]
+    if p["family"] != "deepseek_v4":
+        inp = {"x": (V.hidden(rng, (t, h), dt), dt)}
+        if p.get("state"):
+            inp["residual"] = (V.hidden(rng, (t, h), dt, 2.0), dt)
+        inp.update(_weights(V.v3_block(rng, h, f, dt), dt))
+        return inp
+    m = p["M"]
+    if p.get("state"):
+        inp = {"x": (V.hidden(rng, (t, h), dt), dt), "post_mix": (V.post_mix(rng, t, m), F32),
+               "res_mix": (V.comb_mix(rng, t, m), F32),
+               "residual": (V.hidden(rng, (t, m, h), dt), dt)}
+    else:
+        inp = {"x": (V.hidden(rng, (t, m, h), dt), dt)}
+    inp.update(_weights(V.v4_block(rng, m, h, f, dt), dt))
+    return inp
+
+
+def step_params(p):
+    """The parameter dict ops.mtp_step/mtp_block_v4 take."""
+    q = {"eps": p["eps"], "rounding": p["rounding"]}
+    if p["family"] == "deepseek_v4":
+        q.update(hc_mult=p["M"], hc_eps=p["hc_eps"], sinkhorn_iters=p["iters"],
+                 post_mult=p["post_mult"], hc_head_variant=p.get("hc_head_variant"))
+    return q
+
+
+@computes("mtp_block")
+def compute_mtp_block(v, p):
+    dt = p["dt"]
+    if p["family"] != "deepseek_v4":
+        h, r = ops.mtp_block_v3(v["x"], v, p["eps"], p["rounding"], dt, v.get("residual"))
+        return {"h": (h, dt), "residual_out": (r, dt)}
+    state = (v["post_mix"], v["res_mix"], v["residual"]) if p.get("state") else None
+    f, r1, post_f, c_f = ops.mtp_block_v4(v["x"], v, step_params(p), dt, state)
+    if p["block_contract"] == "deferred":
+        return {"x_out": (f, dt), "residual_out": (r1, dt), "post_mix_out": (post_f, F32),
+                "res_mix_out": (c_f, F32)}
+    return {"x_out": (ops.hc_post(f, r1, post_f, c_f, dt), dt)}
+
+
+def _step_attrs(p):
+    a = ["eps", "rounding"]
+    if p["family"] == "deepseek_v4":
+        a += ["hc_mult", "hc_eps", "sinkhorn_iters", "post_mult", "block_contract", "hc_head_variant"]
+    return a
+
+
+def _layer(rng, p):
+    if p["family"] == "deepseek_v4":
+        return V.v4_layer(rng, p["M"], p["H"], p["F"], p["V"], p["dt"])
+    return V.v3_layer(rng, p["H"], p["F"], p["V"], p["dt"])
+
+
+def _prev_width(p):
+    return p["M"] * p["H"] if p["family"] == "deepseek_v4" else p["H"]
+
+
+@opdef("mtp_step", _step_attrs)
+def gen_mtp_step(rng, p):
+    t, h, dt = p["T"], p["H"], p["dt"]
+    inp = {"embeds": (V.hidden(rng, (t, h), dt, 0.05), dt), "positions": (V.positions(rng, t), I64),
+           "prev_hidden": (V.hidden(rng, (t, _prev_width(p)), dt), dt)}
+    inp.update(_weights(_layer(rng, p), dt))
+    return inp
+
+
+_STEP_OUT = {"post_mix": F32, "comb_mix": F32, "logits": F32, "token": I64}
+
+
+def _step_outputs(out, dt, prefix=""):
+    return {prefix + k: (val, _STEP_OUT.get(k, dt)) for k, val in out.items()}
+
+
+@computes("mtp_step")
+def compute_mtp_step(v, p):
+    out = ops.mtp_step(p["family"], v["embeds"], v["positions"], v["prev_hidden"], v,
+                       step_params(p), p["dt"])
+    return _step_outputs(out, p["dt"])
+
+
+@opdef("draft_chain", lambda p: _step_attrs(p) + ["num_steps", "num_layers", "pass_step_idx"])
+def gen_draft_chain(rng, p):
+    t, h, dt = p["T"], p["H"], p["dt"]
+    inp = {"embed_table": (V.hidden(rng, (p["V"], h), dt, 0.05), dt),
+           "input_ids": (V.token_ids(rng, t, p["V"]), I64), "positions": (V.positions(rng, t), I64),
+           "prev_hidden": (V.hidden(rng, (t, _prev_width(p)), dt), dt)}
+    layers = [_layer(rng, p) for _ in range(p["L"])]
+    # next_tokens: the tokens a live engine feeds, i.e. each step's own greedy draft
+    _, nt = ops.draft_chain(p["family"], inp["embed_table"][0], inp["input_ids"][0],
+                            inp["positions"][0], inp["prev_hidden"][0], layers, step_params(p), dt,
+                            p["K"], p["pass_step_idx"])
+    inp["next_tokens"] = (nt, I64)
+    for l, w in enumerate(layers):
+        for name, val in _weights(w, dt).items():
+            inp["layer.%d/%s" % (l, name)] = val
+    return inp
+
+
+@computes("draft_chain")
+def compute_draft_chain(v, p):
+    layers = []
+    for l in range(p["L"]):
+        pre = "layer.%d/" % l
+        layers.append({k[len(pre):]: val for k, val in v.items() if k.startswith(pre)})
+    steps, _ = ops.draft_chain(p["family"], v["embed_table"], v["input_ids"], v["positions"],
+                               v["prev_hidden"], layers, step_params(p), p["dt"], p["K"],
+                               p["pass_step_idx"], v["next_tokens"])
+    out = {}
+    for s, o in enumerate(steps):
+        out.update(_step_outputs(o, p["dt"], "step.%d/" % s))
+    return out
