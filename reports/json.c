@@ -64,6 +64,9 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 	jnum(f, c->headroom);
 	fputs(",\"nmse\":", f);
 	jnum(f, c->nmse);
+	fputs(",\"normwise\":", f);
+	jnum(f, c->rel_norm);
+	fprintf(f, ",\"tokens_inside_margin\":%lld", (long long)c->n_ambiguous);
 	fputs(",\"worst_index\":[", f);
 	for (int d = 0; c->worst >= 0 && d < c->worst_ndim; d++)
 		fprintf(f, "%s%lld", d ? "," : "", (long long)c->worst_coord[d]);
@@ -75,6 +78,12 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 	jnum(f, c->tol.rtol);
 	fputs(",\"atol\":", f);
 	jnum(f, c->tol.atol);
+	if (c->tol.budget) {
+		fputs(",\"normwise_max\":", f);
+		jnum(f, c->tol.norm_max);
+		fputs(",\"element_max_of_rms\":", f);
+		jnum(f, c->tol.elem_max);
+	}
 	fputs(",\"origin\":", f);
 	jstr(f, c->tol.origin);
 	fputs("},\"ulp_histogram\":[", f);
@@ -85,6 +94,33 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 		fprintf(f, ",\"argmax_rows\":%lld,\"argmax_agree\":%lld",
 			(long long)c->argmax_rows, (long long)c->argmax_agree);
 	fputs("}", f);
+}
+
+/* The claimed diagnosis (or null) and the error under every hypothesis. */
+static void write_diag(FILE *f, const struct mtp_diag_result *d)
+{
+	fputs("{\"code\":", f);
+	if (d->diag)
+		jstr(f, mtp_diag_info(d->diag)->name);
+	else
+		fputs("null", f);
+	fputs(",\"ratio\":", f);
+	jnum(f, d->diag ? d->ratio : 0);
+	fputs(",\"text\":", f);
+	jstr(f, d->text);
+	fputs(",\"hypotheses\":[", f);
+	for (int i = 0; i < d->n_scores; i++) {
+		const struct mtp_diag_score *s = &d->scores[i];
+
+		fprintf(f, "%s{\"code\":", i ? "," : "");
+		jstr(f, mtp_diag_info(s->diag)->name);
+		fputs(",\"error_vs_hypothesis\":", f);
+		jnum(f, s->err_hyp);
+		fputs(",\"error_vs_reference\":", f);
+		jnum(f, s->err_ref);
+		fprintf(f, ",\"informative_outputs\":%d}", s->informative);
+	}
+	fputs("]}", f);
 }
 
 static void write_result(FILE *f, const struct mtp_result *r)
@@ -108,6 +144,8 @@ static void write_result(FILE *f, const struct mtp_result *r)
 		jstr(f, r->cmp[r->first_bad].name);
 	else
 		fputs("null", f);
+	fputs(",\"diagnosis\":", f);
+	write_diag(f, &r->diag);
 	fputs(",\"repro\":", f);
 	jstr(f, r->repro);
 	fputs(",\"seconds\":", f);

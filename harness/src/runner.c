@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "mtp/backend.h"
+#include "mtp/diagnose.h"
 
 void mtp_run_opts_init(struct mtp_run_opts *o)
 {
@@ -231,6 +232,15 @@ static void describe_failure(struct mtp_result *r)
 		return;
 	}
 	mtp_cmp_where(m, where, sizeof(where));
+	if (m->tol.budget) {
+		snprintf(r->message, sizeof(r->message),
+			 "%s: got %.9g want %.9g; normwise error %.3g (max %.3g), worst "
+			 "element %.3g x its bound (%.3g of the RMS); %lld of %lld elements off",
+			 where, m->worst_got, m->worst_want, m->rel_norm,
+			 m->tol.norm_max, m->headroom, m->tol.elem_max,
+			 (long long)m->n_bad, (long long)m->n);
+		return;
+	}
 	snprintf(r->message, sizeof(r->message),
 		 "%s: got %.9g want %.9g, err %.3g = %.3g x threshold "
 		 "(rtol %.3g atol %.3g, %s); %lld of %lld elements off",
@@ -240,8 +250,80 @@ static void describe_failure(struct mtp_result *r)
 		 (long long)m->n);
 }
 
-/* Compares outputs (signature order) with the judge's, named by `judge`
- * (expected/) or given in order (`judge_arr`, the reference's outputs). */
+/* Views of a named list in signature order (data NULL where absent). */
+static void by_signature(const struct prepared *p,
+			 const struct mtp_tensor_list *l, struct mtp_tensor *v)
+{
+	for (int k = 0; k < p->sig->n_out; k++) {
+		const struct mtp_named *n = mtp_list_find(l, p->sig->out[k].name);
+
+		memset(&v[k], 0, sizeof(v[k]));
+		if (n)
+			v[k] = n->t;
+	}
+}
+
+/* The logits beside a token output ("step.1/token" -> "step.1/logits"). */
+static int logits_of(const struct prepared *p, int k)
+{
+	const char *name = p->sig->out[k].name, *slash = strrchr(name, '/');
+	char l[MTP_NAME_MAX];
+
+	snprintf(l, sizeof(l), "%.*slogits", slash ? (int)(slash - name + 1) : 0, name);
+	for (int j = 0; j < p->sig->n_out; j++)
+		if (strcmp(p->sig->out[j].name, l) == 0)
+			return j;
+	return -1;
+}
+
+/* Bound on a logit's error: twice the largest error the logits' own
+ * threshold allows, since both sides of a margin may move. */
+static double logit_bound(const struct mtp_cmp *lc, const struct mtp_tensor *want)
+{
+	double ss = 0, mx = 0;
+	int64_t n = mtp_tensor_numel(want);
+
+	for (int64_t i = 0; i < n; i++) {
+		double v = mtp_load(want->dtype, want->data, (size_t)i);
+
+		if (isfinite(v)) {
+			ss += v * v;
+			mx = fmax(mx, fabs(v));
+		}
+	}
+	if (lc->tol.budget)
+		return 2 * lc->tol.elem_max * sqrt(ss / (double)(n ? n : 1));
+	return 2 * (lc->tol.atol + lc->tol.rtol * mx);
+}
+
+static void compare_one(struct mtp_result *r, const struct mtp_case *c,
+			const struct prepared *p, int k,
+			const struct mtp_tensor *have, const struct mtp_tensor *want,
+			const struct mtp_tol_override *ovr)
+{
+	const struct mtp_tspec *s = &p->sig->out[k];
+	struct mtp_cmp *m = &r->cmp[r->n_cmp];
+	struct mtp_tol tol;
+	int lk = s->cls == MTP_TC_TOKEN ? logits_of(p, k) : -1;
+
+	if (lk >= 0 && want[lk].data) {
+		mtp_tol_for(c->op, s->name, want[lk].dtype, p->call.act, NULL, &tol);
+		struct mtp_cmp lc = {.tol = tol};
+
+		mtp_compare_tokens(s->name, &have[k], &want[k], &want[lk],
+				   logit_bound(&lc, &want[lk]), m);
+	} else {
+		mtp_tol_for(c->op, s->name, want[k].dtype, p->call.act, ovr, &tol);
+		mtp_compare(s->name, &have[k], &want[k], &tol,
+			    s->cls == MTP_TC_LOGITS, m);
+	}
+	if (!m->passed && r->first_bad < 0)
+		r->first_bad = r->n_cmp;
+	r->n_cmp++;
+}
+
+/* Compares every output the judge has, in flow order; names the first that
+ * fails, and for a failure, the known bug it matches. */
 static enum mtp_status compare_all(struct mtp_result *r, const struct mtp_case *c,
 				   const struct prepared *p,
 				   const struct mtp_tensor *got,
@@ -249,33 +331,41 @@ static enum mtp_status compare_all(struct mtp_result *r, const struct mtp_case *
 				   const struct mtp_tensor_list *judge,
 				   const struct mtp_tensor *judge_arr)
 {
-	r->cmp = calloc((size_t)p->sig->n_out + 1, sizeof(*r->cmp));
-	if (!r->cmp)
+	int n = p->sig->n_out;
+	struct mtp_tensor *have = calloc((size_t)n + 1, sizeof(*have));
+	struct mtp_tensor *want = calloc((size_t)n + 1, sizeof(*want));
+
+	r->cmp = calloc((size_t)n + 1, sizeof(*r->cmp));
+	if (!r->cmp || !have || !want) {
+		free(have);
+		free(want);
 		return MTP_ERR_NOMEM;
+	}
+	if (got_named)
+		by_signature(p, got_named, have);
+	else
+		memcpy(have, got, (size_t)n * sizeof(*have));
+	if (judge)
+		by_signature(p, judge, want);
+	else
+		memcpy(want, judge_arr, (size_t)n * sizeof(*want));
 	if (judge && mistrusted(c, judge, r->message, sizeof(r->message)))
 		r->verdict = MTP_MISTRUSTED;
-	for (int k = 0; k < p->sig->n_out; k++) {
-		const struct mtp_tspec *s = &p->sig->out[k];
-		const struct mtp_named *jn = judge ? mtp_list_find(judge, s->name) : NULL;
-		const struct mtp_named *gn = got_named ? mtp_list_find(got_named, s->name) : NULL;
-		const struct mtp_tensor *want = judge ? (jn ? &jn->t : NULL) : &judge_arr[k];
-		const struct mtp_tensor *have = got_named ? (gn ? &gn->t : NULL) : &got[k];
-		struct mtp_tol tol;
+	for (int k = 0; k < n; k++) {
+		const struct mtp_named *jn = judge ? mtp_list_find(judge, p->sig->out[k].name) : NULL;
 
-		if (!want || !have)
-			continue;
-		mtp_tol_for(c->op, s->name, want->dtype, jn ? &jn->tol : NULL, &tol);
-		mtp_compare(s->name, have, want, &tol, s->cls == MTP_TC_LOGITS,
-			    &r->cmp[r->n_cmp]);
-		if (!r->cmp[r->n_cmp].passed && r->first_bad < 0)
-			r->first_bad = r->n_cmp;
-		r->n_cmp++;
+		if (have[k].data && want[k].data)
+			compare_one(r, c, p, k, have, want, jn ? &jn->tol : NULL);
 	}
-	if (r->verdict == MTP_MISTRUSTED)
-		return MTP_OK;
-	r->verdict = r->first_bad < 0 ? MTP_PASSED : MTP_FAILED;
-	if (r->first_bad >= 0)
-		describe_failure(r);
+	if (r->verdict != MTP_MISTRUSTED) {
+		r->verdict = r->first_bad < 0 ? MTP_PASSED : MTP_FAILED;
+		if (r->first_bad >= 0) {
+			describe_failure(r);
+			mtp_diagnose(&p->call, have, want, &r->diag);
+		}
+	}
+	free(have);
+	free(want);
 	return MTP_OK;
 }
 
@@ -372,6 +462,8 @@ static void print_result(const struct mtp_run *run, const struct mtp_result *r,
 	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
 		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
 		r->backend, r->file, r->case_id, where, r->seconds * 1e3);
+	if (r->diag.diag)
+		fprintf(o, "        diagnosis: %s\n", r->diag.text);
 	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||
 	    r->verdict == MTP_CRASHED || r->verdict == MTP_INVALID)
 		fprintf(o, "        repro: %s\n", r->repro);
@@ -566,9 +658,11 @@ static void print_summary(const struct mtp_run *run)
 		if (r->verdict == MTP_FAILED || r->verdict == MTP_CRASHED ||
 		    r->verdict == MTP_TIMEOUT || r->verdict == MTP_INVALID ||
 		    r->verdict == MTP_MISTRUSTED)
-			fprintf(o, "  %-10s %s:%s [%s]  repro: %s\n",
+			fprintf(o, "  %-10s %s:%s [%s]%s%s  repro: %s\n",
 				mtp_verdict_name(r->verdict), r->file, r->case_id,
-				r->backend, r->repro);
+				r->backend, r->diag.diag ? "  diagnosis " : "",
+				r->diag.diag ? mtp_diag_info(r->diag.diag)->name : "",
+				r->repro);
 	}
 }
 

@@ -14,8 +14,12 @@
 #include "mtp/tensor.h"
 
 struct mtp_tol {
-	double rtol, atol;
-	char origin[160]; /* where the numbers come from */
+	double rtol, atol;   /* per element: |a-b| <= atol + rtol*|b| */
+	/* Composite outputs (error budget): normwise |a-b|/|b| <= norm_max and
+	 * every element |a-b| <= elem_max * rms(b). */
+	bool budget;
+	double norm_max, elem_max;
+	char origin[200]; /* where the numbers come from */
 };
 
 /* ULP buckets: 0, 1, 2, 3-4, 5-8, 9-16, 17-256, >256 (or not finite). */
@@ -29,6 +33,7 @@ struct mtp_cmp {
 	bool passed;
 	int64_t n, n_bad, n_special_mismatch;
 	double max_abs, max_rel, headroom, nmse;
+	double rel_norm;     /* |a-b| / |b| over the tensor */
 	int64_t worst; /* flat index of the element with the largest headroom */
 	int64_t worst_coord[MTP_MAX_DIMS];
 	int worst_ndim;
@@ -37,13 +42,22 @@ struct mtp_cmp {
 	/* logits: rows whose argmax agrees, out of rows */
 	bool has_argmax;
 	int64_t argmax_rows, argmax_agree;
+	/* tokens: rows that differ inside the reference's top-1 margin */
+	int64_t n_ambiguous;
 };
 
 /* The default tolerance of an output (dtype default widened per op where the
  * spec allows a rounding difference), or the fixture's override. */
 void mtp_tol_for(const struct mtp_op *op, const char *output,
-		 enum mtp_dtype dt, const struct mtp_tol_override *ovr,
-		 struct mtp_tol *out);
+		 enum mtp_dtype dt, enum mtp_dtype act,
+		 const struct mtp_tol_override *ovr, struct mtp_tol *out);
+
+/* Tokens: rows whose token differs are failures unless the judge's logits
+ * row has a top-1 margin below `bound` (then they are counted ambiguous). */
+void mtp_compare_tokens(const char *name, const struct mtp_tensor *got,
+			const struct mtp_tensor *want,
+			const struct mtp_tensor *want_logits, double bound,
+			struct mtp_cmp *out);
 
 /* Compares got with want under tol; integer tensors must match exactly. */
 void mtp_compare(const char *name, const struct mtp_tensor *got,

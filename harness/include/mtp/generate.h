@@ -4,13 +4,24 @@
  * line replays them exactly. The reference computes the expected outputs
  * (the runner does that when a case has neither expected/ nor observed/).
  * This is how full-size shapes are checked without giant fixture files.
+ *
+ * Values are portable: each input tensor draws from its own xoshiro256**
+ * stream, seeded through splitmix64 from the seed and the tensor's name, and
+ * turned into values with +, -, *, / and sqrt only (no libm transcendental),
+ * so the same seed gives the same bits on every machine.
  */
 #ifndef MTP_GENERATE_H
 #define MTP_GENERATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mtp/fixture.h"
+
+/* A generated tensor larger than this is refused before anything is allocated. */
+#define MTP_GEN_MAX_TENSOR_BYTES (8ull << 30)
+/* The seed of a spec that names none (mtp_gen_spec_init). */
+#define MTP_GEN_DEFAULT_SEED 1u
 
 /* What to generate. Zero dims take the op's small defaults. */
 struct mtp_gen_spec {
@@ -22,12 +33,32 @@ struct mtp_gen_spec {
 	int64_t k, l;             /* draft_chain steps and layers */
 	struct mtp_attr_list attrs; /* overrides of the op's default attributes */
 	uint64_t seed;
+	bool optional;            /* also generate the op's optional inputs */
 };
+
+/* Zeroes spec and sets op, the op's default family (deepseek_v4 for the mHC
+ * and V4 input ops, deepseek_v3 otherwise), bfloat16 and the default seed. */
+void mtp_gen_spec_init(struct mtp_gen_spec *spec, const struct mtp_op *op);
+
+/* The family a spec of `op` takes when none is named. */
+enum mtp_family mtp_gen_default_family(const struct mtp_op *op);
+
+/* Validates a spec without allocating tensor data: attributes (only those the
+ * op takes), dims, the signature, and every tensor's size against
+ * MTP_GEN_MAX_TENSOR_BYTES. Writes the case id into id (may be NULL). */
+enum mtp_status mtp_gen_spec_check(const struct mtp_gen_spec *spec, char *id,
+				   size_t idn, char *err, size_t errn);
 
 /* Fills c (id, op, family, seed, attrs, inputs; no expected/observed) and
  * checks it against the op table. The case id encodes the whole spec so that
- * `--filter ID` plus the same case file replays it. */
+ * `--filter ID` plus the same case file replays it, e.g.
+ * gen.rmsnorm.deepseek_v3.bf16.R4096.H7168.s42. On error c holds nothing. */
 enum mtp_status mtp_case_generate(const struct mtp_gen_spec *spec,
 				  struct mtp_case *c, char *err, size_t errn);
+
+/* Fills an allocated tensor of spec s with the values of its rule (by name and
+ * class), drawn from the stream of (seed, s->name); d->v bounds ids. */
+enum mtp_status mtp_gen_fill(const struct mtp_tspec *s, const struct mtp_dims *d,
+			     uint64_t seed, struct mtp_tensor *t);
 
 #endif

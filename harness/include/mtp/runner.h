@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "mtp/compare.h"
+#include "mtp/diagnose.h"
 #include "mtp/fixture.h"
 #include "mtp/status.h"
 
@@ -48,6 +49,7 @@ struct mtp_result {
 	int first_bad;             /* index into cmp, or -1 */
 	char repro[1200];
 	double seconds;
+	struct mtp_diag_result diag; /* for a failure: the known bug matched */
 };
 
 struct mtp_run {

@@ -1,0 +1,79 @@
+/*
+ * Named diagnoses (DESIGN.md "Rules and diagnoses"): when an output fails,
+ * the reference is run under each bug hypothesis that applies to the op, and
+ * the hypothesis the observed outputs match is named, with how much better it
+ * matches than the correct reference and the bug's history in one line.
+ *
+ * Claim criterion: over the outputs where the hypothesis differs from the
+ * correct reference (the informative ones), the observed outputs are within
+ * the composite error budget of the hypothesis (normwise), and at least
+ * MTP_DIAG_MIN_RATIO times closer to it than to the correct reference.
+ * Otherwise the failure stays undiagnosed. NORM_ROUNDING is information only.
+ */
+#ifndef MTP_DIAGNOSE_H
+#define MTP_DIAGNOSE_H
+
+#include <stdbool.h>
+
+#include "mtp/op.h"
+
+enum mtp_diag {
+	MTP_DIAG_NONE,
+	MTP_DIAG_PRE_NORM_RECYCLE,
+	MTP_DIAG_DOUBLE_FINAL_NORM,
+	MTP_DIAG_MISSING_HC_POST,
+	MTP_DIAG_HC_POST_TWICE,
+	MTP_DIAG_HC_STATE_DEFAULTS,
+	MTP_DIAG_HC_HEAD_OWNER,
+	MTP_DIAG_MISSING_POS0_MASK,
+	MTP_DIAG_NORM_ROUNDING,
+	MTP_DIAG_STALE_WEIGHT_REMAP,
+	MTP_DIAG_EH_PROJ_NO_PREFIX,
+	MTP_DIAG_MTP_HEAD_EMBED_UNLOADED,
+	MTP_DIAG_COUNT
+};
+
+#define MTP_DIAG_MIN_RATIO 4.0
+
+struct mtp_diag_info {
+	const char *name;
+	const char *section;  /* MTP-SPEC section */
+	const char *history;  /* one line */
+	bool numeric;         /* computed from outputs (else: weight mapping) */
+};
+
+const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d);
+bool mtp_diag_parse(const char *name, enum mtp_diag *out);
+
+/* Whether hypothesis d can be computed for this call (op, family, attrs,
+ * inputs: e.g. MISSING_POS0_MASK needs a position 0). */
+bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c);
+
+/* The outputs the op gives under bug d, in signature order, into hyp
+ * (allocated here, shapes as the call's). The call's inputs are host. */
+enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
+				    struct mtp_tensor *hyp);
+
+struct mtp_diag_score {
+	enum mtp_diag diag;
+	double err_hyp;  /* normwise error of the observed vs the hypothesis */
+	double err_ref;  /* ... vs the correct reference */
+	int informative; /* outputs where the hypothesis differs */
+};
+
+struct mtp_diag_result {
+	enum mtp_diag diag;  /* the claimed one, or NONE */
+	double ratio;        /* err_ref / err_hyp of the claimed one */
+	double err_hyp;
+	char text[400];      /* one line for the console and reports */
+	int n_scores;
+	struct mtp_diag_score scores[MTP_DIAG_COUNT];
+};
+
+/* Scores every applicable hypothesis for observed outputs `got` (signature
+ * order; NULL data where absent) against the correct outputs `want` (same
+ * order; NULL data where the judge has none). */
+void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
+		  const struct mtp_tensor *want, struct mtp_diag_result *out);
+
+#endif

@@ -1,0 +1,2 @@
+/* Case files (docs/CASES.md): being written. */
+#include "mtp/generate.h"

@@ -1,0 +1,183 @@
+/*
+ * The diagnosis table (DESIGN.md "Rules and diagnoses") and the scoring that
+ * names a failure: each applicable hypothesis is computed (diag_hyp.c) and
+ * the observed outputs are measured against it and against the correct
+ * reference, output by output, normwise.
+ */
+#include "mtp/diagnose.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest normwise error of the observed vs a hypothesis for a claim: the
+ * legitimate variants measured here differ by about 1 %, the bugs by 40-70 %. */
+#define CLAIM_MAX_ERR 0.05
+
+static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
+	[MTP_DIAG_NONE] = {"NONE", "", "", true},
+	[MTP_DIAG_PRE_NORM_RECYCLE] = {"PRE_NORM_RECYCLE", "§8.1",
+		"recycled hidden taken before the final norm (vLLM #45895, #47448; GLM-5 #46075): step 0 right, later steps drift", true},
+	[MTP_DIAG_DOUBLE_FINAL_NORM] = {"DOUBLE_FINAL_NORM", "§8.1",
+		"logits from a twice-normed hidden (shared_head.norm applied to an already-normed tensor; avoided in #47448): wrong at every step", true},
+	[MTP_DIAG_MISSING_HC_POST] = {"MISSING_HC_POST", "§8.2",
+		"no hc_post after mtp_block (V4 XPU, fixed in vLLM #45240): streams lack the last sublayer's mixing", true},
+	[MTP_DIAG_HC_POST_TWICE] = {"HC_POST_TWICE", "§8.3a",
+		"hc_post applied inside the ROCm block and again by the MTP layer (vLLM #41946, fixed #42930)", true},
+	[MTP_DIAG_HC_STATE_DEFAULTS] = {"HC_STATE_DEFAULTS", "§8.3b",
+		"block cannot be called without post_mix/res_mix/residual (TypeError after #41536/#41946; defaults in #42320, #42930)", true},
+	[MTP_DIAG_HC_HEAD_OWNER] = {"HC_HEAD_OWNER", "§8.3c",
+		"hc_head parameters of the wrong layer (predictor-level hc_head_op after #41946; #42579, fixed #42930)", true},
+	[MTP_DIAG_MISSING_POS0_MASK] = {"MISSING_POS0_MASK", "Step V3-1",
+		"position-0 embeddings not zeroed before enorm", true},
+	[MTP_DIAG_NORM_ROUNDING] = {"NORM_ROUNDING", "§2.1/§2.2",
+		"eager double rounding vs fused single rounding of RMSNorm: a tolerance matter, not a bug", true},
+	[MTP_DIAG_STALE_WEIGHT_REMAP] = {"STALE_WEIGHT_REMAP", "§8.5",
+		"remap target names no parameter (norm_gate, fixed on XPU in #45240)", false},
+	[MTP_DIAG_EH_PROJ_NO_PREFIX] = {"EH_PROJ_NO_PREFIX", "§8.4",
+		"e_proj/h_proj built without prefix= (vLLM #44817, fix #44821)", false},
+	[MTP_DIAG_MTP_HEAD_EMBED_UNLOADED] = {"MTP_HEAD_EMBED_UNLOADED", "§8.6",
+		"MTP shared head / embedding never loaded from a save_pretrained checkpoint", false},
+};
+
+const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d)
+{
+	return (unsigned)d < MTP_DIAG_COUNT ? &infos[d] : &infos[0];
+}
+
+bool mtp_diag_parse(const char *name, enum mtp_diag *out)
+{
+	for (int i = 1; i < MTP_DIAG_COUNT; i++) {
+		if (strcmp(infos[i].name, name) == 0) {
+			*out = (enum mtp_diag)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* sqrt(sum (a-b)^2 / sum b^2); NaN/Inf must coincide, else +Inf. */
+static double normwise(const struct mtp_tensor *a, const struct mtp_tensor *b)
+{
+	double se = 0, sb = 0;
+	int64_t n = mtp_tensor_numel(b);
+
+	if (!mtp_tensor_same_shape(a, b))
+		return INFINITY;
+	for (int64_t i = 0; i < n; i++) {
+		double x = mtp_load(a->dtype, a->data, (size_t)i);
+		double y = mtp_load(b->dtype, b->data, (size_t)i);
+
+		if (!isfinite(x) || !isfinite(y)) {
+			if (!(isnan(x) && isnan(y)) && x != y)
+				return INFINITY;
+			continue;
+		}
+		se += (x - y) * (x - y);
+		sb += y * y;
+	}
+	if (se == 0)
+		return 0;
+	return sb > 0 ? sqrt(se / sb) : INFINITY;
+}
+
+static bool identical(const struct mtp_tensor *a, const struct mtp_tensor *b)
+{
+	return mtp_tensor_same_shape(a, b) &&
+	       memcmp(a->data, b->data, mtp_tensor_nbytes(a)) == 0;
+}
+
+/* MISSING_HC_POST as the engine sees it: recycled is the block output f,
+ * [T,H] instead of [T,M*H]. Returns the matching hypothesis tensor. */
+static const struct mtp_tensor *alt_for(enum mtp_diag d, const struct mtp_call *c,
+					int k, const struct mtp_tensor *got,
+					const struct mtp_tensor *hyp)
+{
+	const char *name = c->sig->out[k].name, *slash = strrchr(name, '/');
+	char f[MTP_NAME_MAX];
+
+	if (d != MTP_DIAG_MISSING_HC_POST || strcmp(slash ? slash + 1 : name, "recycled"))
+		return &hyp[k];
+	snprintf(f, sizeof(f), "%.*sblock_out", slash ? (int)(slash - name + 1) : 0, name);
+	int j = mtp_call_out_index(c, f);
+
+	if (j >= 0 && mtp_tensor_numel(got) == mtp_tensor_numel(&hyp[j]) &&
+	    !mtp_tensor_same_shape(got, &hyp[k]))
+		return &hyp[j];
+	return &hyp[k];
+}
+
+static void score_one(const struct mtp_call *c, const struct mtp_tensor *got,
+		      const struct mtp_tensor *want, const struct mtp_tensor *hyp,
+		      struct mtp_diag_score *s)
+{
+	for (int k = 0; k < c->n_out; k++) {
+		if (!got[k].data || !want[k].data || !mtp_dtype_is_float(want[k].dtype))
+			continue;
+		if (identical(&hyp[k], &want[k]))
+			continue; /* the bug does not show in this output */
+		const struct mtp_tensor *h = alt_for(s->diag, c, k, &got[k], hyp);
+		double eh = mtp_tensor_same_shape(&got[k], h) ? normwise(&got[k], h)
+							      : INFINITY;
+		double er = normwise(&got[k], &want[k]);
+
+		s->informative++;
+		s->err_hyp = fmax(s->err_hyp, eh);
+		s->err_ref = fmax(s->err_ref, er);
+	}
+}
+
+static void describe(struct mtp_diag_result *r, double err_ref)
+{
+	const struct mtp_diag_info *i = mtp_diag_info(r->diag);
+	char how[96];
+
+	if (isinf(err_ref))
+		snprintf(how, sizeof(how), "(normwise %.2g; the correct output has another shape)",
+			 r->err_hyp);
+	else if (r->err_hyp == 0)
+		snprintf(how, sizeof(how), "exactly (the correct reference is off by %.2g normwise)",
+			 err_ref);
+	else
+		snprintf(how, sizeof(how), "%.0fx closer than the correct reference (normwise %.2g vs %.2g)",
+			 r->ratio, r->err_hyp, err_ref);
+	snprintf(r->text, sizeof(r->text), "%s [%s]: the outputs match this bug %s; %s",
+		 i->name, i->section, how, i->history);
+}
+
+void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
+		  const struct mtp_tensor *want, struct mtp_diag_result *out)
+{
+	struct mtp_tensor *hyp = calloc((size_t)c->n_out + 1, sizeof(*hyp));
+	double best = INFINITY, best_ref = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (int d = 1; hyp && d < MTP_DIAG_COUNT; d++) {
+		struct mtp_diag_score s = {(enum mtp_diag)d, 0, 0, 0};
+
+		if (!infos[d].numeric || !mtp_diag_applies(d, c))
+			continue;
+		if (mtp_diag_hypothesis(d, c, hyp) == MTP_OK)
+			score_one(c, got, want, hyp, &s);
+		for (int k = 0; k < c->n_out; k++)
+			mtp_tensor_fini(&hyp[k]);
+		if (!s.informative)
+			continue;
+		out->scores[out->n_scores++] = s;
+		bool clear = s.err_hyp <= CLAIM_MAX_ERR &&
+			     s.err_ref >= MTP_DIAG_MIN_RATIO * s.err_hyp &&
+			     s.err_ref > 0;
+
+		if (clear && s.err_hyp < best) {
+			best = s.err_hyp;
+			out->diag = s.diag;
+			out->ratio = s.err_hyp > 0 ? s.err_ref / s.err_hyp : INFINITY;
+			out->err_hyp = s.err_hyp;
+			best_ref = s.err_ref;
+		}
+	}
+	free(hyp);
+	if (out->diag)
+		describe(out, best_ref);
+}
