@@ -1,0 +1,156 @@
+/*
+ * The `cpu` backend: optimized host kernels (fp32 arithmetic as in the
+ * engines, OpenMP over rows, OpenBLAS sgemm for the matrix products) behind
+ * the backend interface. Its "device" is host memory, 64-byte aligned. Every
+ * op of the table is implemented for bfloat16, float16 and float32
+ * activations with float32 mHC parameters; anything else is reported
+ * unsupported, never computed another way.
+ */
+#include "cpu_internal.h"
+
+#include <stdio.h>
+#include <omp.h>
+
+static const mtp_cpu_op_fn op_fns[MTP_OP_COUNT] = {
+	[MTP_OP_RMSNORM] = mtp_cpu_op_rmsnorm,
+	[MTP_OP_ADD_RMSNORM] = mtp_cpu_op_add_rmsnorm,
+	[MTP_OP_EMBED] = mtp_cpu_op_embed,
+	[MTP_OP_FUSED_EH_NORM] = mtp_cpu_op_fused_eh_norm,
+	[MTP_OP_FUSED_EMBED_EH_NORM] = mtp_cpu_op_fused_embed_eh_norm,
+	[MTP_OP_EH_PROJ] = mtp_cpu_op_eh_proj,
+	[MTP_OP_FUSED_MTP_INPUT_RMSNORM] = mtp_cpu_op_fused_mtp_input_rmsnorm,
+	[MTP_OP_EH_PROJ_HC] = mtp_cpu_op_eh_proj_hc,
+	[MTP_OP_HC_PRE] = mtp_cpu_op_hc_pre,
+	[MTP_OP_HC_POST] = mtp_cpu_op_hc_post,
+	[MTP_OP_HC_FUSED_POST_PRE] = mtp_cpu_op_hc_fused_post_pre,
+	[MTP_OP_HC_HEAD] = mtp_cpu_op_hc_head,
+	[MTP_OP_MTP_SHARED_HEAD_RMSNORM] = mtp_cpu_op_shared_head_rmsnorm,
+	[MTP_OP_LM_HEAD] = mtp_cpu_op_lm_head,
+	[MTP_OP_ALL_REDUCE] = mtp_cpu_op_all_reduce,
+	[MTP_OP_MTP_BLOCK] = mtp_cpu_op_mtp_block,
+	[MTP_OP_MTP_STEP] = mtp_cpu_op_mtp_step,
+	[MTP_OP_DRAFT_CHAIN] = mtp_cpu_op_draft_chain,
+};
+
+static int find(const struct mtp_tspec *s, int n, const char *pfx,
+		const char *name)
+{
+	char full[MTP_NAME_MAX];
+
+	snprintf(full, sizeof(full), "%s%s", pfx, name);
+	for (int i = 0; i < n; i++)
+		if (strcmp(s[i].name, full) == 0)
+			return i;
+	return -1;
+}
+
+void *mtp_cpu_in(const struct mtp_call *c, const char *pfx, const char *name)
+{
+	int i = find(c->sig->in, c->n_in, pfx, name);
+
+	return i < 0 ? NULL : c->in[i].data;
+}
+
+void *mtp_cpu_out(const struct mtp_call *c, const char *pfx, const char *name)
+{
+	int i = find(c->sig->out, c->n_out, pfx, name);
+
+	return i < 0 ? NULL : c->out[i].data;
+}
+
+const struct mtp_tensor *mtp_cpu_in_tensor(const struct mtp_call *c,
+					   const char *name)
+{
+	int i = mtp_call_in_index(c, name);
+
+	return i < 0 ? NULL : &c->in[i];
+}
+
+static enum mtp_status cpu_open(struct mtp_backend *be)
+{
+	(void)be;
+	return MTP_OK;
+}
+
+static void cpu_close(struct mtp_backend *be)
+{
+	(void)be;
+}
+
+static enum mtp_status cpu_alloc(struct mtp_backend *be, size_t bytes,
+				 void **ptr)
+{
+	*ptr = mtp_cpu_alloc(bytes);
+	if (!*ptr)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM,
+					"cannot allocate %zu bytes", bytes);
+	return MTP_OK;
+}
+
+static void cpu_free(struct mtp_backend *be, void *ptr)
+{
+	(void)be;
+	mtp_cpu_free(ptr);
+}
+
+static enum mtp_status cpu_copy(struct mtp_backend *be, void *dst,
+				const void *src, size_t bytes)
+{
+	(void)be;
+	memcpy(dst, src, bytes);
+	return MTP_OK;
+}
+
+/* Activations bf16/f16/f32; mHC parameters (inputs) float32. */
+static bool cpu_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	(void)be;
+	if ((unsigned)c->op->id >= MTP_OP_COUNT || !op_fns[c->op->id])
+		return false;
+	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
+		return false;
+	for (int i = 0; i < c->n_in; i++) {
+		if (c->sig->in[i].cls == MTP_TC_PARAM && c->in[i].data &&
+		    c->in[i].dtype != MTP_F32)
+			return false;
+	}
+	return true;
+}
+
+static enum mtp_status cpu_launch(struct mtp_backend *be,
+				  const struct mtp_call *c)
+{
+	enum mtp_status st;
+
+	if (!cpu_supports(be, c))
+		return mtp_backend_fail(be, MTP_ERR_UNSUPPORTED,
+					"cpu: %s not supported", c->op->name);
+	st = op_fns[c->op->id](c);
+	if (st)
+		return mtp_backend_fail(be, st, "cpu: %s: %s", c->op->name,
+					mtp_status_name(st));
+	return MTP_OK;
+}
+
+static void cpu_device_info(struct mtp_backend *be, char *buf, size_t n)
+{
+	(void)be;
+	snprintf(buf, n, "host CPU, %d OpenMP threads, OpenBLAS sgemm",
+		 omp_get_max_threads());
+}
+
+const struct mtp_backend_iface mtp_cpu_backend = {
+	.api_version = MTP_BACKEND_API_VERSION,
+	.name = "cpu",
+	.description = "optimized CPU kernels: fp32 arithmetic, OpenMP, "
+		       "OpenBLAS sgemm; host memory",
+	.open = cpu_open,
+	.close = cpu_close,
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.upload = cpu_copy,
+	.download = cpu_copy,
+	.supports = cpu_supports,
+	.launch = cpu_launch,
+	.device_info = cpu_device_info,
+};

@@ -1,0 +1,333 @@
+/*
+ * What the optimized CPU backend's files share and nothing else: fast
+ * activation <-> fp32 conversions, the row helpers every kernel is built
+ * from (one RMSNorm row, one sum of squares, one dot product), the sgemm
+ * wrapper, the tensor lookup by name, and each op's entry point and the
+ * whole-tensor kernels that the composite ops (block, step, chain) reuse.
+ *
+ * Arithmetic is fp32, as in the engines under test; a value is rounded to
+ * the activation dtype exactly where MTP-SPEC.md stores to it. Activation
+ * tensors are passed as (void *, enum mtp_dtype act); mHC parameters and
+ * mixes are fp32.
+ */
+#ifndef MTP_CPU_INTERNAL_H
+#define MTP_CPU_INTERNAL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mtp/backend.h"
+#include "mtp/op.h"
+
+/* Hot loops get an AVX2 clone picked at load time where the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MTP_CPU_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define MTP_CPU_HOT
+#endif
+
+/* Parallel regions only pay off above this many elements of work. */
+#define MTP_CPU_PAR_MIN 32768
+
+/* ---- element conversions ---------------------------------------------- */
+
+static inline float mtp_cpu_bf16_to_f32(uint16_t b)
+{
+	uint32_t u = (uint32_t)b << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* Round to nearest even; a NaN stays a quiet NaN with its sign. Written as
+ * a select so that loops over it vectorize. */
+static inline uint16_t mtp_cpu_f32_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	uint32_t rne = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+	uint32_t nan = (u >> 16) | 0x40u;
+
+	return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rne);
+}
+
+/* v rounded to the activation dtype, back in fp32. */
+static inline float mtp_cpu_round(enum mtp_dtype act, float v)
+{
+	if (act == MTP_BF16)
+		return mtp_cpu_bf16_to_f32(mtp_cpu_f32_to_bf16(v));
+	if (act == MTP_F16)
+		return (float)(_Float16)v;
+	return v;
+}
+
+static inline float mtp_cpu_sigmoid(float z)
+{
+	return 1.0f / (1.0f + expf(-z));
+}
+
+/* ---- memory and rows (rows.c) ----------------------------------------- */
+
+/* 64-byte aligned, at least one cache line; NULL on failure. */
+void *mtp_cpu_alloc(size_t bytes);
+void mtp_cpu_free(void *p);
+float *mtp_cpu_floats(size_t n);
+/* A buffer of n activation elements. */
+void *mtp_cpu_act_alloc(enum mtp_dtype act, size_t n);
+
+/* One allocation cut into 64-byte aligned pieces: size it with the sum of
+ * MTP_CPU_PIECE(bytes) of every piece taken. */
+#define MTP_CPU_PIECE(bytes) (((size_t)(bytes) + 63) & ~(size_t)63)
+struct mtp_cpu_arena {
+	char *base;
+	size_t size, used;
+};
+bool mtp_cpu_arena_init(struct mtp_cpu_arena *a, size_t bytes);
+void *mtp_cpu_arena_take(struct mtp_cpu_arena *a, size_t bytes);
+void mtp_cpu_arena_fini(struct mtp_cpu_arena *a);
+
+/* Element `off` of an activation buffer, as a pointer. */
+static inline void *mtp_cpu_at(enum mtp_dtype act, const void *base,
+			       int64_t off)
+{
+	return (char *)base + (size_t)off * mtp_dtype_size(act);
+}
+
+/* dst[0..n) = fp32(src[off..off+n)); store rounds each value to act. */
+void mtp_cpu_load(enum mtp_dtype act, const void *src, int64_t off,
+		  int64_t n, float *dst);
+void mtp_cpu_store(enum mtp_dtype act, void *dst, int64_t off, int64_t n,
+		   const float *src);
+/* A whole activation tensor (a norm weight) widened to a new fp32 array. */
+float *mtp_cpu_widen(enum mtp_dtype act, const void *src, int64_t n);
+/* x[i] = round(act, x[i]) in place. */
+void mtp_cpu_round_row(enum mtp_dtype act, float *x, int64_t n);
+
+float mtp_cpu_sumsq(const float *x, int64_t n);
+/* sum (a[i] + b[i])^2 in double (b may be NULL): the overflow fallback. */
+double mtp_cpu_sumsq_wide(const float *a, const float *b, int64_t n);
+/* 1/sqrt(ss/n + eps). */
+float mtp_cpu_rms_from(double ss, int64_t n, float eps);
+/* 1/sqrt(sum(x^2)/n + eps) in fp32; in double only if fp32 overflowed. */
+float mtp_cpu_rms_inv(const float *x, int64_t n, float eps);
+/* s * sum a[i]*b[i] in fp32; in double only if fp32 overflowed. */
+float mtp_cpu_scaled_dot(float s, const float *a, const float *b, int64_t n);
+/* y[i] = x[i]*r*w[i] [§2.1/§2.2]: eager rounds x*r to act first; the
+ * final rounding is the caller's store. y may alias x. */
+void mtp_cpu_norm_row(const float *x, float r, const float *w, int64_t h,
+		      enum mtp_rounding rnd, enum mtp_dtype act, float *y);
+/* One RMSNorm row from memory to memory: src NULL is a zero row (the
+ * position-0 mask is a select). buf is scratch of h floats. */
+void mtp_cpu_norm_row_io(enum mtp_dtype act, const void *src, int64_t soff,
+			 const float *w, int64_t h, float eps,
+			 enum mtp_rounding rnd, float *buf, void *dst,
+			 int64_t doff);
+/* out = act(a + b) elementwise over n (an unfused bf16 add). */
+enum mtp_status mtp_cpu_add(enum mtp_dtype act, const void *a, const void *b,
+			    int64_t n, void *out);
+
+/*
+ * Runs fn(ctx, r, buf) for r in [0, rows) over the OpenMP threads, each
+ * thread with its own scratch buf of `scratch` floats. Parallel only when
+ * rows * per_row elements are worth it. MTP_ERR_NOMEM if scratch failed.
+ */
+typedef void (*mtp_cpu_row_fn)(const void *ctx, int64_t r, float *buf);
+enum mtp_status mtp_cpu_rows(int64_t rows, int64_t per_row, size_t scratch,
+			     mtp_cpu_row_fn fn, const void *ctx);
+
+/* Index tensors (int32 or int64) widened to a new int64 array. */
+int64_t *mtp_cpu_indices(const struct mtp_tensor *t);
+
+/* ---- GEMM (gemm.c) ---------------------------------------------------- */
+
+/* y [rows,out] = x [rows,in] . w [out,in]^T in fp32 (cblas_sgemm), no
+ * rounding. x and w are activations. */
+enum mtp_status mtp_cpu_gemm(enum mtp_dtype act, const void *x, const void *w,
+			     int64_t rows, int64_t in, int64_t out, float *y);
+/* The same, stored to act with one rounding (nn.Linear). */
+enum mtp_status mtp_cpu_linear(enum mtp_dtype act, const void *x,
+			       const void *w, int64_t rows, int64_t in,
+			       int64_t out, void *y);
+
+/* ---- tensor lookup (backend_cpu.c) ------------------------------------ */
+
+/* The data of the input/output named pfx+name, or NULL if absent. */
+void *mtp_cpu_in(const struct mtp_call *c, const char *pfx, const char *name);
+void *mtp_cpu_out(const struct mtp_call *c, const char *pfx,
+		  const char *name);
+const struct mtp_tensor *mtp_cpu_in_tensor(const struct mtp_call *c,
+					   const char *name);
+
+/* ---- whole-tensor kernels reused by the composites -------------------- */
+
+enum mtp_status mtp_cpu_rmsnorm_rows(enum mtp_dtype act, const void *x,
+				     const void *w, int64_t rows, int64_t h,
+				     float eps, enum mtp_rounding rnd, void *y);
+enum mtp_status mtp_cpu_add_rmsnorm_rows(enum mtp_dtype act, const void *x,
+					 const void *res, const void *w,
+					 int64_t rows, int64_t h, float eps,
+					 enum mtp_rounding rnd, void *y,
+					 void *res_out);
+/* out[t] = table[ids[t]]; MTP_ERR_INVALID if an id is out of [0, v). */
+enum mtp_status mtp_cpu_embed_rows(enum mtp_dtype act, const void *table,
+				   int64_t v, const int64_t *ids, int64_t t,
+				   int64_t h, void *out);
+/* [§7.1/§7.2] out [T,2H] = [norm(mask(E)) | norm(P)]; E is table[ids] when
+ * ids is given, else embeds. */
+struct mtp_cpu_eh_norm {
+	const int64_t *positions, *ids;
+	const void *embeds, *table, *prev, *enorm_w, *hnorm_w;
+	int64_t t, h, v;
+	float eps;
+	enum mtp_rounding rnd;
+};
+enum mtp_status mtp_cpu_eh_norm_rows(enum mtp_dtype act,
+				     const struct mtp_cpu_eh_norm *a,
+				     void *out);
+/* [§7.3] enorm of mask(embeds) [T,H] and hnorm of prev [T,M,H] per stream. */
+enum mtp_status mtp_cpu_mtp_input_norm_rows(
+	enum mtp_dtype act, const int64_t *positions, const void *embeds,
+	const void *prev, const void *enorm_w, const void *hnorm_w, int64_t t,
+	int64_t m, int64_t h, float eps, enum mtp_rounding rnd, void *e_out,
+	void *p_out);
+enum mtp_status mtp_cpu_eh_proj_hc_rows(enum mtp_dtype act, const void *e,
+					const void *p, const void *e_proj_w,
+					const void *h_proj_w, int64_t t,
+					int64_t m, int64_t h, void *x);
+
+/* The constants of one hc_pre [§4.4.1]. */
+struct mtp_cpu_hc_pre {
+	const float *fn, *scale, *base;
+	const float *norm_w; /* fp32 [H], or NULL: no fused norm */
+	float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
+	int iters;
+	int64_t m, h;
+	enum mtp_dtype act;
+};
+void mtp_cpu_hc_pre_init(struct mtp_cpu_hc_pre *k, const float *fn,
+			 const float *scale, const float *base,
+			 const struct mtp_hc_params *p, int64_t m, int64_t h,
+			 enum mtp_dtype act);
+/* One token: x [M*H] fp32 streams; mu scratch [2M+M*M]; u scratch [H];
+ * li [H] receives the layer input before its store rounding. */
+void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
+			  float *mu, float *u, float *post, float *comb,
+			  float *li);
+/* norm_w: activation [H] or NULL. */
+enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
+				    const void *norm_w, const void *residual,
+				    int64_t t, float *post, float *comb,
+				    void *layer_input);
+/* [§4.4.2] One token: out [M*H] = post[j]*x + sum_i C[i,j]*R[i], fp32. */
+void mtp_cpu_hc_post_token(const float *x, const float *r, const float *post,
+			   const float *comb, int64_t m, int64_t h, float *out);
+enum mtp_status mtp_cpu_hc_post_rows(enum mtp_dtype act, const void *x,
+				     const void *residual, const float *post,
+				     const float *comb, int64_t t, int64_t m,
+				     int64_t h, void *out);
+enum mtp_status mtp_cpu_hc_head_rows(enum mtp_dtype act, const void *x,
+				     const float *fn, const float *scale,
+				     const float *base, int64_t t, int64_t m,
+				     int64_t h, float rms_eps, float hc_eps,
+				     enum mtp_hc_head_variant variant, void *y);
+enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
+				     const void *w, int64_t t, int64_t v,
+				     int64_t h, float *logits, int64_t *token);
+
+/* ---- the synthetic block, one step, the chain ------------------------- */
+
+/* A composite's settings, from the case attributes and bound dims. */
+struct mtp_cpu_cfg {
+	enum mtp_dtype act;
+	enum mtp_family family;
+	float eps, hc_eps;
+	enum mtp_rounding rnd;
+	struct mtp_hc_params hc; /* every hc_pre of the V4 block */
+	enum mtp_contract contract;
+	enum mtp_hc_head_variant variant;
+	int64_t t, h, m, v, f;
+};
+void mtp_cpu_cfg_init(const struct mtp_call *c, struct mtp_cpu_cfg *cfg);
+
+/* One MTP layer's weights (a block's alone for mtp_block). Activation
+ * tensors are void *, mHC parameters float *. */
+struct mtp_cpu_layer {
+	const void *enorm_w, *hnorm_w, *eh_proj_w, *e_proj_w, *h_proj_w;
+	const void *w_in, *w_post, *attn_norm_w, *ffn_norm_w;
+	const void *W_a, *W_gate, *W_up, *W_down;
+	const float *hc_attn_fn, *hc_attn_scale, *hc_attn_base;
+	const float *hc_ffn_fn, *hc_ffn_scale, *hc_ffn_base;
+	const float *hc_head_fn, *hc_head_scale, *hc_head_base;
+	const void *shared_head_norm_w, *head_w;
+};
+void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,
+		       struct mtp_cpu_layer *w);
+
+/* [§10.1] (h, r1) = block(x, residual); residual NULL: first layer. */
+enum mtp_status mtp_cpu_block_v3(const struct mtp_cpu_cfg *cfg,
+				 const struct mtp_cpu_layer *w, const void *x,
+				 const void *residual, void *h_out,
+				 void *r_out);
+
+/* [§10.2] What the V4 block computes: f, R1, post_f, C_f, and under the
+ * internal contract also the streams R2 (NULL under deferred). */
+struct mtp_cpu_v4_out {
+	void *f, *r1;
+	float *post, *comb;
+	void *streams;
+};
+/* x is the streams [T,M,H] when state is NULL, else x [T,H] and the
+ * previous layer's state (post_mix, res_mix, residual). */
+struct mtp_cpu_v4_state {
+	const float *post_mix, *res_mix;
+	const void *residual;
+};
+enum mtp_status mtp_cpu_block_v4(const struct mtp_cpu_cfg *cfg,
+				 const struct mtp_cpu_layer *w, const void *x,
+				 const struct mtp_cpu_v4_state *state,
+				 const struct mtp_cpu_v4_out *out);
+
+/* Outputs of one step (see FIXTURES.md mtp_step). */
+struct mtp_cpu_step_out {
+	void *block_out, *block_residual, *hidden_pre, *hidden_post;
+	float *post_mix, *comb_mix;
+	void *streams, *head_hidden, *recycled;
+	float *logits;
+	int64_t *token;
+};
+void mtp_cpu_step_out_get(const struct mtp_call *c, const char *pfx,
+			  struct mtp_cpu_step_out *o);
+enum mtp_status mtp_cpu_step(const struct mtp_cpu_cfg *cfg,
+			     const struct mtp_cpu_layer *w, const void *embeds,
+			     const int64_t *positions, const void *prev,
+			     const struct mtp_cpu_step_out *o);
+
+/* ---- op entry points, one per file ------------------------------------ */
+
+typedef enum mtp_status (*mtp_cpu_op_fn)(const struct mtp_call *c);
+
+enum mtp_status mtp_cpu_op_rmsnorm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_add_rmsnorm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_embed(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_fused_eh_norm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_fused_embed_eh_norm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_eh_proj(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_fused_mtp_input_rmsnorm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_eh_proj_hc(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_hc_pre(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_hc_post(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_hc_fused_post_pre(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_hc_head(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_shared_head_rmsnorm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_lm_head(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_all_reduce(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_mtp_block(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_mtp_step(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_draft_chain(const struct mtp_call *c);
+
+#endif
