@@ -1,0 +1,2 @@
+/* Case files: being written. */
+#include <criterion/criterion.h>
