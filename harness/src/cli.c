@@ -11,6 +11,7 @@
 
 #include "mtp/backend.h"
 #include "mtp/config.h"
+#include "mtp/mutant.h"
 #include "mtp/runner.h"
 
 static const char usage_main[] =
@@ -22,7 +23,8 @@ static const char usage_main[] =
 	"commands:\n"
 	"  run       run cases on backends and judge them (default suite: fixtures/)\n"
 	"  verify    judge the observed/ tensors of a dump against the reference\n"
-	"  list      list ops, backends or cases\n"
+	"  list      list ops, backends, mutants or cases\n"
+	"  selftest  run every mutant and show each known bug is caught and named\n"
 	"\n"
 	"  mtpcheck <command> --help   options of a command\n"
 	"  mtpcheck --version\n"
@@ -59,7 +61,16 @@ static const char usage_verify[] =
 	"  -h, --help         this text\n";
 
 static const char usage_list[] =
-	"usage: mtpcheck list ops|backends|cases [--fixtures PATH] [--filter PAT]\n";
+	"usage: mtpcheck list ops|backends|mutants|cases [--fixtures PATH] [--filter PAT]\n";
+
+static const char usage_selftest[] =
+	"usage: mtpcheck selftest [--backend LIST] [--fixtures PATH] [--filter PAT]\n"
+	"\n"
+	"Runs the suite on each base backend (default: ref, and cpu when built) and on\n"
+	"every mutant over it, and prints the detection matrix. Exit 0 only if every\n"
+	"mutant is caught and named as its own bug and no diagnosis fires on a base.\n";
+
+int mtp_selftest(const struct mtp_run_opts *opts);
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -119,7 +130,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			     strcmp(a, "--max-bytes") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			fputs(verify ? usage_verify : usage_run, stdout);
+			fputs(verify ? usage_verify : strcmp(cmd, "selftest") == 0
+				      ? usage_selftest : usage_run, stdout);
 			return MTP_EXIT_OK;
 		}
 		if (takes && !val)
@@ -164,6 +176,7 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	struct mtp_run_opts o;
 	struct mtp_run run;
 	char err[MTP_ERR_MAX];
+	bool selftest = strcmp(cmd, "selftest") == 0;
 	int rc;
 
 	mtp_run_opts_init(&o);
@@ -173,10 +186,15 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 		return rc;
 	if (o.verify && o.n_inputs == 0)
 		return usage_error(cmd, "needs a dump file%s", "");
-	if (o.n_backends == 0)
+	if (o.n_backends == 0) {
 		o.backends[o.n_backends++] = "ref";
+		if (selftest && mtp_backend_absent_reason("cpu") == NULL)
+			o.backends[o.n_backends++] = "cpu";
+	}
 	if (o.n_inputs == 0)
 		o.inputs[o.n_inputs++] = default_fixtures();
+	if (selftest)
+		return mtp_selftest(&o);
 	memset(&run, 0, sizeof(run));
 	mtp_run_execute(&run, &o);
 	rc = o.list_only ? (run.n_invalid_inputs ? MTP_EXIT_USAGE : MTP_EXIT_OK)
@@ -236,6 +254,13 @@ static int cmd_list(int argc, char **argv)
 		list_backends();
 		return MTP_EXIT_OK;
 	}
+	if (strcmp(argv[0], "mutants") == 0 && argc == 1) {
+		for (int d = 1; d < MTP_DIAG_COUNT; d++)
+			if (mtp_mutant_exists(d))
+				printf("mutant:%-24s %s %s\n", mtp_diag_info(d)->name,
+				       mtp_diag_info(d)->section, mtp_diag_info(d)->history);
+		return MTP_EXIT_OK;
+	}
 	if (strcmp(argv[0], "cases") == 0) {
 		char *args[MTP_MAX_INPUTS * 2 + 2];
 		int n = 0;
@@ -266,7 +291,8 @@ int mtp_cli_main(int argc, char **argv)
 		       MTP_VERSION, MTP_FORMAT_VERSION, MTP_BACKEND_API_VERSION);
 		return MTP_EXIT_OK;
 	}
-	if (strcmp(cmd, "run") == 0 || strcmp(cmd, "verify") == 0)
+	if (strcmp(cmd, "run") == 0 || strcmp(cmd, "verify") == 0 ||
+	    strcmp(cmd, "selftest") == 0)
 		return cmd_run(cmd, argc - 2, argv + 2);
 	if (strcmp(cmd, "list") == 0)
 		return cmd_list(argc - 2, argv + 2);

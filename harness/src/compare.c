@@ -36,6 +36,11 @@ static int flow_depth(const struct mtp_op *op, const char *output)
 	const char *base = slash ? slash + 1 : output;
 	int step = 0, depth = 12;
 
+	if (op->id == MTP_OP_EH_PROJ_HC)
+		return 2; /* two GEMM roundings, then the add's */
+	if (op->id == MTP_OP_HC_FUSED_POST_PRE)
+		return 3; /* hc_post's rounding feeds hc_pre */
+
 	if (op->id == MTP_OP_DRAFT_CHAIN && strncmp(output, "step.", 5) == 0)
 		step = atoi(output + 5);
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
@@ -53,11 +58,22 @@ static double unit_roundoff(enum mtp_dtype act)
 static bool is_composite(const struct mtp_op *op)
 {
 	return op->id == MTP_OP_MTP_BLOCK || op->id == MTP_OP_MTP_STEP ||
-	       op->id == MTP_OP_DRAFT_CHAIN;
+	       op->id == MTP_OP_DRAFT_CHAIN || op->id == MTP_OP_EH_PROJ_HC ||
+	       op->id == MTP_OP_HC_FUSED_POST_PRE;
+}
+
+int64_t mtp_call_k_accum(const struct mtp_call *c)
+{
+	const struct mtp_dims *d = &c->dims;
+	int64_t k = d->h * (d->m > 1 ? d->m : 1);
+
+	if (2 * d->h > k)
+		k = 2 * d->h;
+	return d->f > k ? d->f : k;
 }
 
 void mtp_tol_for(const struct mtp_op *op, const char *output,
-		 enum mtp_dtype dt, enum mtp_dtype act,
+		 enum mtp_dtype dt, enum mtp_dtype act, int64_t k_accum,
 		 const struct mtp_tol_override *ovr, struct mtp_tol *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -71,16 +87,19 @@ void mtp_tol_for(const struct mtp_op *op, const char *output,
 	dtype_default(dt, &out->rtol, &out->atol);
 	if (is_composite(op) && mtp_dtype_is_float(dt)) {
 		int depth = flow_depth(op, output);
-		double u = unit_roundoff(act);
+		/* per step: the store's rounding plus fp32 accumulation over the
+		 * longest reduction (it matters for float32 activations) */
+		double u = unit_roundoff(act) + ldexp(1, -24) * sqrt((double)k_accum);
 
 		out->budget = true;
 		out->norm_max = 2 * u * sqrt(depth);
 		out->elem_max = 8 * u * sqrt(depth);
 		snprintf(out->origin, sizeof(out->origin),
-			 "error budget: %d %s roundings on the flow, normwise <= 2u*sqrt(%d), "
-			 "each element <= 8u*sqrt(%d) of the tensor RMS (u = 2^%d)",
-			 depth, mtp_dtype_name(act), depth, depth,
-			 (int)round(log2(u)));
+			 "error budget: %d %s steps on the flow, u = %.3g per step "
+			 "(rounding + fp32 sums of %lld); normwise <= 2u*sqrt(%d), "
+			 "each element <= 8u*sqrt(%d) of the tensor RMS",
+			 depth, mtp_dtype_name(act), u, (long long)k_accum, depth,
+			 depth);
 		return;
 	}
 	snprintf(out->origin, sizeof(out->origin), "%s default (DESIGN.md)",

@@ -16,6 +16,7 @@
 
 #include "mtp/backend.h"
 #include "mtp/diagnose.h"
+#include "mtp/rules.h"
 
 void mtp_run_opts_init(struct mtp_run_opts *o)
 {
@@ -307,13 +308,15 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 	int lk = s->cls == MTP_TC_TOKEN ? logits_of(p, k) : -1;
 
 	if (lk >= 0 && want[lk].data) {
-		mtp_tol_for(c->op, s->name, want[lk].dtype, p->call.act, NULL, &tol);
+		mtp_tol_for(c->op, s->name, want[lk].dtype, p->call.act,
+			    mtp_call_k_accum(&p->call), NULL, &tol);
 		struct mtp_cmp lc = {.tol = tol};
 
 		mtp_compare_tokens(s->name, &have[k], &want[k], &want[lk],
 				   logit_bound(&lc, &want[lk]), m);
 	} else {
-		mtp_tol_for(c->op, s->name, want[k].dtype, p->call.act, ovr, &tol);
+		mtp_tol_for(c->op, s->name, want[k].dtype, p->call.act,
+			    mtp_call_k_accum(&p->call), ovr, &tol);
 		mtp_compare(s->name, &have[k], &want[k], &tol,
 			    s->cls == MTP_TC_LOGITS, m);
 	}
@@ -369,6 +372,26 @@ static enum mtp_status compare_all(struct mtp_result *r, const struct mtp_case *
 	return MTP_OK;
 }
 
+/* The block contract rule; a violation fails the case and names the bug. */
+static void check_block_rule(struct mtp_result *r, struct mtp_backend *be,
+			     const struct mtp_case *c)
+{
+	char msg[300];
+
+	if (mtp_rule_block_contract(be, c, msg, sizeof(msg)))
+		return;
+	if (r->verdict == MTP_PASSED || r->verdict == MTP_FAILED) {
+		if (r->verdict == MTP_PASSED || !r->message[0])
+			snprintf(r->message, sizeof(r->message), "block contract: %s", msg);
+		r->verdict = MTP_FAILED;
+	}
+	memset(&r->diag, 0, sizeof(r->diag));
+	r->diag.diag = MTP_DIAG_HC_STATE_DEFAULTS;
+	snprintf(r->diag.text, sizeof(r->diag.text), "%s [%s]: %s; %s",
+		 mtp_diag_info(r->diag.diag)->name, mtp_diag_info(r->diag.diag)->section,
+		 msg, mtp_diag_info(r->diag.diag)->history);
+}
+
 static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
 			   struct mtp_case *c, struct prepared *p,
 			   const struct mtp_tensor *ref_out)
@@ -407,6 +430,8 @@ static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
 	for (int i = 0; i < p->call.n_out; i++)
 		mtp_tensor_fini(&got[i]);
 	free(got);
+	if (mtp_rule_block_applies(c))
+		check_block_rule(r, be, c);
 }
 
 /* Runs the reference into the call's own output tensors: the judge of dumps

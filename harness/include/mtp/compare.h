@@ -46,11 +46,16 @@ struct mtp_cmp {
 	int64_t n_ambiguous;
 };
 
-/* The default tolerance of an output (dtype default widened per op where the
- * spec allows a rounding difference), or the fixture's override. */
+/* The tolerance of an output: the fixture's override; else, for composite
+ * ops (and ops with an intermediate rounding, eh_proj_hc, hc_fused_post_pre)
+ * an error budget over the rounding steps on the flow; else the dtype
+ * default of DESIGN.md. */
 void mtp_tol_for(const struct mtp_op *op, const char *output,
-		 enum mtp_dtype dt, enum mtp_dtype act,
+		 enum mtp_dtype dt, enum mtp_dtype act, int64_t k_accum,
 		 const struct mtp_tol_override *ovr, struct mtp_tol *out);
+/* The longest reduction of a call (k_accum above): fp32 accumulation error
+ * grows with it and matters where the activations are float32. */
+int64_t mtp_call_k_accum(const struct mtp_call *c);
 
 /* Tokens: rows whose token differs are failures unless the judge's logits
  * row has a top-1 margin below `bound` (then they are counted ambiguous). */
