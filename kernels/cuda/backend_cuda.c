@@ -1,0 +1,292 @@
+/*
+ * The CUDA backend (module mtp_backend_cuda.so, loaded by the registry with
+ * dlopen): the interface table, device selection, memory and explicit
+ * copies on one stream, event timers and the device description. Kernels
+ * live in the .cu files behind nv_kernels.h; the ops are composed in ops.c,
+ * block.c and step.c. Every CUDA and cuBLASLt status is checked and turned
+ * into be->error; a machine without a usable driver or device is reported
+ * as MTP_ERR_UNAVAILABLE with the driver's message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nv_internal.h"
+
+#define NV_WORKSPACE_BYTES (32u << 20)
+
+enum mtp_status mtp_nv_fail_cuda(struct mtp_backend *be, const char *what,
+				 cudaError_t e)
+{
+	return mtp_backend_fail(be, MTP_ERR_DEVICE, "%s: %s", what,
+				cudaGetErrorString(e));
+}
+
+enum mtp_status mtp_nv_fail_blas(struct mtp_backend *be, const char *what,
+				 cublasStatus_t e)
+{
+	return mtp_backend_fail(be, MTP_ERR_DEVICE, "%s: %s", what,
+				cublasLtGetStatusString(e));
+}
+
+/* Picks the device ($MTP_CUDA_DEVICE, default 0) and checks that it works. */
+static enum mtp_status nv_device_open(struct mtp_backend *be,
+				      struct nv_ctx *x)
+{
+	const char *env = getenv("MTP_CUDA_DEVICE");
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e != cudaSuccess)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
+					"cudaGetDeviceCount: %s",
+					cudaGetErrorString(e));
+	if (n == 0)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
+					"no CUDA device");
+	x->device = env && *env ? atoi(env) : 0;
+	if (x->device < 0 || x->device >= n)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
+					"MTP_CUDA_DEVICE=%s: %d device(s)",
+					env, n);
+	e = cudaSetDevice(x->device);
+	if (e == cudaSuccess)
+		e = cudaGetDeviceProperties(&x->prop, x->device);
+	if (e == cudaSuccess)
+		e = cudaDriverGetVersion(&x->driver_version);
+	if (e == cudaSuccess)
+		e = cudaRuntimeGetVersion(&x->runtime_version);
+	if (e != cudaSuccess)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
+					"device %d: %s", x->device,
+					cudaGetErrorString(e));
+	return MTP_OK;
+}
+
+static enum mtp_status nv_open_resources(struct mtp_backend *be,
+					 struct nv_ctx *x)
+{
+	NV_CUDA(be, cudaStreamCreateWithFlags(&x->stream,
+					      cudaStreamNonBlocking));
+	NV_CUDA(be, cudaEventCreate(&x->ev_begin));
+	NV_CUDA(be, cudaEventCreate(&x->ev_end));
+	NV_BLAS(be, cublasLtCreate(&x->lt));
+	x->workspace_bytes = NV_WORKSPACE_BYTES;
+	NV_CUDA(be, cudaMalloc(&x->workspace, x->workspace_bytes));
+	return MTP_OK;
+}
+
+static void nv_close(struct mtp_backend *be)
+{
+	struct nv_ctx *x = nv_ctx(be);
+
+	if (!x)
+		return;
+	if (x->stream)
+		cudaStreamSynchronize(x->stream);
+	if (x->workspace)
+		cudaFree(x->workspace);
+	if (x->lt)
+		cublasLtDestroy(x->lt);
+	if (x->ev_end)
+		cudaEventDestroy(x->ev_end);
+	if (x->ev_begin)
+		cudaEventDestroy(x->ev_begin);
+	if (x->stream)
+		cudaStreamDestroy(x->stream);
+	free(x);
+	be->ctx = NULL;
+}
+
+static enum mtp_status nv_open(struct mtp_backend *be)
+{
+	struct nv_ctx *x = calloc(1, sizeof(*x));
+	enum mtp_status st;
+
+	if (!x)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	be->ctx = x;
+	st = nv_device_open(be, x);
+	if (st)
+		goto fail;
+	st = nv_open_resources(be, x);
+	if (st)
+		goto fail;
+	return MTP_OK;
+fail:
+	nv_close(be);
+	return MTP_ERR_UNAVAILABLE; /* be->error says why */
+}
+
+static enum mtp_status nv_alloc(struct mtp_backend *be, size_t bytes,
+				void **ptr)
+{
+	NV_CUDA(be, cudaMalloc(ptr, bytes));
+	return MTP_OK;
+}
+
+static void nv_free(struct mtp_backend *be, void *ptr)
+{
+	cudaError_t e = cudaFree(ptr);
+
+	if (e != cudaSuccess && !be->error[0])
+		mtp_nv_fail_cuda(be, "cudaFree", e); /* the first message wins */
+}
+
+static enum mtp_status nv_upload(struct mtp_backend *be, void *dst,
+				 const void *src, size_t bytes)
+{
+	struct nv_ctx *x = nv_ctx(be);
+
+	/* synchronous: the host buffer may be freed right after */
+	NV_CUDA(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+				    x->stream));
+	NV_CUDA(be, cudaStreamSynchronize(x->stream));
+	return MTP_OK;
+}
+
+static enum mtp_status nv_download(struct mtp_backend *be, void *dst,
+				   const void *src, size_t bytes)
+{
+	struct nv_ctx *x = nv_ctx(be);
+
+	NV_CUDA(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+				    x->stream));
+	NV_CUDA(be, cudaStreamSynchronize(x->stream));
+	return MTP_OK;
+}
+
+enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst,
+			    const void *src, size_t bytes)
+{
+	if (!bytes)
+		return MTP_OK;
+	NV_CUDA(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+				    nv_ctx(be)->stream));
+	return MTP_OK;
+}
+
+enum mtp_status mtp_nv_scratch(struct mtp_backend *be, size_t bytes,
+			       void **ptr)
+{
+	struct nv_ctx *x = nv_ctx(be);
+
+	*ptr = NULL;
+	if (x->n_scratch == NV_SCRATCH_MAX)
+		return mtp_backend_fail(be, MTP_ERR_LIMIT,
+					"more than %d scratch buffers in one call",
+					NV_SCRATCH_MAX);
+	NV_CUDA(be, cudaMallocAsync(ptr, bytes ? bytes : 1, x->stream));
+	x->scratch[x->n_scratch++] = *ptr;
+	return MTP_OK;
+}
+
+enum mtp_status mtp_nv_scratch_release(struct mtp_backend *be)
+{
+	struct nv_ctx *x = nv_ctx(be);
+	cudaError_t first = cudaSuccess;
+
+	while (x->n_scratch > 0) {
+		cudaError_t e = cudaFreeAsync(x->scratch[--x->n_scratch],
+					      x->stream);
+
+		if (first == cudaSuccess)
+			first = e;
+	}
+	NV_CUDA(be, first);
+	return MTP_OK;
+}
+
+static bool nv_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	(void)be;
+	return mtp_nv_op_supported(c);
+}
+
+static enum mtp_status nv_launch(struct mtp_backend *be,
+				 const struct mtp_call *c)
+{
+	enum mtp_status st, rel;
+
+	switch (c->op->id) {
+	case MTP_OP_MTP_BLOCK:
+		st = mtp_nv_op_block(be, c);
+		break;
+	case MTP_OP_MTP_STEP:
+		st = mtp_nv_op_step(be, c);
+		break;
+	case MTP_OP_DRAFT_CHAIN:
+		st = mtp_nv_op_chain(be, c);
+		break;
+	default:
+		st = mtp_nv_op_simple(be, c);
+		break;
+	}
+	rel = mtp_nv_scratch_release(be);
+	return st ? st : rel;
+}
+
+static enum mtp_status nv_synchronize(struct mtp_backend *be)
+{
+	NV_CUDA(be, cudaStreamSynchronize(nv_ctx(be)->stream));
+	return MTP_OK;
+}
+
+static enum mtp_status nv_timer_begin(struct mtp_backend *be)
+{
+	struct nv_ctx *x = nv_ctx(be);
+
+	NV_CUDA(be, cudaEventRecord(x->ev_begin, x->stream));
+	return MTP_OK;
+}
+
+static enum mtp_status nv_timer_end(struct mtp_backend *be, double *seconds)
+{
+	struct nv_ctx *x = nv_ctx(be);
+	float ms = 0.0f;
+
+	NV_CUDA(be, cudaEventRecord(x->ev_end, x->stream));
+	NV_CUDA(be, cudaEventSynchronize(x->ev_end));
+	NV_CUDA(be, cudaEventElapsedTime(&ms, x->ev_begin, x->ev_end));
+	*seconds = ms * 1e-3;
+	return MTP_OK;
+}
+
+static void nv_device_info(struct mtp_backend *be, char *buf, size_t n)
+{
+	struct nv_ctx *x = nv_ctx(be);
+	const struct cudaDeviceProp *p = &x->prop;
+
+	snprintf(buf, n,
+		 "%s (device %d, sm_%d%d, %d SMs, %.1f GiB), driver %d.%d, runtime %d.%d, cuBLASLt %zu",
+		 p->name, x->device, p->major, p->minor,
+		 p->multiProcessorCount,
+		 (double)p->totalGlobalMem / (1024.0 * 1024.0 * 1024.0),
+		 x->driver_version / 1000, x->driver_version % 1000 / 10,
+		 x->runtime_version / 1000, x->runtime_version % 1000 / 10,
+		 cublasLtGetVersion());
+}
+
+static const struct mtp_backend_iface nv_iface = {
+	.api_version = MTP_BACKEND_API_VERSION,
+	.name = "cuda",
+	.description = "CUDA kernels and cuBLASLt GEMMs (bf16/fp32 activations, fp32 accumulation)",
+	.open = nv_open,
+	.close = nv_close,
+	.alloc = nv_alloc,
+	.free = nv_free,
+	.upload = nv_upload,
+	.download = nv_download,
+	.supports = nv_supports,
+	.launch = nv_launch,
+	.synchronize = nv_synchronize,
+	.timer_begin = nv_timer_begin,
+	.timer_end = nv_timer_end,
+	.device_info = nv_device_info,
+};
+
+__attribute__((visibility("default"))) const struct mtp_backend_iface *
+mtp_backend_entry(void)
+{
+	return &nv_iface;
+}

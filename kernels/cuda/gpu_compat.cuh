@@ -1,0 +1,43 @@
+/*
+ * The project's own small GPU portability header: the few vendor names the
+ * kernel sources use (bf16 type and conversions, warp shuffles, the warp
+ * width), so that the same .cu sources can later be compiled by hipcc for
+ * the HIP backend. HIP's NVIDIA headers do not build against CUDA 13
+ * (TOOLCHAIN-NOTES.md), hence our own layer rather than theirs.
+ */
+#ifndef MTP_GPU_COMPAT_CUH
+#define MTP_GPU_COMPAT_CUH
+
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#include <hip/hip_bf16.h>
+typedef __hip_bfloat16 mtp_gpu_bf16;
+#define MTP_GPU_WARP 64
+#define mtp_gpu_shfl_xor(v, o) __shfl_xor((v), (o))
+#define mtp_gpu_shfl(v, l) __shfl((v), (l))
+static __device__ __forceinline__ float mtp_gpu_bf16_to_f32(mtp_gpu_bf16 v)
+{
+	return __bfloat162float(v);
+}
+static __device__ __forceinline__ mtp_gpu_bf16 mtp_gpu_f32_to_bf16(float v)
+{
+	return __float2bfloat16(v); /* round to nearest even */
+}
+#else
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 mtp_gpu_bf16;
+#define MTP_GPU_WARP 32
+#define mtp_gpu_shfl_xor(v, o) __shfl_xor_sync(0xffffffffu, (v), (o))
+#define mtp_gpu_shfl(v, l) __shfl_sync(0xffffffffu, (v), (l))
+static __device__ __forceinline__ float mtp_gpu_bf16_to_f32(mtp_gpu_bf16 v)
+{
+	return __bfloat162float(v);
+}
+static __device__ __forceinline__ mtp_gpu_bf16 mtp_gpu_f32_to_bf16(float v)
+{
+	return __float2bfloat16_rn(v);
+}
+#endif
+
+#endif

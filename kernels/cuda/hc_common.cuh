@@ -1,0 +1,136 @@
+/*
+ * What the mHC kernels (hc_pre, hc_head) share: the per-token mix GEMV
+ * over the M*H flattened streams, q = sum x^2 and dot[o] = sum_k x_k fn[o,k]
+ * in float32 [MTP-SPEC §4.4.1, §4.4.4], reduced over one block of NV_BLOCK
+ * threads with warp shuffles, and the dispatch on hc_mult. Every hc kernel
+ * runs one block of NV_BLOCK threads per token.
+ */
+#ifndef MTP_NV_HC_COMMON_CUH
+#define MTP_NV_HC_COMMON_CUH
+
+#include "nv_common.cuh"
+
+#define NV_HC_WARPS (NV_BLOCK / MTP_GPU_WARP)
+
+/*
+ * mix[o] = sum_k xv_k fn[o*K + k] for o < NMIX and mix[NMIX] = sum_k x_k^2,
+ * accumulated in A (float32; double in the overflow fallback), where
+ * xv_k = x_k, or act(x_k * rho) when xs is given (the ROCm hc_head input).
+ * red is shared scratch of NV_HC_WARPS * (NMIX + 1) values of A; mix is
+ * shared. Ends with a barrier, so every thread may read mix.
+ */
+template <typename T, int NMIX, typename A>
+static __device__ void hc_mix_dots(const T *x, const float *fn, int64_t k_len,
+				   bool vec, const struct nv_scale *xs, A *red,
+				   double *mix)
+{
+	const int n = nv_vec<T>::n;
+	const int lane = threadIdx.x % MTP_GPU_WARP;
+	const int wid = threadIdx.x / MTP_GPU_WARP;
+	A acc[NMIX], q = 0;
+	float xv[16];
+
+#pragma unroll
+	for (int o = 0; o < NMIX; o++)
+		acc[o] = 0;
+	if (vec) {
+		for (int64_t i = threadIdx.x * n; i < k_len; i += NV_BLOCK * n) {
+			nv_load_vec(x + i, xv);
+#pragma unroll
+			for (int k = 0; k < n; k++) {
+				q += (A)xv[k] * xv[k];
+				if (xs)
+					xv[k] = nv_round<T>(nv_scaled(xv[k], xs));
+			}
+#pragma unroll
+			for (int o = 0; o < NMIX; o++) {
+				const float *f = fn + o * k_len + i;
+#pragma unroll
+				for (int k = 0; k < n; k += 4) {
+					float4 w = *reinterpret_cast<const float4 *>(f + k);
+
+					acc[o] += (A)xv[k] * w.x;
+					acc[o] += (A)xv[k + 1] * w.y;
+					acc[o] += (A)xv[k + 2] * w.z;
+					acc[o] += (A)xv[k + 3] * w.w;
+				}
+			}
+		}
+	} else {
+		for (int64_t i = threadIdx.x; i < k_len; i += NV_BLOCK) {
+			float a = nv_f32(x[i]);
+
+			q += (A)a * a;
+			if (xs)
+				a = nv_round<T>(nv_scaled(a, xs));
+#pragma unroll
+			for (int o = 0; o < NMIX; o++)
+				acc[o] += (A)a * fn[o * k_len + i];
+		}
+	}
+#pragma unroll
+	for (int o = 0; o < NMIX; o++) {
+		A v = nv_warp_sum(acc[o]);
+
+		if (lane == 0)
+			red[wid * (NMIX + 1) + o] = v;
+	}
+	q = nv_warp_sum(q);
+	if (lane == 0)
+		red[wid * (NMIX + 1) + NMIX] = q;
+	__syncthreads();
+	if (threadIdx.x <= NMIX) {
+		A s = 0;
+
+		for (int w = 0; w < NV_HC_WARPS; w++)
+			s += red[w * (NMIX + 1) + threadIdx.x];
+		mix[threadIdx.x] = s;
+	}
+	__syncthreads();
+}
+
+/*
+ * The float32 mix GEMV, redone in double when q or a dot overflowed float32
+ * (rows near the format maximum; MTP-SPEC's math keeps them finite).
+ * Returns whether the double path was taken. Block-uniform.
+ */
+template <typename T, int NMIX>
+static __device__ bool hc_mix(const T *x, const float *fn, int64_t k_len,
+			      bool vec, const struct nv_scale *xs,
+			      double *mix)
+{
+	__shared__ float redf[NV_HC_WARPS * (NMIX + 1)];
+	__shared__ double redd[NV_HC_WARPS * (NMIX + 1)];
+	bool wide = false;
+
+	hc_mix_dots<T, NMIX, float>(x, fn, k_len, vec, xs, redf, mix);
+	for (int o = 0; o <= NMIX; o++)
+		wide = wide || isinf(mix[o]);
+	if (wide)
+		hc_mix_dots<T, NMIX, double>(x, fn, k_len, vec, xs, redd, mix);
+	return wide;
+}
+
+/* Whether x rows of k_len activations and fn rows allow 16-byte loads. */
+template <typename T>
+static bool hc_vec_ok(const void *x, const float *fn, int64_t k_len)
+{
+	return k_len % nv_vec<T>::n == 0 && nv_aligned16(x) &&
+	       nv_aligned16(fn);
+}
+
+/* Calls F<T, M>(args...) for the runtime m in 1..MTP_NV_HC_MAX_M. */
+#define NV_HC_DISPATCH(m, F, T, ...)                                   \
+	switch (m) {                                                   \
+	case 1: F<T, 1>(__VA_ARGS__); break;                           \
+	case 2: F<T, 2>(__VA_ARGS__); break;                           \
+	case 3: F<T, 3>(__VA_ARGS__); break;                           \
+	case 4: F<T, 4>(__VA_ARGS__); break;                           \
+	case 5: F<T, 5>(__VA_ARGS__); break;                           \
+	case 6: F<T, 6>(__VA_ARGS__); break;                           \
+	case 7: F<T, 7>(__VA_ARGS__); break;                           \
+	case 8: F<T, 8>(__VA_ARGS__); break;                           \
+	default: return cudaErrorInvalidValue;                         \
+	}
+
+#endif

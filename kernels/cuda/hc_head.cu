@@ -1,0 +1,112 @@
+/*
+ * mHC hc_head [MTP-SPEC §4.4.4]: collapses a token's M streams into one
+ * hidden with sigmoid weights, one block per token. Variant cuda (tilelang):
+ * the mixes from the unrounded streams, scaled by rho afterwards. Variant
+ * rocm (triton): x*rho is first stored in the activation type (the
+ * weight-free RMSNorm), and the mixes are taken from those values.
+ */
+#include "hc_common.cuh"
+
+/* The ROCm variant's rho, first: float32 with the double fallback. */
+template <typename T>
+static __device__ struct nv_scale head_rho(const T *x, int64_t k_len,
+					   float rms_eps)
+{
+	__shared__ float sh[NV_MAX_WARPS];
+	__shared__ double shd[NV_MAX_WARPS];
+	struct nv_scale r = {0.0f, 0.0, false};
+	float q = 0.0f;
+	double qd = 0.0;
+
+	for (int64_t i = threadIdx.x; i < k_len; i += NV_BLOCK) {
+		float a = nv_f32(x[i]);
+
+		q += a * a;
+	}
+	q = nv_block_sum(q, sh);
+	if (!nv_overflowed(q)) {
+		r.r = nv_rms_inv(q, k_len, rms_eps);
+		return r;
+	}
+	for (int64_t i = threadIdx.x; i < k_len; i += NV_BLOCK) {
+		double a = nv_f32(x[i]);
+
+		qd += a * a;
+	}
+	qd = nv_block_sum(qd, shd);
+	r.wide = true;
+	r.rd = 1.0 / sqrt(qd / (double)k_len + (double)rms_eps);
+	return r;
+}
+
+template <typename T, int M>
+__global__ void hc_head_kernel(const T *xs, const float *fn,
+			       const float *scale, const float *base, T *ys,
+			       int64_t h, float rms_eps, float hc_eps,
+			       int variant, bool vec)
+{
+	__shared__ double mix[M + 1];
+	__shared__ float pre[M];
+	const int64_t t = blockIdx.x, k_len = M * h;
+	const T *x = xs + t * k_len;
+	T *y = ys + t * h;
+	const bool rocm = variant == MTP_NV_HEAD_ROCM;
+	struct nv_scale rho = {0.0f, 0.0, false};
+
+	if (rocm)
+		rho = head_rho<T>(x, k_len, rms_eps);
+	const bool wide = hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL,
+				       mix);
+
+	if (threadIdx.x < M) {
+		const int s = threadIdx.x;
+		float mu = (float)mix[s];
+
+		if (!rocm && !wide)
+			mu *= nv_rms_inv((float)mix[M], k_len, rms_eps);
+		else if (!rocm)
+			mu = (float)(mix[s] / sqrt(mix[M] / (double)k_len +
+						   (double)rms_eps));
+		pre[s] = nv_sigmoid(mu * scale[0] + base[s]) + hc_eps;
+	}
+	__syncthreads();
+	for (int64_t i = threadIdx.x; i < h; i += NV_BLOCK) {
+		float acc = 0.0f;
+
+		for (int s = 0; s < M; s++)
+			acc += pre[s] * nv_f32(x[s * h + i]);
+		y[i] = nv_from<T>(acc);
+	}
+}
+
+template <typename T, int M>
+static void launch_hc_head(const void *x, const float *fn, const float *scale,
+			   const float *base, void *y, int64_t t, int64_t h,
+			   float rms_eps, float hc_eps, int variant,
+			   cudaStream_t s)
+{
+	bool vec = hc_vec_ok<T>(x, fn, M * h);
+
+	hc_head_kernel<T, M><<<(unsigned)t, NV_BLOCK, 0, s>>>(
+		(const T *)x, fn, scale, base, (T *)y, h, rms_eps, hc_eps,
+		variant, vec);
+}
+
+extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
+				      const float *fn, const float *scale,
+				      const float *base, void *y, int64_t t,
+				      int64_t m, int64_t h, float rms_eps,
+				      float hc_eps, int variant,
+				      cudaStream_t s)
+{
+	if (t == 0 || h == 0)
+		return cudaSuccess;
+	if (act == MTP_NV_BF16) {
+		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_bf16, x, fn, scale,
+			       base, y, t, h, rms_eps, hc_eps, variant, s);
+	} else {
+		NV_HC_DISPATCH(m, launch_hc_head, float, x, fn, scale, base, y,
+			       t, h, rms_eps, hc_eps, variant, s);
+	}
+	return cudaGetLastError();
+}

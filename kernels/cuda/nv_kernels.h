@@ -1,0 +1,124 @@
+/*
+ * The boundary between the C host code of the CUDA backend and its device
+ * code: plain C launchers, one per kernel family, each enqueuing on a stream
+ * and returning the launch status (cudaGetLastError). Activations are
+ * bfloat16 or float32 (enum mtp_nv_act); mHC parameters and mixes float32;
+ * index tensors int32 or int64 (the *64 flags). Every kernel accumulates in
+ * float32 and rounds to the activation type exactly where MTP-SPEC.md stores.
+ */
+#ifndef MTP_NV_KERNELS_H
+#define MTP_NV_KERNELS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum mtp_nv_act { MTP_NV_BF16, MTP_NV_F32 };
+
+/* Values of enum mtp_rounding / mtp_hc_head_variant (mtp/ref.h). */
+#define MTP_NV_EAGER 0
+#define MTP_NV_FUSED 1
+#define MTP_NV_HEAD_CUDA 0
+#define MTP_NV_HEAD_ROCM 1
+
+/* Largest hc_mult the mHC kernels are built for. */
+#define MTP_NV_HC_MAX_M 8
+
+/*
+ * One set of rows to RMS-normalise: row r reads x + r * x_stride, or
+ * x + ids[r] * x_stride when ids is given (an embedding gather); it reads as
+ * zeros when pos is given and pos[r] == 0 (the position-0 mask, a select);
+ * it writes y + r * y_stride. Strides are in elements.
+ */
+struct mtp_nv_norm_job {
+	const void *x;
+	int64_t x_stride;
+	const void *ids;
+	int ids64;
+	const void *pos;
+	int pos64;
+	const void *w;
+	void *y;
+	int64_t y_stride;
+	int64_t rows;
+};
+
+#define MTP_NV_NORM_JOBS 2
+
+/* Up to MTP_NV_NORM_JOBS jobs of width h in one launch [§2.1/§2.2]. */
+cudaError_t mtp_nv_rmsnorm(enum mtp_nv_act act,
+			   const struct mtp_nv_norm_job *jobs, int njobs,
+			   int64_t h, float eps, int rounding, cudaStream_t s);
+
+/* [§2.3] residual_out = act(x + residual); y = RMSNorm(residual_out) with
+ * the variance of the unrounded sum. */
+cudaError_t mtp_nv_add_rmsnorm(enum mtp_nv_act act, const void *x,
+			       const void *residual, const void *w, void *y,
+			       void *residual_out, int64_t rows, int64_t h,
+			       float eps, int rounding, cudaStream_t s);
+
+/* out[t,:] = table[ids[t],:]. */
+cudaError_t mtp_nv_embed(enum mtp_nv_act act, const void *table,
+			 const void *ids, int ids64, void *out, int64_t t,
+			 int64_t h, cudaStream_t s);
+
+/* out[t] = pos[t] + add, as int64. */
+cudaError_t mtp_nv_positions_add(const void *pos, int pos64, int64_t add,
+				 int64_t *out, int64_t t, cudaStream_t s);
+
+/* out[i] = act(sum_p parts[p * n + i]). */
+cudaError_t mtp_nv_all_reduce(enum mtp_nv_act act, const void *parts,
+			      int64_t p, int64_t n, void *out, cudaStream_t s);
+
+/* out[(r*rep + k)*h + i] = act(a[(r*rep + k)*h + i] + b[r*h + i]) for
+ * r < rows, k < rep: a bf16 add, b broadcast over rep. */
+cudaError_t mtp_nv_add_bcast(enum mtp_nv_act act, const void *a,
+			     const void *b, void *out, int64_t rows,
+			     int64_t rep, int64_t h, cudaStream_t s);
+
+/* g[i] = act(silu(gate[i]) * up[i]), silu in float32 [§10]. */
+cudaError_t mtp_nv_swiglu(enum mtp_nv_act act, const void *gate,
+			  const void *up, void *g, int64_t n, cudaStream_t s);
+
+/* [§4.4.1] hc_pre for t tokens (one block each). */
+struct mtp_nv_hc_pre_args {
+	const void *residual; /* [T,M,H] act */
+	const float *fn, *scale, *base;
+	const void *norm_w;   /* [H] act, or NULL */
+	float *post_mix, *comb_mix;
+	void *layer_input;    /* [T,H] act */
+	int64_t t, m, h;
+	float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
+	int sinkhorn_iters;
+};
+
+cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
+			  const struct mtp_nv_hc_pre_args *a, cudaStream_t s);
+
+/* [§4.4.2] out[t,j,:] = act(post[t,j] x[t,:] + sum_i C[t,i,j] R[t,i,:]). */
+cudaError_t mtp_nv_hc_post(enum mtp_nv_act act, const void *x,
+			   const void *residual, const float *post_mix,
+			   const float *comb_mix, void *out, int64_t t,
+			   int64_t m, int64_t h, cudaStream_t s);
+
+/* [§4.4.4] y [T,H] from x [T,M,H], variant MTP_NV_HEAD_*. */
+cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
+			   const float *fn, const float *scale,
+			   const float *base, void *y, int64_t t, int64_t m,
+			   int64_t h, float rms_eps, float hc_eps, int variant,
+			   cudaStream_t s);
+
+/* token[r] = torch.argmax(logits[r,:]): the first NaN, else the first
+ * maximum. */
+cudaError_t mtp_nv_argmax(const float *logits, void *token, int tok64,
+			  int64_t rows, int64_t v, cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
