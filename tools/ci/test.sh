@@ -23,6 +23,16 @@ if [ -f tools/gen/mtpgen.py ]; then
 	/usr/bin/python3 tools/gen/mtpgen.py --check fixtures/
 fi
 
+echo "== the bug dumps regenerate and are named (MTP-SPEC §8)"
+/usr/bin/python3 tools/gen/bug_dumps.py /tmp/mtp-bugs.h5
+./build/mtpcheck verify /tmp/mtp-bugs.h5 >/tmp/mtp-bugs.log && { echo "bug dumps passed?"; exit 1; } || true
+for d in PRE_NORM_RECYCLE MISSING_HC_POST HC_POST_TWICE HC_HEAD_OWNER; do
+	grep -q "diagnosis: $d" /tmp/mtp-bugs.log || { cat /tmp/mtp-bugs.log; echo "bug dump $d not named"; exit 1; }
+done
+
+echo "== selftest: every mutant caught and named, no false diagnosis"
+./build/mtpcheck selftest
+
 echo "== the reference against every bundled golden (ASan build)"
 ./build-san/mtpcheck run --backend ref --fixtures fixtures/ >/tmp/mtp-ref.log || { tail -40 /tmp/mtp-ref.log; exit 1; }
 tail -3 /tmp/mtp-ref.log

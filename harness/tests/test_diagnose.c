@@ -1,0 +1,179 @@
+/*
+ * Diagnoses, end to end and in their parts:
+ *  - the hand-built dumps of fixtures/dumps/bugs.h5 (made by the independent
+ *    generator, tools/gen/bug_dumps.py) fail and are named as their bug;
+ *  - the composite error budget lets a legitimate variant pass (the other
+ *    RMSNorm rounding) and fails every bug hypothesis, on every bundled step;
+ *  - the self-test over ref catches and names every mutant.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mtp/config.h"
+#include "mtp/mutant.h"
+#include "mtp/runner.h"
+
+#define DUMPS MTP_SOURCE_DIR "/fixtures/dumps/bugs.h5"
+
+static struct mtp_run verify_dump(void)
+{
+	struct mtp_run_opts o;
+	struct mtp_run run = {0};
+
+	mtp_run_opts_init(&o);
+	o.verify = true;
+	o.inputs[o.n_inputs++] = DUMPS;
+	o.out = fopen("/dev/null", "w");
+	mtp_run_execute(&run, &o);
+	fclose(o.out);
+	return run;
+}
+
+static void expect_case(const char *id, enum mtp_verdict v, const char *diag)
+{
+	struct mtp_run run = verify_dump();
+	const struct mtp_result *r = NULL;
+
+	for (int i = 0; i < run.n; i++)
+		if (strcmp(run.results[i].case_id, id) == 0)
+			r = &run.results[i];
+	cr_assert(r != NULL, "case %s in %s", id, DUMPS);
+	cr_expect_eq(r->verdict, v, "%s: %s (%s)", id, mtp_verdict_name(r->verdict),
+		     r->message);
+	cr_expect_str_eq(mtp_diag_info(r->diag.diag)->name, diag, "%s", id);
+	if (diag[0] != 'N')
+		cr_expect(r->diag.ratio >= MTP_DIAG_MIN_RATIO, "a clear match");
+	mtp_run_fini(&run);
+}
+
+Test(diagnose, dump_pre_norm_recycle)
+{
+	expect_case("v3.pre_norm_recycle", MTP_FAILED, "PRE_NORM_RECYCLE");
+}
+
+Test(diagnose, dump_missing_hc_post)
+{
+	expect_case("v4.missing_hc_post", MTP_FAILED, "MISSING_HC_POST");
+}
+
+Test(diagnose, dump_missing_hc_post_wrong_width_is_a_failure_not_invalid)
+{
+	expect_case("v4.missing_hc_post_f", MTP_FAILED, "MISSING_HC_POST");
+}
+
+Test(diagnose, dump_hc_post_twice)
+{
+	expect_case("v4.hc_post_twice", MTP_FAILED, "HC_POST_TWICE");
+}
+
+Test(diagnose, dump_hc_head_owner)
+{
+	expect_case("v4.chain_hc_head_owner", MTP_FAILED, "HC_HEAD_OWNER");
+}
+
+Test(diagnose, dump_controls_pass_undiagnosed)
+{
+	expect_case("v3.ok", MTP_PASSED, "NONE");
+	expect_case("v4.ok", MTP_PASSED, "NONE");
+}
+
+/* Each step case: the other rounding passes the budget, each bug fails it. */
+static void check_budget_on(const char *file, int *legit, int *bugs)
+{
+	struct mtp_limits lim = {1u << 30};
+	struct mtp_fixture fx;
+	char err[MTP_ERR_MAX];
+
+	cr_assert_eq(mtp_fixture_open(file, &lim, &fx, err, sizeof(err)), MTP_OK, "%s", err);
+	for (int i = 0; i < fx.n_cases; i++) {
+		struct mtp_case *c = &fx.cases[i];
+		static struct mtp_signature sig;
+		struct mtp_tensor in[MTP_SIG_MAX] = {0}, out[MTP_SIG_MAX] = {0};
+		struct mtp_tensor hyp[MTP_SIG_MAX] = {0}, want[MTP_SIG_MAX] = {0};
+		struct mtp_call call = {0};
+
+		cr_assert_eq(mtp_fixture_load(&fx, i, err, sizeof(err)), MTP_OK, "%s", err);
+		cr_assert_eq(mtp_case_check(c, &sig, &call.dims, &call.act, err, sizeof(err)), MTP_OK);
+		call.op = c->op;
+		call.params = &c->params;
+		call.sig = &sig;
+		call.n_in = sig.n_in;
+		call.n_out = sig.n_out;
+		call.in = in;
+		call.out = out;
+		for (int k = 0; k < sig.n_in; k++) {
+			const struct mtp_named *n = mtp_list_find(&c->inputs, sig.in[k].name);
+
+			if (n)
+				in[k] = n->t;
+		}
+		for (int k = 0; k < sig.n_out; k++) {
+			const struct mtp_named *n = mtp_list_find(&c->expected, sig.out[k].name);
+
+			out[k].dtype = mtp_tspec_dtype(&sig.out[k], call.act);
+			mtp_tspec_shape(&sig.out[k], &call.dims, &out[k].ndim, out[k].shape);
+			if (n)
+				want[k] = n->t;
+		}
+		for (int d = 1; d < MTP_DIAG_COUNT; d++) {
+			bool legit_variant = d == MTP_DIAG_NORM_ROUNDING;
+			bool any_fail = false;
+
+			if (!mtp_diag_applies(d, &call) || mtp_diag_hypothesis(d, &call, hyp))
+				continue;
+			for (int k = 0; k < sig.n_out; k++) {
+				struct mtp_tol tol;
+				struct mtp_cmp cmp;
+
+				if (!want[k].data || !mtp_dtype_is_float(want[k].dtype))
+					continue;
+				mtp_tol_for(c->op, sig.out[k].name, want[k].dtype, call.act,
+					    mtp_call_k_accum(&call), NULL, &tol);
+				mtp_compare(sig.out[k].name, &hyp[k], &want[k], &tol, false, &cmp);
+				any_fail |= !cmp.passed;
+				if (legit_variant)
+					cr_expect(cmp.passed,
+						  "%s: %s with the other rounding is legitimate but "
+						  "fails the budget (normwise %.3g, headroom %.3g)",
+						  c->id, sig.out[k].name, cmp.rel_norm, cmp.headroom);
+			}
+			if (!legit_variant) {
+				cr_expect(any_fail, "%s: bug %s passes the budget", c->id,
+					  mtp_diag_info(d)->name);
+				*bugs += 1;
+			} else {
+				*legit += 1;
+			}
+			for (int k = 0; k < sig.n_out; k++)
+				mtp_tensor_fini(&hyp[k]);
+		}
+		mtp_fixture_unload(&fx, i);
+	}
+	mtp_fixture_close(&fx);
+}
+
+Test(diagnose, error_budget_passes_legit_variants_and_fails_bugs)
+{
+	int legit = 0, bugs = 0;
+
+	check_budget_on(MTP_SOURCE_DIR "/fixtures/steps_v3.h5", &legit, &bugs);
+	check_budget_on(MTP_SOURCE_DIR "/fixtures/steps_v4.h5", &legit, &bugs);
+	check_budget_on(MTP_SOURCE_DIR "/fixtures/chains.h5", &legit, &bugs);
+	cr_expect(legit >= 20, "legitimate variants checked: %d", legit);
+	cr_expect(bugs >= 40, "bug hypotheses checked: %d", bugs);
+}
+
+int mtp_selftest(const struct mtp_run_opts *opts);
+
+Test(diagnose, selftest_names_every_mutant_over_ref)
+{
+	struct mtp_run_opts o;
+
+	mtp_run_opts_init(&o);
+	o.backends[o.n_backends++] = "ref";
+	o.inputs[o.n_inputs++] = MTP_SOURCE_DIR "/fixtures";
+	o.out = fopen("/dev/null", "w");
+	cr_expect_eq(mtp_selftest(&o), 0);
+	fclose(o.out);
+}
