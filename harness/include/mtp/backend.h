@@ -64,6 +64,19 @@ struct mtp_backend_iface {
 
 	/* Optional one-line description of the device, for reports. */
 	void (*device_info)(struct mtp_backend *be, char *buf, size_t n);
+
+	/* Optional device-to-device copy (the bandwidth probe uses it; NULL:
+	 * the probe is skipped and no peak is reported). */
+	enum mtp_status (*copy)(struct mtp_backend *be, void *dst,
+				const void *src, size_t bytes);
+
+	/* Optional graph replay (CUDA graphs, HIP graphs): capture one launch
+	 * of the call, replay it, free it. NULL: --graph is not available. */
+	enum mtp_status (*graph_capture)(struct mtp_backend *be,
+					 const struct mtp_call *call,
+					 void **graph);
+	enum mtp_status (*graph_launch)(struct mtp_backend *be, void *graph);
+	void (*graph_destroy)(struct mtp_backend *be, void *graph);
 };
 
 struct mtp_backend {

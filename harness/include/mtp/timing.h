@@ -1,0 +1,56 @@
+/*
+ * The timing engine (DESIGN.md "Timing"), shared by every backend: warm-up,
+ * then repeated launches until both a minimum count and a minimum time;
+ * median and IQR; device timers where the backend has them, the monotonic
+ * clock otherwise; input rotation (several input sets on the device, cycled)
+ * so a kernel is not timed on warm caches unless asked; bytes and flops from
+ * the op table turned into GB/s and GFLOP/s and a fraction of the copy
+ * bandwidth measured on the same device in the same run. The outputs of the
+ * timed launches are brought back so that the caller can check them.
+ */
+#ifndef MTP_TIMING_H
+#define MTP_TIMING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mtp/backend.h"
+
+struct mtp_timing_opts {
+	int warmup;          /* launches before timing (default 3) */
+	int min_reps;        /* at least this many timed launches (default 10) */
+	int max_reps;        /* at most (default 1000) */
+	double min_seconds;  /* and at least this long in all (default 0.2) */
+	bool warm;           /* time on hot caches: no input rotation */
+	bool graph;          /* time graph replays (backends that have them) */
+	uint64_t rotate_bytes; /* rotate input sets until they span this many
+				* bytes (default 256 MiB: past any cache) */
+};
+
+struct mtp_timing {
+	int reps, sets;      /* timed launches, input sets rotated */
+	double median, q1, q3, min; /* seconds per launch */
+	double iqr_pct;      /* (q3 - q1) / median * 100 */
+	bool device_timer;   /* device events (else the host clock) */
+	bool graph;          /* graph replay was used */
+};
+
+void mtp_timing_opts_init(struct mtp_timing_opts *o);
+
+/* Bytes an ideal kernel moves (every input read once, every output written
+ * once) and the flops of the math, from the op table. */
+void mtp_op_cost(const struct mtp_call *c, double *bytes, double *flops);
+
+/* Times host call c on be (inputs are host tensors; copies are made and
+ * rotated on the device). The outputs of the last timed launch are returned
+ * in out (host tensors, allocated here, signature order). */
+enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
+			      const struct mtp_timing_opts *o,
+			      struct mtp_timing *t, struct mtp_tensor *out);
+
+/* Device copy bandwidth in bytes/s (read + write counted) over a buffer of
+ * `bytes`; 0 if the backend has no copy. */
+enum mtp_status mtp_probe_copy_bandwidth(struct mtp_backend *be, size_t bytes,
+					 double *bytes_per_s);
+
+#endif
