@@ -3,7 +3,8 @@
  * needs no fixtures. For each problem of a built-in list it draws inputs
  * from a fixed seed, runs the scalar reference (the judge) and the backend
  * through the same interface the runner uses (mtp_backend_execute), and
- * compares every output with the harness's default tolerances. Prints one
+ * compares every output with the harness's tolerances (tokens exactly, so a
+ * near-tie flip shows as FAIL here, not as the runner's ambiguous). Prints one
  * line per output and exits 0 (all passed), 1 (a failure) or 125 (no
  * device). Usage: mtp_nv_selftest [backend [filter]].
  */
@@ -238,8 +239,8 @@ static int run_one(struct mtp_backend *be, const struct problem *pb, int idx)
 		struct mtp_cmp cmp;
 		char where[64];
 
-		mtp_tol_for(c.op, sig.out[i].name, c.out[i].dtype, c.act, NULL,
-			    &tol);
+		mtp_tol_for(c.op, sig.out[i].name, c.out[i].dtype, c.act,
+			    mtp_call_k_accum(&c), NULL, &tol);
 		mtp_compare(sig.out[i].name, &got[i], &c.out[i], &tol,
 			    sig.out[i].cls == MTP_TC_LOGITS, &cmp);
 		printf("     %-5s %-22s max_abs %.3g max_rel %.3g headroom %.3f bad %lld/%lld at %s",

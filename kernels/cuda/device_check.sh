@@ -1,0 +1,53 @@
+#!/bin/bash
+# Builds mtpcheck with the CUDA backend on a machine with an NVIDIA GPU and
+# runs the CUDA checks in one go: the randomized self-test of every op, the
+# fixture suite on ref and cuda, and compute-sanitizer (memcheck on
+# everything, racecheck and synccheck on the kernels with shared memory).
+# Logs go to $OUT (default ./out). Run from the repository root:
+#   kernels/cuda/device_check.sh [archs]
+# A second source tree may be given in MTP_FALLBACK_TAR (a `git archive`
+# tarball) for when the working tree does not build.
+set -u
+OUT=${OUT:-out}
+ARCHS=${1:-90}
+mkdir -p "$OUT"
+
+build() { # source dir, build dir
+	local opts="-DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=$ARCHS"
+
+	cmake -S "$1" -B "$2" $opts >"$OUT/configure.log" 2>&1 ||
+		cmake -S "$1" -B "$2" $opts \
+			-DHDF5_C_INCLUDE_DIR=/usr/include/hdf5/serial \
+			-DHDF5_C_LIBRARY_hdf5=/usr/lib/x86_64-linux-gnu/hdf5/serial/libhdf5.so \
+			>>"$OUT/configure.log" 2>&1 || return 1
+	cmake --build "$2" -j16 >"$OUT/build.log" 2>&1
+}
+
+B=build
+if ! build . build; then
+	echo "working tree does not build:"; grep -m5 -E "error|Error" "$OUT/configure.log" "$OUT/build.log"
+	[ -n "${MTP_FALLBACK_TAR:-}" ] || exit 1
+	mkdir -p /tmp/snap && tar -xf "$MTP_FALLBACK_TAR" -C /tmp/snap || exit 1
+	B=/tmp/snapbuild
+	build /tmp/snap $B || { echo "fallback does not build"; tail -20 "$OUT/build.log"; exit 1; }
+	echo "built the fallback tree"
+fi
+grep -E "CUDA backend|HDF5" "$OUT/configure.log" | head -3
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+$B/mtp_nv_selftest cuda >"$OUT/selftest.log" 2>&1
+echo "selftest rc=$?"; grep -E "FAIL|UNIMPL|selftest:|backend" "$OUT/selftest.log" | head -40
+
+$B/mtpcheck run --backend ref,cuda --fixtures fixtures/ --json "$OUT/cuda.json" >"$OUT/run.log" 2>&1
+echo "run rc=$?"; grep -vE " PASSED | SKIPPED " "$OUT/run.log" | grep -E "^\[" | cut -c1-220 | head -60; tail -2 "$OUT/run.log"
+
+san() { # log name, tool, command...
+	local log=$1 tool=$2; shift 2
+	timeout 200 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >"$OUT/$log" 2>&1
+	echo "$log: rc=$? $(grep -c -E '^========= (Invalid|Race|Barrier|Uninit|Error)' "$OUT/$log") reports; $(grep -m1 'ERROR SUMMARY' "$OUT/$log")"
+}
+san memcheck_selftest.log memcheck --leak-check full $B/mtp_nv_selftest cuda
+san memcheck_fixtures.log memcheck $B/mtpcheck run --backend cuda --fixtures fixtures/
+san racecheck.log racecheck $B/mtp_nv_selftest cuda h
+san synccheck.log synccheck $B/mtp_nv_selftest cuda h
+san initcheck.log initcheck $B/mtp_nv_selftest cuda rmsnorm
