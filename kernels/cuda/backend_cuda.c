@@ -283,6 +283,7 @@ static const struct mtp_backend_iface nv_iface = {
 	.timer_begin = nv_timer_begin,
 	.timer_end = nv_timer_end,
 	.device_info = nv_device_info,
+	.copy = mtp_nv_copy,
 };
 
 __attribute__((visibility("default"))) const struct mtp_backend_iface *
