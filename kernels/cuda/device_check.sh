@@ -43,11 +43,12 @@ echo "run rc=$?"; grep -vE " PASSED | SKIPPED " "$OUT/run.log" | grep -E "^\[" |
 
 san() { # log name, tool, command...
 	local log=$1 tool=$2; shift 2
-	timeout 200 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >"$OUT/$log" 2>&1
+	timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >"$OUT/$log" 2>&1
 	echo "$log: rc=$? $(grep -c -E '^========= (Invalid|Race|Barrier|Uninit|Error)' "$OUT/$log") reports; $(grep -m1 'ERROR SUMMARY' "$OUT/$log")"
 }
 san memcheck_selftest.log memcheck --leak-check full $B/mtp_nv_selftest cuda
 san memcheck_fixtures.log memcheck $B/mtpcheck run --backend cuda --fixtures fixtures/
-san racecheck.log racecheck $B/mtp_nv_selftest cuda h
-san synccheck.log synccheck $B/mtp_nv_selftest cuda h
-san initcheck.log initcheck $B/mtp_nv_selftest cuda rmsnorm
+san racecheck_hc.log racecheck $B/mtp_nv_selftest cuda hc_
+san racecheck_norm.log racecheck $B/mtp_nv_selftest cuda rmsnorm
+san synccheck.log synccheck $B/mtp_nv_selftest cuda hc_
+san initcheck.log initcheck $B/mtp_nv_selftest cuda norm
