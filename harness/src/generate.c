@@ -303,9 +303,13 @@ static void id_put(struct idbuf *b, const char *text)
 	}
 }
 
-/* The shortest %g form that reads back as v. */
+/* An integer as such, else the shortest %g form that reads back as v. */
 static void num_str(double v, char *buf, size_t n)
 {
+	if (v == (double)(long long)v && v > -1e15 && v < 1e15) {
+		snprintf(buf, n, "%lld", (long long)v);
+		return;
+	}
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, n, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
