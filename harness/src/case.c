@@ -7,6 +7,7 @@
 #include "mtp/fixture.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int out_index(const struct mtp_signature *sig, const char *name)
@@ -85,6 +86,53 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 				 c->observed.items[i].name, c->op->name);
 			return MTP_ERR_INVALID;
 		}
+	}
+	return MTP_OK;
+}
+
+void mtp_case_call_fini(struct mtp_case_call *p)
+{
+	free(p->call.in);
+	if (p->call.out)
+		for (int i = 0; i < p->call.n_out; i++)
+			mtp_tensor_fini(&p->call.out[i]);
+	free(p->call.out);
+	free(p->sig);
+	memset(p, 0, sizeof(*p));
+}
+
+enum mtp_status mtp_case_call_init(struct mtp_case *c, struct mtp_case_call *p,
+				   char *err, size_t errn)
+{
+	enum mtp_status st;
+
+	memset(p, 0, sizeof(*p));
+	p->sig = malloc(sizeof(*p->sig));
+	if (!p->sig)
+		return MTP_ERR_NOMEM;
+	st = mtp_case_check(c, p->sig, &p->call.dims, &p->call.act, err, errn);
+	if (st)
+		return st;
+	p->call.op = c->op;
+	p->call.params = &c->params;
+	p->call.sig = p->sig;
+	p->call.n_in = p->sig->n_in;
+	p->call.n_out = p->sig->n_out;
+	p->call.in = calloc((size_t)p->sig->n_in + 1, sizeof(struct mtp_tensor));
+	p->call.out = calloc((size_t)p->sig->n_out + 1, sizeof(struct mtp_tensor));
+	if (!p->call.in || !p->call.out)
+		return MTP_ERR_NOMEM;
+	for (int i = 0; i < p->sig->n_in; i++) {
+		const struct mtp_named *n = mtp_list_find(&c->inputs, p->sig->in[i].name);
+
+		if (n)
+			p->call.in[i] = n->t; /* a view: the case owns the data */
+	}
+	for (int i = 0; i < p->sig->n_out; i++) {
+		struct mtp_tensor *t = &p->call.out[i];
+
+		t->dtype = mtp_tspec_dtype(&p->sig->out[i], p->call.act);
+		mtp_tspec_shape(&p->sig->out[i], &p->call.dims, &t->ndim, t->shape);
 	}
 	return MTP_OK;
 }

@@ -40,6 +40,8 @@ static int flow_depth(const struct mtp_op *op, const char *output)
 		return 2; /* two GEMM roundings, then the add's */
 	if (op->id == MTP_OP_HC_FUSED_POST_PRE)
 		return 3; /* hc_post's rounding feeds hc_pre */
+	if (op->id == MTP_OP_HC_HEAD)
+		return 2; /* rocm: bf16(x*rho) feeds the mixes; then the store */
 
 	if (op->id == MTP_OP_DRAFT_CHAIN && strncmp(output, "step.", 5) == 0)
 		step = atoi(output + 5);
@@ -59,7 +61,7 @@ static bool is_composite(const struct mtp_op *op)
 {
 	return op->id == MTP_OP_MTP_BLOCK || op->id == MTP_OP_MTP_STEP ||
 	       op->id == MTP_OP_DRAFT_CHAIN || op->id == MTP_OP_EH_PROJ_HC ||
-	       op->id == MTP_OP_HC_FUSED_POST_PRE;
+	       op->id == MTP_OP_HC_FUSED_POST_PRE || op->id == MTP_OP_HC_HEAD;
 }
 
 int64_t mtp_call_k_accum(const struct mtp_call *c)

@@ -107,59 +107,6 @@ static void make_repro(const struct mtp_run *run, struct mtp_result *r)
 			 r->case_id);
 }
 
-/* A case turned into a host call: inputs point into the case's data. */
-struct prepared {
-	struct mtp_signature *sig;
-	struct mtp_call call;
-};
-
-static void prepared_fini(struct prepared *p)
-{
-	free(p->call.in);
-	if (p->call.out)
-		for (int i = 0; i < p->call.n_out; i++)
-			mtp_tensor_fini(&p->call.out[i]);
-	free(p->call.out);
-	free(p->sig);
-	memset(p, 0, sizeof(*p));
-}
-
-static enum mtp_status prepare(struct mtp_case *c, struct prepared *p,
-			       char *err, size_t errn)
-{
-	enum mtp_status st;
-
-	memset(p, 0, sizeof(*p));
-	p->sig = malloc(sizeof(*p->sig));
-	if (!p->sig)
-		return MTP_ERR_NOMEM;
-	st = mtp_case_check(c, p->sig, &p->call.dims, &p->call.act, err, errn);
-	if (st)
-		return st;
-	p->call.op = c->op;
-	p->call.params = &c->params;
-	p->call.sig = p->sig;
-	p->call.n_in = p->sig->n_in;
-	p->call.n_out = p->sig->n_out;
-	p->call.in = calloc((size_t)p->sig->n_in + 1, sizeof(struct mtp_tensor));
-	p->call.out = calloc((size_t)p->sig->n_out + 1, sizeof(struct mtp_tensor));
-	if (!p->call.in || !p->call.out)
-		return MTP_ERR_NOMEM;
-	for (int i = 0; i < p->sig->n_in; i++) {
-		const struct mtp_named *n = mtp_list_find(&c->inputs, p->sig->in[i].name);
-
-		if (n)
-			p->call.in[i] = n->t; /* a view: the case owns the data */
-	}
-	for (int i = 0; i < p->sig->n_out; i++) {
-		struct mtp_tensor *t = &p->call.out[i];
-
-		t->dtype = mtp_tspec_dtype(&p->sig->out[i], p->call.act);
-		mtp_tspec_shape(&p->sig->out[i], &p->call.dims, &t->ndim, t->shape);
-	}
-	return MTP_OK;
-}
-
 static bool any_input_special(const struct mtp_case *c, bool nonzero_only)
 {
 	for (int i = 0; i < c->inputs.n; i++) {
@@ -252,7 +199,7 @@ static void describe_failure(struct mtp_result *r)
 }
 
 /* Views of a named list in signature order (data NULL where absent). */
-static void by_signature(const struct prepared *p,
+static void by_signature(const struct mtp_case_call *p,
 			 const struct mtp_tensor_list *l, struct mtp_tensor *v)
 {
 	for (int k = 0; k < p->sig->n_out; k++) {
@@ -265,7 +212,7 @@ static void by_signature(const struct prepared *p,
 }
 
 /* The logits beside a token output ("step.1/token" -> "step.1/logits"). */
-static int logits_of(const struct prepared *p, int k)
+static int logits_of(const struct mtp_case_call *p, int k)
 {
 	const char *name = p->sig->out[k].name, *slash = strrchr(name, '/');
 	char l[MTP_NAME_MAX];
@@ -298,7 +245,7 @@ static double logit_bound(const struct mtp_cmp *lc, const struct mtp_tensor *wan
 }
 
 static void compare_one(struct mtp_result *r, const struct mtp_case *c,
-			const struct prepared *p, int k,
+			const struct mtp_case_call *p, int k,
 			const struct mtp_tensor *have, const struct mtp_tensor *want,
 			const struct mtp_tol_override *ovr)
 {
@@ -328,7 +275,7 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 /* Compares every output the judge has, in flow order; names the first that
  * fails, and for a failure, the known bug it matches. */
 static enum mtp_status compare_all(struct mtp_result *r, const struct mtp_case *c,
-				   const struct prepared *p,
+				   const struct mtp_case_call *p,
 				   const struct mtp_tensor *got,
 				   const struct mtp_tensor_list *got_named,
 				   const struct mtp_tensor_list *judge,
@@ -393,7 +340,7 @@ static void check_block_rule(struct mtp_result *r, struct mtp_backend *be,
 }
 
 static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
-			   struct mtp_case *c, struct prepared *p,
+			   struct mtp_case *c, struct mtp_case_call *p,
 			   const struct mtp_tensor *ref_out)
 {
 	struct mtp_tensor *got;
@@ -436,7 +383,7 @@ static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
 
 /* Runs the reference into the call's own output tensors: the judge of dumps
  * and of generated problems. */
-static enum mtp_status reference_outputs(struct prepared *p)
+static enum mtp_status reference_outputs(struct mtp_case_call *p)
 {
 	enum mtp_status st = MTP_OK;
 
@@ -454,7 +401,7 @@ static enum mtp_status reference_outputs(struct prepared *p)
 
 /* verify: the reference runs on the inputs and judges observed/. */
 static void run_verify(struct mtp_result *r, struct mtp_case *c,
-		       struct prepared *p)
+		       struct mtp_case_call *p)
 {
 	double t0 = now();
 	enum mtp_status st = reference_outputs(p);
@@ -607,12 +554,12 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 {
 	struct mtp_case *c = &fx->cases[ci];
 	char err[MTP_ERR_MAX];
-	struct prepared p = {0};
+	struct mtp_case_call p = {0};
 	int nb = run->opts.verify ? 1 : run->opts.n_backends;
 	enum mtp_status st = mtp_fixture_load(fx, ci, err, sizeof(err));
 
 	if (!st)
-		st = prepare(c, &p, err, sizeof(err));
+		st = mtp_case_call_init(c, &p, err, sizeof(err));
 	for (int b = 0; b < nb; b++) {
 		const char *name = run->opts.verify ? "dump" : slots[b].name;
 		struct mtp_result *r = new_result(run, c, name);
@@ -638,7 +585,7 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 		run->counts[r->verdict]++;
 		print_result(run, r, ++*idx, total);
 	}
-	prepared_fini(&p);
+	mtp_case_call_fini(&p);
 	mtp_fixture_unload(fx, ci);
 }
 

@@ -73,4 +73,5 @@ const struct mtp_backend_iface mtp_ref_backend = {
 	.download = ref_copy,
 	.supports = ref_supports,
 	.launch = ref_launch,
+	.copy = ref_copy,
 };

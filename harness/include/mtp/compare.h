@@ -47,7 +47,8 @@ struct mtp_cmp {
 };
 
 /* The tolerance of an output: the fixture's override; else, for composite
- * ops (and ops with an intermediate rounding, eh_proj_hc, hc_fused_post_pre)
+ * ops (and ops with an intermediate rounding: eh_proj_hc, hc_fused_post_pre,
+ * hc_head's rocm variant)
  * an error budget over the rounding steps on the flow; else the dtype
  * default of DESIGN.md. */
 void mtp_tol_for(const struct mtp_op *op, const char *output,

@@ -72,4 +72,16 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 
 void mtp_case_fini(struct mtp_case *c);
 
+/* A case turned into a host call (signature order): inputs are views of the
+ * case's data; outputs carry shapes and dtypes, data NULL. */
+struct mtp_case_call {
+	struct mtp_signature *sig;
+	struct mtp_call call;
+};
+
+enum mtp_status mtp_case_call_init(struct mtp_case *c, struct mtp_case_call *p,
+				   char *err, size_t errn);
+/* Frees the arrays and any output data allocated into call.out. */
+void mtp_case_call_fini(struct mtp_case_call *p);
+
 #endif
