@@ -25,6 +25,7 @@ static const char usage_main[] =
 	"  verify    judge the observed/ tensors of a dump against the reference\n"
 	"  list      list ops, backends, mutants or cases\n"
 	"  selftest  run every mutant and show each known bug is caught and named\n"
+	"  bench     time ops x shapes x backends, checked, against measured peak\n"
 	"\n"
 	"  mtpcheck <command> --help   options of a command\n"
 	"  mtpcheck --version\n"
@@ -71,6 +72,7 @@ static const char usage_selftest[] =
 	"mutant is caught and named as its own bug and no diagnosis fires on a base.\n";
 
 int mtp_selftest(const struct mtp_run_opts *opts);
+int mtp_bench_main(int argc, char **argv);
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -296,6 +298,8 @@ int mtp_cli_main(int argc, char **argv)
 		return cmd_run(cmd, argc - 2, argv + 2);
 	if (strcmp(cmd, "list") == 0)
 		return cmd_list(argc - 2, argv + 2);
+	if (strcmp(cmd, "bench") == 0)
+		return mtp_bench_main(argc - 2, argv + 2);
 	fprintf(stderr, "mtpcheck: unknown command '%s'\n\n%s", cmd, usage_main);
 	return MTP_EXIT_USAGE;
 }

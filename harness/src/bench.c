@@ -1,0 +1,489 @@
+/*
+ * `mtpcheck bench`: times ops x shapes x backends on generated problems with
+ * the timing engine, checks the outputs of the timed launches against the
+ * reference, and prints one row per problem and backend: median and IQR,
+ * GB/s and GFLOP/s from the op table's cost, the fraction of the copy
+ * bandwidth measured on the same device in the same run, the speedup over the
+ * reference, and for fused ops the same math as a sequence of unfused ops.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtp/compare.h"
+#include "mtp/backend.h"
+#include "mtp/generate.h"
+#include "mtp/timing.h"
+
+#define MAXL 16
+
+struct bench {
+	const char *backends[MAXL];
+	int n_backends;
+	const struct mtp_op *ops[MTP_OP_COUNT];
+	int n_ops;
+	int64_t ts[MAXL], hs[MAXL];
+	int n_t, n_h;
+	int64_t m, v, f;
+	bool check, unfused;
+	uint64_t seed;
+	struct mtp_timing_opts topt;
+	const char *json_path;
+	FILE *json;
+	int json_rows, failures;
+	struct mtp_backend *be[MAXL];
+	double peak[MAXL];
+};
+
+static const char *const default_ops[] = {
+	"rmsnorm", "add_rmsnorm", "fused_eh_norm", "fused_mtp_input_rmsnorm",
+	"mtp_shared_head_rmsnorm", "hc_post", "hc_head", "hc_pre"};
+
+/* A generated problem of op at (t, h), as a host call. */
+struct problem {
+	struct mtp_case c;
+	struct mtp_case_call cc;
+};
+
+static void problem_fini(struct problem *p)
+{
+	mtp_case_call_fini(&p->cc);
+	mtp_case_fini(&p->c);
+}
+
+static enum mtp_status problem_make(const struct bench *b, const struct mtp_op *op,
+				    int64_t t, int64_t rows, int64_t h, int64_t parts,
+				    struct problem *p, char *err, size_t errn)
+{
+	struct mtp_gen_spec spec;
+	enum mtp_status st;
+
+	memset(p, 0, sizeof(*p));
+	mtp_gen_spec_init(&spec, op);
+	spec.t = t;
+	spec.rows = rows;
+	spec.h = h;
+	spec.m = b->m;
+	spec.v = b->v;
+	spec.f = b->f;
+	spec.parts = parts;
+	spec.seed = b->seed;
+	st = mtp_case_generate(&spec, &p->c, err, errn);
+	return st ? st : mtp_case_call_init(&p->c, &p->cc, err, errn);
+}
+
+static void free_outputs(struct mtp_tensor *t, int n)
+{
+	for (int i = 0; i < n; i++)
+		mtp_tensor_fini(&t[i]);
+}
+
+/* Checks timed outputs against the judge; returns the first bad output's
+ * name, or NULL. */
+static const char *check_outputs(const struct mtp_call *c, const struct mtp_tensor *got,
+				 const struct mtp_tensor *want)
+{
+	for (int i = 0; i < c->n_out; i++) {
+		struct mtp_tol tol;
+		struct mtp_cmp cmp;
+
+		if (c->sig->out[i].cls == MTP_TC_TOKEN)
+			continue; /* tokens are judged through the logits' margin */
+		mtp_tol_for(c->op, c->sig->out[i].name, want[i].dtype, c->act,
+			    mtp_call_k_accum(c), NULL, &tol);
+		mtp_compare(c->sig->out[i].name, &got[i], &want[i], &tol, false, &cmp);
+		if (!cmp.passed)
+			return c->sig->out[i].name;
+	}
+	return NULL;
+}
+
+struct row {
+	const char *op, *backend, *check;
+	char shape[64];
+	struct mtp_timing t;
+	double bytes, flops, peak, ref_median;
+	const char *note;
+};
+
+static void print_row(struct bench *b, const struct row *r)
+{
+	double gbs = r->t.median > 0 ? r->bytes / r->t.median / 1e9 : 0;
+	double gfs = r->t.median > 0 ? r->flops / r->t.median / 1e9 : 0;
+	char pk[16] = "-", sp[16] = "-";
+
+	if (r->peak > 0)
+		snprintf(pk, sizeof(pk), "%.1f", 100 * r->bytes / r->t.median / r->peak);
+	if (r->ref_median > 0 && r->t.median > 0)
+		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
+	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s\n", r->op,
+	       r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct, gbs, pk, gfs,
+	       sp, r->check, r->note ? r->note : "");
+	fflush(stdout);
+	if (!b->json)
+		return;
+	fprintf(b->json, "%s{\"op\":\"%s\",\"shape\":\"%s\",\"backend\":\"%s\",\"median_s\":%.9g,"
+		"\"q1_s\":%.9g,\"q3_s\":%.9g,\"iqr_pct\":%.3g,\"reps\":%d,\"input_sets\":%d,"
+		"\"device_timer\":%s,\"graph\":%s,\"bytes\":%.0f,\"flops\":%.0f,\"gb_per_s\":%.4g,"
+		"\"peak_copy_gb_per_s\":%.4g,\"fraction_of_peak\":%.4g,\"speedup_vs_ref\":%.4g,"
+		"\"check\":\"%s\",\"note\":\"%s\"}",
+		b->json_rows++ ? ",\n" : "", r->op, r->shape, r->backend, r->t.median,
+		r->t.q1, r->t.q3, r->t.iqr_pct, r->t.reps, r->t.sets,
+		r->t.device_timer ? "true" : "false", r->t.graph ? "true" : "false",
+		r->bytes, r->flops, gbs, r->peak / 1e9,
+		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
+		r->ref_median > 0 ? r->ref_median / r->t.median : 0, r->check,
+		r->note ? r->note : "");
+}
+
+/* Times p on backend i; the outputs come back in out. */
+static enum mtp_status time_on(struct bench *b, int i, struct problem *p,
+			       struct mtp_timing *t, struct mtp_tensor *out)
+{
+	struct mtp_timing_opts o = b->topt;
+
+	if (strcmp(b->be[i]->iface->name, "ref") == 0) {
+		o.warmup = 0; /* the scalar reference is slow: one launch will do */
+		o.min_reps = 1;
+		o.min_seconds = 0;
+		o.graph = false;
+	}
+	if (o.graph && !b->be[i]->iface->graph_capture)
+		o.graph = false;
+	return mtp_time_call(b->be[i], &p->cc.call, &o, t, out);
+}
+
+struct seq_item {
+	const char *op;
+	int64_t rows, parts;
+};
+
+/* The same math as unfused ops: returns the sum of their medians, or 0. */
+static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
+			   int64_t t, int64_t h, const char **what)
+{
+	struct seq_item seq[3] = {{0}};
+	double sum = 0;
+
+	switch (op->id) {
+	case MTP_OP_FUSED_EH_NORM:
+		*what = "2 x rmsnorm";
+		seq[0] = (struct seq_item){"rmsnorm", t, 0};
+		seq[1] = seq[0];
+		break;
+	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
+		*what = "rmsnorm [T] + rmsnorm [T*M]";
+		seq[0] = (struct seq_item){"rmsnorm", t, 0};
+		seq[1] = (struct seq_item){"rmsnorm", t * b->m, 0};
+		break;
+	case MTP_OP_ADD_RMSNORM:
+		*what = "add (all_reduce of 2) + rmsnorm";
+		seq[0] = (struct seq_item){"all_reduce", t, 2};
+		seq[1] = (struct seq_item){"rmsnorm", t, 0};
+		break;
+	case MTP_OP_HC_FUSED_POST_PRE:
+		*what = "hc_post + hc_pre";
+		seq[0] = (struct seq_item){"hc_post", t, 0};
+		seq[1] = (struct seq_item){"hc_pre", t, 0};
+		break;
+	default:
+		return 0;
+	}
+	for (int k = 0; k < 3 && seq[k].op; k++) {
+		struct problem p;
+		struct mtp_timing tm;
+		struct mtp_tensor out[8] = {0};
+		char err[MTP_ERR_MAX];
+
+		if (problem_make(b, mtp_op_find(seq[k].op), t, seq[k].rows, h,
+				 seq[k].parts, &p, err, sizeof(err)) ||
+		    !mtp_backend_supports(b->be[i], &p.cc.call) ||
+		    time_on(b, i, &p, &tm, out)) {
+			problem_fini(&p);
+			return 0;
+		}
+		sum += tm.median;
+		free_outputs(out, p.cc.call.n_out);
+		problem_fini(&p);
+	}
+	return sum;
+}
+
+/* Judge outputs: the ref backend's if it ran, else the reference once. */
+static enum mtp_status judge_outputs(struct problem *p, struct mtp_tensor *ref_out,
+				     bool have_ref, struct mtp_tensor *judge)
+{
+	struct mtp_call *c = &p->cc.call;
+	enum mtp_status st = MTP_OK;
+
+	if (have_ref) {
+		memcpy(judge, ref_out, (size_t)c->n_out * sizeof(*judge));
+		return MTP_OK;
+	}
+	for (int i = 0; !st && i < c->n_out; i++) {
+		judge[i] = c->out[i];
+		judge[i].data = NULL;
+		st = mtp_tensor_alloc(&judge[i], c->out[i].dtype, c->out[i].ndim,
+				      c->out[i].shape);
+	}
+	struct mtp_call jc = *c;
+
+	jc.out = judge;
+	return st ? st : mtp_reference_run(&jc);
+}
+
+static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
+			  int64_t h)
+{
+	struct problem p;
+	struct mtp_tensor outs[MAXL][8] = {{{0}}}, judge[8] = {{0}};
+	struct row r = {.op = op->name};
+	double ref_median = 0;
+	bool ran[MAXL] = {0}, have_ref = false;
+	char err[MTP_ERR_MAX];
+	struct mtp_timing tms[MAXL];
+
+	if (problem_make(b, op, t, t, h, 2, &p, err, sizeof(err))) {
+		printf("%-24s T=%lld H=%lld: cannot generate: %s\n", op->name,
+		       (long long)t, (long long)h, err);
+		b->failures++;
+		return;
+	}
+	snprintf(r.shape, sizeof(r.shape), "T=%lld H=%lld%s", (long long)t, (long long)h,
+		 p.cc.call.dims.m > 1 ? " M=4" : "");
+	if (p.cc.call.dims.m > 1)
+		snprintf(r.shape, sizeof(r.shape), "T=%lld H=%lld M=%lld", (long long)t,
+			 (long long)h, (long long)p.cc.call.dims.m);
+	r.bytes = 0;
+	mtp_op_cost(&p.cc.call, &r.bytes, &r.flops);
+	for (int i = 0; i < b->n_backends; i++) {
+		if (!b->be[i] || !mtp_backend_supports(b->be[i], &p.cc.call))
+			continue;
+		if (time_on(b, i, &p, &tms[i], outs[i])) {
+			printf("%-24s %-18s %-8s FAILED: %s\n", op->name, r.shape,
+			       b->backends[i], b->be[i]->error);
+			b->failures++;
+			continue;
+		}
+		ran[i] = true;
+		if (strcmp(b->be[i]->iface->name, "ref") == 0) {
+			ref_median = tms[i].median;
+			have_ref = true;
+			memcpy(judge, outs[i], sizeof(judge));
+		}
+	}
+	bool judged = b->check && !judge_outputs(&p, judge, have_ref, judge);
+
+	for (int i = 0; i < b->n_backends; i++) {
+		const char *bad = ran[i] && judged ? check_outputs(&p.cc.call, outs[i], judge) : NULL;
+		const char *what = NULL;
+
+		if (!ran[i])
+			continue;
+		r.backend = b->backends[i];
+		r.t = tms[i];
+		r.peak = b->peak[i];
+		r.ref_median = ref_median;
+		r.check = !judged ? "unchecked" : bad ? "FAILED" : "ok";
+		r.note = bad;
+		b->failures += bad != NULL;
+		print_row(b, &r);
+		double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
+			? unfused_time(b, i, op, t, h, &what) : 0;
+
+		if (uf > 0)
+			printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused is %.2fx faster\n",
+			       "  same math, unfused", r.shape, r.backend, uf * 1e6, what,
+			       uf / tms[i].median);
+	}
+	for (int i = 0; i < b->n_backends; i++)
+		if (ran[i] && !(have_ref && strcmp(b->be[i]->iface->name, "ref") == 0))
+			free_outputs(outs[i], p.cc.call.n_out);
+	free_outputs(judge, p.cc.call.n_out);
+	problem_fini(&p);
+}
+
+static const char usage_bench[] =
+	"usage: mtpcheck bench [options]\n"
+	"\n"
+	"  --backend LIST    backends to time (default: ref,cpu when built)\n"
+	"  --op LIST         ops (default: the memory-bound ops and hc_pre)\n"
+	"  --T LIST          tokens (default 1,64,512,4096)\n"
+	"  --H LIST          hidden sizes (default 4096,7168)\n"
+	"  --M N --V N --F N hc_mult (4), vocabulary (1024), FFN width (256)\n"
+	"  --warm            time on hot caches (no input rotation)\n"
+	"  --graph           time graph replays where the backend has them\n"
+	"  --reps N          at least N timed launches (default 10)\n"
+	"  --min-time S      and at least S seconds each (default 0.2)\n"
+	"  --no-check        do not check the timed outputs against the reference\n"
+	"  --no-unfused      skip the unfused comparison rows\n"
+	"  --seed N          seed of the generated inputs\n"
+	"  --json FILE       write the rows as JSON\n";
+
+static int parse_list(const char *v, int64_t *out, int max)
+{
+	int n = 0;
+	char buf[256], *save;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long long x = strtoll(t, &end, 10);
+
+		if (*end || x <= 0)
+			return -1;
+		out[n++] = x;
+	}
+	return n;
+}
+
+static int parse_args(struct bench *b, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char word[64];
+		bool takes;
+
+		snprintf(word, sizeof(word), " %s ", a);
+		takes = strstr(" --backend --op --T --H --M --V --F --reps --min-time --seed --json ",
+			       word) != NULL;
+		int64_t one[1];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_bench, stdout);
+			return 0;
+		}
+		if (takes && !v) {
+			fprintf(stderr, "mtpcheck bench: %s needs a value\n", a);
+			return 2;
+		}
+		i += takes;
+		if (!strcmp(a, "--backend")) {
+			char *copy = strdup(v), *save;
+
+			for (char *t = strtok_r(copy, ",", &save); t && b->n_backends < MAXL;
+			     t = strtok_r(NULL, ",", &save))
+				b->backends[b->n_backends++] = t;
+		} else if (!strcmp(a, "--op")) {
+			char *copy = strdup(v), *save;
+
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (!mtp_op_find(t)) {
+					fprintf(stderr, "mtpcheck bench: unknown op '%s' (mtpcheck list ops)\n", t);
+					return 2;
+				}
+				b->ops[b->n_ops++] = mtp_op_find(t);
+			}
+		} else if (!strcmp(a, "--T") || !strcmp(a, "--H")) {
+			int n = parse_list(v, a[2] == 'T' ? b->ts : b->hs, MAXL);
+
+			if (n <= 0) {
+				fprintf(stderr, "mtpcheck bench: %s: '%s' is not a list of positive integers\n", a, v);
+				return 2;
+			}
+			*(a[2] == 'T' ? &b->n_t : &b->n_h) = n;
+		} else if (!strcmp(a, "--M") || !strcmp(a, "--V") || !strcmp(a, "--F") ||
+			   !strcmp(a, "--reps") || !strcmp(a, "--seed")) {
+			if (parse_list(v, one, 1) != 1) {
+				fprintf(stderr, "mtpcheck bench: %s: '%s' is not a positive integer\n", a, v);
+				return 2;
+			}
+			if (!strcmp(a, "--M")) b->m = one[0];
+			else if (!strcmp(a, "--V")) b->v = one[0];
+			else if (!strcmp(a, "--F")) b->f = one[0];
+			else if (!strcmp(a, "--reps")) b->topt.min_reps = (int)one[0];
+			else b->seed = (uint64_t)one[0];
+		} else if (!strcmp(a, "--min-time")) {
+			b->topt.min_seconds = atof(v);
+		} else if (!strcmp(a, "--json")) {
+			b->json_path = v;
+		} else if (!strcmp(a, "--warm")) {
+			b->topt.warm = true;
+		} else if (!strcmp(a, "--graph")) {
+			b->topt.graph = true;
+		} else if (!strcmp(a, "--no-check")) {
+			b->check = false;
+		} else if (!strcmp(a, "--no-unfused")) {
+			b->unfused = false;
+		} else {
+			fprintf(stderr, "mtpcheck bench: unknown argument '%s' (see --help)\n", a);
+			return 2;
+		}
+	}
+	return -1;
+}
+
+static void defaults(struct bench *b)
+{
+	static const int64_t ts[] = {1, 64, 512, 4096}, hs[] = {4096, 7168};
+
+	if (!b->n_backends) {
+		b->backends[b->n_backends++] = "ref";
+		if (mtp_backend_absent_reason("cpu") == NULL)
+			b->backends[b->n_backends++] = "cpu";
+	}
+	for (size_t i = 0; !b->n_ops && i < sizeof(default_ops) / sizeof(*default_ops); i++)
+		b->ops[i] = mtp_op_find(default_ops[i]);
+	if (!b->n_ops)
+		b->n_ops = (int)(sizeof(default_ops) / sizeof(*default_ops));
+	for (int i = 0; !b->n_t && i < 4; i++)
+		b->ts[i] = ts[i];
+	b->n_t = b->n_t ? b->n_t : 4;
+	for (int i = 0; !b->n_h && i < 2; i++)
+		b->hs[i] = hs[i];
+	b->n_h = b->n_h ? b->n_h : 2;
+}
+
+static void open_backends(struct bench *b)
+{
+	char why[MTP_ERR_MAX], info[256];
+
+	for (int i = 0; i < b->n_backends; i++) {
+		if (mtp_backend_open(b->backends[i], NULL, &b->be[i], why, sizeof(why))) {
+			printf("backend %s: SKIPPED (%s)\n", b->backends[i], why);
+			continue;
+		}
+		mtp_backend_device_info(b->be[i], info, sizeof(info));
+		mtp_probe_copy_bandwidth(b->be[i], 256u << 20, &b->peak[i]);
+		printf("backend %-8s %s; copy bandwidth %.1f GB/s (256 MiB, median of 10)\n",
+		       b->backends[i], info, b->peak[i] / 1e9);
+	}
+}
+
+int mtp_bench_main(int argc, char **argv)
+{
+	struct bench b = {.m = 4, .v = 1024, .f = 256, .check = true, .unfused = true,
+			  .seed = 1};
+	int rc, opened = 0;
+
+	mtp_timing_opts_init(&b.topt);
+	rc = parse_args(&b, argc, argv);
+	if (rc >= 0)
+		return rc;
+	defaults(&b);
+	if (b.json_path && !(b.json = fopen(b.json_path, "w"))) {
+		fprintf(stderr, "mtpcheck bench: cannot write %s\n", b.json_path);
+		return 2;
+	}
+	if (b.json)
+		fprintf(b.json, "{\"format\":\"mtpcheck-bench\",\"format_version\":1,\"rows\":[\n");
+	open_backends(&b);
+	for (int i = 0; i < b.n_backends; i++)
+		opened += b.be[i] != NULL;
+	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op", "shape", "backend",
+	       "median_us", "IQR%", "GB/s", "%peak", "GFLOP/s", "vs_ref", "check");
+	for (int o = 0; opened && o < b.n_ops; o++)
+		for (int h = 0; h < b.n_h; h++)
+			for (int t = 0; t < b.n_t; t++)
+				bench_problem(&b, b.ops[o], b.ts[t], b.hs[h]);
+	if (b.json) {
+		fprintf(b.json, "\n]}\n");
+		fclose(b.json);
+	}
+	for (int i = 0; i < b.n_backends; i++)
+		mtp_backend_close(b.be[i]);
+	if (!opened)
+		return 125;
+	return b.failures ? 1 : 0;
+}
