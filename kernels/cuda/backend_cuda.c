@@ -270,7 +270,7 @@ static void nv_device_info(struct mtp_backend *be, char *buf, size_t n)
 static const struct mtp_backend_iface nv_iface = {
 	.api_version = MTP_BACKEND_API_VERSION,
 	.name = "cuda",
-	.description = "CUDA kernels and cuBLASLt GEMMs (bf16/fp32 activations, fp32 accumulation)",
+	.description = "CUDA kernels and cuBLASLt GEMMs (bf16/fp16/fp32 activations, fp32 accumulation)",
 	.open = nv_open,
 	.close = nv_close,
 	.alloc = nv_alloc,

@@ -30,19 +30,21 @@ __global__ void embed_kernel(const T *table, const void *ids, int ids64,
 	}
 }
 
+template <typename T>
+static void launch_embed(const void *table, const void *ids, int ids64,
+			 void *out, int64_t t, int64_t h, cudaStream_t s)
+{
+	embed_kernel<<<grid_for(t * h), NV_BLOCK, 0, s>>>(
+		(const T *)table, ids, ids64, (T *)out, t, h);
+}
+
 extern "C" cudaError_t mtp_nv_embed(enum mtp_nv_act act, const void *table,
 				    const void *ids, int ids64, void *out,
 				    int64_t t, int64_t h, cudaStream_t s)
 {
 	if (t * h == 0)
 		return cudaSuccess;
-	if (act == MTP_NV_BF16)
-		embed_kernel<<<grid_for(t * h), NV_BLOCK, 0, s>>>(
-			(const mtp_gpu_bf16 *)table, ids, ids64,
-			(mtp_gpu_bf16 *)out, t, h);
-	else
-		embed_kernel<<<grid_for(t * h), NV_BLOCK, 0, s>>>(
-			(const float *)table, ids, ids64, (float *)out, t, h);
+	NV_DISPATCH_ACT(act, launch_embed, table, ids, ids64, out, t, h, s);
 	return cudaGetLastError();
 }
 
@@ -77,18 +79,21 @@ __global__ void all_reduce_kernel(const T *parts, int64_t p, int64_t n, T *out)
 	}
 }
 
+template <typename T>
+static void launch_all_reduce(const void *parts, int64_t p, int64_t n,
+			      void *out, cudaStream_t s)
+{
+	all_reduce_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>((const T *)parts, p,
+							   n, (T *)out);
+}
+
 extern "C" cudaError_t mtp_nv_all_reduce(enum mtp_nv_act act,
 					 const void *parts, int64_t p,
 					 int64_t n, void *out, cudaStream_t s)
 {
 	if (n == 0)
 		return cudaSuccess;
-	if (act == MTP_NV_BF16)
-		all_reduce_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
-			(const mtp_gpu_bf16 *)parts, p, n, (mtp_gpu_bf16 *)out);
-	else
-		all_reduce_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
-			(const float *)parts, p, n, (float *)out);
+	NV_DISPATCH_ACT(act, launch_all_reduce, parts, p, n, out, s);
 	return cudaGetLastError();
 }
 
@@ -104,6 +109,14 @@ __global__ void add_bcast_kernel(const T *a, const T *b, T *out, int64_t rep,
 	}
 }
 
+template <typename T>
+static void launch_add_bcast(const void *a, const void *b, void *out,
+			     int64_t rep, int64_t h, int64_t n, cudaStream_t s)
+{
+	add_bcast_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
+		(const T *)a, (const T *)b, (T *)out, rep, h, n);
+}
+
 extern "C" cudaError_t mtp_nv_add_bcast(enum mtp_nv_act act, const void *a,
 					const void *b, void *out, int64_t rows,
 					int64_t rep, int64_t h, cudaStream_t s)
@@ -112,14 +125,7 @@ extern "C" cudaError_t mtp_nv_add_bcast(enum mtp_nv_act act, const void *a,
 
 	if (n == 0)
 		return cudaSuccess;
-	if (act == MTP_NV_BF16)
-		add_bcast_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
-			(const mtp_gpu_bf16 *)a, (const mtp_gpu_bf16 *)b,
-			(mtp_gpu_bf16 *)out, rep, h, n);
-	else
-		add_bcast_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
-			(const float *)a, (const float *)b, (float *)out, rep,
-			h, n);
+	NV_DISPATCH_ACT(act, launch_add_bcast, a, b, out, rep, h, n, s);
 	return cudaGetLastError();
 }
 
@@ -134,18 +140,20 @@ __global__ void swiglu_kernel(const T *gate, const T *up, T *g, int64_t n)
 	}
 }
 
+template <typename T>
+static void launch_swiglu(const void *gate, const void *up, void *g,
+			  int64_t n, cudaStream_t s)
+{
+	swiglu_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>((const T *)gate,
+						       (const T *)up, (T *)g, n);
+}
+
 extern "C" cudaError_t mtp_nv_swiglu(enum mtp_nv_act act, const void *gate,
 				     const void *up, void *g, int64_t n,
 				     cudaStream_t s)
 {
 	if (n == 0)
 		return cudaSuccess;
-	if (act == MTP_NV_BF16)
-		swiglu_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
-			(const mtp_gpu_bf16 *)gate, (const mtp_gpu_bf16 *)up,
-			(mtp_gpu_bf16 *)g, n);
-	else
-		swiglu_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
-			(const float *)gate, (const float *)up, (float *)g, n);
+	NV_DISPATCH_ACT(act, launch_swiglu, gate, up, g, n, s);
 	return cudaGetLastError();
 }

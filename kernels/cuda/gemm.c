@@ -1,5 +1,5 @@
 /*
- * GEMMs of the CUDA backend through cuBLASLt [MTP-SPEC §10: bf16 operands,
+ * GEMMs of the CUDA backend through cuBLASLt [MTP-SPEC §10: bf16 (fp16, fp32) operands,
  * fp32 accumulation, one rounding of the result]: nn.Linear layout
  * y [rows,out] = x [rows,in] . W [out,in]^T. Split-K reductions are allowed
  * only in the compute type (fp32 workspace), never in the output type, so
@@ -120,7 +120,9 @@ enum mtp_status mtp_nv_linear(struct mtp_backend *be, enum mtp_nv_act act,
 			      bool logits, const void *x, const void *w,
 			      void *y, int64_t rows, int64_t in, int64_t out)
 {
-	const cudaDataType_t in_t = act == MTP_NV_F32 ? CUDA_R_32F : CUDA_R_16BF;
+	const cudaDataType_t in_t = act == MTP_NV_F32   ? CUDA_R_32F
+				    : act == MTP_NV_F16 ? CUDA_R_16F
+							: CUDA_R_16BF;
 	const cudaDataType_t out_t = logits ? CUDA_R_32F : in_t;
 	struct nv_gemm g = {0};
 	enum mtp_status st;

@@ -1,6 +1,6 @@
 /*
  * The project's own small GPU portability header: the few vendor names the
- * kernel sources use (bf16 type and conversions, warp shuffles, the warp
+ * kernel sources use (bf16 and fp16 types and conversions, warp shuffles, the warp
  * width), so that the same .cu sources can later be compiled by hipcc for
  * the HIP backend. HIP's NVIDIA headers do not build against CUDA 13
  * (TOOLCHAIN-NOTES.md), hence our own layer rather than theirs.
@@ -11,7 +11,9 @@
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #include <hip/hip_bf16.h>
+#include <hip/hip_fp16.h>
 typedef __hip_bfloat16 mtp_gpu_bf16;
+typedef __half mtp_gpu_f16;
 #define MTP_GPU_WARP 64
 #define mtp_gpu_shfl_xor(v, o) __shfl_xor((v), (o))
 #define mtp_gpu_shfl(v, l) __shfl((v), (l))
@@ -26,7 +28,9 @@ static __device__ __forceinline__ mtp_gpu_bf16 mtp_gpu_f32_to_bf16(float v)
 #else
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 typedef __nv_bfloat16 mtp_gpu_bf16;
+typedef __half mtp_gpu_f16;
 #define MTP_GPU_WARP 32
 #define mtp_gpu_shfl_xor(v, o) __shfl_xor_sync(0xffffffffu, (v), (o))
 #define mtp_gpu_shfl(v, l) __shfl_sync(0xffffffffu, (v), (l))
@@ -39,5 +43,14 @@ static __device__ __forceinline__ mtp_gpu_bf16 mtp_gpu_f32_to_bf16(float v)
 	return __float2bfloat16_rn(v);
 }
 #endif
+
+static __device__ __forceinline__ float mtp_gpu_f16_to_f32(mtp_gpu_f16 v)
+{
+	return __half2float(v);
+}
+static __device__ __forceinline__ mtp_gpu_f16 mtp_gpu_f32_to_f16(float v)
+{
+	return __float2half_rn(v);
+}
 
 #endif

@@ -104,6 +104,9 @@ extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_bf16, x, fn, scale,
 			       base, y, t, h, rms_eps, hc_eps, variant, s);
+	} else if (act == MTP_NV_F16) {
+		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_f16, x, fn, scale,
+			       base, y, t, h, rms_eps, hc_eps, variant, s);
 	} else {
 		NV_HC_DISPATCH(m, launch_hc_head, float, x, fn, scale, base, y,
 			       t, h, rms_eps, hc_eps, variant, s);

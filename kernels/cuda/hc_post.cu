@@ -81,11 +81,7 @@ extern "C" cudaError_t mtp_nv_hc_post(enum mtp_nv_act act, const void *x,
 {
 	if (t * m * h == 0)
 		return cudaSuccess;
-	if (act == MTP_NV_BF16)
-		launch_hc_post<mtp_gpu_bf16>(x, residual, post_mix, comb_mix,
-					     out, t, (int)m, h, s);
-	else
-		launch_hc_post<float>(x, residual, post_mix, comb_mix, out, t,
-				      (int)m, h, s);
+	NV_DISPATCH_ACT(act, launch_hc_post, x, residual, post_mix, comb_mix,
+			out, t, (int)m, h, s);
 	return cudaGetLastError();
 }

@@ -203,6 +203,8 @@ extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 		return cudaSuccess;
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH(a->m, launch_hc_pre, mtp_gpu_bf16, a, s);
+	} else if (act == MTP_NV_F16) {
+		NV_HC_DISPATCH(a->m, launch_hc_pre, mtp_gpu_f16, a, s);
 	} else {
 		NV_HC_DISPATCH(a->m, launch_hc_pre, float, a, s);
 	}

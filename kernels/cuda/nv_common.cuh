@@ -20,6 +20,11 @@ static __device__ __forceinline__ float nv_f32(mtp_gpu_bf16 v)
 	return mtp_gpu_bf16_to_f32(v);
 }
 
+static __device__ __forceinline__ float nv_f32(mtp_gpu_f16 v)
+{
+	return mtp_gpu_f16_to_f32(v);
+}
+
 static __device__ __forceinline__ float nv_f32(float v)
 {
 	return v;
@@ -30,6 +35,11 @@ template <typename T> __device__ __forceinline__ T nv_from(float v);
 template <> __device__ __forceinline__ mtp_gpu_bf16 nv_from(float v)
 {
 	return mtp_gpu_f32_to_bf16(v);
+}
+
+template <> __device__ __forceinline__ mtp_gpu_f16 nv_from(float v)
+{
+	return mtp_gpu_f32_to_f16(v);
 }
 
 template <> __device__ __forceinline__ float nv_from(float v)
@@ -163,11 +173,13 @@ static inline bool nv_aligned16(const void *p)
 	return ((uintptr_t)p & 15u) == 0;
 }
 
-/* Launches f<bf16> or f<float> by act. */
+/* Calls the host launcher f<T>(...) for the activation type act. */
 #define NV_DISPATCH_ACT(act, f, ...)                                   \
 	do {                                                           \
 		if ((act) == MTP_NV_BF16)                              \
 			f<mtp_gpu_bf16>(__VA_ARGS__);                  \
+		else if ((act) == MTP_NV_F16)                          \
+			f<mtp_gpu_f16>(__VA_ARGS__);                   \
 		else                                                   \
 			f<float>(__VA_ARGS__);                         \
 	} while (0)

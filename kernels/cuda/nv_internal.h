@@ -89,7 +89,7 @@ void *mtp_nv_out_ptr(const struct mtp_call *c, const char *prefix,
 
 static inline enum mtp_nv_act mtp_nv_act_of(enum mtp_dtype dt)
 {
-	return dt == MTP_F32 ? MTP_NV_F32 : MTP_NV_BF16;
+	return dt == MTP_F32 ? MTP_NV_F32 : dt == MTP_F16 ? MTP_NV_F16 : MTP_NV_BF16;
 }
 
 /* ---- GEMM (gemm.c) ------------------------------------------------------ */

@@ -2,7 +2,7 @@
  * The boundary between the C host code of the CUDA backend and its device
  * code: plain C launchers, one per kernel family, each enqueuing on a stream
  * and returning the launch status (cudaGetLastError). Activations are
- * bfloat16 or float32 (enum mtp_nv_act); mHC parameters and mixes float32;
+ * bfloat16, float16 or float32 (enum mtp_nv_act); mHC parameters and mixes float32;
  * index tensors int32 or int64 (the *64 flags). Every kernel accumulates in
  * float32 and rounds to the activation type exactly where MTP-SPEC.md stores.
  */
@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-enum mtp_nv_act { MTP_NV_BF16, MTP_NV_F32 };
+enum mtp_nv_act { MTP_NV_BF16, MTP_NV_F32, MTP_NV_F16 };
 
 /* Values of enum mtp_rounding / mtp_hc_head_variant (mtp/ref.h). */
 #define MTP_NV_EAGER 0

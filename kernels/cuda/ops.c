@@ -107,7 +107,7 @@ static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
 
 bool mtp_nv_op_supported(const struct mtp_call *c)
 {
-	if (c->act != MTP_BF16 && c->act != MTP_F32)
+	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
 		return false;
 	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
 	    !tensors_ok(c->sig->out, c->out, c->n_out))

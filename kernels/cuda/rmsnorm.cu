@@ -121,9 +121,8 @@ static bool job_vec_ok(const struct mtp_nv_norm_job *j, int64_t h)
 }
 
 template <typename T>
-static cudaError_t launch_norm(const struct mtp_nv_norm_job *jobs, int njobs,
-			       int64_t h, float eps, int rounding,
-			       cudaStream_t s)
+static void launch_norm(const struct mtp_nv_norm_job *jobs, int njobs,
+			int64_t h, float eps, int rounding, cudaStream_t s)
 {
 	struct norm_jobs nj = {};
 	int64_t rows = 0;
@@ -135,7 +134,7 @@ static cudaError_t launch_norm(const struct mtp_nv_norm_job *jobs, int njobs,
 		vec = vec && job_vec_ok<T>(&jobs[i], h);
 	}
 	if (rows == 0 || h == 0)
-		return cudaSuccess;
+		return;
 	dim3 grid((unsigned)rows, (unsigned)njobs);
 	unsigned threads = nv_threads_for(vec ? h / nv_vec<T>::n : h);
 
@@ -145,7 +144,6 @@ static cudaError_t launch_norm(const struct mtp_nv_norm_job *jobs, int njobs,
 	else
 		norm_kernel<T, false><<<grid, threads, 0, s>>>(nj, h, eps,
 							      rounding);
-	return cudaGetLastError();
 }
 
 extern "C" cudaError_t mtp_nv_rmsnorm(enum mtp_nv_act act,
@@ -155,10 +153,8 @@ extern "C" cudaError_t mtp_nv_rmsnorm(enum mtp_nv_act act,
 {
 	if (njobs < 1 || njobs > MTP_NV_NORM_JOBS)
 		return cudaErrorInvalidValue;
-	if (act == MTP_NV_BF16)
-		return launch_norm<mtp_gpu_bf16>(jobs, njobs, h, eps, rounding,
-						 s);
-	return launch_norm<float>(jobs, njobs, h, eps, rounding, s);
+	NV_DISPATCH_ACT(act, launch_norm, jobs, njobs, h, eps, rounding, s);
+	return cudaGetLastError();
 }
 
 /* [§2.3] scalar loop: the sum is kept unrounded for the variance. */
@@ -205,25 +201,26 @@ __global__ void add_rmsnorm_kernel(const T *x, const T *res, const T *w,
 						   nv_f32(w[i]), rounding));
 }
 
+template <typename T>
+static void launch_add_rmsnorm(const void *x, const void *residual,
+			       const void *w, void *y, void *residual_out,
+			       int64_t rows, int64_t h, float eps, int rounding,
+			       cudaStream_t s)
+{
+	add_rmsnorm_kernel<T><<<(unsigned)rows, nv_threads_for(h), 0, s>>>(
+		(const T *)x, (const T *)residual, (const T *)w, (T *)y,
+		(T *)residual_out, h, eps, rounding);
+}
+
 extern "C" cudaError_t mtp_nv_add_rmsnorm(enum mtp_nv_act act, const void *x,
 					  const void *residual, const void *w,
 					  void *y, void *residual_out,
 					  int64_t rows, int64_t h, float eps,
 					  int rounding, cudaStream_t s)
 {
-	unsigned threads = nv_threads_for(h);
-
 	if (rows == 0 || h == 0)
 		return cudaSuccess;
-	if (act == MTP_NV_BF16)
-		add_rmsnorm_kernel<mtp_gpu_bf16><<<(unsigned)rows, threads, 0, s>>>(
-			(const mtp_gpu_bf16 *)x, (const mtp_gpu_bf16 *)residual,
-			(const mtp_gpu_bf16 *)w, (mtp_gpu_bf16 *)y,
-			(mtp_gpu_bf16 *)residual_out, h, eps, rounding);
-	else
-		add_rmsnorm_kernel<float><<<(unsigned)rows, threads, 0, s>>>(
-			(const float *)x, (const float *)residual,
-			(const float *)w, (float *)y, (float *)residual_out, h,
-			eps, rounding);
+	NV_DISPATCH_ACT(act, launch_add_rmsnorm, x, residual, w, y,
+			residual_out, rows, h, eps, rounding, s);
 	return cudaGetLastError();
 }

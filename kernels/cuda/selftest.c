@@ -31,6 +31,7 @@ struct problem {
 #define V4 MTP_FAMILY_DEEPSEEK_V4
 #define BF MTP_BF16
 #define F3 MTP_F32
+#define F6 MTP_F16
 #define EA MTP_ROUNDING_EAGER
 #define FU MTP_ROUNDING_FUSED
 
@@ -69,6 +70,11 @@ static const struct problem problems[] = {
 	{"mtp_step", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .v = 1000, .rounding = FU},
 	{"mtp_step", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .v = 1000, .rounding = EA, .contract = MTP_CONTRACT_INTERNAL, .variant = MTP_HC_HEAD_ROCM},
 	{"mtp_step", V4, F3, .t = 3, .m = 4, .h = 128, .f = 256, .v = 500, .rounding = FU},
+	{"rmsnorm", V3, F6, .r = 5, .h = 4096, .rounding = EA},
+	{"hc_pre", V4, F6, .t = 3, .m = 4, .h = 512, .norm = true},
+	{"lm_head", V3, F6, .t = 3, .v = 3000, .h = 512},
+	{"mtp_step", V3, F6, .t = 3, .h = 256, .f = 512, .v = 1000, .rounding = FU},
+	{"mtp_step", V4, F6, .t = 3, .m = 4, .h = 128, .f = 256, .v = 500, .rounding = EA},
 	{"draft_chain", V3, BF, .t = 3, .h = 256, .f = 512, .v = 1000, .k = 3, .l = 2, .pass = true},
 	{"draft_chain", V4, BF, .t = 3, .m = 4, .h = 256, .f = 512, .v = 1000, .k = 3, .l = 2, .pass = true},
 };
