@@ -15,24 +15,24 @@ mkdir -p "$OUT"
 build() { # source dir, build dir
 	local opts="-DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=$ARCHS"
 
-	cmake -S "$1" -B "$2" $opts >"$OUT/configure.log" 2>&1 ||
+	cmake -S "$1" -B "$2" $opts >"$OUT/build.log" 2>&1 ||
 		cmake -S "$1" -B "$2" $opts \
 			-DHDF5_C_INCLUDE_DIR=/usr/include/hdf5/serial \
 			-DHDF5_C_LIBRARY_hdf5=/usr/lib/x86_64-linux-gnu/hdf5/serial/libhdf5.so \
-			>>"$OUT/configure.log" 2>&1 || return 1
-	cmake --build "$2" -j16 >"$OUT/build.log" 2>&1
+			>>"$OUT/build.log" 2>&1 || return 1
+	cmake --build "$2" -j16 >>"$OUT/build.log" 2>&1
 }
 
 B=build
 if ! build . build; then
-	echo "working tree does not build:"; grep -m5 -E "error|Error" "$OUT/configure.log" "$OUT/build.log"
+	echo "working tree does not build:"; grep -m5 -E "error|Error" "$OUT/build.log"
 	[ -n "${MTP_FALLBACK_TAR:-}" ] || exit 1
 	mkdir -p /tmp/snap && tar -xf "$MTP_FALLBACK_TAR" -C /tmp/snap || exit 1
 	B=/tmp/snapbuild
 	build /tmp/snap $B || { echo "fallback does not build"; tail -20 "$OUT/build.log"; exit 1; }
 	echo "built the fallback tree"
 fi
-grep -E "CUDA backend|HDF5" "$OUT/configure.log" | head -3
+grep -E "CUDA backend|HDF5  " "$OUT/build.log" | head -3
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 $B/mtp_nv_selftest cuda >"$OUT/selftest.log" 2>&1
@@ -43,12 +43,12 @@ echo "run rc=$?"; grep -vE " PASSED | SKIPPED " "$OUT/run.log" | grep -E "^\[" |
 
 san() { # log name, tool, command...
 	local log=$1 tool=$2; shift 2
-	timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >"$OUT/$log" 2>&1
+	timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >>"$OUT/$log" 2>&1
 	echo "$log: rc=$? $(grep -c -E '^========= (Invalid|Race|Barrier|Uninit|Error)' "$OUT/$log") reports; $(grep -m1 'ERROR SUMMARY' "$OUT/$log")"
 }
 san memcheck_selftest.log memcheck --leak-check full $B/mtp_nv_selftest cuda
 san memcheck_fixtures.log memcheck $B/mtpcheck run --backend cuda --fixtures fixtures/
-san racecheck_hc.log racecheck $B/mtp_nv_selftest cuda hc_
-san racecheck_norm.log racecheck $B/mtp_nv_selftest cuda rmsnorm
-san synccheck.log synccheck $B/mtp_nv_selftest cuda hc_
-san initcheck.log initcheck $B/mtp_nv_selftest cuda norm
+san racecheck.log racecheck $B/mtp_nv_selftest cuda hc_
+san racecheck.log racecheck $B/mtp_nv_selftest cuda rmsnorm
+san sync_init.log synccheck $B/mtp_nv_selftest cuda hc_
+san sync_init.log initcheck $B/mtp_nv_selftest cuda norm
