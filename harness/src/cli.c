@@ -39,8 +39,9 @@ static const char usage_run[] =
 	"  --backend LIST     backends, comma separated (default: ref)\n"
 	"                     e.g. ref,cpu  cuda  mutant:PRE_NORM_RECYCLE:ref\n"
 	"  --backend-lib SO   an external backend built against mtp/backend.h\n"
-	"  --fixtures PATH    a fixture file or a folder of *.h5 (repeatable;\n"
-	"                     default: the fixtures/ folder)\n"
+	"  --cases FILE       a case file (docs/CASES.md; default: cases/quick.case)\n"
+	"  --tags LIST        run the case file's entries with one of these tags\n"
+	"  --fixtures PATH    a fixture file or a folder of *.h5 (repeatable)\n"
 	"  --filter PAT       case ids to run: an exact id, or a glob such as\n"
 	"                     'rmsnorm.*' (repeatable, or comma separated)\n"
 	"  --json FILE        write the results as JSON\n"
@@ -106,13 +107,14 @@ static bool parse_u64(const char *s, uint64_t *v)
 	return true;
 }
 
-static const char *default_fixtures(void)
+/* The default suite: cases/quick.case here or in the source tree. */
+static const char *default_cases(void)
 {
 	struct stat sb;
 
-	if (stat("fixtures", &sb) == 0 && S_ISDIR(sb.st_mode))
-		return "fixtures";
-	return MTP_SOURCE_DIR "/fixtures";
+	if (stat("cases/quick.case", &sb) == 0 && S_ISREG(sb.st_mode))
+		return "cases/quick.case";
+	return MTP_SOURCE_DIR "/cases/quick.case";
 }
 
 /* Parses run/verify options; returns -1 to go on, else an exit code. */
@@ -127,6 +129,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 		bool takes = strcmp(a, "--backend") == 0 ||
 			     strcmp(a, "--backend-lib") == 0 ||
 			     strcmp(a, "--fixtures") == 0 ||
+			     strcmp(a, "--cases") == 0 || strcmp(a, "--tags") == 0 ||
 			     strcmp(a, "--filter") == 0 ||
 			     strcmp(a, "--json") == 0 || strcmp(a, "--seed") == 0 ||
 			     strcmp(a, "--max-bytes") == 0;
@@ -145,6 +148,10 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 				return usage_error(cmd, "too many backends%s", "");
 		} else if (strcmp(a, "--backend-lib") == 0 && !verify) {
 			o->backend_lib = val;
+		} else if (strcmp(a, "--cases") == 0 && !verify) {
+			o->case_file = val;
+		} else if (strcmp(a, "--tags") == 0 && !verify) {
+			o->tags = val;
 		} else if (strcmp(a, "--fixtures") == 0 && !verify) {
 			if (o->n_inputs >= MTP_MAX_INPUTS)
 				return usage_error(cmd, "too many inputs%s", "");
@@ -193,8 +200,8 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 		if (selftest && mtp_backend_absent_reason("cpu") == NULL)
 			o.backends[o.n_backends++] = "cpu";
 	}
-	if (o.n_inputs == 0)
-		o.inputs[o.n_inputs++] = default_fixtures();
+	if (o.n_inputs == 0 && !o.case_file)
+		o.case_file = default_cases();
 	if (selftest)
 		return mtp_selftest(&o);
 	memset(&run, 0, sizeof(run));

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "mtp/backend.h"
+#include "mtp/casefile.h"
 #include "mtp/diagnose.h"
 #include "mtp/rules.h"
 
@@ -99,6 +100,10 @@ static void make_repro(const struct mtp_run *run, struct mtp_result *r)
 	if (run->opts.verify)
 		snprintf(r->repro, sizeof(r->repro),
 			 "mtpcheck verify %s --filter %s", f, r->case_id);
+	else if (r->generated)
+		snprintf(r->repro, sizeof(r->repro),
+			 "mtpcheck run --backend %s --cases %s --filter %s", b,
+			 run->opts.case_file, r->case_id);
 	else
 		snprintf(r->repro, sizeof(r->repro),
 			 "mtpcheck run --backend %s%s%s --fixtures %s --filter %s",
@@ -447,50 +452,64 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Expands folders into their *.h5 files, sorted; files stay as given. */
-static int expand_inputs(const struct mtp_run_opts *o, char ***paths)
+static bool push_path(char ***v, int *n, int *cap, int **org, int origin,
+		      const char *dir, const char *name)
 {
-	int n = 0, cap = 16;
-	char **v = malloc((size_t)cap * sizeof(*v));
+	size_t dl = strlen(dir), pl;
 
-	for (int i = 0; v && i < o->n_inputs; i++) {
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		*v = realloc(*v, (size_t)*cap * sizeof(**v));
+		*org = realloc(*org, (size_t)*cap * sizeof(**org));
+		if (!*v || !*org)
+			return false;
+	}
+	while (name && dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	pl = dl + (name ? strlen(name) : 0) + 2;
+	(*v)[*n] = malloc(pl);
+	if (!(*v)[*n])
+		return false;
+	if (name)
+		snprintf((*v)[*n], pl, "%.*s/%s", (int)dl, dir, name);
+	else
+		snprintf((*v)[*n], pl, "%s", dir);
+	(*org)[(*n)++] = origin;
+	return true;
+}
+
+/* Expands folders into their *.h5 files, sorted; files stay as given.
+ * origin[k] is the index of the input path k came from. */
+static int expand_paths(const char *const *in, int nin, char ***paths, int **origin)
+{
+	int n = 0, cap = 0;
+	char **v = NULL;
+	int *org = NULL;
+	bool ok = true;
+
+	for (int i = 0; ok && i < nin; i++) {
 		struct stat sb;
 		DIR *d;
 		struct dirent *e;
 		int first = n;
 
-		if (stat(o->inputs[i], &sb) != 0 || !S_ISDIR(sb.st_mode) ||
-		    !(d = opendir(o->inputs[i]))) {
-			if (n == cap)
-				v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
-			if (v)
-				v[n++] = strdup(o->inputs[i]);
+		if (stat(in[i], &sb) != 0 || !S_ISDIR(sb.st_mode) || !(d = opendir(in[i]))) {
+			ok = push_path(&v, &n, &cap, &org, i, in[i], NULL);
 			continue;
 		}
-		while (v && (e = readdir(d))) {
+		while (ok && (e = readdir(d))) {
 			size_t len = strlen(e->d_name);
 
-			if (len < 4 || strcmp(e->d_name + len - 3, ".h5") != 0)
-				continue;
-			if (n == cap)
-				v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
-			if (!v)
-				break;
-			size_t dl = strlen(o->inputs[i]), pl = dl + len + 2;
-
-			while (dl > 1 && o->inputs[i][dl - 1] == '/')
-				dl--;
-			v[n] = malloc(pl);
-			if (v[n])
-				snprintf(v[n++], pl, "%.*s/%s", (int)dl, o->inputs[i],
-					 e->d_name);
+			if (len >= 4 && strcmp(e->d_name + len - 3, ".h5") == 0)
+				ok = push_path(&v, &n, &cap, &org, i, in[i], e->d_name);
 		}
 		closedir(d);
-		if (v)
+		if (ok)
 			qsort(v + first, (size_t)(n - first), sizeof(*v), cmp_str);
 	}
 	*paths = v;
-	return v ? n : 0;
+	*origin = org;
+	return ok ? n : 0;
 }
 
 struct backend_slot {
@@ -520,15 +539,36 @@ static void open_backends(struct mtp_run *run, struct backend_slot *slots)
 	}
 }
 
-static int count_selected(const struct mtp_run *run,
-			  const struct mtp_fixture *fx, int nfx, int per_case)
+/* Where cases come from: fixture files (from --fixtures, or selected by a
+ * case file with their own filters and backends) and generated problems. */
+struct sources {
+	int nfx;
+	struct mtp_fixture *fx;
+	const struct mtp_casefile_fixture **sel; /* per fixture, or NULL */
+	struct mtp_casefile cf;
+	struct mtp_case_selection cs;
+};
+
+static bool case_selected(const struct mtp_run *run, const struct sources *s,
+			  int f, const char *id)
+{
+	const struct mtp_fixture *fx = &s->fx[f];
+
+	return mtp_filter_match(run->opts.filters, run->opts.n_filters, fx->path, id) &&
+	       (!s->sel[f] || mtp_casefile_fixture_match(s->sel[f], fx->path, id));
+}
+
+static int count_selected(const struct mtp_run *run, const struct sources *s,
+			  int per_case)
 {
 	int n = 0;
 
-	for (int f = 0; f < nfx; f++)
-		for (int i = 0; i < fx[f].n_cases; i++)
-			n += mtp_filter_match(run->opts.filters, run->opts.n_filters,
-					      fx[f].path, fx[f].cases[i].id) * per_case;
+	for (int f = 0; f < s->nfx; f++)
+		for (int i = 0; i < s->fx[f].n_cases; i++)
+			n += case_selected(run, s, f, s->fx[f].cases[i].id) * per_case;
+	for (int g = 0; g < s->cs.n_specs; g++)
+		n += mtp_filter_match(run->opts.filters, run->opts.n_filters,
+				      "generated", s->cs.gen[g].id) * per_case;
 	return n;
 }
 
@@ -545,12 +585,14 @@ static struct mtp_result *new_result(struct mtp_run *run,
 	snprintf(r->backend, sizeof(r->backend), "%s", backend);
 	r->op = c->op;
 	r->family = c->family;
+	r->generated = strcmp(c->file, "generated") == 0;
 	make_repro(run, r);
 	return r;
 }
 
 static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
-		     struct backend_slot *slots, int *idx, int total)
+		     struct backend_slot *slots, int *idx, int total,
+		     const struct mtp_casefile_words *only)
 {
 	struct mtp_case *c = &fx->cases[ci];
 	char err[MTP_ERR_MAX];
@@ -562,8 +604,11 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 		st = mtp_case_call_init(c, &p, err, sizeof(err));
 	for (int b = 0; b < nb; b++) {
 		const char *name = run->opts.verify ? "dump" : slots[b].name;
-		struct mtp_result *r = new_result(run, c, name);
+		struct mtp_result *r;
 
+		if (only && !mtp_casefile_backend_ok(only, name))
+			continue;
+		r = new_result(run, c, name);
 		if (!r)
 			break;
 		if (st) {
@@ -589,20 +634,23 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 	mtp_fixture_unload(fx, ci);
 }
 
-static void list_selected(const struct mtp_run *run,
-			  const struct mtp_fixture *fx, int nfx)
+static void list_selected(const struct mtp_run *run, const struct sources *s)
 {
-	for (int f = 0; f < nfx; f++) {
-		for (int i = 0; i < fx[f].n_cases; i++) {
-			const struct mtp_case *c = &fx[f].cases[i];
+	for (int f = 0; f < s->nfx; f++) {
+		for (int i = 0; i < s->fx[f].n_cases; i++) {
+			const struct mtp_case *c = &s->fx[f].cases[i];
 
-			if (mtp_filter_match(run->opts.filters, run->opts.n_filters,
-					     fx[f].path, c->id))
-				fprintf(run->opts.out, "%s:%s  %s %s\n", fx[f].path,
-					c->id, c->op->name,
-					mtp_family_name(c->family));
+			if (case_selected(run, s, f, c->id))
+				fprintf(run->opts.out, "%s:%s  %s %s\n", s->fx[f].path,
+					c->id, c->op->name, mtp_family_name(c->family));
 		}
 	}
+	for (int g = 0; g < s->cs.n_specs; g++)
+		if (mtp_filter_match(run->opts.filters, run->opts.n_filters,
+				     "generated", s->cs.gen[g].id))
+			fprintf(run->opts.out, "generated:%s  %s %s  (%s)\n",
+				s->cs.gen[g].id, s->cs.specs[g].op->name,
+				mtp_family_name(s->cs.specs[g].family), s->cs.gen[g].origin);
 }
 
 static void print_summary(const struct mtp_run *run)
@@ -638,49 +686,124 @@ static void print_summary(const struct mtp_run *run)
 	}
 }
 
-void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
+/* Fixture paths and their case-file selections, or --fixtures' paths. */
+static bool collect_paths(struct mtp_run *run, struct sources *s, char ***paths,
+			  int *npaths, const struct mtp_casefile_fixture ***sel)
 {
-	struct backend_slot slots[MTP_MAX_BACKENDS];
-	struct mtp_fixture *fx = NULL;
-	char **paths = NULL, err[MTP_ERR_MAX];
-	int npaths, nfx = 0, idx = 0, total;
+	const struct mtp_run_opts *o = &run->opts;
+	const char *in[MTP_MAX_INPUTS + 64];
+	int nin = 0, *origin = NULL;
+	char err[MTP_ERR_MAX];
 
-	memset(slots, 0, sizeof(slots));
-	run->opts = *o;
-	snprintf(run->command, sizeof(run->command), "%s", o->verify ? "verify" : "run");
-	npaths = expand_inputs(o, &paths);
-	fx = calloc((size_t)npaths + 1, sizeof(*fx));
-	for (int i = 0; fx && i < npaths; i++) {
-		if (mtp_fixture_open(paths[i], &o->limits, &fx[nfx], err,
+	if (o->case_file) {
+		if (mtp_casefile_parse(o->case_file, &s->cf, err, sizeof(err)) ||
+		    mtp_casefile_select(&s->cf, o->tags, &s->cs, err, sizeof(err))) {
+			fprintf(stderr, "mtpcheck: %s\n", err);
+			run->n_usage++;
+			return false;
+		}
+		for (int i = 0; i < s->cs.n_fixtures && nin < MTP_MAX_INPUTS + 64; i++)
+			in[nin++] = s->cs.fixtures[i].path;
+	}
+	for (int i = 0; i < o->n_inputs; i++)
+		in[nin++] = o->inputs[i];
+	*npaths = expand_paths(in, nin, paths, &origin);
+	*sel = calloc((size_t)*npaths + 1, sizeof(**sel));
+	for (int k = 0; *sel && k < *npaths; k++)
+		(*sel)[k] = o->case_file && origin[k] < s->cs.n_fixtures
+			? &s->cs.fixtures[origin[k]] : NULL;
+	free(origin);
+	return *sel != NULL;
+}
+
+static void open_sources(struct mtp_run *run, struct sources *s)
+{
+	const struct mtp_casefile_fixture **sel = NULL;
+	char **paths = NULL, err[MTP_ERR_MAX];
+	int npaths = 0;
+
+	if (!collect_paths(run, s, &paths, &npaths, &sel))
+		return;
+	s->fx = calloc((size_t)npaths + 1, sizeof(*s->fx));
+	s->sel = calloc((size_t)npaths + 1, sizeof(*s->sel));
+	for (int i = 0; s->fx && s->sel && i < npaths; i++) {
+		if (mtp_fixture_open(paths[i], &run->opts.limits, &s->fx[s->nfx], err,
 				     sizeof(err)) == MTP_OK) {
-			nfx++;
+			s->sel[s->nfx++] = sel[i];
 		} else {
 			fprintf(stderr, "mtpcheck: %s\n", err);
 			run->n_invalid_inputs++;
 		}
 	}
+	for (int i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+	free(sel);
+}
+
+static void close_sources(struct sources *s)
+{
+	for (int f = 0; f < s->nfx; f++)
+		mtp_fixture_close(&s->fx[f]);
+	free(s->fx);
+	free(s->sel);
+	mtp_case_selection_fini(&s->cs);
+	mtp_casefile_fini(&s->cf);
+}
+
+/* A generated problem: made now, run like a one-case fixture, freed. */
+static void run_generated(struct mtp_run *run, struct sources *s, int g,
+			  struct backend_slot *slots, int *idx, int total)
+{
+	struct mtp_fixture fx = {.n_cases = 1};
+	char err[MTP_ERR_MAX];
+
+	snprintf(fx.path, sizeof(fx.path), "generated");
+	fx.cases = calloc(1, sizeof(*fx.cases));
+	if (!fx.cases)
+		return;
+	if (mtp_case_generate(&s->cs.specs[g], &fx.cases[0], err, sizeof(err))) {
+		fprintf(stderr, "mtpcheck: %s: %s: %s\n", s->cs.gen[g].origin,
+			s->cs.gen[g].id, err);
+		run->n_usage++;
+	} else {
+		fx.cases[0].loaded = true;
+		run_case(run, &fx, 0, slots, idx, total, &s->cs.gen[g].backends);
+	}
+	mtp_fixture_close(&fx);
+}
+
+void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
+{
+	struct backend_slot slots[MTP_MAX_BACKENDS];
+	struct sources s;
+	int idx = 0, total;
+
+	memset(slots, 0, sizeof(slots));
+	memset(&s, 0, sizeof(s));
+	run->opts = *o;
+	snprintf(run->command, sizeof(run->command), "%s", o->verify ? "verify" : "run");
+	open_sources(run, &s);
 	if (o->list_only) {
-		list_selected(run, fx, nfx);
+		list_selected(run, &s);
 		goto out;
 	}
 	if (!o->verify)
 		open_backends(run, slots);
-	total = count_selected(run, fx, nfx, o->verify ? 1 : o->n_backends);
-	for (int f = 0; f < nfx; f++)
-		for (int i = 0; i < fx[f].n_cases; i++)
-			if (mtp_filter_match(o->filters, o->n_filters, fx[f].path,
-					     fx[f].cases[i].id))
-				run_case(run, &fx[f], i, slots, &idx, total);
+	total = count_selected(run, &s, o->verify ? 1 : o->n_backends);
+	for (int f = 0; f < s.nfx; f++)
+		for (int i = 0; i < s.fx[f].n_cases; i++)
+			if (case_selected(run, &s, f, s.fx[f].cases[i].id))
+				run_case(run, &s.fx[f], i, slots, &idx, total,
+					 s.sel[f] ? &s.sel[f]->backends : NULL);
+	for (int g = 0; g < s.cs.n_specs; g++)
+		if (mtp_filter_match(o->filters, o->n_filters, "generated", s.cs.gen[g].id))
+			run_generated(run, &s, g, slots, &idx, total);
 	print_summary(run);
 out:
 	for (int b = 0; b < o->n_backends; b++)
 		mtp_backend_close(slots[b].be);
-	for (int f = 0; f < nfx; f++)
-		mtp_fixture_close(&fx[f]);
-	free(fx);
-	for (int i = 0; i < npaths; i++)
-		free(paths[i]);
-	free(paths);
+	close_sources(&s);
 }
 
 enum mtp_exit mtp_run_exit_code(const struct mtp_run *run)

@@ -27,6 +27,8 @@ struct mtp_run_opts {
 	int n_inputs;
 	const char *filters[MTP_MAX_INPUTS];
 	int n_filters;
+	const char *case_file;  /* --cases: a case file (docs/CASES.md) */
+	const char *tags;       /* --tags: select its entries by tag */
 	const char *json_path;
 	bool verify;     /* judge observed/ against the reference */
 	bool list_only;  /* print the selected problems and stop */
@@ -49,6 +51,7 @@ struct mtp_result {
 	int first_bad;             /* index into cmp, or -1 */
 	char repro[1200];
 	double seconds;
+	bool generated;            /* made in process from a case file */
 	struct mtp_diag_result diag; /* for a failure: the known bug matched */
 };
 
