@@ -1,0 +1,76 @@
+/* The timing engine on the ref backend: statistics, rotation, outputs; the
+ * op table's cost model on hand-counted cases. No speed is asserted. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "mtp/backend.h"
+#include "mtp/generate.h"
+#include "mtp/timing.h"
+
+static void make(const char *op, int64_t t, int64_t h, struct mtp_case *c,
+		 struct mtp_case_call *cc)
+{
+	struct mtp_gen_spec spec;
+	char err[MTP_ERR_MAX];
+
+	mtp_gen_spec_init(&spec, mtp_op_find(op));
+	spec.t = t;
+	spec.rows = t;
+	spec.h = h;
+	cr_assert_eq(mtp_case_generate(&spec, c, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_case_call_init(c, cc, err, sizeof(err)), MTP_OK, "%s", err);
+}
+
+Test(timing, rmsnorm_cost_is_hand_counted)
+{
+	struct mtp_case c = {0};
+	struct mtp_case_call cc;
+	double bytes, flops;
+
+	make("rmsnorm", 8, 64, &c, &cc);
+	mtp_op_cost(&cc.call, &bytes, &flops);
+	/* bf16: x [8,64] read, weight [64] read, y [8,64] written */
+	cr_expect_eq(bytes, 2.0 * (8 * 64 + 64 + 8 * 64));
+	cr_expect_eq(flops, 4.0 * 8 * 64);
+	mtp_case_call_fini(&cc);
+	mtp_case_fini(&c);
+}
+
+Test(timing, statistics_rotation_and_outputs)
+{
+	struct mtp_case c = {0};
+	struct mtp_case_call cc;
+	struct mtp_backend *be;
+	struct mtp_timing_opts o;
+	struct mtp_timing t;
+	struct mtp_tensor out[4] = {{0}}, ref[4] = {{0}};
+	char why[256];
+
+	make("rmsnorm", 4, 64, &c, &cc);
+	cr_assert_eq(mtp_backend_open("ref", NULL, &be, why, sizeof(why)), MTP_OK);
+	mtp_timing_opts_init(&o);
+	o.min_reps = 7;
+	o.min_seconds = 0;
+	o.rotate_bytes = 4096;
+	cr_assert_eq(mtp_time_call(be, &cc.call, &o, &t, out), MTP_OK);
+	cr_expect_eq(t.reps, 7);
+	cr_expect(t.sets > 1, "small inputs are rotated over several copies");
+	cr_expect(t.min <= t.q1 && t.q1 <= t.median && t.median <= t.q3);
+	cr_expect(t.median > 0);
+	/* the timed outputs are the op's outputs */
+	cr_assert_eq(mtp_backend_execute(be, &cc.call, ref), MTP_OK);
+	cr_expect(memcmp(out[0].data, ref[0].data, mtp_tensor_nbytes(&ref[0])) == 0);
+	o.warm = true;
+	mtp_tensor_fini(&out[0]);
+	cr_assert_eq(mtp_time_call(be, &cc.call, &o, &t, out), MTP_OK);
+	cr_expect_eq(t.sets, 1, "--warm times one input set");
+	double bw;
+
+	cr_expect_eq(mtp_probe_copy_bandwidth(be, 1 << 20, &bw), MTP_OK);
+	cr_expect(bw > 0);
+	mtp_tensor_fini(&out[0]);
+	mtp_tensor_fini(&ref[0]);
+	mtp_backend_close(be);
+	mtp_case_call_fini(&cc);
+	mtp_case_fini(&c);
+}
