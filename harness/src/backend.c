@@ -136,3 +136,35 @@ out_free:
 	free(dout);
 	return st;
 }
+
+/* Index of pfx+name in a list of specs, or -1. */
+static int find_spec(const struct mtp_tspec *s, int n, const char *pfx,
+		     const char *name)
+{
+	size_t lp = pfx ? strlen(pfx) : 0;
+
+	for (int i = 0; i < n; i++)
+		if ((!lp || strncmp(s[i].name, pfx, lp) == 0) &&
+		    strcmp(s[i].name + lp, name) == 0)
+			return i;
+	return -1;
+}
+
+int mtp_call_in_index(const struct mtp_call *c, const char *name)
+{
+	return find_spec(c->sig->in, c->sig->n_in, NULL, name);
+}
+
+int mtp_call_out_index(const struct mtp_call *c, const char *name)
+{
+	return find_spec(c->sig->out, c->sig->n_out, NULL, name);
+}
+
+const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
+					 const char *pfx, const char *name)
+{
+	int i = out ? find_spec(c->sig->out, c->n_out, pfx, name)
+		    : find_spec(c->sig->in, c->n_in, pfx, name);
+
+	return i < 0 ? NULL : out ? &c->out[i] : &c->in[i];
+}

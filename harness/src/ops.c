@@ -383,21 +383,3 @@ enum mtp_status mtp_signature_build(const struct mtp_op *op,
 	}
 	return MTP_OK;
 }
-
-static int find_spec(const struct mtp_tspec *s, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(s[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
-int mtp_call_in_index(const struct mtp_call *c, const char *name)
-{
-	return find_spec(c->sig->in, c->sig->n_in, name);
-}
-
-int mtp_call_out_index(const struct mtp_call *c, const char *name)
-{
-	return find_spec(c->sig->out, c->sig->n_out, name);
-}

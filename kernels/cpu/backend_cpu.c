@@ -32,38 +32,24 @@ static const mtp_cpu_op_fn op_fns[MTP_OP_COUNT] = {
 	[MTP_OP_DRAFT_CHAIN] = mtp_cpu_op_draft_chain,
 };
 
-static int find(const struct mtp_tspec *s, int n, const char *pfx,
-		const char *name)
-{
-	char full[MTP_NAME_MAX];
-
-	snprintf(full, sizeof(full), "%s%s", pfx, name);
-	for (int i = 0; i < n; i++)
-		if (strcmp(s[i].name, full) == 0)
-			return i;
-	return -1;
-}
-
 void *mtp_cpu_in(const struct mtp_call *c, const char *pfx, const char *name)
 {
-	int i = find(c->sig->in, c->n_in, pfx, name);
+	const struct mtp_tensor *t = mtp_call_tensor(c, false, pfx, name);
 
-	return i < 0 ? NULL : c->in[i].data;
+	return t ? t->data : NULL;
 }
 
 void *mtp_cpu_out(const struct mtp_call *c, const char *pfx, const char *name)
 {
-	int i = find(c->sig->out, c->n_out, pfx, name);
+	const struct mtp_tensor *t = mtp_call_tensor(c, true, pfx, name);
 
-	return i < 0 ? NULL : c->out[i].data;
+	return t ? t->data : NULL;
 }
 
 const struct mtp_tensor *mtp_cpu_in_tensor(const struct mtp_call *c,
 					   const char *name)
 {
-	int i = mtp_call_in_index(c, name);
-
-	return i < 0 ? NULL : &c->in[i];
+	return mtp_call_tensor(c, false, NULL, name);
 }
 
 static enum mtp_status cpu_open(struct mtp_backend *be)

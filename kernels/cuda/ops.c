@@ -9,50 +9,30 @@
 
 #include "nv_internal.h"
 
-static int find(const struct mtp_tspec *s, int n, const char *pfx,
-		const char *name)
-{
-	size_t lp = pfx ? strlen(pfx) : 0;
-
-	for (int i = 0; i < n; i++) {
-		const char *nm = s[i].name;
-
-		if (lp && strncmp(nm, pfx, lp) != 0)
-			continue;
-		if (strcmp(nm + lp, name) == 0)
-			return i;
-	}
-	return -1;
-}
-
 const struct mtp_tensor *mtp_nv_in(const struct mtp_call *c, const char *name)
 {
-	int i = find(c->sig->in, c->n_in, NULL, name);
-
-	return i < 0 ? NULL : &c->in[i];
+	return mtp_call_tensor(c, false, NULL, name);
 }
 
 const struct mtp_tensor *mtp_nv_out(const struct mtp_call *c, const char *name)
 {
-	int i = find(c->sig->out, c->n_out, NULL, name);
-
-	return i < 0 ? NULL : &c->out[i];
+	return mtp_call_tensor(c, true, NULL, name);
 }
 
 void *mtp_nv_in_ptr(const struct mtp_call *c, const char *pfx,
 		    const char *name)
 {
-	int i = find(c->sig->in, c->n_in, pfx, name);
+	const struct mtp_tensor *t = mtp_call_tensor(c, false, pfx, name);
 
-	return i < 0 ? NULL : c->in[i].data;
+	return t ? t->data : NULL;
 }
 
 void *mtp_nv_out_ptr(const struct mtp_call *c, const char *pfx,
 		     const char *name)
 {
-	int i = find(c->sig->out, c->n_out, pfx, name);
+	const struct mtp_tensor *t = mtp_call_tensor(c, true, pfx, name);
 
-	return i < 0 ? NULL : c->out[i].data;
+	return t ? t->data : NULL;
 }
 
 void mtp_nv_cfg_init(const struct mtp_call *c, struct nv_cfg *cfg)

@@ -24,7 +24,7 @@
 #include "mtp/op.h"
 #include "mtp/status.h"
 
-#define MTP_BACKEND_API_VERSION 1
+#define MTP_BACKEND_API_VERSION 2 /* 2: copy and graph_* added */
 #define MTP_BACKEND_ERR_MAX 512
 
 struct mtp_backend;

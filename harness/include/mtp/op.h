@@ -164,9 +164,14 @@ struct mtp_call {
 	struct mtp_tensor *out;
 };
 
-/* Index of the tensor named `name` in the call's inputs/outputs, or -1. */
+/* Index of the tensor named `name` in the call's inputs/outputs, or -1.
+ * These and mtp_call_tensor live in mtp_base, so backend modules have them. */
 int mtp_call_in_index(const struct mtp_call *c, const char *name);
 int mtp_call_out_index(const struct mtp_call *c, const char *name);
+/* The input (out = false) or output named pfx + name ("layer.1/" +
+ * "hc_head_fn"; pfx may be NULL), or NULL if the call has none. */
+const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
+					 const char *pfx, const char *name);
 
 /* Runs the scalar reference on a call whose tensors are in host memory. */
 enum mtp_status mtp_reference_run(const struct mtp_call *c);
