@@ -45,6 +45,9 @@ static const char usage_run[] =
 	"  --filter PAT       case ids to run: an exact id, or a glob such as\n"
 	"                     'rmsnorm.*' (repeatable, or comma separated)\n"
 	"  --json FILE        write the results as JSON\n"
+	"  --junit FILE       write the results as JUnit XML (one testcase per result)\n"
+	"  --shard I/N        run every N-th selected problem, starting at I (0-based),\n"
+	"                     so that N machines split a suite\n"
 	"  --seed N           seed of generated problems (recorded in results)\n"
 	"  --max-bytes N      refuse any dataset larger than N bytes (default 4 GiB)\n"
 	"  --list             list the selected cases and stop\n"
@@ -132,6 +135,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			     strcmp(a, "--cases") == 0 || strcmp(a, "--tags") == 0 ||
 			     strcmp(a, "--filter") == 0 ||
 			     strcmp(a, "--json") == 0 || strcmp(a, "--seed") == 0 ||
+			     strcmp(a, "--junit") == 0 || strcmp(a, "--shard") == 0 ||
 			     strcmp(a, "--max-bytes") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -161,6 +165,16 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 				return usage_error(cmd, "too many filters%s", "");
 		} else if (strcmp(a, "--json") == 0) {
 			o->json_path = val;
+		} else if (strcmp(a, "--junit") == 0) {
+			o->junit_path = val;
+		} else if (strcmp(a, "--shard") == 0 && !verify) {
+			char *end;
+			long si = strtol(val, &end, 10), sn = *end == '/' ? strtol(end + 1, &end, 10) : 0;
+
+			if (*end || sn < 1 || si < 0 || si >= sn || sn > 100000)
+				return usage_error(cmd, "--shard: '%s' is not I/N with 0 <= I < N", val);
+			o->shard_i = (int)si;
+			o->shard_n = (int)sn;
 		} else if (strcmp(a, "--seed") == 0 && !verify) {
 			if (!parse_u64(val, &o->seed))
 				return usage_error(cmd, "--seed: '%s' is not an unsigned integer", val);
@@ -210,6 +224,11 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 			 : (int)mtp_run_exit_code(&run);
 	if (o.json_path && !o.list_only &&
 	    mtp_report_json(&run, o.json_path, err, sizeof(err))) {
+		fprintf(stderr, "mtpcheck: %s\n", err);
+		rc = MTP_EXIT_USAGE;
+	}
+	if (o.junit_path && !o.list_only &&
+	    mtp_report_junit(&run, o.junit_path, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck: %s\n", err);
 		rc = MTP_EXIT_USAGE;
 	}

@@ -558,18 +558,43 @@ static bool case_selected(const struct mtp_run *run, const struct sources *s,
 	       (!s->sel[f] || mtp_casefile_fixture_match(s->sel[f], fx->path, id));
 }
 
-static int count_selected(const struct mtp_run *run, const struct sources *s,
-			  int per_case)
-{
-	int n = 0;
+/* A selected problem: case i of fixture f, or generated problem g (f < 0). */
+struct item {
+	int f, i, g;
+};
 
-	for (int f = 0; f < s->nfx; f++)
-		for (int i = 0; i < s->fx[f].n_cases; i++)
-			n += case_selected(run, s, f, s->fx[f].cases[i].id) * per_case;
-	for (int g = 0; g < s->cs.n_specs; g++)
-		n += mtp_filter_match(run->opts.filters, run->opts.n_filters,
-				      "generated", s->cs.gen[g].id) * per_case;
-	return n;
+/* Every selected problem in run order, then this shard's share of them
+ * (--shard k/n keeps items k, k+n, k+2n, ...). */
+static int select_items(const struct mtp_run *run, const struct sources *s,
+			struct item **out)
+{
+	int n = 0, cap = 64, kept = 0;
+	struct item *v = malloc((size_t)cap * sizeof(*v));
+
+	for (int f = 0; v && f < s->nfx; f++) {
+		for (int i = 0; v && i < s->fx[f].n_cases; i++) {
+			if (!case_selected(run, s, f, s->fx[f].cases[i].id))
+				continue;
+			if (n == cap)
+				v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
+			if (v)
+				v[n++] = (struct item){f, i, -1};
+		}
+	}
+	for (int g = 0; v && g < s->cs.n_specs; g++) {
+		if (!mtp_filter_match(run->opts.filters, run->opts.n_filters,
+				      "generated", s->cs.gen[g].id))
+			continue;
+		if (n == cap)
+			v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
+		if (v)
+			v[n++] = (struct item){-1, -1, g};
+	}
+	for (int k = 0; v && k < n; k++)
+		if (run->opts.shard_n <= 1 || k % run->opts.shard_n == run->opts.shard_i)
+			v[kept++] = v[k];
+	*out = v;
+	return v ? kept : 0;
 }
 
 static struct mtp_result *new_result(struct mtp_run *run,
@@ -634,23 +659,24 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 	mtp_fixture_unload(fx, ci);
 }
 
-static void list_selected(const struct mtp_run *run, const struct sources *s)
+static void list_selected(const struct mtp_run *run, const struct sources *s,
+			  const struct item *it, int n)
 {
-	for (int f = 0; f < s->nfx; f++) {
-		for (int i = 0; i < s->fx[f].n_cases; i++) {
-			const struct mtp_case *c = &s->fx[f].cases[i];
+	for (int k = 0; k < n; k++) {
+		if (it[k].f >= 0) {
+			const struct mtp_fixture *fx = &s->fx[it[k].f];
+			const struct mtp_case *c = &fx->cases[it[k].i];
 
-			if (case_selected(run, s, f, c->id))
-				fprintf(run->opts.out, "%s:%s  %s %s\n", s->fx[f].path,
-					c->id, c->op->name, mtp_family_name(c->family));
-		}
-	}
-	for (int g = 0; g < s->cs.n_specs; g++)
-		if (mtp_filter_match(run->opts.filters, run->opts.n_filters,
-				     "generated", s->cs.gen[g].id))
+			fprintf(run->opts.out, "%s:%s  %s %s\n", fx->path, c->id,
+				c->op->name, mtp_family_name(c->family));
+		} else {
+			int g = it[k].g;
+
 			fprintf(run->opts.out, "generated:%s  %s %s  (%s)\n",
 				s->cs.gen[g].id, s->cs.specs[g].op->name,
 				mtp_family_name(s->cs.specs[g].family), s->cs.gen[g].origin);
+		}
+	}
 }
 
 static void print_summary(const struct mtp_run *run)
@@ -777,30 +803,34 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 {
 	struct backend_slot slots[MTP_MAX_BACKENDS];
 	struct sources s;
-	int idx = 0, total;
+	struct item *it = NULL;
+	int idx = 0, total, n;
 
 	memset(slots, 0, sizeof(slots));
 	memset(&s, 0, sizeof(s));
 	run->opts = *o;
 	snprintf(run->command, sizeof(run->command), "%s", o->verify ? "verify" : "run");
 	open_sources(run, &s);
+	n = select_items(run, &s, &it);
 	if (o->list_only) {
-		list_selected(run, &s);
+		list_selected(run, &s, it, n);
 		goto out;
 	}
 	if (!o->verify)
 		open_backends(run, slots);
-	total = count_selected(run, &s, o->verify ? 1 : o->n_backends);
-	for (int f = 0; f < s.nfx; f++)
-		for (int i = 0; i < s.fx[f].n_cases; i++)
-			if (case_selected(run, &s, f, s.fx[f].cases[i].id))
-				run_case(run, &s.fx[f], i, slots, &idx, total,
-					 s.sel[f] ? &s.sel[f]->backends : NULL);
-	for (int g = 0; g < s.cs.n_specs; g++)
-		if (mtp_filter_match(o->filters, o->n_filters, "generated", s.cs.gen[g].id))
-			run_generated(run, &s, g, slots, &idx, total);
+	total = n * (o->verify ? 1 : o->n_backends);
+	for (int k = 0; k < n; k++) {
+		int f = it[k].f;
+
+		if (f >= 0)
+			run_case(run, &s.fx[f], it[k].i, slots, &idx, total,
+				 s.sel[f] ? &s.sel[f]->backends : NULL);
+		else
+			run_generated(run, &s, it[k].g, slots, &idx, total);
+	}
 	print_summary(run);
 out:
+	free(it);
 	for (int b = 0; b < o->n_backends; b++)
 		mtp_backend_close(slots[b].be);
 	close_sources(&s);

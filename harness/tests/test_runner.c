@@ -188,3 +188,51 @@ Test(runner, filter_globs_and_exact_ids)
 	cr_expect(!mtp_filter_match(exact, 1, "f.h5", "rms.ab"), "no substring match");
 	cr_expect(mtp_filter_match(NULL, 0, "f.h5", "anything"));
 }
+
+Test(runner, shards_partition_the_suite_and_junit_names_failures)
+{
+	char path[128], xmlp[128];
+	struct mtp_case c[5];
+	int seen = 0;
+
+	for (int i = 0; i < 5; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "rms.%d", i);
+		tu_rmsnorm_case(&c[i], id, 1, 8, 2.0, i == 3 ? 1.5 : 1.0);
+	}
+	tu_tmpname(path, sizeof(path), "shard");
+	tu_tmpname(xmlp, sizeof(xmlp), "junit");
+	write_cases(path, c, 5);
+	for (int k = 0; k < 2; k++) {
+		struct mtp_run_opts o;
+		struct mtp_run run = {0};
+		char err[MTP_ERR_MAX];
+
+		mtp_run_opts_init(&o);
+		o.backends[o.n_backends++] = "ref";
+		o.inputs[o.n_inputs++] = path;
+		o.shard_i = k;
+		o.shard_n = 2;
+		o.out = fopen("/dev/null", "w");
+		mtp_run_execute(&run, &o);
+		fclose(o.out);
+		seen += run.n;
+		cr_expect_eq(run.n, k == 0 ? 3 : 2, "shard %d/2", k);
+		if (k == 1) {
+			cr_assert_eq(mtp_report_junit(&run, xmlp, err, sizeof(err)), MTP_OK);
+			char *x = tu_slurp(xmlp);
+
+			cr_expect(strstr(x, "failures=\"1\"") != NULL, "%s", x);
+			cr_expect(strstr(x, "<failure message=\"FAILED: y[0,0]") != NULL, "%s", x);
+			cr_expect(strstr(x, "repro: mtpcheck run --backend ref") != NULL);
+			free(x);
+		}
+		mtp_run_fini(&run);
+	}
+	cr_expect_eq(seen, 5, "the shards cover the suite once");
+	for (int i = 0; i < 5; i++)
+		mtp_case_fini(&c[i]);
+	remove(path);
+	remove(xmlp);
+}

@@ -30,6 +30,8 @@ struct mtp_run_opts {
 	const char *case_file;  /* --cases: a case file (docs/CASES.md) */
 	const char *tags;       /* --tags: select its entries by tag */
 	const char *json_path;
+	const char *junit_path; /* --junit: JUnit XML for CI systems */
+	int shard_i, shard_n;   /* --shard i/n: every n-th problem from i */
 	bool verify;     /* judge observed/ against the reference */
 	bool list_only;  /* print the selected problems and stop */
 	bool verbose;
@@ -75,6 +77,11 @@ void mtp_run_fini(struct mtp_run *run);
 /* Writes the JSON results file atomically (temporary file + rename). */
 enum mtp_status mtp_report_json(const struct mtp_run *run, const char *path,
 				char *err, size_t errn);
+
+/* Writes JUnit XML (a testsuite per backend, a testcase per result),
+ * atomically. */
+enum mtp_status mtp_report_junit(const struct mtp_run *run, const char *path,
+				 char *err, size_t errn);
 
 /* Glob match of a case against --filter patterns (any matches; none: all). */
 bool mtp_filter_match(const char *const *pats, int n, const char *file,

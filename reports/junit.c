@@ -1,0 +1,130 @@
+/*
+ * JUnit XML for CI systems (Jenkins, GitLab, GitHub annotations, CTest's
+ * consumers): one testsuite per backend, one testcase per result. FAILED is a
+ * <failure>, CRASHED/TIMEOUT/INVALID an <error>, SKIPPED/UNIMPLEMENTED/
+ * MISTRUSTED <skipped>; the message carries the worst element, the diagnosis
+ * and the repro line. Written to a temporary file and renamed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mtp/runner.h"
+
+static void xml(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
+
+static const char *kind_of(enum mtp_verdict v)
+{
+	switch (v) {
+	case MTP_FAILED: return "failure";
+	case MTP_CRASHED:
+	case MTP_TIMEOUT:
+	case MTP_INVALID: return "error";
+	case MTP_SKIPPED:
+	case MTP_UNIMPLEMENTED:
+	case MTP_MISTRUSTED: return "skipped";
+	default: return NULL;
+	}
+}
+
+static void write_case(FILE *f, const struct mtp_result *r)
+{
+	const char *kind = kind_of(r->verdict);
+
+	fputs("    <testcase classname=\"mtpcheck.", f);
+	xml(f, r->backend);
+	fputs(".", f);
+	xml(f, r->op ? r->op->name : "case");
+	fputs("\" name=\"", f);
+	xml(f, r->file);
+	fputs(":", f);
+	xml(f, r->case_id);
+	fprintf(f, "\" time=\"%.6f\"", r->seconds);
+	if (!kind) {
+		fputs("/>\n", f);
+		return;
+	}
+	fprintf(f, ">\n      <%s message=\"%s: ", kind, mtp_verdict_name(r->verdict));
+	xml(f, r->message);
+	fputs("\">", f);
+	xml(f, r->message);
+	if (r->diag.diag) {
+		fputs("\ndiagnosis: ", f);
+		xml(f, r->diag.text);
+	}
+	fputs("\nrepro: ", f);
+	xml(f, r->repro);
+	fprintf(f, "</%s>\n    </testcase>\n", kind);
+}
+
+static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
+{
+	int n = 0, fail = 0, err = 0, skip = 0;
+	double t = 0;
+
+	for (int i = 0; i < run->n; i++) {
+		const struct mtp_result *r = &run->results[i];
+		const char *k = kind_of(r->verdict);
+
+		if (strcmp(r->backend, backend))
+			continue;
+		n++;
+		t += r->seconds;
+		fail += k && !strcmp(k, "failure");
+		err += k && !strcmp(k, "error");
+		skip += k && !strcmp(k, "skipped");
+	}
+	fputs("  <testsuite name=\"mtpcheck.", f);
+	xml(f, backend);
+	fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\">\n",
+		n, fail, err, skip, t);
+	for (int i = 0; i < run->n; i++)
+		if (!strcmp(run->results[i].backend, backend))
+			write_case(f, &run->results[i]);
+	fputs("  </testsuite>\n", f);
+}
+
+enum mtp_status mtp_report_junit(const struct mtp_run *run, const char *path,
+				 char *err, size_t errn)
+{
+	char tmp[MTP_PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
+		return MTP_ERR_IO;
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mtpcheck %s\">\n",
+		run->command);
+	for (int i = 0; i < run->n; i++) {
+		bool first = true;
+
+		for (int j = 0; j < i && first; j++)
+			first = strcmp(run->results[j].backend, run->results[i].backend) != 0;
+		if (first)
+			write_suite(f, run, run->results[i].backend);
+	}
+	fputs("</testsuites>\n", f);
+	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
+		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
+		remove(tmp);
+		return MTP_ERR_IO;
+	}
+	return MTP_OK;
+}
