@@ -46,6 +46,7 @@ static const char usage_run[] =
 	"                     'rmsnorm.*' (repeatable, or comma separated)\n"
 	"  --json FILE        write the results as JSON\n"
 	"  --junit FILE       write the results as JUnit XML (one testcase per result)\n"
+	"  --html FILE        write a self-contained HTML report (opens offline)\n"
 	"  --shard I/N        run every N-th selected problem, starting at I (0-based),\n"
 	"                     so that N machines split a suite\n"
 	"  --seed N           seed of generated problems (recorded in results)\n"
@@ -136,6 +137,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			     strcmp(a, "--filter") == 0 ||
 			     strcmp(a, "--json") == 0 || strcmp(a, "--seed") == 0 ||
 			     strcmp(a, "--junit") == 0 || strcmp(a, "--shard") == 0 ||
+			     strcmp(a, "--html") == 0 ||
 			     strcmp(a, "--max-bytes") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -167,6 +169,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			o->json_path = val;
 		} else if (strcmp(a, "--junit") == 0) {
 			o->junit_path = val;
+		} else if (strcmp(a, "--html") == 0) {
+			o->html_path = val;
 		} else if (strcmp(a, "--shard") == 0 && !verify) {
 			char *end;
 			long si = strtol(val, &end, 10), sn = *end == '/' ? strtol(end + 1, &end, 10) : 0;
@@ -229,6 +233,11 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	}
 	if (o.junit_path && !o.list_only &&
 	    mtp_report_junit(&run, o.junit_path, err, sizeof(err))) {
+		fprintf(stderr, "mtpcheck: %s\n", err);
+		rc = MTP_EXIT_USAGE;
+	}
+	if (o.html_path && !o.list_only &&
+	    mtp_report_html(&run, o.html_path, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck: %s\n", err);
 		rc = MTP_EXIT_USAGE;
 	}

@@ -139,6 +139,9 @@ static void describe(struct mtp_diag_result *r, double err_ref)
 	else if (r->err_hyp == 0)
 		snprintf(how, sizeof(how), "exactly (the correct reference is off by %.2g normwise)",
 			 err_ref);
+	else if (r->ratio > 1000)
+		snprintf(how, sizeof(how), "over 1000x closer than the correct reference (normwise %.2g vs %.2g)",
+			 r->err_hyp, err_ref);
 	else
 		snprintf(how, sizeof(how), "%.0fx closer than the correct reference (normwise %.2g vs %.2g)",
 			 r->ratio, r->err_hyp, err_ref);

@@ -236,3 +236,38 @@ Test(runner, shards_partition_the_suite_and_junit_names_failures)
 	remove(path);
 	remove(xmlp);
 }
+
+Test(runner, html_report_is_self_contained_and_names_the_failure)
+{
+	char path[128], html[128], err[MTP_ERR_MAX];
+	struct mtp_case c;
+	struct mtp_run_opts o;
+	struct mtp_run run = {0};
+
+	tu_tmpname(path, sizeof(path), "h");
+	tu_tmpname(html, sizeof(html), "html");
+	tu_rmsnorm_case(&c, "rms.html_fail", 1, 8, 2.0, 1.5);
+	write_cases(path, &c, 1);
+	mtp_run_opts_init(&o);
+	o.backends[o.n_backends++] = "ref";
+	o.inputs[o.n_inputs++] = path;
+	o.out = fopen("/dev/null", "w");
+	mtp_run_execute(&run, &o);
+	fclose(o.out);
+	cr_assert_eq(mtp_report_html(&run, html, err, sizeof(err)), MTP_OK, "%s", err);
+	char *h = tu_slurp(html);
+
+	cr_assert(h != NULL);
+	cr_expect(strncmp(h, "<!DOCTYPE html>", 15) == 0);
+	cr_expect(strstr(h, "rms.html_fail") != NULL);
+	cr_expect(strstr(h, ">FAILED<") != NULL);
+	cr_expect(strstr(h, "repro: <code>mtpcheck run --backend ref") != NULL);
+	cr_expect(strstr(h, "<svg") != NULL, "plots are inline SVG");
+	cr_expect(strstr(h, "src=") == NULL && strstr(h, "<link") == NULL &&
+		  strstr(h, "<script") == NULL, "nothing is fetched");
+	free(h);
+	mtp_run_fini(&run);
+	mtp_case_fini(&c);
+	remove(path);
+	remove(html);
+}

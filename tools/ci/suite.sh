@@ -9,4 +9,5 @@ cmake --build build -j"$(nproc)" >/dev/null
 mkdir -p out
 backends=ref
 if ./build/mtpcheck list backends | grep -q '^cpu .*built in'; then backends=ref,cpu; fi
-exec ./build/mtpcheck run --backend "$backends" --json out/results.json "$@"
+exec ./build/mtpcheck run --backend "$backends" --json out/results.json \
+	--junit out/results.xml --html out/report.html "$@"

@@ -31,6 +31,7 @@ struct mtp_run_opts {
 	const char *tags;       /* --tags: select its entries by tag */
 	const char *json_path;
 	const char *junit_path; /* --junit: JUnit XML for CI systems */
+	const char *html_path;  /* --html: the self-contained HTML report */
 	int shard_i, shard_n;   /* --shard i/n: every n-th problem from i */
 	bool verify;     /* judge observed/ against the reference */
 	bool list_only;  /* print the selected problems and stop */
@@ -82,6 +83,10 @@ enum mtp_status mtp_report_json(const struct mtp_run *run, const char *path,
  * atomically. */
 enum mtp_status mtp_report_junit(const struct mtp_run *run, const char *path,
 				 char *err, size_t errn);
+
+/* Writes the self-contained HTML report (offline, inline SVG), atomically. */
+enum mtp_status mtp_report_html(const struct mtp_run *run, const char *path,
+				char *err, size_t errn);
 
 /* Glob match of a case against --filter patterns (any matches; none: all). */
 bool mtp_filter_match(const char *const *pats, int n, const char *file,
