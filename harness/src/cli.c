@@ -49,6 +49,10 @@ static const char usage_run[] =
 	"  --html FILE        write a self-contained HTML report (opens offline)\n"
 	"  --shard I/N        run every N-th selected problem, starting at I (0-based),\n"
 	"                     so that N machines split a suite\n"
+	"  --isolate          run each case in its own process: a crash or a hang is a\n"
+	"                     CRASHED or TIMEOUT verdict and the run goes on\n"
+	"  --timeout S        seconds an isolated case may take (default 600; implies\n"
+	"                     --isolate)\n"
 	"  --seed N           seed of generated problems (recorded in results)\n"
 	"  --max-bytes N      refuse any dataset larger than N bytes (default 4 GiB)\n"
 	"  --list             list the selected cases and stop\n"
@@ -137,7 +141,7 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			     strcmp(a, "--filter") == 0 ||
 			     strcmp(a, "--json") == 0 || strcmp(a, "--seed") == 0 ||
 			     strcmp(a, "--junit") == 0 || strcmp(a, "--shard") == 0 ||
-			     strcmp(a, "--html") == 0 ||
+			     strcmp(a, "--html") == 0 || strcmp(a, "--timeout") == 0 ||
 			     strcmp(a, "--max-bytes") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -171,6 +175,15 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			o->junit_path = val;
 		} else if (strcmp(a, "--html") == 0) {
 			o->html_path = val;
+		} else if (strcmp(a, "--isolate") == 0 && !verify) {
+			o->isolate = true;
+		} else if (strcmp(a, "--timeout") == 0 && !verify) {
+			char *end;
+
+			o->timeout = strtod(val, &end);
+			if (*end || !(o->timeout > 0 && o->timeout < 1e6))
+				return usage_error(cmd, "--timeout: '%s' is not a number of seconds", val);
+			o->isolate = true;
 		} else if (strcmp(a, "--shard") == 0 && !verify) {
 			char *end;
 			long si = strtol(val, &end, 10), sn = *end == '/' ? strtol(end + 1, &end, 10) : 0;

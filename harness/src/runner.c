@@ -18,10 +18,12 @@
 #include "mtp/casefile.h"
 #include "mtp/diagnose.h"
 #include "mtp/rules.h"
+#include "isolate.h"
 
 void mtp_run_opts_init(struct mtp_run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->timeout = 600;
 	o->limits.max_dataset_bytes = 4ull << 30;
 	o->out = stdout;
 }
@@ -404,6 +406,31 @@ static enum mtp_status reference_outputs(struct mtp_case_call *p)
 	return st ? st : mtp_reference_run(&p->call);
 }
 
+/* An isolated run: the child opens the backend itself and runs the case. */
+struct iso_arg {
+	const struct mtp_run *run;
+	const char *name;
+	struct mtp_case *c;
+	struct mtp_case_call *p;
+};
+
+static void run_isolated(void *arg, struct mtp_result *r)
+{
+	struct iso_arg *a = arg;
+	struct mtp_backend *be;
+	char why[MTP_ERR_MAX];
+	enum mtp_status st = mtp_backend_open(a->name, a->run->opts.backend_lib,
+					      &be, why, sizeof(why));
+
+	if (st) {
+		r->verdict = st == MTP_ERR_INVALID ? MTP_INVALID : MTP_SKIPPED;
+		snprintf(r->message, sizeof(r->message), "%s", why);
+		return;
+	}
+	run_on_backend(r, be, a->c, a->p, a->c->expected.n ? NULL : a->p->call.out);
+	mtp_backend_close(be);
+}
+
 /* verify: the reference runs on the inputs and judges observed/. */
 static void run_verify(struct mtp_result *r, struct mtp_case *c,
 		       struct mtp_case_call *p)
@@ -641,6 +668,13 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 			snprintf(r->message, sizeof(r->message), "%s", err);
 		} else if (run->opts.verify) {
 			run_verify(r, c, &p);
+		} else if (run->opts.isolate) {
+			struct iso_arg a = {run, name, c, &p};
+
+			if (c->expected.n == 0 && reference_outputs(&p))
+				snprintf(r->message, sizeof(r->message), "reference: out of memory");
+			else
+				mtp_isolate_run(run_isolated, &a, run->opts.timeout, r);
 		} else if (!slots[b].be) {
 			r->verdict = MTP_SKIPPED;
 			snprintf(r->message, sizeof(r->message), "%s", slots[b].why);
@@ -816,8 +850,10 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 		list_selected(run, &s, it, n);
 		goto out;
 	}
-	if (!o->verify)
-		open_backends(run, slots);
+	if (!o->verify && !o->isolate)
+		open_backends(run, slots); /* isolated cases open their own */
+	for (int b = 0; o->isolate && b < o->n_backends; b++)
+		slots[b].name = o->backends[b];
 	total = n * (o->verify ? 1 : o->n_backends);
 	for (int k = 0; k < n; k++) {
 		int f = it[k].f;

@@ -271,3 +271,44 @@ Test(runner, html_report_is_self_contained_and_names_the_failure)
 	remove(path);
 	remove(html);
 }
+
+Test(runner, isolation_turns_crash_hang_and_device_error_into_verdicts)
+{
+	char path[128];
+	struct mtp_case c[3];
+	struct mtp_run_opts o;
+	struct mtp_run run = {0};
+
+	for (int i = 0; i < 3; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "rms.r%d", i + 1);
+		tu_rmsnorm_case(&c[i], id, i + 1, 8, 2.0, 1.0);
+	}
+	tu_tmpname(path, sizeof(path), "faulty");
+	write_cases(path, c, 3);
+	mtp_run_opts_init(&o);
+	o.backends[o.n_backends++] = "faulty";
+	o.backend_lib = MTP_FAULTY_PLUGIN;
+	o.inputs[o.n_inputs++] = path;
+	o.isolate = true;
+	o.timeout = 2;
+	o.out = fopen("/dev/null", "w");
+	mtp_run_execute(&run, &o);
+	fclose(o.out);
+	cr_assert_eq(run.n, 3, "the run went on after the crash and the hang");
+	cr_expect_eq(run.results[0].verdict, MTP_CRASHED, "%s", run.results[0].message);
+	/* a plain build reports the signal; under ASan its handler exits instead */
+	cr_expect(strstr(run.results[0].message, "signal 11") != NULL ||
+		  strstr(run.results[0].message, "exited with status") != NULL,
+		  "%s", run.results[0].message);
+	cr_expect_eq(run.results[1].verdict, MTP_TIMEOUT, "%s", run.results[1].message);
+	cr_expect_eq(run.results[2].verdict, MTP_FAILED);
+	cr_expect(strstr(run.results[2].message, "faultyError: the device fell over") != NULL,
+		  "the vendor's message: %s", run.results[2].message);
+	cr_expect_eq(mtp_run_exit_code(&run), MTP_EXIT_FAIL);
+	mtp_run_fini(&run);
+	for (int i = 0; i < 3; i++)
+		mtp_case_fini(&c[i]);
+	remove(path);
+}

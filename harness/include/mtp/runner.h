@@ -33,6 +33,8 @@ struct mtp_run_opts {
 	const char *junit_path; /* --junit: JUnit XML for CI systems */
 	const char *html_path;  /* --html: the self-contained HTML report */
 	int shard_i, shard_n;   /* --shard i/n: every n-th problem from i */
+	bool isolate;           /* --isolate: each case in its own process */
+	double timeout;         /* --timeout: seconds per isolated case */
 	bool verify;     /* judge observed/ against the reference */
 	bool list_only;  /* print the selected problems and stop */
 	bool verbose;

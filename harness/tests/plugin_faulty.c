@@ -1,0 +1,73 @@
+/*
+ * A deliberately broken external backend, loaded with --backend-lib by the
+ * runner tests: on rmsnorm it crashes when R = 1, hangs when R = 2 and fails
+ * with a "vendor" error when R = 3. It shows that the loader works and that
+ * isolation turns each fault into a verdict.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mtp/backend.h"
+
+static enum mtp_status f_open(struct mtp_backend *be)
+{
+	(void)be;
+	return MTP_OK;
+}
+
+static enum mtp_status f_alloc(struct mtp_backend *be, size_t n, void **p)
+{
+	(void)be;
+	*p = malloc(n);
+	return *p ? MTP_OK : MTP_ERR_NOMEM;
+}
+
+static void f_free(struct mtp_backend *be, void *p)
+{
+	(void)be;
+	free(p);
+}
+
+static enum mtp_status f_copy(struct mtp_backend *be, void *d, const void *s,
+			      size_t n)
+{
+	(void)be;
+	memcpy(d, s, n);
+	return MTP_OK;
+}
+
+static bool f_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	(void)be;
+	return c->op->id == MTP_OP_RMSNORM;
+}
+
+static enum mtp_status f_launch(struct mtp_backend *be, const struct mtp_call *c)
+{
+	if (c->dims.r == 1)
+		raise(SIGSEGV);
+	if (c->dims.r == 2)
+		sleep(1000);
+	return mtp_backend_fail(be, MTP_ERR_DEVICE, "faultyError: the device fell over (%s)",
+				c->op->name);
+}
+
+static const struct mtp_backend_iface faulty = {
+	.api_version = MTP_BACKEND_API_VERSION,
+	.name = "faulty",
+	.description = "a broken backend for the tests",
+	.open = f_open,
+	.alloc = f_alloc,
+	.free = f_free,
+	.upload = f_copy,
+	.download = f_copy,
+	.supports = f_supports,
+	.launch = f_launch,
+};
+
+const struct mtp_backend_iface *mtp_backend_entry(void)
+{
+	return &faulty;
+}
