@@ -279,6 +279,19 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 	r->n_cmp++;
 }
 
+/* A pass this close to its threshold is worth explaining (NORM_ROUNDING). */
+#define NOTE_HEADROOM 0.25
+
+static double worst_headroom(const struct mtp_result *r)
+{
+	double w = 0;
+
+	for (int i = 0; i < r->n_cmp; i++)
+		if (r->cmp[i].headroom > w)
+			w = r->cmp[i].headroom;
+	return w;
+}
+
 /* Compares every output the judge has, in flow order; names the first that
  * fails, and for a failure, the known bug it matches. */
 static enum mtp_status compare_all(struct mtp_result *r, const struct mtp_case *c,
@@ -319,6 +332,8 @@ static enum mtp_status compare_all(struct mtp_result *r, const struct mtp_case *
 		if (r->first_bad >= 0) {
 			describe_failure(r);
 			mtp_diagnose(&p->call, have, want, &r->diag);
+		} else if (worst_headroom(r) > NOTE_HEADROOM) {
+			mtp_diagnose_rounding(&p->call, have, want, &r->diag);
 		}
 	}
 	free(have);
@@ -453,12 +468,9 @@ static void print_result(const struct mtp_run *run, const struct mtp_result *r,
 {
 	FILE *o = run->opts.out;
 	const char *where = "";
-	double worst = 0;
+	double worst = worst_headroom(r);
 	char buf[200] = "";
 
-	for (int i = 0; i < r->n_cmp; i++)
-		if (r->cmp[i].headroom > worst)
-			worst = r->cmp[i].headroom;
 	if (r->verdict == MTP_PASSED && r->n_cmp)
 		snprintf(buf, sizeof(buf), "worst %.2f of threshold, %d outputs",
 			 worst, r->n_cmp);
@@ -467,7 +479,8 @@ static void print_result(const struct mtp_run *run, const struct mtp_result *r,
 		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
 		r->backend, r->file, r->case_id, where, r->seconds * 1e3);
 	if (r->diag.diag)
-		fprintf(o, "        diagnosis: %s\n", r->diag.text);
+		fprintf(o, "        %s: %s\n", r->diag.info ? "note" : "diagnosis",
+			r->diag.text);
 	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||
 	    r->verdict == MTP_CRASHED || r->verdict == MTP_INVALID)
 		fprintf(o, "        repro: %s\n", r->repro);

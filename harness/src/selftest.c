@@ -34,7 +34,7 @@ static void run_quiet(const struct mtp_run_opts *base, const char *backend,
 	for (int i = 0; i < run.n; i++) {
 		const struct mtp_result *r = &run.results[i];
 
-		if (r->diag.diag)
+		if (r->diag.diag && !r->diag.info)
 			t->named[r->diag.diag]++;
 		else if (r->verdict == MTP_FAILED || r->verdict == MTP_CRASHED)
 			t->undiagnosed++;

@@ -72,6 +72,22 @@ Test(diagnose, dump_hc_head_owner)
 	expect_case("v4.chain_hc_head_owner", MTP_FAILED, "HC_HEAD_OWNER");
 }
 
+Test(diagnose, dump_other_rounding_passes_with_a_note)
+{
+	struct mtp_run run = verify_dump();
+
+	for (int i = 0; i < run.n; i++) {
+		const struct mtp_result *r = &run.results[i];
+
+		if (strcmp(r->case_id, "v3.other_rounding"))
+			continue;
+		cr_expect_eq(r->verdict, MTP_PASSED, "%s", r->message);
+		cr_expect_eq(r->diag.diag, MTP_DIAG_NORM_ROUNDING);
+		cr_expect(r->diag.info, "information, not a failure");
+	}
+	mtp_run_fini(&run);
+}
+
 Test(diagnose, dump_controls_pass_undiagnosed)
 {
 	expect_case("v3.ok", MTP_PASSED, "NONE");

@@ -13,6 +13,9 @@ checked against an independent construction:
   v4.hc_post_twice      mtp_step V4: hc_post applied again on the streams (§8.3a)
   v4.chain_hc_head_owner draft_chain V4, L=2: step 1's head_hidden/logits use
                         layer 0's hc_head parameters (§8.3c)
+  v3.other_rounding     mtp_step V3 eager case whose observed outputs are the
+                        fused-rounding golden of the same inputs: legitimate,
+                        passes, explained as NORM_ROUNDING (information)
   v3.ok, v4.ok          controls: observed = the golden
 
 Usage: /usr/bin/python3 tools/gen/bug_dumps.py fixtures/dumps/bugs.h5
@@ -30,6 +33,7 @@ import ops  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "..", "fixtures")
 V3 = "mtp_step.deepseek_v3.bf16.fused.T17.H64"
+V3_EAGER = "mtp_step.deepseek_v3.bf16.eager.T17.H64"  # same inputs as V3
 V4 = "mtp_step.deepseek_v4.bf16.fused.deferred.cuda.M4.it20.T3.H64"
 CHAIN = "draft_chain.deepseek_v4.bf16.fused.deferred.cuda.M4.it20.L2.K3.pass1.T3.H64"
 
@@ -133,6 +137,8 @@ def main(path):
         out.create_group("cases")
         with h5py.File(os.path.join(FIX, "steps_v3.h5"), "r") as f:
             v3_cases(out, f["cases"][V3])
+            add_case(out, f["cases"][V3_EAGER], "v3.other_rounding",
+                     read(f["cases"][V3]["expected"]))
         with h5py.File(os.path.join(FIX, "steps_v4.h5"), "r") as f:
             v4_cases(out, f["cases"][V4])
         with h5py.File(os.path.join(FIX, "chains.h5"), "r") as f:

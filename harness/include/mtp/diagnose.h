@@ -65,6 +65,7 @@ struct mtp_diag_result {
 	enum mtp_diag diag;  /* the claimed one, or NONE */
 	double ratio;        /* err_ref / err_hyp of the claimed one */
 	double err_hyp;
+	bool info;           /* information only (NORM_ROUNDING): no failure */
 	char text[400];      /* one line for the console and reports */
 	int n_scores;
 	struct mtp_diag_score scores[MTP_DIAG_COUNT];
@@ -75,5 +76,11 @@ struct mtp_diag_result {
  * order; NULL data where the judge has none). */
 void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 		  const struct mtp_tensor *want, struct mtp_diag_result *out);
+
+/* On a passing output with a visible difference: whether the other RMSNorm
+ * rounding (eager vs fused) explains it. Information, never a failure. */
+void mtp_diagnose_rounding(const struct mtp_call *c, const struct mtp_tensor *got,
+			   const struct mtp_tensor *want,
+			   struct mtp_diag_result *out);
 
 #endif
