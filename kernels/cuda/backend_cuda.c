@@ -1,7 +1,8 @@
 /*
  * The CUDA backend (module mtp_backend_cuda.so, loaded by the registry with
  * dlopen): the interface table, device selection, memory and explicit
- * copies on one stream, event timers and the device description. Kernels
+ * copies on one stream, event timers, graph replay (graph.c) and the device
+ * description. Kernels
  * live in the .cu files behind nv_kernels.h; the ops are composed in ops.c,
  * block.c and step.c. Every CUDA and cuBLASLt status is checked and turned
  * into be->error; a machine without a usable driver or device is reported
@@ -110,6 +111,8 @@ static enum mtp_status nv_open(struct mtp_backend *be)
 	if (st)
 		goto fail;
 	st = nv_open_resources(be, x);
+	if (!st)
+		st = mtp_nv_bench_empty(be);
 	if (st)
 		goto fail;
 	return MTP_OK;
@@ -284,6 +287,9 @@ static const struct mtp_backend_iface nv_iface = {
 	.timer_end = nv_timer_end,
 	.device_info = nv_device_info,
 	.copy = mtp_nv_copy,
+	.graph_capture = mtp_nv_graph_capture,
+	.graph_launch = mtp_nv_graph_launch,
+	.graph_destroy = mtp_nv_graph_destroy,
 };
 
 __attribute__((visibility("default"))) const struct mtp_backend_iface *

@@ -5,7 +5,55 @@
  * spec's order, one rounding on store. Each thread owns one 16-byte vector
  * (or one element) of a token's hidden and writes it for every stream j.
  */
-#include "nv_common.cuh"
+#include "hc_common.cuh"
+
+/* The 16-byte path for a compile-time M: x and the M source vectors are
+ * loaded once, before any arithmetic (M + 1 loads in flight per thread),
+ * and each destination stream is computed from registers. */
+template <typename T, int M>
+__global__ void hc_post_vec_kernel(const T *x, const T *res, const float *post,
+				   const float *comb, T *out, int64_t t,
+				   int64_t h)
+{
+	const int n = nv_vec<T>::n;
+	const int64_t per_row = h / n, total = t * per_row;
+
+	for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	     e < total; e += (int64_t)gridDim.x * blockDim.x) {
+		const int64_t r = e / per_row, i = (e % per_row) * n;
+		const float *c = comb + r * M * M;
+		float xv[16], rv[M][16], acc[16];
+
+		nv_load_vec(x + r * h + i, xv);
+#pragma unroll
+		for (int s = 0; s < M; s++)
+			nv_load_vec(res + (r * M + s) * h + i, rv[s]);
+#pragma unroll
+		for (int j = 0; j < M; j++) {
+			const float pj = post[r * M + j];
+
+			for (int k = 0; k < n; k++)
+				acc[k] = pj * xv[k];
+#pragma unroll
+			for (int s = 0; s < M; s++) {
+				const float cs = c[s * M + j];
+
+				for (int k = 0; k < n; k++)
+					acc[k] += cs * rv[s][k];
+			}
+			nv_store_vec(out + (r * M + j) * h + i, acc);
+		}
+	}
+}
+
+template <typename T, int M>
+static void launch_post_vec(const void *x, const void *res, const float *post,
+			    const float *comb, void *out, int64_t t, int64_t h,
+			    unsigned blocks, cudaStream_t s)
+{
+	hc_post_vec_kernel<T, M><<<blocks, NV_BLOCK, 0, s>>>(
+		(const T *)x, (const T *)res, post, comb, (T *)out, t, h);
+}
 
 template <typename T, bool VEC>
 __global__ void hc_post_kernel(const T *x, const T *res, const float *post,
@@ -51,6 +99,17 @@ __global__ void hc_post_kernel(const T *x, const T *res, const float *post,
 	}
 }
 
+/* The M-specialised 16-byte kernel; cudaErrorInvalidValue for another m. */
+template <typename T>
+static cudaError_t post_vec(const void *x, const void *res, const float *post,
+			    const float *comb, void *out, int64_t t, int m,
+			    int64_t h, unsigned blocks, cudaStream_t s)
+{
+	NV_HC_DISPATCH(m, launch_post_vec, T, x, res, post, comb, out, t, h,
+		       blocks, s);
+	return cudaSuccess;
+}
+
 template <typename T>
 static void launch_hc_post(const void *x, const void *res, const float *post,
 			   const float *comb, void *out, int64_t t, int m,
@@ -62,6 +121,9 @@ static void launch_hc_post(const void *x, const void *res, const float *post,
 	int64_t blocks = (work + NV_BLOCK - 1) / NV_BLOCK;
 
 	blocks = blocks > 65535 * 8 ? 65535 * 8 : blocks;
+	if (vec && post_vec<T>(x, res, post, comb, out, t, m, h,
+			       (unsigned)blocks, s) == cudaSuccess)
+		return;
 	if (vec)
 		hc_post_kernel<T, true><<<(unsigned)blocks, NV_BLOCK, 0, s>>>(
 			(const T *)x, (const T *)res, post, comb, (T *)out, t,

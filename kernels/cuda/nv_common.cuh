@@ -84,6 +84,22 @@ __device__ __forceinline__ void nv_store_vec(T *p, const float *in)
 	*reinterpret_cast<uint4 *>(p) = u;
 }
 
+static __device__ __forceinline__ uint4 nv_load_raw(const void *p)
+{
+	return *reinterpret_cast<const uint4 *>(p);
+}
+
+/* The n = nv_vec<T>::n elements of a raw vector, widened. */
+template <typename T>
+__device__ __forceinline__ void nv_unpack(uint4 u, float *out)
+{
+	const T *e = reinterpret_cast<const T *>(&u);
+
+#pragma unroll
+	for (int i = 0; i < nv_vec<T>::n; i++)
+		out[i] = nv_f32(e[i]);
+}
+
 static __device__ __forceinline__ int64_t nv_idx(const void *p, int is64,
 						 int64_t i)
 {

@@ -75,6 +75,16 @@ enum mtp_status mtp_nv_scratch_release(struct mtp_backend *be);
 enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst,
 			    const void *src, size_t bytes);
 
+/* Graph replay of one launch (graph.c). */
+enum mtp_status mtp_nv_graph_capture(struct mtp_backend *be,
+				     const struct mtp_call *call, void **graph);
+enum mtp_status mtp_nv_graph_launch(struct mtp_backend *be, void *graph);
+void mtp_nv_graph_destroy(struct mtp_backend *be, void *graph);
+
+/* With MTP_CUDA_EMPTY_BENCH=1: prints the empty kernel's launch and graph
+ * replay times (bench_empty.c); otherwise does nothing. */
+enum mtp_status mtp_nv_bench_empty(struct mtp_backend *be);
+
 /* ---- tensors of a call -------------------------------------------------- */
 
 const struct mtp_tensor *mtp_nv_in(const struct mtp_call *c,

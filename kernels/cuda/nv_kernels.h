@@ -112,6 +112,9 @@ cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 			   int64_t h, float rms_eps, float hc_eps, int variant,
 			   cudaStream_t s);
 
+/* An empty kernel of one warp (the launch floor, for the benchmark). */
+cudaError_t mtp_nv_empty(cudaStream_t s);
+
 /* token[r] = torch.argmax(logits[r,:]): the first NaN, else the first
  * maximum. */
 cudaError_t mtp_nv_argmax(const float *logits, void *token, int tok64,

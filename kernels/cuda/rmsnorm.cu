@@ -4,24 +4,16 @@
  * fused MTP input norms (fused_eh_norm, fused_embed_eh_norm,
  * fused_mtp_input_rmsnorm): a launch carries up to two jobs (enorm and
  * hnorm), each with an optional embedding gather and position-0 mask, one
- * block per row. Variance and scale in float32.
+ * block per row. Variance and scale in float32. Rows of up to
+ * NV_ROW_VECS * 1024 vectors are held in registers, so x is read from
+ * memory once (norm_reg_kernel); longer or unaligned rows take the two-pass
+ * norm_kernel. The residual-add norm is in add_rmsnorm.cu.
  */
-#include "nv_common.cuh"
+#include "norm_common.cuh"
 
 struct norm_jobs {
 	struct mtp_nv_norm_job j[MTP_NV_NORM_JOBS];
 };
-
-/* One output element of RMSNorm: eager act(act(x*r)*w), fused act(x*r*w). */
-template <typename T>
-static __device__ __forceinline__ float norm_elem(float x,
-						  const struct nv_scale *r,
-						  float w, int rounding)
-{
-	if (rounding == MTP_NV_EAGER)
-		return nv_round<T>(nv_round<T>(nv_scaled(x, r)) * w);
-	return nv_scaled(x, r) * w;
-}
 
 /* Sum of squares of one row of h activations (zero when masked). */
 template <typename T, bool VEC, typename A>
@@ -111,6 +103,84 @@ __global__ void norm_kernel(struct norm_jobs jobs, int64_t h, float eps,
 	}
 }
 
+/* The row's scale from the register-held row xr (nvec vectors). */
+template <typename T>
+static __device__ struct nv_scale reg_scale(const uint4 *xr, int64_t nvec,
+					    int64_t h, float eps)
+{
+	__shared__ float sh[NV_MAX_WARPS];
+	__shared__ double shd[NV_MAX_WARPS];
+	const int n = nv_vec<T>::n;
+	struct nv_scale s = {0.0f, 0.0, false};
+	float v[16], ss = 0.0f;
+	double sd = 0.0;
+
+#pragma unroll
+	for (int k = 0; k < NV_ROW_VECS; k++) {
+		nv_unpack<T>(xr[k], v); /* vectors past the row are zeros */
+		for (int e = 0; e < n; e++)
+			ss += v[e] * v[e];
+	}
+	ss = nv_block_sum(ss, sh);
+	if (!nv_overflowed(ss)) {
+		s.r = nv_rms_inv(ss, h, eps);
+		return s;
+	}
+#pragma unroll
+	for (int k = 0; k < NV_ROW_VECS; k++) {
+		nv_unpack<T>(xr[k], v);
+		for (int e = 0; e < n; e++)
+			sd += (double)v[e] * v[e];
+	}
+	sd = nv_block_sum(sd, shd);
+	s.wide = true;
+	s.rd = 1.0 / sqrt(sd / (double)h + (double)eps);
+	return s;
+}
+
+/* One row per block, held in registers: x read once (all loads issued
+ * before the first use), y written once. */
+template <typename T>
+__global__ void norm_reg_kernel(struct norm_jobs jobs, int64_t h, float eps,
+				int rounding)
+{
+	const struct mtp_nv_norm_job *j = &jobs.j[blockIdx.y];
+	const int64_t r = blockIdx.x, n = nv_vec<T>::n, nvec = h / n;
+
+	if (r >= j->rows)
+		return;
+	const bool zero = j->pos && nv_idx(j->pos, j->pos64, r) == 0;
+	const int64_t src = j->ids ? nv_idx(j->ids, j->ids64, r) : r;
+	const T *x = (const T *)j->x + src * j->x_stride;
+	const T *w = (const T *)j->w;
+	T *y = (T *)j->y + r * j->y_stride;
+	uint4 xr[NV_ROW_VECS];
+
+#pragma unroll
+	for (int k = 0; k < NV_ROW_VECS; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+
+		xr[k] = make_uint4(0, 0, 0, 0);
+		if (i < nvec && !zero)
+			xr[k] = nv_load_raw(x + i * n);
+	}
+	const struct nv_scale rr = reg_scale<T>(xr, nvec, h, eps);
+
+#pragma unroll
+	for (int k = 0; k < NV_ROW_VECS; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+		float v[16], wv[16], o[16];
+
+		if (i >= nvec)
+			break;
+		nv_unpack<T>(xr[k], v);
+		nv_load_vec(w + i * n, wv);
+		for (int e = 0; e < n; e++)
+			o[e] = norm_elem<T>(v[e], &rr, wv[e], rounding);
+		nv_store_vec(y + i * n, o);
+	}
+}
+
 template <typename T>
 static bool job_vec_ok(const struct mtp_nv_norm_job *j, int64_t h)
 {
@@ -137,8 +207,12 @@ static void launch_norm(const struct mtp_nv_norm_job *jobs, int njobs,
 		return;
 	dim3 grid((unsigned)rows, (unsigned)njobs);
 	unsigned threads = nv_threads_for(vec ? h / nv_vec<T>::n : h);
+	const unsigned reg_threads = nv_row_threads(h / nv_vec<T>::n);
 
-	if (vec)
+	if (vec && reg_threads)
+		norm_reg_kernel<T><<<grid, reg_threads, 0, s>>>(nj, h, eps,
+								rounding);
+	else if (vec)
 		norm_kernel<T, true><<<grid, threads, 0, s>>>(nj, h, eps,
 							     rounding);
 	else
@@ -157,70 +231,3 @@ extern "C" cudaError_t mtp_nv_rmsnorm(enum mtp_nv_act act,
 	return cudaGetLastError();
 }
 
-/* [§2.3] scalar loop: the sum is kept unrounded for the variance. */
-template <typename T, typename A>
-static __device__ A add_sumsq(const T *x, const T *res, int64_t h)
-{
-	A ss = 0;
-
-	for (int64_t i = threadIdx.x; i < h; i += blockDim.x) {
-		A a = (A)nv_f32(x[i]) + (A)nv_f32(res[i]);
-
-		ss += a * a;
-	}
-	return ss;
-}
-
-template <typename T>
-__global__ void add_rmsnorm_kernel(const T *x, const T *res, const T *w,
-				   T *y, T *res_out, int64_t h, float eps,
-				   int rounding)
-{
-	__shared__ float sh[NV_MAX_WARPS];
-	__shared__ double shd[NV_MAX_WARPS];
-	const int64_t o = (int64_t)blockIdx.x * h;
-	struct nv_scale rr = {0.0f, 0.0, false};
-	float ss;
-
-	x += o;
-	res += o;
-	for (int64_t i = threadIdx.x; i < h; i += blockDim.x)
-		res_out[o + i] = nv_from<T>(nv_f32(x[i]) + nv_f32(res[i]));
-	ss = nv_block_sum(add_sumsq<T, float>(x, res, h), sh);
-	if (!nv_overflowed(ss)) {
-		rr.r = nv_rms_inv(ss, h, eps);
-	} else {
-		double sd = nv_block_sum(add_sumsq<T, double>(x, res, h), shd);
-
-		rr.wide = true;
-		rr.rd = 1.0 / sqrt(sd / (double)h + (double)eps);
-	}
-	/* each thread re-reads only the elements it wrote itself */
-	for (int64_t i = threadIdx.x; i < h; i += blockDim.x)
-		y[o + i] = nv_from<T>(norm_elem<T>(nv_f32(res_out[o + i]), &rr,
-						   nv_f32(w[i]), rounding));
-}
-
-template <typename T>
-static void launch_add_rmsnorm(const void *x, const void *residual,
-			       const void *w, void *y, void *residual_out,
-			       int64_t rows, int64_t h, float eps, int rounding,
-			       cudaStream_t s)
-{
-	add_rmsnorm_kernel<T><<<(unsigned)rows, nv_threads_for(h), 0, s>>>(
-		(const T *)x, (const T *)residual, (const T *)w, (T *)y,
-		(T *)residual_out, h, eps, rounding);
-}
-
-extern "C" cudaError_t mtp_nv_add_rmsnorm(enum mtp_nv_act act, const void *x,
-					  const void *residual, const void *w,
-					  void *y, void *residual_out,
-					  int64_t rows, int64_t h, float eps,
-					  int rounding, cudaStream_t s)
-{
-	if (rows == 0 || h == 0)
-		return cudaSuccess;
-	NV_DISPATCH_ACT(act, launch_add_rmsnorm, x, residual, w, y,
-			residual_out, rows, h, eps, rounding, s);
-	return cudaGetLastError();
-}
