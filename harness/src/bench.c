@@ -13,6 +13,7 @@
 
 #include "mtp/compare.h"
 #include "mtp/backend.h"
+#include "mtp/baseline.h"
 #include "mtp/generate.h"
 #include "mtp/timing.h"
 
@@ -34,6 +35,11 @@ struct bench {
 	int json_rows, failures;
 	struct mtp_backend *be[MAXL];
 	double peak[MAXL];
+	const char *baseline_path;
+	struct mtp_baseline base;
+	bool gate, bisect;         /* SLOWER fails; AMBIGUOUS is 125 */
+	double min_effect;         /* smallest change that is not SAME */
+	int n_slower, n_ambiguous;
 };
 
 static const char *const default_ops[] = {
@@ -107,19 +113,45 @@ struct row {
 	const char *note;
 };
 
+/* The verdict against the baseline row of the same op, shape and backend;
+ * writes a short text into buf. */
+static void vs_baseline(struct bench *b, const struct row *r, char *buf, size_t n,
+			enum mtp_verdict *v)
+{
+	const struct mtp_baseline_row *br =
+		mtp_baseline_find(&b->base, r->op, r->shape, r->backend);
+	double ratio, p;
+
+	*v = MTP_VERDICT_COUNT;
+	buf[0] = 0;
+	if (!b->baseline_path)
+		return;
+	if (!br) {
+		snprintf(buf, n, "  base: none");
+		return;
+	}
+	*v = mtp_perf_compare(br->samples, br->n, r->t.samples, r->t.reps,
+			      b->min_effect, 0.01, &ratio, &p);
+	snprintf(buf, n, "  base: %s %.3fx (p %.2g)", mtp_verdict_name(*v), ratio, p);
+	b->n_slower += *v == MTP_SLOWER;
+	b->n_ambiguous += *v == MTP_AMBIGUOUS;
+}
+
 static void print_row(struct bench *b, const struct row *r)
 {
 	double gbs = r->t.median > 0 ? r->bytes / r->t.median / 1e9 : 0;
 	double gfs = r->t.median > 0 ? r->flops / r->t.median / 1e9 : 0;
-	char pk[16] = "-", sp[16] = "-";
+	char pk[16] = "-", sp[16] = "-", cmp[80];
+	enum mtp_verdict v;
 
 	if (r->peak > 0)
 		snprintf(pk, sizeof(pk), "%.1f", 100 * r->bytes / r->t.median / r->peak);
 	if (r->ref_median > 0 && r->t.median > 0)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
-	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s\n", r->op,
+	vs_baseline(b, r, cmp, sizeof(cmp), &v);
+	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s\n", r->op,
 	       r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct, gbs, pk, gfs,
-	       sp, r->check, r->note ? r->note : "");
+	       sp, r->check, r->note ? r->note : "", cmp);
 	fflush(stdout);
 	if (!b->json)
 		return;
@@ -127,7 +159,7 @@ static void print_row(struct bench *b, const struct row *r)
 		"\"q1_s\":%.9g,\"q3_s\":%.9g,\"iqr_pct\":%.3g,\"reps\":%d,\"input_sets\":%d,"
 		"\"device_timer\":%s,\"graph\":%s,\"bytes\":%.0f,\"flops\":%.0f,\"gb_per_s\":%.4g,"
 		"\"peak_copy_gb_per_s\":%.4g,\"fraction_of_peak\":%.4g,\"speedup_vs_ref\":%.4g,"
-		"\"check\":\"%s\",\"note\":\"%s\"}",
+		"\"check\":\"%s\",\"note\":\"%s\"",
 		b->json_rows++ ? ",\n" : "", r->op, r->shape, r->backend, r->t.median,
 		r->t.q1, r->t.q3, r->t.iqr_pct, r->t.reps, r->t.sets,
 		r->t.device_timer ? "true" : "false", r->t.graph ? "true" : "false",
@@ -135,6 +167,12 @@ static void print_row(struct bench *b, const struct row *r)
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
 		r->ref_median > 0 ? r->ref_median / r->t.median : 0, r->check,
 		r->note ? r->note : "");
+	if (v != MTP_VERDICT_COUNT)
+		fprintf(b->json, ",\"vs_baseline\":\"%s\"", mtp_verdict_name(v));
+	fputs(",\"samples_s\":[", b->json);
+	for (int i = 0; i < r->t.reps; i++)
+		fprintf(b->json, "%s%.9g", i ? "," : "", r->t.samples[i]);
+	fputs("]}", b->json);
 }
 
 /* Times p on backend i; the outputs come back in out. */
@@ -204,6 +242,7 @@ static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
 			return 0;
 		}
 		sum += tm.median;
+		mtp_timing_fini(&tm);
 		free_outputs(out, p.cc.call.n_out);
 		problem_fini(&p);
 	}
@@ -297,9 +336,12 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			       "  same math, unfused", r.shape, r.backend, uf * 1e6, what,
 			       uf / tms[i].median);
 	}
-	for (int i = 0; i < b->n_backends; i++)
+	for (int i = 0; i < b->n_backends; i++) {
+		if (ran[i])
+			mtp_timing_fini(&tms[i]);
 		if (ran[i] && !(have_ref && strcmp(b->be[i]->iface->name, "ref") == 0))
 			free_outputs(outs[i], p.cc.call.n_out);
+	}
 	free_outputs(judge, p.cc.call.n_out);
 	problem_fini(&p);
 }
@@ -319,7 +361,14 @@ static const char usage_bench[] =
 	"  --no-check        do not check the timed outputs against the reference\n"
 	"  --no-unfused      skip the unfused comparison rows\n"
 	"  --seed N          seed of the generated inputs\n"
-	"  --json FILE       write the rows as JSON\n";
+	"  --json FILE       write the rows as JSON (with the raw samples)\n"
+	"  --baseline FILE   compare with an earlier --json file: FASTER, SLOWER,\n"
+	"                    SAME or AMBIGUOUS (Mann-Whitney U on the samples,\n"
+	"                    p < 0.01, and a change of at least --min-effect)\n"
+	"  --min-effect F    smallest change of the median that counts (0.05)\n"
+	"  --gate            exit 1 if any row is SLOWER than the baseline\n"
+	"  --bisect          as --gate, and exit 125 if any row is AMBIGUOUS\n"
+	"                    (for git bisect run)\n";
 
 static int parse_list(const char *v, int64_t *out, int max)
 {
@@ -346,8 +395,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		bool takes;
 
 		snprintf(word, sizeof(word), " %s ", a);
-		takes = strstr(" --backend --op --T --H --M --V --F --reps --min-time --seed --json ",
-			       word) != NULL;
+		takes = strstr(" --backend --op --T --H --M --V --F --reps --min-time --seed --json "
+			       "--baseline --min-effect ", word) != NULL;
 		int64_t one[1];
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -398,6 +447,18 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			b->topt.min_seconds = atof(v);
 		} else if (!strcmp(a, "--json")) {
 			b->json_path = v;
+		} else if (!strcmp(a, "--baseline")) {
+			b->baseline_path = v;
+		} else if (!strcmp(a, "--min-effect")) {
+			b->min_effect = atof(v);
+			if (!(b->min_effect > 0 && b->min_effect < 10)) {
+				fprintf(stderr, "mtpcheck bench: --min-effect: '%s' is not a fraction\n", v);
+				return 2;
+			}
+		} else if (!strcmp(a, "--gate")) {
+			b->gate = true;
+		} else if (!strcmp(a, "--bisect")) {
+			b->gate = b->bisect = true;
 		} else if (!strcmp(a, "--warm")) {
 			b->topt.warm = true;
 		} else if (!strcmp(a, "--graph")) {
@@ -454,7 +515,7 @@ static void open_backends(struct bench *b)
 int mtp_bench_main(int argc, char **argv)
 {
 	struct bench b = {.m = 4, .v = 1024, .f = 256, .check = true, .unfused = true,
-			  .seed = 1};
+			  .seed = 1, .min_effect = 0.05};
 	int rc, opened = 0;
 
 	mtp_timing_opts_init(&b.topt);
@@ -462,6 +523,14 @@ int mtp_bench_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	defaults(&b);
+	if (b.baseline_path) {
+		char err[MTP_ERR_MAX];
+
+		if (mtp_baseline_load(b.baseline_path, &b.base, err, sizeof(err))) {
+			fprintf(stderr, "mtpcheck bench: %s\n", err);
+			return 2;
+		}
+	}
 	if (b.json_path && !(b.json = fopen(b.json_path, "w"))) {
 		fprintf(stderr, "mtpcheck bench: cannot write %s\n", b.json_path);
 		return 2;
@@ -483,7 +552,13 @@ int mtp_bench_main(int argc, char **argv)
 	}
 	for (int i = 0; i < b.n_backends; i++)
 		mtp_backend_close(b.be[i]);
+	mtp_baseline_free(&b.base);
+	if (b.baseline_path)
+		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n", b.baseline_path,
+		       b.n_slower, b.n_ambiguous);
 	if (!opened)
 		return 125;
-	return b.failures ? 1 : 0;
+	if (b.failures || (b.gate && b.n_slower))
+		return 1;
+	return b.bisect && b.n_ambiguous ? 125 : 0;
 }

@@ -20,6 +20,12 @@ void mtp_timing_opts_init(struct mtp_timing_opts *o)
 	o->rotate_bytes = 256ull << 20;
 }
 
+void mtp_timing_fini(struct mtp_timing *t)
+{
+	free(t->samples);
+	t->samples = NULL;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -203,6 +209,8 @@ enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 	}
 	if (!st && n > 0) {
 		summarize(samples, n, t);
+		t->samples = samples; /* sorted; the caller frees with mtp_timing_fini */
+		samples = NULL;
 		st = download_out(be, c, &d, out);
 	}
 	for (int s = 0; s < 8; s++)

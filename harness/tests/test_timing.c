@@ -61,9 +61,12 @@ Test(timing, statistics_rotation_and_outputs)
 	cr_assert_eq(mtp_backend_execute(be, &cc.call, ref), MTP_OK);
 	cr_expect(memcmp(out[0].data, ref[0].data, mtp_tensor_nbytes(&ref[0])) == 0);
 	o.warm = true;
+	cr_expect(t.samples && t.samples[0] == t.min, "the raw samples come back, sorted");
+	mtp_timing_fini(&t);
 	mtp_tensor_fini(&out[0]);
 	cr_assert_eq(mtp_time_call(be, &cc.call, &o, &t, out), MTP_OK);
 	cr_expect_eq(t.sets, 1, "--warm times one input set");
+	mtp_timing_fini(&t);
 	double bw;
 
 	cr_expect_eq(mtp_probe_copy_bandwidth(be, 1 << 20, &bw), MTP_OK);
@@ -73,4 +76,24 @@ Test(timing, statistics_rotation_and_outputs)
 	mtp_backend_close(be);
 	mtp_case_call_fini(&cc);
 	mtp_case_fini(&c);
+}
+
+Test(timing, perf_verdicts_from_raw_samples)
+{
+	double base[12], same[12], slow[12], noisy[4] = {1.0, 1.4, 0.7, 1.2};
+	double r, p;
+
+	for (int i = 0; i < 12; i++) {
+		base[i] = 1.0 + 0.001 * i;    /* 1.000 .. 1.011 */
+		same[i] = 1.0 + 0.001 * (11 - i);
+		slow[i] = 1.10 + 0.001 * i;   /* 10 % slower, no overlap */
+	}
+	cr_expect_eq(mtp_perf_compare(base, 12, same, 12, 0.03, 0.01, &r, &p), MTP_SAME);
+	cr_expect_float_eq(r, 1.0, 1e-12);
+	cr_expect_eq(mtp_perf_compare(base, 12, slow, 12, 0.03, 0.01, &r, &p), MTP_SLOWER);
+	/* no overlap at 12 + 12 samples: p = 2 * P(U = 0) ~ 3.7e-5 (normal approx.) */
+	cr_expect(p < 1e-3, "p = %g", p);
+	cr_expect_eq(mtp_perf_compare(slow, 12, base, 12, 0.03, 0.01, &r, &p), MTP_FASTER);
+	cr_expect_eq(mtp_perf_compare(base, 12, noisy, 4, 0.03, 0.01, &r, &p), MTP_AMBIGUOUS,
+		     "a 10 %% shift in 4 noisy samples cannot be told");
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "mtp/backend.h"
+#include "mtp/status.h"
 
 struct mtp_timing_opts {
 	int warmup;          /* launches before timing (default 3) */
@@ -33,9 +34,21 @@ struct mtp_timing {
 	double iqr_pct;      /* (q3 - q1) / median * 100 */
 	bool device_timer;   /* device events (else the host clock) */
 	bool graph;          /* graph replay was used */
+	double *samples;     /* every timed launch, sorted (owned) */
 };
 
 void mtp_timing_opts_init(struct mtp_timing_opts *o);
+void mtp_timing_fini(struct mtp_timing *t);
+
+/* Compares timings against a baseline (DESIGN.md "Timing"): a two-sided
+ * Mann-Whitney U test on the raw samples at level alpha, and the ratio of
+ * medians. FASTER/SLOWER need both significance and a change of at least
+ * min_effect (0.03 = 3 %); SAME when the change is below min_effect;
+ * AMBIGUOUS when it is not below min_effect but not significant either.
+ * *ratio = median(cur) / median(base); *p = the test's p-value. */
+enum mtp_verdict mtp_perf_compare(const double *base, int nb, const double *cur,
+				  int nc, double min_effect, double alpha,
+				  double *ratio, double *p);
 
 /* Bytes an ideal kernel moves (every input read once, every output written
  * once) and the flops of the math, from the op table. */
