@@ -13,6 +13,7 @@
 
 #include "mtp/config.h"
 #include "mtp/runner.h"
+#include "report_file.h"
 
 static void esc(FILE *f, const char *s)
 {
@@ -250,20 +251,11 @@ static void problems(FILE *f, const struct mtp_run *run)
 	fputs(n ? "</table>\n" : "<p>None.</p>\n", f);
 }
 
-enum mtp_status mtp_report_html(const struct mtp_run *run, const char *path,
-				char *err, size_t errn)
+static void body(FILE *f, const struct mtp_run *run)
 {
-	char tmp[MTP_PATH_MAX + 16];
 	const char *be[MTP_MAX_BACKENDS + 1];
 	int nb = backend_list(run, be, MTP_MAX_BACKENDS + 1);
-	FILE *f;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
-		return MTP_ERR_IO;
-	}
 	head(f, run);
 	if (nb)
 		by_op(f, run, be, nb);
@@ -271,10 +263,10 @@ enum mtp_status mtp_report_html(const struct mtp_run *run, const char *path,
 	if (nb)
 		matrix(f, run, be, nb);
 	fputs("</body></html>\n", f);
-	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
-		remove(tmp);
-		return MTP_ERR_IO;
-	}
-	return MTP_OK;
+}
+
+enum mtp_status mtp_report_html(const struct mtp_run *run, const char *path,
+				char *err, size_t errn)
+{
+	return mtp_report_write(run, path, body, err, errn);
 }

@@ -15,6 +15,7 @@
 
 #include "mtp/config.h"
 #include "mtp/runner.h"
+#include "report_file.h"
 
 static void jstr(FILE *f, const char *s)
 {
@@ -200,18 +201,8 @@ static void write_header(FILE *f, const struct mtp_run *run)
 	fprintf(f, "},\"exit_code\":%d,", (int)mtp_run_exit_code(run));
 }
 
-enum mtp_status mtp_report_json(const struct mtp_run *run, const char *path,
-				char *err, size_t errn)
+static void body(FILE *f, const struct mtp_run *run)
 {
-	char tmp[MTP_PATH_MAX + 16];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
-		return MTP_ERR_IO;
-	}
 	write_header(f, run);
 	fputs("\"results\":[\n", f);
 	for (int i = 0; i < run->n; i++) {
@@ -219,10 +210,10 @@ enum mtp_status mtp_report_json(const struct mtp_run *run, const char *path,
 		fputs(i + 1 < run->n ? ",\n" : "\n", f);
 	}
 	fputs("]}\n", f);
-	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
-		remove(tmp);
-		return MTP_ERR_IO;
-	}
-	return MTP_OK;
+}
+
+enum mtp_status mtp_report_json(const struct mtp_run *run, const char *path,
+				char *err, size_t errn)
+{
+	return mtp_report_write(run, path, body, err, errn);
 }

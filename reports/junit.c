@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mtp/runner.h"
+#include "report_file.h"
 
 static void xml(FILE *f, const char *s)
 {
@@ -98,18 +99,8 @@ static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
 	fputs("  </testsuite>\n", f);
 }
 
-enum mtp_status mtp_report_junit(const struct mtp_run *run, const char *path,
-				 char *err, size_t errn)
+static void body(FILE *f, const struct mtp_run *run)
 {
-	char tmp[MTP_PATH_MAX + 16];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
-		return MTP_ERR_IO;
-	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mtpcheck %s\">\n",
 		run->command);
 	for (int i = 0; i < run->n; i++) {
@@ -121,10 +112,10 @@ enum mtp_status mtp_report_junit(const struct mtp_run *run, const char *path,
 			write_suite(f, run, run->results[i].backend);
 	}
 	fputs("</testsuites>\n", f);
-	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
-		remove(tmp);
-		return MTP_ERR_IO;
-	}
-	return MTP_OK;
+}
+
+enum mtp_status mtp_report_junit(const struct mtp_run *run, const char *path,
+				 char *err, size_t errn)
+{
+	return mtp_report_write(run, path, body, err, errn);
 }
