@@ -1,0 +1,64 @@
+/*
+ * The console: one line per result (verdict, worst error against its
+ * threshold, diagnosis, repro) as the run goes, and the summary at the end.
+ */
+#include <stdio.h>
+
+#include "runner_int.h"
+
+void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
+			 int idx, int total)
+{
+	FILE *o = run->opts.out;
+	const char *where = "";
+	double worst = mtp_result_worst_headroom(r);
+	char buf[200] = "";
+
+	if (r->verdict == MTP_PASSED && r->n_cmp)
+		snprintf(buf, sizeof(buf), "worst %.2f of threshold, %d outputs",
+			 worst, r->n_cmp);
+	where = r->verdict == MTP_PASSED ? buf : r->message;
+	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
+		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
+		r->backend, r->file, r->case_id, where, r->seconds * 1e3);
+	if (r->diag.diag)
+		fprintf(o, "        %s: %s\n", r->diag.info ? "note" : "diagnosis",
+			r->diag.text);
+	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||
+	    r->verdict == MTP_CRASHED || r->verdict == MTP_INVALID)
+		fprintf(o, "        repro: %s\n", r->repro);
+	fflush(o);
+}
+
+void mtp_print_summary(const struct mtp_run *run)
+{
+	FILE *o = run->opts.out;
+	bool first = true;
+
+	fprintf(o, "\nmtpcheck %s: %d result%s%s", run->command, run->n,
+		run->n == 1 ? "" : "s", run->n ? ":" : "");
+	for (int v = 0; v < MTP_VERDICT_COUNT; v++) {
+		if (!run->counts[v])
+			continue;
+		fprintf(o, "%s %d %s", first ? "" : ",", run->counts[v],
+			mtp_verdict_name(v));
+		first = false;
+	}
+	if (run->n_invalid_inputs)
+		fprintf(o, "; %d input file(s) invalid", run->n_invalid_inputs);
+	if (run->n_unavailable)
+		fprintf(o, "; %d backend(s) unavailable", run->n_unavailable);
+	fprintf(o, "\n");
+	for (int i = 0; i < run->n; i++) {
+		const struct mtp_result *r = &run->results[i];
+
+		if (r->verdict == MTP_FAILED || r->verdict == MTP_CRASHED ||
+		    r->verdict == MTP_TIMEOUT || r->verdict == MTP_INVALID ||
+		    r->verdict == MTP_MISTRUSTED)
+			fprintf(o, "  %-10s %s:%s [%s]%s%s  repro: %s\n",
+				mtp_verdict_name(r->verdict), r->file, r->case_id,
+				r->backend, r->diag.diag ? "  diagnosis " : "",
+				r->diag.diag ? mtp_diag_info(r->diag.diag)->name : "",
+				r->repro);
+	}
+}

@@ -1,0 +1,239 @@
+/*
+ * Judging a case's outputs: every output the judge has is compared in flow
+ * order under its tolerance (tokens through the logits' margin), the first
+ * that fails is named, a doubtful golden makes the case MISTRUSTED, and a
+ * failure is matched against the known bugs (diagnose.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner_int.h"
+
+static bool any_input_special(const struct mtp_case *c, bool nonzero_only)
+{
+	for (int i = 0; i < c->inputs.n; i++) {
+		const struct mtp_tensor *t = &c->inputs.items[i].t;
+
+		if (!mtp_dtype_is_float(t->dtype))
+			continue;
+		for (int64_t k = 0; k < mtp_tensor_numel(t); k++) {
+			double v = mtp_load(t->dtype, t->data, (size_t)k);
+
+			if (nonzero_only ? v != 0 : !isfinite(v))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool all_zero(const struct mtp_tensor *t)
+{
+	if (!mtp_dtype_is_float(t->dtype))
+		return false;
+	for (int64_t k = 0; k < mtp_tensor_numel(t); k++)
+		if (mtp_load(t->dtype, t->data, (size_t)k) != 0)
+			return false;
+	return mtp_tensor_numel(t) > 0;
+}
+
+static bool has_special(const struct mtp_tensor *t)
+{
+	if (!mtp_dtype_is_float(t->dtype))
+		return false;
+	for (int64_t k = 0; k < mtp_tensor_numel(t); k++)
+		if (!isfinite(mtp_load(t->dtype, t->data, (size_t)k)))
+			return true;
+	return false;
+}
+
+/* The check itself is doubtful (benchdnn's "mistrusted"): every golden
+ * output is all zeros while the inputs are not, so a backend that writes
+ * nothing would pass; or a golden holds NaN/Inf while every input is finite. */
+static bool mistrusted(const struct mtp_case *c, const struct mtp_tensor_list *judge,
+		       char *why, size_t n)
+{
+	bool zeros = judge->n > 0;
+
+	for (int i = 0; i < judge->n; i++) {
+		const struct mtp_named *e = &judge->items[i];
+
+		zeros = zeros && all_zero(&e->t);
+		if (has_special(&e->t) && !any_input_special(c, false)) {
+			snprintf(why, n, "golden '%s' holds NaN/Inf while every input is finite",
+				 e->name);
+			return true;
+		}
+	}
+	if (zeros && any_input_special(c, true)) {
+		snprintf(why, n, "every golden output is all zeros while the inputs are not");
+		return true;
+	}
+	return false;
+}
+
+static void describe_failure(struct mtp_result *r)
+{
+	const struct mtp_cmp *m = &r->cmp[r->first_bad];
+	char where[160];
+
+	if (!m->shape_ok) {
+		snprintf(r->message, sizeof(r->message), "%s: %s", m->name,
+			 m->shape_msg);
+		return;
+	}
+	mtp_cmp_where(m, where, sizeof(where));
+	if (m->tol.budget) {
+		snprintf(r->message, sizeof(r->message),
+			 "%s: got %.9g want %.9g; normwise error %.3g (max %.3g), worst "
+			 "element %.3g x its bound (%.3g of the RMS); %lld of %lld elements off",
+			 where, m->worst_got, m->worst_want, m->rel_norm,
+			 m->tol.norm_max, m->headroom, m->tol.elem_max,
+			 (long long)m->n_bad, (long long)m->n);
+		return;
+	}
+	snprintf(r->message, sizeof(r->message),
+		 "%s: got %.9g want %.9g, err %.3g = %.3g x threshold "
+		 "(rtol %.3g atol %.3g, %s); %lld of %lld elements off",
+		 where, m->worst_got, m->worst_want,
+		 fabs(m->worst_got - m->worst_want), m->headroom, m->tol.rtol,
+		 m->tol.atol, m->tol.origin, (long long)m->n_bad,
+		 (long long)m->n);
+}
+
+/* Views of a named list in signature order (data NULL where absent). */
+static void by_signature(const struct mtp_case_call *p,
+			 const struct mtp_tensor_list *l, struct mtp_tensor *v)
+{
+	for (int k = 0; k < p->sig->n_out; k++) {
+		const struct mtp_named *n = mtp_list_find(l, p->sig->out[k].name);
+
+		memset(&v[k], 0, sizeof(v[k]));
+		if (n)
+			v[k] = n->t;
+	}
+}
+
+/* The logits beside a token output ("step.1/token" -> "step.1/logits"). */
+static int logits_of(const struct mtp_case_call *p, int k)
+{
+	const char *name = p->sig->out[k].name, *slash = strrchr(name, '/');
+	char l[MTP_NAME_MAX];
+
+	snprintf(l, sizeof(l), "%.*slogits", slash ? (int)(slash - name + 1) : 0, name);
+	for (int j = 0; j < p->sig->n_out; j++)
+		if (strcmp(p->sig->out[j].name, l) == 0)
+			return j;
+	return -1;
+}
+
+/* Bound on a logit's error: twice the largest error the logits' own
+ * threshold allows, since both sides of a margin may move. */
+static double logit_bound(const struct mtp_cmp *lc, const struct mtp_tensor *want)
+{
+	double ss = 0, mx = 0;
+	int64_t n = mtp_tensor_numel(want);
+
+	for (int64_t i = 0; i < n; i++) {
+		double v = mtp_load(want->dtype, want->data, (size_t)i);
+
+		if (isfinite(v)) {
+			ss += v * v;
+			mx = fmax(mx, fabs(v));
+		}
+	}
+	if (lc->tol.budget)
+		return 2 * lc->tol.elem_max * sqrt(ss / (double)(n ? n : 1));
+	return 2 * (lc->tol.atol + lc->tol.rtol * mx);
+}
+
+static void compare_one(struct mtp_result *r, const struct mtp_case *c,
+			const struct mtp_case_call *p, int k,
+			const struct mtp_tensor *have, const struct mtp_tensor *want,
+			const struct mtp_tol_override *ovr)
+{
+	const struct mtp_tspec *s = &p->sig->out[k];
+	struct mtp_cmp *m = &r->cmp[r->n_cmp];
+	struct mtp_tol tol;
+	int lk = s->cls == MTP_TC_TOKEN ? logits_of(p, k) : -1;
+
+	if (lk >= 0 && want[lk].data) {
+		mtp_tol_for(c->op, s->name, want[lk].dtype, p->call.act,
+			    mtp_call_k_accum(&p->call), NULL, &tol);
+		struct mtp_cmp lc = {.tol = tol};
+
+		mtp_compare_tokens(s->name, &have[k], &want[k], &want[lk],
+				   logit_bound(&lc, &want[lk]), m);
+	} else {
+		mtp_tol_for(c->op, s->name, want[k].dtype, p->call.act,
+			    mtp_call_k_accum(&p->call), ovr, &tol);
+		mtp_compare(s->name, &have[k], &want[k], &tol,
+			    s->cls == MTP_TC_LOGITS, m);
+	}
+	if (!m->passed && r->first_bad < 0)
+		r->first_bad = r->n_cmp;
+	r->n_cmp++;
+}
+
+/* A pass this close to its threshold is worth explaining (NORM_ROUNDING). */
+#define NOTE_HEADROOM 0.25
+
+double mtp_result_worst_headroom(const struct mtp_result *r)
+{
+	double w = 0;
+
+	for (int i = 0; i < r->n_cmp; i++)
+		if (r->cmp[i].headroom > w)
+			w = r->cmp[i].headroom;
+	return w;
+}
+
+/* Compares every output the judge has, in flow order; names the first that
+ * fails, and for a failure, the known bug it matches. */
+enum mtp_status mtp_judge_outputs(struct mtp_result *r, const struct mtp_case *c,
+				   const struct mtp_case_call *p,
+				   const struct mtp_tensor *got,
+				   const struct mtp_tensor_list *got_named,
+				   const struct mtp_tensor_list *judge,
+				   const struct mtp_tensor *judge_arr)
+{
+	int n = p->sig->n_out;
+	struct mtp_tensor *have = calloc((size_t)n + 1, sizeof(*have));
+	struct mtp_tensor *want = calloc((size_t)n + 1, sizeof(*want));
+
+	r->cmp = calloc((size_t)n + 1, sizeof(*r->cmp));
+	if (!r->cmp || !have || !want) {
+		free(have);
+		free(want);
+		return MTP_ERR_NOMEM;
+	}
+	if (got_named)
+		by_signature(p, got_named, have);
+	else
+		memcpy(have, got, (size_t)n * sizeof(*have));
+	if (judge)
+		by_signature(p, judge, want);
+	else
+		memcpy(want, judge_arr, (size_t)n * sizeof(*want));
+	if (judge && mistrusted(c, judge, r->message, sizeof(r->message)))
+		r->verdict = MTP_MISTRUSTED;
+	for (int k = 0; k < n; k++) {
+		const struct mtp_named *jn = judge ? mtp_list_find(judge, p->sig->out[k].name) : NULL;
+
+		if (have[k].data && want[k].data)
+			compare_one(r, c, p, k, have, want, jn ? &jn->tol : NULL);
+	}
+	if (r->verdict != MTP_MISTRUSTED) {
+		r->verdict = r->first_bad < 0 ? MTP_PASSED : MTP_FAILED;
+		if (r->first_bad >= 0) {
+			describe_failure(r);
+			mtp_diagnose(&p->call, have, want, &r->diag);
+		} else if (mtp_result_worst_headroom(r) > NOTE_HEADROOM) {
+			mtp_diagnose_rounding(&p->call, have, want, &r->diag);
+		}
+	}
+	free(have);
+	free(want);
+	return MTP_OK;
+}

@@ -1,0 +1,207 @@
+/*
+ * Where a run's cases come from: fixture files (given with --fixtures, or
+ * selected by a case file with their own filters and backends), generated
+ * problems of a case file, the --filter globs, and this shard's share.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runner_int.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool push_path(char ***v, int *n, int *cap, int **org, int origin,
+		      const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), pl;
+
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		*v = realloc(*v, (size_t)*cap * sizeof(**v));
+		*org = realloc(*org, (size_t)*cap * sizeof(**org));
+		if (!*v || !*org)
+			return false;
+	}
+	while (name && dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	pl = dl + (name ? strlen(name) : 0) + 2;
+	(*v)[*n] = malloc(pl);
+	if (!(*v)[*n])
+		return false;
+	if (name)
+		snprintf((*v)[*n], pl, "%.*s/%s", (int)dl, dir, name);
+	else
+		snprintf((*v)[*n], pl, "%s", dir);
+	(*org)[(*n)++] = origin;
+	return true;
+}
+
+/* Expands folders into their *.h5 files, sorted; files stay as given.
+ * origin[k] is the index of the input path k came from. */
+static int expand_paths(const char *const *in, int nin, char ***paths, int **origin)
+{
+	int n = 0, cap = 0;
+	char **v = NULL;
+	int *org = NULL;
+	bool ok = true;
+
+	for (int i = 0; ok && i < nin; i++) {
+		struct stat sb;
+		DIR *d;
+		struct dirent *e;
+		int first = n;
+
+		if (stat(in[i], &sb) != 0 || !S_ISDIR(sb.st_mode) || !(d = opendir(in[i]))) {
+			ok = push_path(&v, &n, &cap, &org, i, in[i], NULL);
+			continue;
+		}
+		while (ok && (e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+
+			if (len >= 4 && strcmp(e->d_name + len - 3, ".h5") == 0)
+				ok = push_path(&v, &n, &cap, &org, i, in[i], e->d_name);
+		}
+		closedir(d);
+		if (ok)
+			qsort(v + first, (size_t)(n - first), sizeof(*v), cmp_str);
+	}
+	*paths = v;
+	*origin = org;
+	return ok ? n : 0;
+}
+
+
+static bool case_selected(const struct mtp_run *run, const struct sources *s,
+			  int f, const char *id)
+{
+	const struct mtp_fixture *fx = &s->fx[f];
+
+	return mtp_filter_match(run->opts.filters, run->opts.n_filters, fx->path, id) &&
+	       (!s->sel[f] || mtp_casefile_fixture_match(s->sel[f], fx->path, id));
+}
+
+
+/* Every selected problem in run order, then this shard's share of them
+ * (--shard k/n keeps items k, k+n, k+2n, ...). */
+int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
+			struct item **out)
+{
+	int n = 0, cap = 64, kept = 0;
+	struct item *v = malloc((size_t)cap * sizeof(*v));
+
+	for (int f = 0; v && f < s->nfx; f++) {
+		for (int i = 0; v && i < s->fx[f].n_cases; i++) {
+			if (!case_selected(run, s, f, s->fx[f].cases[i].id))
+				continue;
+			if (n == cap)
+				v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
+			if (v)
+				v[n++] = (struct item){f, i, -1};
+		}
+	}
+	for (int g = 0; v && g < s->cs.n_specs; g++) {
+		if (!mtp_filter_match(run->opts.filters, run->opts.n_filters,
+				      "generated", s->cs.gen[g].id))
+			continue;
+		if (n == cap)
+			v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
+		if (v)
+			v[n++] = (struct item){-1, -1, g};
+	}
+	for (int k = 0; v && k < n; k++)
+		if (run->opts.shard_n <= 1 || k % run->opts.shard_n == run->opts.shard_i)
+			v[kept++] = v[k];
+	*out = v;
+	return v ? kept : 0;
+}
+
+void mtp_sources_list(const struct mtp_run *run, const struct sources *s,
+			  const struct item *it, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (it[k].f >= 0) {
+			const struct mtp_fixture *fx = &s->fx[it[k].f];
+			const struct mtp_case *c = &fx->cases[it[k].i];
+
+			fprintf(run->opts.out, "%s:%s  %s %s\n", fx->path, c->id,
+				c->op->name, mtp_family_name(c->family));
+		} else {
+			int g = it[k].g;
+
+			fprintf(run->opts.out, "generated:%s  %s %s  (%s)\n",
+				s->cs.gen[g].id, s->cs.specs[g].op->name,
+				mtp_family_name(s->cs.specs[g].family), s->cs.gen[g].origin);
+		}
+	}
+}
+
+/* Fixture paths and their case-file selections, or --fixtures' paths. */
+static bool collect_paths(struct mtp_run *run, struct sources *s, char ***paths,
+			  int *npaths, const struct mtp_casefile_fixture ***sel)
+{
+	const struct mtp_run_opts *o = &run->opts;
+	const char *in[MTP_MAX_INPUTS + 64];
+	int nin = 0, *origin = NULL;
+	char err[MTP_ERR_MAX];
+
+	if (o->case_file) {
+		if (mtp_casefile_parse(o->case_file, &s->cf, err, sizeof(err)) ||
+		    mtp_casefile_select(&s->cf, o->tags, &s->cs, err, sizeof(err))) {
+			fprintf(stderr, "mtpcheck: %s\n", err);
+			run->n_usage++;
+			return false;
+		}
+		for (int i = 0; i < s->cs.n_fixtures && nin < MTP_MAX_INPUTS + 64; i++)
+			in[nin++] = s->cs.fixtures[i].path;
+	}
+	for (int i = 0; i < o->n_inputs; i++)
+		in[nin++] = o->inputs[i];
+	*npaths = expand_paths(in, nin, paths, &origin);
+	*sel = calloc((size_t)*npaths + 1, sizeof(**sel));
+	for (int k = 0; *sel && k < *npaths; k++)
+		(*sel)[k] = o->case_file && origin[k] < s->cs.n_fixtures
+			? &s->cs.fixtures[origin[k]] : NULL;
+	free(origin);
+	return *sel != NULL;
+}
+
+void mtp_sources_open(struct mtp_run *run, struct sources *s)
+{
+	const struct mtp_casefile_fixture **sel = NULL;
+	char **paths = NULL, err[MTP_ERR_MAX];
+	int npaths = 0;
+
+	if (!collect_paths(run, s, &paths, &npaths, &sel))
+		return;
+	s->fx = calloc((size_t)npaths + 1, sizeof(*s->fx));
+	s->sel = calloc((size_t)npaths + 1, sizeof(*s->sel));
+	for (int i = 0; s->fx && s->sel && i < npaths; i++) {
+		if (mtp_fixture_open(paths[i], &run->opts.limits, &s->fx[s->nfx], err,
+				     sizeof(err)) == MTP_OK) {
+			s->sel[s->nfx++] = sel[i];
+		} else {
+			fprintf(stderr, "mtpcheck: %s\n", err);
+			run->n_invalid_inputs++;
+		}
+	}
+	for (int i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+	free(sel);
+}
+
+void mtp_sources_close(struct sources *s)
+{
+	for (int f = 0; f < s->nfx; f++)
+		mtp_fixture_close(&s->fx[f]);
+	free(s->fx);
+	free(s->sel);
+	mtp_case_selection_fini(&s->cs);
+	mtp_casefile_fini(&s->cf);
+}
