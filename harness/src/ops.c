@@ -10,8 +10,9 @@
 
 #define F_V3 (1u << MTP_FAMILY_DEEPSEEK_V3 | 1u << MTP_FAMILY_GLM)
 #define F_V4 (1u << MTP_FAMILY_DEEPSEEK_V4)
-#define HC_ATTRS "rms_eps pre_eps sinkhorn_eps post_mult sinkhorn_iters norm_eps?"
-#define V4_STEP_ATTRS "hc_mult hc_eps sinkhorn_iters post_mult block_contract"
+#define HC_ATTRS "rms_eps pre_eps sinkhorn_eps post_mult? sinkhorn_iters norm_eps?"
+/* post_mult may be left out: vLLM hard-codes 2.0 (MTP-SPEC §1) */
+#define V4_STEP_ATTRS "hc_mult hc_eps sinkhorn_iters post_mult? block_contract"
 
 static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	{MTP_OP_RMSNORM, "rmsnorm", "§2.1/§2.2",

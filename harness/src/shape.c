@@ -50,8 +50,8 @@ static bool eval_dim(const char *s, const char *e, const struct mtp_dims *d,
 		} else if (*s != '*') {
 			int64_t *slot = dim_slot((struct mtp_dims *)d, *s);
 
-			if (!slot || *slot <= 0)
-				return false;
+			if (!slot || *slot < 0)
+				return false; /* unbound while binding (-1) */
 			prod *= *slot;
 		}
 	}
@@ -117,8 +117,8 @@ static bool bind_input(const struct mtp_tspec *s, const struct mtp_tensor *t,
 			continue;
 		int64_t *slot = dim_slot(d, *st[i]);
 
-		if (*slot == 0 && t->shape[i] > 0)
-			*slot = t->shape[i];
+		if (*slot < 0)
+			*slot = t->shape[i]; /* T = 0 is a valid, empty batch */
 	}
 	return true;
 }
@@ -184,7 +184,7 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 				   struct mtp_dims *dims, enum mtp_dtype *act,
 				   char *err, size_t errn)
 {
-	memset(dims, 0, sizeof(*dims));
+	*dims = (struct mtp_dims){-1, -1, -1, -1, -1, -1, -1, -1, -1};
 	if (p->hc_mult > 0) /* V4 steps and blocks: M from the attribute */
 		dims->m = p->hc_mult;
 	dims->k = p->num_steps;
@@ -230,5 +230,11 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 		if (st)
 			return st;
 	}
+	int64_t *all[] = {&dims->t, &dims->h, &dims->m, &dims->v, &dims->f,
+			  &dims->r, &dims->p, &dims->k, &dims->l};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (*all[i] < 0)
+			*all[i] = 0; /* symbols the problem does not use */
 	return MTP_OK;
 }

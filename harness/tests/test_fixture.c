@@ -253,3 +253,32 @@ Test(fixture, ids_out_of_range_refused_at_load)
 	mtp_case_fini(&c);
 	remove(path);
 }
+
+Test(fixture, empty_batch_is_valid_and_passes)
+{
+	/* MTP-SPEC §7.3: T == 0 returns empty outputs */
+	char path[128], err[MTP_ERR_MAX];
+	struct mtp_case c = {0};
+	struct mtp_fixture fx;
+	int64_t s0[1] = {0}, th[2] = {0, 16}, tmh[3] = {0, 4, 16}, h[1] = {16};
+
+	snprintf(c.id, sizeof(c.id), "fmir.T0");
+	c.op = mtp_op_find("fused_mtp_input_rmsnorm");
+	c.family = MTP_FAMILY_DEEPSEEK_V4;
+	c.seed = 3;
+	tu_attr_num(&c, "eps", 1e-6);
+	tu_add(&c.inputs, "embeds", MTP_BF16, 2, th, NULL);
+	tu_add(&c.inputs, "positions", MTP_I64, 1, s0, NULL);
+	tu_add(&c.inputs, "prev_hidden", MTP_BF16, 3, tmh, NULL);
+	tu_add(&c.inputs, "enorm_weight", MTP_BF16, 1, h, NULL);
+	tu_add(&c.inputs, "hnorm_weight", MTP_BF16, 1, h, NULL);
+	tu_add(&c.expected, "enorm_out", MTP_BF16, 2, th, NULL);
+	tu_add(&c.expected, "hnorm_out", MTP_BF16, 3, tmh, NULL);
+	tu_tmpname(path, sizeof(path), "t0");
+	write_one(path, &c);
+	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_expect_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)), MTP_OK, "%s", err);
+	mtp_fixture_close(&fx);
+	mtp_case_fini(&c);
+	remove(path);
+}

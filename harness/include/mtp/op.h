@@ -55,7 +55,8 @@ struct mtp_tspec {
 	bool optional;
 };
 
-/* Values of the shape symbols of one problem (0: not bound). */
+/* Values of the shape symbols of one problem (after binding, 0 also stands
+ * for a symbol the problem does not use; T = 0 is an empty batch). */
 struct mtp_dims {
 	int64_t t, h, m, v, f, r, p, k, l;
 };
