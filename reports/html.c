@@ -88,11 +88,12 @@ static void head(FILE *f, const struct mtp_run *run)
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
 	      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;"
 	      "padding:2px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
+	      ".n td{white-space:nowrap}"
 	      ".v{color:#fff;font-weight:600;padding:1px 5px;border-radius:3px}"
 	      "code{font-size:12px;background:#f6f6f6;padding:1px 3px;word-break:break-all}"
 	      "</style></head><body>\n", f);
-	fprintf(f, "<h1>mtpcheck %s report</h1><p>mtpcheck %s, %s. %d results:", run->command,
-		MTP_VERSION, when, run->n);
+	fprintf(f, "<h1>mtpcheck %s%s</h1><p>mtpcheck %s, %s. %d results:", run->command,
+		strcmp(run->command, "report") ? " report" : "", MTP_VERSION, when, run->n);
 	for (int v = 0; v < MTP_VERDICT_COUNT; v++)
 		if (run->counts[v])
 			fprintf(f, " <span class=\"v\" style=\"background:%s\">%d %s</span>",
@@ -149,7 +150,7 @@ static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
 {
 	fputs("<h2>Cases &times; backends</h2><p>Each cell: the verdict and the worst "
 	      "error of the case as a fraction of its threshold (the bar's middle line "
-	      "is 1: past it the output fails). Hover for the message.</p><table><tr>"
+	      "is 1: past it the output fails). Hover for the message.</p><table class=\"n\"><tr>"
 	      "<th>case</th><th>op</th>", f);
 	for (int b = 0; b < nb; b++) {
 		fputs("<th>", f);
@@ -179,7 +180,7 @@ static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
 /* Per op and backend: results passed out of run, and the worst headroom. */
 static void by_op(FILE *f, const struct mtp_run *run, const char **be, int nb)
 {
-	fputs("<h2>By op</h2><table><tr><th>op</th>", f);
+	fputs("<h2>By op</h2><table class=\"n\"><tr><th>op</th>", f);
 	for (int b = 0; b < nb; b++) {
 		fputs("<th>", f);
 		esc(f, be[b]);

@@ -21,11 +21,12 @@ static const char usage_main[] =
 	"V3/V3.2/V4 and GLM models.\n"
 	"\n"
 	"commands:\n"
-	"  run       run cases on backends and judge them (default suite: fixtures/)\n"
+	"  run       run cases on backends and judge them (default: cases/quick.case)\n"
 	"  verify    judge the observed/ tensors of a dump against the reference\n"
 	"  list      list ops, backends, mutants or cases\n"
 	"  selftest  run every mutant and show each known bug is caught and named\n"
 	"  bench     time ops x shapes x backends, checked, against measured peak\n"
+	"  report    merge JSON results (vendors, nights) into one HTML/JUnit/JSON\n"
 	"\n"
 	"  mtpcheck <command> --help   options of a command\n"
 	"  mtpcheck --version\n"
@@ -82,6 +83,7 @@ static const char usage_selftest[] =
 
 int mtp_selftest(const struct mtp_run_opts *opts);
 int mtp_bench_main(int argc, char **argv);
+
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -323,6 +325,48 @@ static int cmd_list(int argc, char **argv)
 	return usage_error("list", "unknown list '%s'", argv[0]);
 }
 
+static const char usage_report[] =
+	"usage: mtpcheck report RESULTS.json... [--html FILE] [--junit FILE]\n"
+	"\n"
+	"Merges results files written by `mtpcheck run --json` (one per vendor\n"
+	"machine, or one per night) into one report: each file's backends become\n"
+	"columns backend@host, a later night of the same one is dated.\n";
+
+static int cmd_report(int argc, char **argv)
+{
+	const char *paths[MTP_MAX_INPUTS], *html = NULL, *junit = NULL;
+	struct mtp_run run = {0};
+	char err[MTP_ERR_MAX];
+	int n = 0, rc = MTP_EXIT_OK;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage_report, stdout);
+			return MTP_EXIT_OK;
+		}
+		if ((!strcmp(argv[i], "--html") || !strcmp(argv[i], "--junit")) && i + 1 < argc) {
+			*(argv[i][2] == 'h' ? &html : &junit) = argv[i + 1];
+			i++;
+		} else if (argv[i][0] != '-' && n < MTP_MAX_INPUTS) {
+			paths[n++] = argv[i];
+		} else {
+			return usage_error("report", "unknown argument '%s'", argv[i]);
+		}
+	}
+	if (!n || (!html && !junit))
+		return usage_error("report", "needs results files and --html or --junit%s", "");
+	if (mtp_run_merge(&run, paths, n, err, sizeof(err)) ||
+	    (html && mtp_report_html(&run, html, err, sizeof(err))) ||
+	    (junit && mtp_report_junit(&run, junit, err, sizeof(err)))) {
+		fprintf(stderr, "mtpcheck report: %s\n", err);
+		rc = MTP_EXIT_USAGE;
+	}
+	if (!rc)
+		printf("mtpcheck report: %d results from %d file(s)\n", run.n, n);
+	mtp_run_fini(&run);
+	return rc;
+}
+
 int mtp_cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -348,6 +392,8 @@ int mtp_cli_main(int argc, char **argv)
 		return cmd_list(argc - 2, argv + 2);
 	if (strcmp(cmd, "bench") == 0)
 		return mtp_bench_main(argc - 2, argv + 2);
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - 2, argv + 2);
 	fprintf(stderr, "mtpcheck: unknown command '%s'\n\n%s", cmd, usage_main);
 	return MTP_EXIT_USAGE;
 }

@@ -312,3 +312,50 @@ Test(runner, isolation_turns_crash_hang_and_device_error_into_verdicts)
 		mtp_case_fini(&c[i]);
 	remove(path);
 }
+
+Test(runner, report_merges_results_files_by_machine_and_night)
+{
+	char path[128], j1[128], html[128], err[MTP_ERR_MAX];
+	struct mtp_case c;
+	struct mtp_run_opts o;
+	struct mtp_run run = {0}, merged = {0};
+
+	tu_tmpname(path, sizeof(path), "m");
+	tu_tmpname(j1, sizeof(j1), "j1");
+	tu_tmpname(html, sizeof(html), "mh");
+	tu_rmsnorm_case(&c, "rms.m", 1, 8, 2.0, 1.5);
+	write_cases(path, &c, 1);
+	mtp_run_opts_init(&o);
+	o.backends[o.n_backends++] = "ref";
+	o.inputs[o.n_inputs++] = path;
+	o.out = fopen("/dev/null", "w");
+	mtp_run_execute(&run, &o);
+	fclose(o.out);
+	cr_assert_eq(mtp_report_json(&run, j1, err, sizeof(err)), MTP_OK);
+	const char *files[2] = {j1, j1};
+	enum mtp_status st = mtp_run_merge(&merged, files, 2, err, sizeof(err));
+
+	if (st == MTP_ERR_UNSUPPORTED) { /* a build without libcjson says so */
+		cr_expect(strstr(err, "libcjson") != NULL);
+	} else {
+		cr_assert_eq(st, MTP_OK, "%s", err);
+		cr_expect_eq(merged.n, 2);
+		cr_expect_eq(merged.counts[MTP_FAILED], 2);
+		cr_expect(strncmp(merged.results[0].backend, "ref@", 4) == 0);
+		cr_expect(strcmp(merged.results[0].backend, merged.results[1].backend) != 0,
+			  "a second night of the same machine is its own column");
+		cr_expect_str_eq(merged.results[1].repro, run.results[0].repro);
+		cr_expect_eq(mtp_report_html(&merged, html, err, sizeof(err)), MTP_OK);
+	}
+	const char *bad[1] = {path}; /* an HDF5 file is not a results file */
+
+	mtp_run_fini(&merged);
+	cr_expect_neq(mtp_run_merge(&merged, bad, 1, err, sizeof(err)), MTP_OK);
+	cr_expect(strstr(err, path) != NULL, "%s", err);
+	mtp_run_fini(&merged);
+	mtp_run_fini(&run);
+	mtp_case_fini(&c);
+	remove(path);
+	remove(j1);
+	remove(html);
+}

@@ -90,6 +90,11 @@ enum mtp_status mtp_report_junit(const struct mtp_run *run, const char *path,
 enum mtp_status mtp_report_html(const struct mtp_run *run, const char *path,
 				char *err, size_t errn);
 
+/* Reads JSON results files (mtpcheck run --json) into one run, for the
+ * report writers: columns are backend@host, later nights dated. */
+enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
+			      int n, char *err, size_t errn);
+
 /* Glob match of a case against --filter patterns (any matches; none: all). */
 bool mtp_filter_match(const char *const *pats, int n, const char *file,
 		      const char *case_id);
