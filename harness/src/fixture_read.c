@@ -57,10 +57,13 @@ static bool read_str_attr(hid_t obj, const char *name, char *buf, size_t n)
 			if (s)
 				H5free_memory(s);
 		} else {
+			/* one byte more than stored: a NULLPAD or SPACEPAD string of
+			 * full width keeps its last character in a NULLTERM type */
 			size_t sz = H5Tget_size(ft);
-			char *tmp = calloc(1, sz + 1);
+			char *tmp = calloc(1, sz + 2);
 
-			H5Tset_size(mt, sz);
+			H5Tset_size(mt, sz + 1);
+			H5Tset_strpad(mt, H5T_STR_NULLTERM);
 			H5Tset_cset(mt, H5Tget_cset(ft));
 			if (tmp && H5Aread(a, mt, tmp) >= 0) {
 				snprintf(buf, n, "%s", tmp);

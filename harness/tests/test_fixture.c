@@ -282,3 +282,33 @@ Test(fixture, empty_batch_is_valid_and_passes)
 	mtp_case_fini(&c);
 	remove(path);
 }
+
+/* Writers differ: h5py's np.bytes_ gives fixed-length NULLPAD strings of
+ * exactly the text's length, with no terminator stored. */
+Test(fixture, fixed_length_unterminated_strings_are_read_whole)
+{
+	char path[128], err[MTP_ERR_MAX];
+	struct mtp_case c;
+	struct mtp_fixture fx;
+
+	tu_tmpname(path, sizeof(path), "nullpad");
+	tu_rmsnorm_case(&c, "rms.np", 1, 8, 2.0, 1.0);
+	write_one(path, &c);
+	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+
+	H5Tset_size(t, strlen("mtpcheck-fixture"));
+	H5Tset_strpad(t, H5T_STR_NULLPAD);
+	H5Adelete(f, "format");
+	hid_t a = H5Acreate2(f, "format", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+
+	H5Awrite(a, t, "mtpcheck-fixture");
+	H5Aclose(a);
+	H5Sclose(sp);
+	H5Tclose(t);
+	H5Fclose(f);
+	cr_expect_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)), MTP_OK, "%s", err);
+	mtp_fixture_close(&fx);
+	mtp_case_fini(&c);
+	remove(path);
+}
