@@ -1,13 +1,11 @@
 /*
  * mHC hc_head [MTP-SPEC §4.4.4]: collapses a token's M streams into one
- * hidden with sigmoid weights, one block per token (the epilogue of the
- * split-K mixes of hc_mix.cuh for the cuda variant on bf16 from
- * NV_HCM_MIN_T tokens on). Variant cuda (tilelang):
+ * hidden with sigmoid weights, one block per token. Variant cuda (tilelang):
  * the mixes from the unrounded streams, scaled by rho afterwards. Variant
  * rocm (triton): x*rho is first stored in the activation type (the
  * weight-free RMSNorm), and the mixes are taken from those values.
  */
-#include "hc_mix.cuh"
+#include "hc_common.cuh"
 
 /* The ROCm variant's rho, first: float32 with the double fallback. */
 template <typename T>
@@ -45,7 +43,7 @@ template <typename T, int M>
 __global__ void hc_head_kernel(const T *xs, const float *fn,
 			       const float *scale, const float *base, T *ys,
 			       int64_t h, float rms_eps, float hc_eps,
-			       int variant, bool vec, const float *part, int ks)
+			       int variant, bool vec)
 {
 	__shared__ double mix[M + 1];
 	__shared__ float pre[M];
@@ -57,10 +55,8 @@ __global__ void hc_head_kernel(const T *xs, const float *fn,
 
 	if (rocm)
 		rho = head_rho<T>(x, k_len, rms_eps);
-	const bool wide =
-		part ? hcm_gather<T, M, 1>(part, ks, gridDim.x, t, x, fn, k_len,
-					   vec, mix)
-		     : hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL, mix);
+	const bool wide = hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL,
+				       mix);
 
 	if (threadIdx.x < M) {
 		const int s = threadIdx.x;
@@ -87,28 +83,13 @@ template <typename T, int M>
 static void launch_hc_head(const void *x, const float *fn, const float *scale,
 			   const float *base, void *y, int64_t t, int64_t h,
 			   float rms_eps, float hc_eps, int variant,
-			   cudaStream_t s, cudaError_t *err)
+			   cudaStream_t s)
 {
-	const bool vec = hc_vec_ok<T>(x, fn, M * h);
-	void *scratch = NULL;
-	float *part = NULL;
-	int ks = 0;
+	bool vec = hc_vec_ok<T>(x, fn, M * h);
 
-	if constexpr (std::is_same<T, mtp_gpu_bf16>::value) {
-		if (vec && variant != MTP_NV_HEAD_ROCM &&
-		    hcm_ok<T>(x, t, M * h, M)) {
-			*err = hcm_launch<1>(x, fn, M, t, M * h, s, &scratch,
-					     &part, &ks);
-			if (*err != cudaSuccess)
-				return;
-		}
-	}
 	hc_head_kernel<T, M><<<(unsigned)t, NV_BLOCK, 0, s>>>(
 		(const T *)x, fn, scale, base, (T *)y, h, rms_eps, hc_eps,
-		variant, vec, part, ks);
-	*err = cudaGetLastError();
-	if (scratch && *err == cudaSuccess)
-		*err = cudaFreeAsync(scratch, s);
+		variant, vec);
 }
 
 extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
@@ -118,19 +99,17 @@ extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 				      float hc_eps, int variant,
 				      cudaStream_t s)
 {
-	cudaError_t e = cudaSuccess;
-
 	if (t == 0 || h == 0)
 		return cudaSuccess;
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_bf16, x, fn, scale,
-			       base, y, t, h, rms_eps, hc_eps, variant, s, &e);
+			       base, y, t, h, rms_eps, hc_eps, variant, s);
 	} else if (act == MTP_NV_F16) {
 		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_f16, x, fn, scale,
-			       base, y, t, h, rms_eps, hc_eps, variant, s, &e);
+			       base, y, t, h, rms_eps, hc_eps, variant, s);
 	} else {
 		NV_HC_DISPATCH(m, launch_hc_head, float, x, fn, scale, base, y,
-			       t, h, rms_eps, hc_eps, variant, s, &e);
+			       t, h, rms_eps, hc_eps, variant, s);
 	}
-	return e;
+	return cudaGetLastError();
 }

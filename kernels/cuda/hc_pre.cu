@@ -4,11 +4,9 @@
  * of the comb matrix ("softmax, then column-first"), and the sublayer input
  * sum_m pre_m R[m], optionally with the tilelang with_norm RMSNorm (variance
  * from the unrounded sum, applied to the rounded sum). All float32;
- * post_mix and comb_mix are stored as float32, layer_input in act. From
- * NV_HCM_MIN_T bf16 tokens on, the mixes come from the split-K tensor-core
- * product of hc_mix.cuh and this kernel is the per-token epilogue.
+ * post_mix and comb_mix are stored as float32, layer_input in act.
  */
-#include "hc_mix.cuh"
+#include "hc_common.cuh"
 
 /* c[a][b] /= (sum over the row a, or the column a) + eps, for M x M c. */
 template <int M>
@@ -160,20 +158,16 @@ static __device__ void layer_input_norm(const T *x, const T *w, T *out,
 }
 
 template <typename T, int M>
-__global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec,
-			      const float *part, int ks)
+__global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec)
 {
-	const int NMIX = 2 * M + M * M, NT = (NMIX + 7) / 8;
+	const int NMIX = 2 * M + M * M;
 	__shared__ double mix[NMIX + 1];
 	__shared__ float pre[M];
 	const int64_t t = blockIdx.x, h = a.h;
 	const T *x = (const T *)a.residual + t * M * h;
 	T *out = (T *)a.layer_input + t * h;
 	const int n = vec ? nv_vec<T>::n : 1;
-	const bool wide =
-		part ? hcm_gather<T, NMIX, NT>(part, ks, a.t, t, x, a.fn, M * h,
-					       vec, mix)
-		     : hc_mix<T, NMIX>(x, a.fn, M * h, vec, NULL, mix);
+	const bool wide = hc_mix<T, NMIX>(x, a.fn, M * h, vec, NULL, mix);
 
 	if (threadIdx.x == 0)
 		hc_pre_mixes<M>(&a, t, mix, wide, pre);
@@ -193,45 +187,26 @@ __global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec,
 }
 
 template <typename T, int M>
-static void launch_hc_pre(const struct mtp_nv_hc_pre_args *a, cudaStream_t s,
-			  cudaError_t *err)
+static void launch_hc_pre(const struct mtp_nv_hc_pre_args *a, cudaStream_t s)
 {
-	const int NMIX = 2 * M + M * M, NT = (NMIX + 7) / 8;
-	const bool vec = hc_vec_ok<T>(a->residual, a->fn, M * a->h) &&
-			 a->h % nv_vec<T>::n == 0;
-	void *scratch = NULL;
-	float *part = NULL;
-	int ks = 0;
+	bool vec = hc_vec_ok<T>(a->residual, a->fn, M * a->h) &&
+		   a->h % nv_vec<T>::n == 0;
 
-	if constexpr (std::is_same<T, mtp_gpu_bf16>::value && NT <= 3) {
-		if (vec && hcm_ok<T>(a->residual, a->t, M * a->h, NMIX)) {
-			*err = hcm_launch<NT>(a->residual, a->fn, NMIX, a->t,
-					      M * a->h, s, &scratch, &part, &ks);
-			if (*err != cudaSuccess)
-				return;
-		}
-	}
-	hc_pre_kernel<T, M><<<(unsigned)a->t, NV_BLOCK, 0, s>>>(*a, vec, part,
-								ks);
-	*err = cudaGetLastError();
-	if (scratch && *err == cudaSuccess)
-		*err = cudaFreeAsync(scratch, s);
+	hc_pre_kernel<T, M><<<(unsigned)a->t, NV_BLOCK, 0, s>>>(*a, vec);
 }
 
 extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 				     const struct mtp_nv_hc_pre_args *a,
 				     cudaStream_t s)
 {
-	cudaError_t e = cudaSuccess;
-
 	if (a->t == 0 || a->h == 0)
 		return cudaSuccess;
 	if (act == MTP_NV_BF16) {
-		NV_HC_DISPATCH(a->m, launch_hc_pre, mtp_gpu_bf16, a, s, &e);
+		NV_HC_DISPATCH(a->m, launch_hc_pre, mtp_gpu_bf16, a, s);
 	} else if (act == MTP_NV_F16) {
-		NV_HC_DISPATCH(a->m, launch_hc_pre, mtp_gpu_f16, a, s, &e);
+		NV_HC_DISPATCH(a->m, launch_hc_pre, mtp_gpu_f16, a, s);
 	} else {
-		NV_HC_DISPATCH(a->m, launch_hc_pre, float, a, s, &e);
+		NV_HC_DISPATCH(a->m, launch_hc_pre, float, a, s);
 	}
-	return e;
+	return cudaGetLastError();
 }
