@@ -412,6 +412,110 @@ static herr_t scan_case_cb(hid_t cases, const char *name,
 	return scan_case(r, cases, name, c) ? -1 : 0;
 }
 
+/*
+ * HDF5 1.10 decodes a global heap collection (where variable-length strings
+ * live) without bounds checks: an object of index 0 and size 0 never
+ * advances, so the library loops forever, and a size past the collection's
+ * end makes it read out of bounds. Before HDF5 sees a file, every "GCOL"
+ * collection in it is walked as the library walks it, and the file is
+ * refused if the walk would not end inside the collection. One extra read of
+ * the file; only files with 8-byte lengths (h5py's, ours) are checked.
+ */
+#define GCOL_HDR 16u		  /* magic, version, reserved, size */
+#define GCOL_MAX (16u << 20) /* larger ones are not walked */
+
+static uint64_t le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static bool gcol_walk_ok(const unsigned char *c, uint64_t size)
+{
+	uint64_t off = GCOL_HDR;
+
+	while (off + GCOL_HDR <= size) { /* a shorter tail is free space */
+		unsigned idx = c[off] | (unsigned)c[off + 1] << 8;
+		uint64_t osz = le64(c + off + 8);
+
+		if (osz > size)
+			return false;
+		uint64_t need = idx ? GCOL_HDR + ((osz + 7) & ~(uint64_t)7) : osz;
+
+		if (need == 0 || need > size - off)
+			return false;
+		off += need;
+	}
+	return true;
+}
+
+/* Whether the collection at `at` (signature and version seen) walks. */
+static bool gcol_ok(FILE *f, off_t at)
+{
+	unsigned char hdr[GCOL_HDR], *c;
+	uint64_t size;
+	bool ok;
+
+	if (fseeko(f, at, SEEK_SET) || fread(hdr, 1, GCOL_HDR, f) != GCOL_HDR)
+		return true; /* HDF5 cannot read it either */
+	size = le64(hdr + 8);
+	if (size < GCOL_HDR || size > GCOL_MAX)
+		return true; /* HDF5 refuses or cannot allocate it */
+	c = calloc(1, (size_t)size); /* past the end of the file reads as 0 */
+	if (!c)
+		return true;
+	if (fseeko(f, at, SEEK_SET) == 0)
+		(void)!fread(c, 1, (size_t)size, f);
+	ok = gcol_walk_ok(c, size);
+	free(c);
+	return ok;
+}
+
+/* The size of lengths in the superblock at offset 0, or 0. */
+static unsigned sizeof_lengths(FILE *f)
+{
+	unsigned char sb[16];
+
+	if (fread(sb, 1, sizeof(sb), f) != sizeof(sb) ||
+	    memcmp(sb, "\x89HDF\r\n\x1a\n", 8))
+		return 0;
+	return sb[8] <= 1 ? sb[14] : sb[10];
+}
+
+static bool global_heaps_ok(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char buf[(1 << 16) + 4];
+	size_t keep = 0, n;
+	off_t base = 0;
+	bool ok = true;
+
+	if (!f)
+		return true;
+	if (sizeof_lengths(f) != 8)
+		goto out;
+	rewind(f);
+	while (ok && (n = fread(buf + keep, 1, sizeof(buf) - keep, f)) > 0) {
+		size_t len = keep + n;
+		off_t next = ftello(f);
+
+		for (size_t i = 0; ok && i + 5 <= len; i++)
+			if (buf[i] == 'G' && memcmp(buf + i, "GCOL\1", 5) == 0)
+				ok = gcol_ok(f, base + (off_t)i);
+		keep = len < 4 ? len : 4;
+		memmove(buf, buf + len - keep, keep);
+		base += (off_t)(len - keep);
+		if (fseeko(f, next, SEEK_SET))
+			break;
+	}
+out:
+	fclose(f);
+	return ok;
+}
+
 static enum mtp_status check_root(struct reader *r, hid_t f)
 {
 	char fmt[64];
@@ -454,6 +558,9 @@ enum mtp_status mtp_fixture_open(const char *path,
 	if (H5Fis_hdf5(path) <= 0)
 		return fail(&r, MTP_ERR_INVALID, "/",
 			    "not an HDF5 file (corrupt or truncated?)%s", "");
+	if (!global_heaps_ok(path))
+		return fail(&r, MTP_ERR_INVALID, "/",
+			    "corrupt global heap (variable-length strings)%s", "");
 	f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (f < 0)
 		return fail(&r, MTP_ERR_INVALID, "/",
