@@ -4,6 +4,7 @@
  * normalised, as in vLLM's fused_add_rms_norm.
  */
 #include "cpu_internal.h"
+#include "vec.h"
 
 struct add_norm_args {
 	enum mtp_dtype act;
@@ -13,7 +14,147 @@ struct add_norm_args {
 	int64_t h;
 	float eps;
 	enum mtp_rounding rnd;
+	bool nt;
 };
+
+#if MTP_CPU_VEC
+/* Pass 1: s = x + res in fp32, its sum of squares (from the unrounded s),
+ * and res_out = bf16(s). */
+MTP_CPU_AVX2 static float add_pass(const uint16_t *x, const uint16_t *res,
+				   int64_t h, bool nt, uint16_t *res_out)
+{
+	__m256 a = _mm256_setzero_ps(), b = _mm256_setzero_ps();
+	int64_t k = 0;
+	float ss;
+
+	nt = mtp_vec_nt_ok(res_out, nt);
+	for (; k + 16 <= h; k += 16) {
+		const __m256 s0 = _mm256_add_ps(mtp_vec_ld(x + k),
+						mtp_vec_ld(res + k));
+		const __m256 s1 = _mm256_add_ps(mtp_vec_ld(x + k + 8),
+						mtp_vec_ld(res + k + 8));
+
+		a = _mm256_fmadd_ps(s0, s0, a);
+		b = _mm256_fmadd_ps(s1, s1, b);
+		mtp_vec_st(res_out + k, s0, s1, nt);
+	}
+	ss = mtp_vec_hsum(_mm256_add_ps(a, b));
+	for (; k < h; k++) {
+		const float s = mtp_cpu_bf16_to_f32(x[k]) +
+				mtp_cpu_bf16_to_f32(res[k]);
+
+		ss += s * s;
+		res_out[k] = mtp_cpu_f32_to_bf16(s);
+	}
+	return ss;
+}
+
+/* Pass 2: y = RMSNorm of bf16(x + res), the sum recomputed from the two
+ * rows still in L1 instead of read back from res_out; it fetches the next
+ * rows, so that DRAM keeps reading while this pass computes. */
+MTP_CPU_AVX2 static void norm_pass(const uint16_t *x, const uint16_t *res,
+				   const float *w, int64_t h, float r,
+				   bool eager, bool nt, uint16_t *y)
+{
+	const __m256 rv = _mm256_set1_ps(r);
+	int64_t k = 0;
+
+	nt = mtp_vec_nt_ok(y, nt);
+	for (; k + 16 <= h; k += 16) {
+		__m256 a = mtp_vec_round(_mm256_add_ps(mtp_vec_ld(x + k),
+						       mtp_vec_ld(res + k)));
+		__m256 b = mtp_vec_round(_mm256_add_ps(mtp_vec_ld(x + k + 8),
+						       mtp_vec_ld(res + k + 8)));
+
+		_mm_prefetch((const char *)(x + h + k), _MM_HINT_T0);
+		_mm_prefetch((const char *)(res + h + k), _MM_HINT_T0);
+		a = _mm256_mul_ps(a, rv);
+		b = _mm256_mul_ps(b, rv);
+		if (eager) {
+			a = mtp_vec_round(a);
+			b = mtp_vec_round(b);
+		}
+		a = _mm256_mul_ps(a, _mm256_loadu_ps(w + k));
+		b = _mm256_mul_ps(b, _mm256_loadu_ps(w + k + 8));
+		mtp_vec_st(y + k, a, b, nt);
+	}
+	for (; k < h; k++) {
+		float v = mtp_cpu_round(MTP_BF16, mtp_cpu_bf16_to_f32(x[k]) +
+							  mtp_cpu_bf16_to_f32(res[k]));
+
+		v *= r;
+		y[k] = mtp_cpu_f32_to_bf16(
+			(eager ? mtp_cpu_round(MTP_BF16, v) : v) * w[k]);
+	}
+}
+
+/* Both passes at 16 lanes (AVX-512); the scalar tails are the AVX2 ones'. */
+MTP_CPU_AVX512 static float add_pass_512(const uint16_t *x,
+					 const uint16_t *res, int64_t h,
+					 bool nt, uint16_t *res_out)
+{
+	__m512 a = _mm512_setzero_ps();
+	int64_t k = 0;
+
+	nt = mtp_vec_nt_ok(res_out, nt);
+	for (; k + 16 <= h; k += 16) {
+		const __m512 s = _mm512_add_ps(mtp_v16_ld(x + k),
+					       mtp_v16_ld(res + k));
+
+		a = _mm512_fmadd_ps(s, s, a);
+		mtp_v16_st(res_out + k, s, nt);
+	}
+	return _mm512_reduce_add_ps(a) +
+	       (k < h ? add_pass(x + k, res + k, h - k, false, res_out + k)
+		      : 0.0f);
+}
+
+MTP_CPU_AVX512 static void norm_pass_512(const uint16_t *x,
+					 const uint16_t *res, const float *w,
+					 int64_t h, float r, bool eager,
+					 bool nt, uint16_t *y)
+{
+	const __m512 rv = _mm512_set1_ps(r);
+	int64_t k = 0;
+
+	nt = mtp_vec_nt_ok(y, nt);
+	for (; k + 16 <= h; k += 16) {
+		__m512 a = mtp_v16_round(_mm512_add_ps(mtp_v16_ld(x + k),
+						       mtp_v16_ld(res + k)));
+
+		_mm_prefetch((const char *)(x + h + k), _MM_HINT_T0);
+		_mm_prefetch((const char *)(res + h + k), _MM_HINT_T0);
+		a = _mm512_mul_ps(a, rv);
+		if (eager)
+			a = mtp_v16_round(a);
+		mtp_v16_st(y + k, _mm512_mul_ps(a, _mm512_loadu_ps(w + k)), nt);
+	}
+	if (k < h)
+		norm_pass(x + k, res + k, w + k, h - k, r, eager, false, y + k);
+}
+
+/* One row straight from memory to memory; false (nothing but res_out
+ * written) if the fp32 sum of squares overflowed. */
+static bool add_norm_vec(const struct add_norm_args *g, int64_t o)
+{
+	const uint16_t *x = (const uint16_t *)g->x + o;
+	const uint16_t *res = (const uint16_t *)g->res + o;
+	const bool wide = mtp_cpu_vec512(MTP_BF16);
+	uint16_t *ro = (uint16_t *)g->res_out + o, *y = (uint16_t *)g->y + o;
+	const float ss = wide ? add_pass_512(x, res, g->h, g->nt, ro)
+			      : add_pass(x, res, g->h, g->nt, ro);
+	const float r = 1.0f / sqrtf(ss / (float)g->h + g->eps);
+	const bool eager = g->rnd == MTP_ROUNDING_EAGER;
+
+	if (!isfinite(ss))
+		return false;
+	if (wide)
+		norm_pass_512(x, res, g->w, g->h, r, eager, g->nt, y);
+	else
+		norm_pass(x, res, g->w, g->h, r, eager, g->nt, y);
+	return true;
+}
+#endif
 
 static void add_norm_one(const void *ctx, int64_t r, float *buf)
 {
@@ -22,6 +163,12 @@ static void add_norm_one(const void *ctx, int64_t r, float *buf)
 	float *x = buf, *b = buf + h, *s = b + h;
 	float ss, rinv;
 
+#if MTP_CPU_VEC
+	/* res_out must not alias an input: pass 2 reads them again */
+	if (mtp_cpu_vec(g->act) && g->res_out != g->x &&
+	    g->res_out != g->res && add_norm_vec(g, o))
+		return;
+#endif
 	mtp_cpu_load(g->act, g->x, o, h, x);
 	mtp_cpu_load(g->act, g->res, o, h, b);
 	for (int64_t i = 0; i < h; i++)
@@ -42,7 +189,8 @@ enum mtp_status mtp_cpu_add_rmsnorm_rows(enum mtp_dtype act, const void *x,
 					 enum mtp_rounding rnd, void *y,
 					 void *res_out)
 {
-	struct add_norm_args g = {act, x, res, NULL, y, res_out, h, eps, rnd};
+	struct add_norm_args g = {act, x,   res, NULL, y, res_out,
+				  h,   eps, rnd, mtp_cpu_nt(act, rows * h)};
 	float *wf = mtp_cpu_widen(act, w, h);
 	enum mtp_status st;
 

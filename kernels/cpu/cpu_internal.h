@@ -32,6 +32,18 @@
 /* Parallel regions only pay off above this many elements of work. */
 #define MTP_CPU_PAR_MIN 32768
 
+/*
+ * Outputs of at least this many bytes are written with streaming stores
+ * (on the AVX2 path): a plain store first reads the line it fills, a third
+ * more traffic for a norm, and an output this large would not stay in the
+ * caches (1 MiB of L2 per core here) for the next op anyway.
+ */
+#define MTP_CPU_NT_MIN ((size_t)4 << 20)
+static inline bool mtp_cpu_nt(enum mtp_dtype act, int64_t out_elems)
+{
+	return (size_t)out_elems * mtp_dtype_size(act) >= MTP_CPU_NT_MIN;
+}
+
 /* ---- element conversions ---------------------------------------------- */
 
 static inline float mtp_cpu_bf16_to_f32(uint16_t b)
@@ -122,10 +134,11 @@ float mtp_cpu_scaled_dot(float s, const float *a, const float *b, int64_t n);
 void mtp_cpu_norm_row(const float *x, float r, const float *w, int64_t h,
 		      enum mtp_rounding rnd, enum mtp_dtype act, float *y);
 /* One RMSNorm row from memory to memory: src NULL is a zero row (the
- * position-0 mask is a select). buf is scratch of h floats. */
+ * position-0 mask is a select). buf is scratch of h floats. nt: streaming
+ * stores allowed (only inside mtp_cpu_rows, which fences them). */
 void mtp_cpu_norm_row_io(enum mtp_dtype act, const void *src, int64_t soff,
 			 const float *w, int64_t h, float eps,
-			 enum mtp_rounding rnd, float *buf, void *dst,
+			 enum mtp_rounding rnd, bool nt, float *buf, void *dst,
 			 int64_t doff);
 /* out = act(a + b) elementwise over n (an unfused bf16 add). */
 enum mtp_status mtp_cpu_add(enum mtp_dtype act, const void *a, const void *b,
@@ -134,7 +147,9 @@ enum mtp_status mtp_cpu_add(enum mtp_dtype act, const void *a, const void *b,
 /*
  * Runs fn(ctx, r, buf) for r in [0, rows) over the OpenMP threads, each
  * thread with its own scratch buf of `scratch` floats. Parallel only when
- * rows * per_row elements are worth it. MTP_ERR_NOMEM if scratch failed.
+ * rows * per_row elements are worth it; rows are handed out in chunks of about 64K elements as threads ask for them, so a
+ * thread that the OS preempts does not hold the others at the barrier.
+ * Each thread fences its streaming stores. MTP_ERR_NOMEM if scratch failed.
  */
 typedef void (*mtp_cpu_row_fn)(const void *ctx, int64_t r, float *buf);
 enum mtp_status mtp_cpu_rows(int64_t rows, int64_t per_row, size_t scratch,

@@ -12,6 +12,7 @@ struct eh_args {
 	const struct mtp_cpu_eh_norm *a;
 	const float *ew, *hw;
 	void *out;
+	bool nt;
 };
 
 static void eh_one(const void *ctx, int64_t r, float *buf)
@@ -24,17 +25,18 @@ static void eh_one(const void *ctx, int64_t r, float *buf)
 
 	if (a->positions[r] == 0)
 		src = NULL; /* a select: NaN embeddings give exact zeros */
-	mtp_cpu_norm_row_io(g->act, src, row * h, g->ew, h, a->eps, a->rnd, buf,
-			    g->out, r * 2 * h);
+	mtp_cpu_norm_row_io(g->act, src, row * h, g->ew, h, a->eps, a->rnd,
+			    g->nt, buf, g->out, r * 2 * h);
 	mtp_cpu_norm_row_io(g->act, a->prev, r * h, g->hw, h, a->eps, a->rnd,
-			    buf, g->out, r * 2 * h + h);
+			    g->nt, buf, g->out, r * 2 * h + h);
 }
 
 enum mtp_status mtp_cpu_eh_norm_rows(enum mtp_dtype act,
 				     const struct mtp_cpu_eh_norm *a,
 				     void *out)
 {
-	struct eh_args g = {act, a, NULL, NULL, out};
+	struct eh_args g = {act, a, NULL, NULL, out,
+			    mtp_cpu_nt(act, 2 * a->t * a->h)};
 	enum mtp_status st = MTP_ERR_INVALID;
 
 	for (int64_t r = 0; a->ids && r < a->t; r++)

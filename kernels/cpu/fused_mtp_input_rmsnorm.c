@@ -15,6 +15,7 @@ struct in_args {
 	int64_t m, h;
 	float eps;
 	enum mtp_rounding rnd;
+	bool nt;
 };
 
 static void in_one(const void *ctx, int64_t r, float *buf)
@@ -23,13 +24,13 @@ static void in_one(const void *ctx, int64_t r, float *buf)
 	const int64_t h = g->h;
 	const void *e = g->positions[r] == 0 ? NULL : g->embeds;
 
-	mtp_cpu_norm_row_io(g->act, e, r * h, g->ew, h, g->eps, g->rnd, buf,
-			    g->e_out, r * h);
+	mtp_cpu_norm_row_io(g->act, e, r * h, g->ew, h, g->eps, g->rnd, g->nt,
+			    buf, g->e_out, r * h);
 	for (int64_t s = 0; s < g->m; s++) {
 		const int64_t o = (r * g->m + s) * h;
 
 		mtp_cpu_norm_row_io(g->act, g->prev, o, g->hw, h, g->eps,
-				    g->rnd, buf, g->p_out, o);
+				    g->rnd, g->nt, buf, g->p_out, o);
 	}
 }
 
@@ -40,7 +41,8 @@ enum mtp_status mtp_cpu_mtp_input_norm_rows(
 	void *p_out)
 {
 	struct in_args g = {act, positions, embeds, prev, NULL, NULL,
-			    e_out, p_out, m, h, eps, rnd};
+			    e_out, p_out, m, h, eps, rnd,
+			    mtp_cpu_nt(act, t * (m + 1) * h)};
 	enum mtp_status st = MTP_ERR_NOMEM;
 
 	g.ew = mtp_cpu_widen(act, enorm_w, h);

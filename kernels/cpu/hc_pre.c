@@ -6,6 +6,7 @@
  * kernel is shared with hc_fused_post_pre and the V4 block.
  */
 #include "cpu_internal.h"
+#include "vec.h"
 
 void mtp_cpu_hc_pre_init(struct mtp_cpu_hc_pre *k, const float *fn,
 			 const float *scale, const float *base,
@@ -89,16 +90,14 @@ static void layer_input(const struct mtp_cpu_hc_pre *k, const float *x,
 		li[i] = mtp_cpu_round(k->act, u[i]) * rho * k->norm_w[i];
 }
 
-void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
-			  float *mu, float *u, float *post, float *comb,
-			  float *li)
+/* Everything after the mixes: mu [2M+M*M] holds rho * (x . fn[o]). */
+static void pre_finish(const struct mtp_cpu_hc_pre *k, const float *x,
+		       float *mu, float *u, float *post, float *comb,
+		       float *li)
 {
-	const int64_t m = k->m, n = m * k->h, nmix = 2 * m + m * m;
-	const float rho = mtp_cpu_rms_inv(x, n, k->rms_eps);
+	const int64_t m = k->m;
 	float *c = mu + 2 * m; /* the comb logits become C in place */
 
-	for (int64_t o = 0; o < nmix; o++)
-		mu[o] = mtp_cpu_scaled_dot(rho, x, k->fn + o * n, n);
 	for (int64_t s = 0; s < m; s++) {
 		post[s] = mtp_cpu_sigmoid(mu[m + s] * k->scale[1] +
 					  k->base[m + s]) * k->post_mult;
@@ -112,11 +111,139 @@ void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
 	layer_input(k, x, mu, u, li);
 }
 
+void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
+			  float *mu, float *u, float *post, float *comb,
+			  float *li)
+{
+	const int64_t m = k->m, n = m * k->h, nmix = 2 * m + m * m;
+	const float rho = mtp_cpu_rms_inv(x, n, k->rms_eps);
+
+	for (int64_t o = 0; o < nmix; o++)
+		mu[o] = mtp_cpu_scaled_dot(rho, x, k->fn + o * n, n);
+	pre_finish(k, x, mu, u, post, comb, li);
+}
+
+#if MTP_CPU_VEC
+/*
+ * The 2M+M*M dots of every token are a [T, M*H] x [M*H, 2M+M*M] product
+ * that dominates hc_pre: it is done PRE_TB tokens at a time, the fp32
+ * streams of the block in scratch, over K chunks of PRE_KC that keep the
+ * block's x in L1, by a 4-token x 3-mix register tile (12 FMA chains),
+ * so that each fn vector is loaded once per 4 tokens, each x vector once
+ * per 3 mixes.
+ */
+#define PRE_TB 4
+#define PRE_MB 3
+#define PRE_KC 1024
+
+MTP_CPU_AVX2 static void dots_4x3(const float *const x[PRE_TB],
+				  const float *const f[PRE_MB], int64_t len,
+				  float acc[PRE_TB][PRE_MB])
+{
+	__m256 v[PRE_TB][PRE_MB];
+	int64_t k = 0;
+
+	for (int t = 0; t < PRE_TB; t++)
+		for (int d = 0; d < PRE_MB; d++)
+			v[t][d] = _mm256_setzero_ps();
+	for (; k + 8 <= len; k += 8) {
+		const __m256 f0 = _mm256_loadu_ps(f[0] + k);
+		const __m256 f1 = _mm256_loadu_ps(f[1] + k);
+		const __m256 f2 = _mm256_loadu_ps(f[2] + k);
+
+		for (int t = 0; t < PRE_TB; t++) {
+			const __m256 xt = _mm256_loadu_ps(x[t] + k);
+
+			v[t][0] = _mm256_fmadd_ps(xt, f0, v[t][0]);
+			v[t][1] = _mm256_fmadd_ps(xt, f1, v[t][1]);
+			v[t][2] = _mm256_fmadd_ps(xt, f2, v[t][2]);
+		}
+	}
+	for (int t = 0; t < PRE_TB; t++)
+		for (int d = 0; d < PRE_MB; d++) {
+			float s = mtp_vec_hsum(v[t][d]);
+
+			for (int64_t i = k; i < len; i++)
+				s += x[t][i] * f[d][i];
+			acc[t][d] += s;
+		}
+}
+
+/* dots_4x3 at 16 lanes (AVX-512), where the FMAs bound it at 8. */
+MTP_CPU_AVX512 static void dots_4x3_512(const float *const x[PRE_TB],
+					const float *const f[PRE_MB],
+					int64_t len, float acc[PRE_TB][PRE_MB])
+{
+	__m512 v[PRE_TB][PRE_MB];
+	int64_t k = 0;
+
+	for (int t = 0; t < PRE_TB; t++)
+		for (int d = 0; d < PRE_MB; d++)
+			v[t][d] = _mm512_setzero_ps();
+	for (; k + 16 <= len; k += 16) {
+		const __m512 f0 = _mm512_loadu_ps(f[0] + k);
+		const __m512 f1 = _mm512_loadu_ps(f[1] + k);
+		const __m512 f2 = _mm512_loadu_ps(f[2] + k);
+
+		for (int t = 0; t < PRE_TB; t++) {
+			const __m512 xt = _mm512_loadu_ps(x[t] + k);
+
+			v[t][0] = _mm512_fmadd_ps(xt, f0, v[t][0]);
+			v[t][1] = _mm512_fmadd_ps(xt, f1, v[t][1]);
+			v[t][2] = _mm512_fmadd_ps(xt, f2, v[t][2]);
+		}
+	}
+	for (int t = 0; t < PRE_TB; t++)
+		for (int d = 0; d < PRE_MB; d++)
+			acc[t][d] += _mm512_reduce_add_ps(v[t][d]);
+	if (k < len) {
+		const float *xt[PRE_TB], *fd[PRE_MB];
+
+		for (int t = 0; t < PRE_TB; t++)
+			xt[t] = x[t] + k;
+		for (int d = 0; d < PRE_MB; d++)
+			fd[d] = f[d] + k;
+		dots_4x3(xt, fd, len - k, acc);
+	}
+}
+
+/* dot[t][o] = x[t] . fn[o] for the block's tokens (missing ones repeat the
+ * last); dot is [PRE_TB][nmix], zeroed here. */
+static void block_dots(const struct mtp_cpu_hc_pre *k, const float *const x[PRE_TB],
+		       int64_t nmix, float *dot)
+{
+	const int64_t n = k->m * k->h;
+	const bool wide = mtp_cpu_vec512(k->act);
+
+	memset(dot, 0, (size_t)(PRE_TB * nmix) * sizeof(*dot));
+	for (int64_t kc = 0; kc < n; kc += PRE_KC) {
+		const int64_t len = n - kc < PRE_KC ? n - kc : PRE_KC;
+		const float *xc[PRE_TB];
+
+		for (int t = 0; t < PRE_TB; t++)
+			xc[t] = x[t] + kc;
+		for (int64_t o = 0; o < nmix; o += PRE_MB) {
+			const float *fc[PRE_MB];
+			float acc[PRE_TB][PRE_MB] = {{0}};
+
+			for (int d = 0; d < PRE_MB; d++)
+				fc[d] = k->fn + (o + d < nmix ? o + d : o) * n + kc;
+			(wide ? dots_4x3_512 : dots_4x3)(xc, fc, len, acc);
+			for (int t = 0; t < PRE_TB; t++)
+				for (int d = 0; d < PRE_MB && o + d < nmix; d++)
+					dot[t * nmix + o + d] += acc[t][d];
+		}
+	}
+}
+
+#endif
+
 struct pre_args {
 	const struct mtp_cpu_hc_pre *k;
 	const void *residual;
 	float *post, *comb;
 	void *li;
+	int64_t t;
 };
 
 static void pre_one(const void *ctx, int64_t r, float *buf)
@@ -132,14 +259,50 @@ static void pre_one(const void *ctx, int64_t r, float *buf)
 	mtp_cpu_store(k->act, g->li, r * h, h, li);
 }
 
+#if MTP_CPU_VEC
+/* Tokens [PRE_TB*b, PRE_TB*b + PRE_TB): buf holds their fp32 streams, then
+ * u, li and the dots. */
+static void pre_block(const void *ctx, int64_t b, float *buf)
+{
+	const struct pre_args *g = ctx;
+	const struct mtp_cpu_hc_pre *k = g->k;
+	const int64_t m = k->m, h = k->h, n = m * h, nmix = 2 * m + m * m;
+	const int64_t t0 = b * PRE_TB;
+	const int nt = g->t - t0 < PRE_TB ? (int)(g->t - t0) : PRE_TB;
+	float *u = buf + PRE_TB * n, *li = u + h, *dot = li + h;
+	const float *x[PRE_TB];
+
+	for (int i = 0; i < PRE_TB; i++) {
+		x[i] = buf + (i < nt ? i : nt - 1) * n;
+		if (i < nt)
+			mtp_cpu_load(k->act, g->residual, (t0 + i) * n, n,
+				     buf + i * n);
+	}
+	block_dots(k, x, nmix, dot);
+	for (int i = 0; i < nt; i++) {
+		const int64_t t = t0 + i;
+		const float rho = mtp_cpu_rms_inv(x[i], n, k->rms_eps);
+		float *mu = dot + i * nmix;
+
+		for (int64_t o = 0; o < nmix; o++)
+			mu[o] = isfinite(mu[o]) ? rho * mu[o]
+						: mtp_cpu_scaled_dot(
+							  rho, x[i], k->fn + o * n, n);
+		pre_finish(k, x[i], mu, u, g->post + t * m, g->comb + t * m * m,
+			   li);
+		mtp_cpu_store(k->act, g->li, t * h, h, li);
+	}
+}
+#endif
+
 enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
 				    const void *norm_w, const void *residual,
 				    int64_t t, float *post, float *comb,
 				    void *layer_input)
 {
-	const int64_t m = k->m, h = k->h;
+	const int64_t m = k->m, h = k->h, nmix = 2 * m + m * m;
 	struct mtp_cpu_hc_pre kn = *k;
-	const struct pre_args g = {&kn, residual, post, comb, layer_input};
+	const struct pre_args g = {&kn, residual, post, comb, layer_input, t};
 	float *wf = NULL;
 	enum mtp_status st;
 
@@ -149,8 +312,15 @@ enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
 			return MTP_ERR_NOMEM;
 		kn.norm_w = wf;
 	}
-	st = mtp_cpu_rows(t, m * h, (size_t)(m * h + 2 * h + 2 * m + m * m),
-			  pre_one, &g);
+#if MTP_CPU_VEC
+	if (mtp_cpu_vec(k->act))
+		st = mtp_cpu_rows((t + PRE_TB - 1) / PRE_TB, PRE_TB * m * h,
+				  (size_t)(PRE_TB * (m * h + nmix) + 2 * h),
+				  pre_block, &g);
+	else
+#endif
+		st = mtp_cpu_rows(t, m * h, (size_t)(m * h + 2 * h + nmix),
+				  pre_one, &g);
 	mtp_cpu_free(wf);
 	return st;
 }

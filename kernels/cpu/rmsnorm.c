@@ -14,6 +14,7 @@ struct norm_args {
 	int64_t h;
 	float eps;
 	enum mtp_rounding rnd;
+	bool nt;
 };
 
 static void norm_one(const void *ctx, int64_t r, float *buf)
@@ -21,14 +22,15 @@ static void norm_one(const void *ctx, int64_t r, float *buf)
 	const struct norm_args *g = ctx;
 
 	mtp_cpu_norm_row_io(g->act, g->x, r * g->h, g->w, g->h, g->eps, g->rnd,
-			    buf, g->y, r * g->h);
+			    g->nt, buf, g->y, r * g->h);
 }
 
 enum mtp_status mtp_cpu_rmsnorm_rows(enum mtp_dtype act, const void *x,
 				     const void *w, int64_t rows, int64_t h,
 				     float eps, enum mtp_rounding rnd, void *y)
 {
-	struct norm_args g = {act, x, NULL, y, h, eps, rnd};
+	struct norm_args g = {act, x, NULL, y, h,
+			      eps, rnd, mtp_cpu_nt(act, rows * h)};
 	float *wf = mtp_cpu_widen(act, w, h);
 	enum mtp_status st;
 

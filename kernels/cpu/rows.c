@@ -5,9 +5,51 @@
  * there is exactly one place where this backend's RMSNorm rounds.
  */
 #include "cpu_internal.h"
+#include "vec.h"
 
 #include <assert.h>
 #include <stdlib.h>
+
+/* What this CPU has, asked once: 0 not yet, 1 portable, 2 AVX2, 3 AVX-512. */
+static int vec_level(void)
+{
+#if MTP_CPU_VEC
+	static int level;
+	int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+
+	if (!l) {
+		l = 1;
+		if (!getenv("MTP_CPU_NO_AVX2") && __builtin_cpu_supports("avx2") &&
+		    __builtin_cpu_supports("fma"))
+			l = 2;
+		if (l == 2 && !getenv("MTP_CPU_NO_AVX512") &&
+		    __builtin_cpu_supports("avx512f") &&
+		    __builtin_cpu_supports("avx512bw"))
+			l = 3;
+		__atomic_store_n(&level, l, __ATOMIC_RELAXED);
+	}
+	return l;
+#else
+	return 1;
+#endif
+}
+
+bool mtp_cpu_vec(enum mtp_dtype act)
+{
+	return act == MTP_BF16 && vec_level() >= 2;
+}
+
+bool mtp_cpu_vec512(enum mtp_dtype act)
+{
+	return act == MTP_BF16 && vec_level() >= 3;
+}
+
+void mtp_cpu_fence(void)
+{
+#if MTP_CPU_VEC
+	_mm_sfence();
+#endif
+}
 
 void *mtp_cpu_alloc(size_t bytes)
 {
@@ -194,11 +236,145 @@ void mtp_cpu_norm_row(const float *x, float r, const float *w, int64_t h,
 	}
 }
 
+#if MTP_CPU_VEC
+/* Sum of squares of n bf16, fp32, four accumulators for the FMA latency. */
+MTP_CPU_AVX2 static float sumsq_bf16(const uint16_t *x, int64_t n)
+{
+	__m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(),
+		       _mm256_setzero_ps(), _mm256_setzero_ps()};
+	int64_t i = 0;
+	float s;
+
+	for (; i + 32 <= n; i += 32) {
+		for (int k = 0; k < 4; k++) {
+			const __m256 v = mtp_vec_ld(x + i + 8 * k);
+
+			a[k] = _mm256_fmadd_ps(v, v, a[k]);
+		}
+	}
+	s = mtp_vec_hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]),
+				       _mm256_add_ps(a[2], a[3])));
+	for (; i < n; i++) {
+		const float v = mtp_cpu_bf16_to_f32(x[i]);
+
+		s += v * v;
+	}
+	return s;
+}
+
+/* y = bf16(x*r*w), or bf16(bf16(x*r)*w) when eager: the row's second pass,
+ * reading x again from L1 rather than from an fp32 copy. It also fetches
+ * the next row of x (the row this thread most likely takes next), so that
+ * DRAM keeps reading while this pass computes and writes. */
+MTP_CPU_AVX2 static void norm_bf16(const uint16_t *x, float r, const float *w,
+				   int64_t n, bool eager, bool nt, uint16_t *y)
+{
+	const __m256 rv = _mm256_set1_ps(r);
+	int64_t i = 0;
+
+	nt = mtp_vec_nt_ok(y, nt);
+	for (; i + 16 <= n; i += 16) {
+		__m256 a = _mm256_mul_ps(mtp_vec_ld(x + i), rv);
+		__m256 b = _mm256_mul_ps(mtp_vec_ld(x + i + 8), rv);
+
+		_mm_prefetch((const char *)(x + n + i), _MM_HINT_T0);
+		if (eager) {
+			a = mtp_vec_round(a);
+			b = mtp_vec_round(b);
+		}
+		a = _mm256_mul_ps(a, _mm256_loadu_ps(w + i));
+		b = _mm256_mul_ps(b, _mm256_loadu_ps(w + i + 8));
+		mtp_vec_st(y + i, a, b, nt);
+	}
+	for (; i < n; i++) {
+		const float v = mtp_cpu_bf16_to_f32(x[i]) * r;
+
+		y[i] = mtp_cpu_f32_to_bf16(
+			(eager ? mtp_cpu_round(MTP_BF16, v) : v) * w[i]);
+	}
+}
+
+MTP_CPU_AVX512 static float sumsq_bf16_512(const uint16_t *x, int64_t n)
+{
+	__m512 a = _mm512_setzero_ps(), b = _mm512_setzero_ps();
+	int64_t i = 0;
+	float s;
+
+	for (; i + 32 <= n; i += 32) {
+		const __m512 u = mtp_v16_ld(x + i), v = mtp_v16_ld(x + i + 16);
+
+		a = _mm512_fmadd_ps(u, u, a);
+		b = _mm512_fmadd_ps(v, v, b);
+	}
+	s = _mm512_reduce_add_ps(_mm512_add_ps(a, b));
+	for (; i < n; i++) {
+		const float v = mtp_cpu_bf16_to_f32(x[i]);
+
+		s += v * v;
+	}
+	return s;
+}
+
+/* norm_bf16 at 16 lanes; the scalar tail is norm_bf16's own. */
+MTP_CPU_AVX512 static void norm_bf16_512(const uint16_t *x, float r,
+					 const float *w, int64_t n, bool eager,
+					 bool nt, uint16_t *y)
+{
+	const __m512 rv = _mm512_set1_ps(r);
+	int64_t i = 0;
+
+	nt = mtp_vec_nt_ok(y, nt);
+	for (; i + 16 <= n; i += 16) {
+		__m512 a = _mm512_mul_ps(mtp_v16_ld(x + i), rv);
+
+		_mm_prefetch((const char *)(x + n + i), _MM_HINT_T0);
+		if (eager)
+			a = mtp_v16_round(a);
+		mtp_v16_st(y + i, _mm512_mul_ps(a, _mm512_loadu_ps(w + i)), nt);
+	}
+	if (i < n)
+		norm_bf16(x + i, r, w + i, n - i, eager, false, y + i);
+}
+
+/* The row straight from src to dst; false (nothing written) if the fp32
+ * sum of squares overflowed, which the portable path redoes in double. */
+static bool norm_row_vec(const uint16_t *x, const float *w, int64_t h,
+			 float eps, bool eager, bool nt, uint16_t *y)
+{
+	const bool wide = mtp_cpu_vec512(MTP_BF16);
+	const float ss = wide ? sumsq_bf16_512(x, h) : sumsq_bf16(x, h);
+	const float r = 1.0f / sqrtf(ss / (float)h + eps);
+
+	if (!isfinite(ss))
+		return false;
+	if (wide)
+		norm_bf16_512(x, r, w, h, eager, nt, y);
+	else
+		norm_bf16(x, r, w, h, eager, nt, y);
+	return true;
+}
+#endif
+
 void mtp_cpu_norm_row_io(enum mtp_dtype act, const void *src, int64_t soff,
 			 const float *w, int64_t h, float eps,
-			 enum mtp_rounding rnd, float *buf, void *dst,
+			 enum mtp_rounding rnd, bool nt, float *buf, void *dst,
 			 int64_t doff)
 {
+#if MTP_CPU_VEC
+	if (mtp_cpu_vec(act)) {
+		const uint16_t *x = (const uint16_t *)src + soff;
+
+		if (!src) { /* a zero row of bf16: x = +0 in buf */
+			memset(buf, 0, (size_t)h * sizeof(uint16_t));
+			x = (const uint16_t *)buf;
+		}
+		if (norm_row_vec(x, w, h, eps, rnd == MTP_ROUNDING_EAGER, nt,
+				 (uint16_t *)dst + doff))
+			return;
+	}
+#else
+	(void)nt;
+#endif
 	if (src)
 		mtp_cpu_load(act, src, soff, h, buf);
 	else
@@ -213,6 +389,8 @@ enum mtp_status mtp_cpu_rows(int64_t rows, int64_t per_row, size_t scratch,
 {
 	bool ok = true;
 
+	const int64_t chunk = per_row >= 65536 ? 1 : 65536 / (per_row + 1) + 1;
+
 #pragma omp parallel if (rows > 1 && rows * per_row >= MTP_CPU_PAR_MIN)
 	{
 		float *buf = mtp_cpu_floats(scratch);
@@ -221,11 +399,12 @@ enum mtp_status mtp_cpu_rows(int64_t rows, int64_t per_row, size_t scratch,
 #pragma omp atomic write
 			ok = false;
 		}
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, chunk)
 		for (int64_t r = 0; r < rows; r++) {
 			if (buf)
 				fn(ctx, r, buf);
 		}
+		mtp_cpu_fence();
 		mtp_cpu_free(buf);
 	}
 	return ok ? MTP_OK : MTP_ERR_NOMEM;
