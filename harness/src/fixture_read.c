@@ -26,6 +26,9 @@ static enum mtp_status fail(struct reader *r, enum mtp_status st,
 
 	snprintf(why, sizeof(why), fmt, arg ? arg : "");
 	snprintf(r->err, r->errn, "%s: %s: %s", r->fx->path, obj, why);
+	for (char *p = r->err; *p; p++) /* names from the file: keep one line */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	r->st = st;
 	return st;
 }
