@@ -27,6 +27,7 @@ static const char usage_main[] =
 	"  selftest  run every mutant and show each known bug is caught and named\n"
 	"  bench     time ops x shapes x backends, checked, against measured peak\n"
 	"  report    merge JSON results (vendors, nights) into one HTML/JUnit/JSON\n"
+	"  audit-weights  check checkpoint -> parameter names (the weight-mapping bugs)\n"
 	"\n"
 	"  mtpcheck <command> --help   options of a command\n"
 	"  mtpcheck --version\n"
@@ -83,6 +84,7 @@ static const char usage_selftest[] =
 
 int mtp_selftest(const struct mtp_run_opts *opts);
 int mtp_bench_main(int argc, char **argv);
+int mtp_audit_weights_main(int argc, char **argv);
 
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
@@ -394,6 +396,8 @@ int mtp_cli_main(int argc, char **argv)
 		return mtp_bench_main(argc - 2, argv + 2);
 	if (strcmp(cmd, "report") == 0)
 		return cmd_report(argc - 2, argv + 2);
+	if (strcmp(cmd, "audit-weights") == 0)
+		return mtp_audit_weights_main(argc - 2, argv + 2);
 	fprintf(stderr, "mtpcheck: unknown command '%s'\n\n%s", cmd, usage_main);
 	return MTP_EXIT_USAGE;
 }

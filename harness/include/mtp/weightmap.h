@@ -1,0 +1,180 @@
+/*
+ * The weight-mapping audit (MTP-SPEC §6, §8.4-§8.6): the loader rules that
+ * turn checkpoint tensor names into engine parameter names, written as data
+ * with a few small functions, and the checks that name the three known
+ * mapping bugs (STALE_WEIGHT_REMAP, EH_PROJ_NO_PREFIX,
+ * MTP_HEAD_EMBED_UNLOADED). These bugs leave no trace in the numbers a
+ * kernel computes, so they are judged from names alone: docs/WEIGHTS.md.
+ */
+#ifndef MTP_WEIGHTMAP_H
+#define MTP_WEIGHTMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mtp/diagnose.h"
+#include "mtp/ref.h"
+#include "mtp/status.h"
+
+#define MTP_WM_NAME_MAX 256
+
+/* Which loader is simulated: the correct one, or one of the known bugs
+ * (each a deepseek_v4 loader; the V3 family has only the fixed one). */
+enum mtp_loader {
+	MTP_LOADER_FIXED,	/* nvidia mtp.py @0050eb86 (§6.2) */
+	MTP_LOADER_BUGGY_REMAP, /* + the norm_gate table of @023da1fc (§8.5) */
+	MTP_LOADER_NO_ALIAS,	/* without step 0 (§8.6) */
+	MTP_LOADER_NO_PREFIX, /* e_proj/h_proj built without prefix= (§8.4) */
+	MTP_LOADER_COUNT
+};
+
+const char *mtp_loader_name(enum mtp_loader l);
+bool mtp_loader_parse(const char *s, enum mtp_loader *out);
+
+struct mtp_wm_config {
+	enum mtp_family family;
+	int layer;	/* N: index of the first MTP layer */
+	int mtp_layers; /* K */
+	enum mtp_loader loader;
+	bool expert_fp8; /* V4 routed experts in fp8 (default fp4) */
+};
+
+void mtp_wm_config_init(struct mtp_wm_config *c, enum mtp_family family,
+			int layer, int mtp_layers);
+
+/* A set of names (checkpoint keys, engine parameters), kept in input order
+ * until mtp_wm_names_sort() makes it a sorted set for lookups. */
+struct mtp_wm_names {
+	char **v;
+	int n, cap;
+	bool sorted;
+};
+
+enum mtp_status mtp_wm_names_add(struct mtp_wm_names *s, const char *name);
+void mtp_wm_names_sort(struct mtp_wm_names *s); /* sorts, drops repeats */
+bool mtp_wm_names_has(const struct mtp_wm_names *s, const char *name);
+void mtp_wm_names_fini(struct mtp_wm_names *s);
+
+/* Name pairs read from a file: MODULES (module, quantization prefix) and
+ * MAP (checkpoint key, parameter); line is the file line, for messages. */
+struct mtp_wm_pair {
+	char *a, *b;
+	int line;
+};
+
+struct mtp_wm_pairs {
+	struct mtp_wm_pair *v;
+	int n, cap;
+};
+
+enum mtp_status mtp_wm_pairs_add(struct mtp_wm_pairs *p, const char *a,
+				 const char *b, int line);
+void mtp_wm_pairs_fini(struct mtp_wm_pairs *p);
+
+/* Where one checkpoint name lands. */
+struct mtp_wm_target {
+	char param[MTP_WM_NAME_MAX]; /* "" when skipped */
+	int shard;     /* stacked shard; w13 half of a routed expert; else -1 */
+	int expert;    /* routed expert id, else -1 */
+	int mtp_index; /* i of MTP layer N+i, -1 when skipped */
+	const char *skip; /* why the loader skips the name; NULL when mapped */
+};
+
+/* Runs one name through the loader's steps (after step 0's aliasing).
+ * params answers the one question the V3 loader asks of the engine (does
+ * the fused q_a/kv_a parameter exist); NULL: it does. */
+void mtp_wm_map_name(const struct mtp_wm_config *c,
+		     const struct mtp_wm_names *params, const char *name,
+		     struct mtp_wm_target *out);
+
+/* One row of a key list's mapping. */
+struct mtp_wm_entry {
+	const char *key; /* the checkpoint key (points into the key set) */
+	char *via;	 /* the alias name the loader saw (step 0), or NULL */
+	char *param;	 /* NULL when skipped */
+	int shard, expert, mtp_index;
+	const char *skip;
+};
+
+struct mtp_wm_mapping {
+	struct mtp_wm_entry *v;
+	int n, cap;
+};
+
+/* Maps every key (keys in input order), adding step 0's aliases. */
+enum mtp_status mtp_wm_map_keys(const struct mtp_wm_config *c,
+				const struct mtp_wm_names *keys,
+				const struct mtp_wm_names *params,
+				struct mtp_wm_mapping *out);
+void mtp_wm_mapping_fini(struct mtp_wm_mapping *m);
+
+/* The quantized MTP projection modules the simulated loader builds, with
+ * the prefix each is given (V4: e_proj and h_proj of every MTP layer). */
+enum mtp_status mtp_wm_modules(const struct mtp_wm_config *c,
+			       struct mtp_wm_pairs *out);
+
+/* Reading the inputs. A KEYS file is a text list (one name a line; blank
+ * lines and lines starting with '#' ignored) or a safetensors index JSON
+ * (its "weight_map" keys). Errors are one line naming the file and line. */
+enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
+				 char *err, size_t errn);
+enum mtp_status mtp_wm_read_names(const char *path, struct mtp_wm_names *out,
+				  char *err, size_t errn);
+/* "a<TAB>b" lines; b may be empty only when allow_empty_b. */
+enum mtp_status mtp_wm_read_pairs(const char *path, bool allow_empty_b,
+				  struct mtp_wm_pairs *out, char *err,
+				  size_t errn);
+/* The "weight_map" keys of a safetensors index (weightmap_json.c). */
+enum mtp_status mtp_wm_read_index_json(const char *path,
+				       struct mtp_wm_names *out, char *err,
+				       size_t errn);
+
+/* The audit. */
+struct mtp_wm_finding {
+	enum mtp_diag diag;
+	char key[MTP_WM_NAME_MAX];    /* checkpoint key or module, or "" */
+	char target[MTP_WM_NAME_MAX]; /* the parameter or prefix judged */
+	char text[200];		      /* what is wrong, one line */
+};
+
+struct mtp_wm_inputs {
+	const struct mtp_wm_names *keys;    /* required */
+	const struct mtp_wm_names *params;  /* NULL: the fixed loader's set */
+	const struct mtp_wm_pairs *modules; /* NULL: the loader's own */
+	const struct mtp_wm_pairs *map;	    /* NULL: simulate c->loader */
+};
+
+struct mtp_wm_audit {
+	int n_keys, n_mtp_keys, n_mapped, n_skipped, n_params;
+	int n_mtp_unloaded;    /* MTP keys the judged mapping loads nowhere */
+	int n_params_unloaded; /* MTP parameters no key loads (notes) */
+	int n_modules;	       /* e_proj/h_proj modules judged */
+	struct mtp_wm_finding *f;
+	int n, cap;
+	char notes[4][200];
+	int n_notes;
+};
+
+/* Runs every check; MTP_ERR_INVALID (with err) when the inputs cannot be
+ * judged (e.g. no key of an MTP layer). */
+enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
+				 const struct mtp_wm_inputs *in,
+				 struct mtp_wm_audit *out, char *err,
+				 size_t errn);
+void mtp_wm_audit_fini(struct mtp_wm_audit *a);
+
+/* Findings as JSON (the style of reports/json.c), written atomically. */
+enum mtp_status mtp_wm_audit_json(const struct mtp_wm_audit *a,
+				  const struct mtp_wm_config *c,
+				  const char *command, const char *path,
+				  char *err, size_t errn);
+
+/* Every loader variant over the bundled key lists in dir (NULL: the
+ * source tree's fixtures/weights): 0 when each bug is caught and named as
+ * its own and the fixed loader is clean. */
+int mtp_wm_selftest(const char *dir, bool verbose);
+
+/* `mtpcheck audit-weights ...` */
+int mtp_audit_weights_main(int argc, char **argv);
+
+#endif

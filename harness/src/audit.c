@@ -1,0 +1,446 @@
+/*
+ * The weight-mapping audit (MTP-SPEC §8.4-§8.6, DESIGN.md "Rules and
+ * diagnoses"): judges a mapping of checkpoint keys to engine parameters
+ * (the engine's own, captured, or a simulated loader's) against the
+ * engine's parameters and modules, and names each problem as one of the
+ * three known bugs. A finding carries the key, the target and the section.
+ */
+#include "mtp/weightmap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The parameters whose absence names a bug: per MTP layer, under
+ * model.layers.{N+i}.; the embedding once, at the top level. */
+struct required {
+	const char *suffix;
+	enum mtp_diag diag;
+};
+
+static const struct required v4_required[] = {
+	{"mtp_block.ffn_norm.weight", MTP_DIAG_STALE_WEIGHT_REMAP},
+	{"mtp_block.ffn.gate.weight", MTP_DIAG_STALE_WEIGHT_REMAP},
+	{"mtp_block.ffn.gate.e_score_correction_bias",
+	 MTP_DIAG_STALE_WEIGHT_REMAP},
+	{"shared_head.head.weight", MTP_DIAG_MTP_HEAD_EMBED_UNLOADED},
+	{NULL, MTP_DIAG_NONE},
+};
+
+static const struct required v3_required[] = {
+	{"mtp_block.post_attention_layernorm.weight",
+	 MTP_DIAG_STALE_WEIGHT_REMAP},
+	{"mtp_block.mlp.gate.weight", MTP_DIAG_STALE_WEIGHT_REMAP},
+	{"mtp_block.mlp.gate.e_score_correction_bias",
+	 MTP_DIAG_STALE_WEIGHT_REMAP},
+	{"shared_head.head.weight", MTP_DIAG_MTP_HEAD_EMBED_UNLOADED},
+	{NULL, MTP_DIAG_NONE},
+};
+
+#define EMBED_PARAM "model.embed_tokens.weight"
+
+struct audit {
+	const struct mtp_wm_config *c;
+	const struct mtp_wm_inputs *in;
+	const struct mtp_wm_names *params; /* judged against */
+	struct mtp_wm_names own_params; /* the fixed loader's, if not given */
+	struct mtp_wm_mapping fixed, sim;
+	struct mtp_wm_names loaded; /* existing params that are loaded */
+	struct mtp_wm_audit *a;
+	enum mtp_status st;
+};
+
+/* i if name is under model.layers.{N+i}. with i < K, else -1. */
+static int layer_of(const struct mtp_wm_config *c, const char *name)
+{
+	int idx, n = 0;
+
+	if (sscanf(name, "model.layers.%d.%n", &idx, &n) != 1 || n == 0 ||
+	    idx < c->layer || idx >= c->layer + c->mtp_layers)
+		return -1;
+	return idx - c->layer;
+}
+
+/* i if a checkpoint key belongs to MTP layer i < K, else -1. */
+static int key_layer(const struct mtp_wm_config *c, const char *key)
+{
+	int i, n = 0;
+
+	if (c->family != MTP_FAMILY_DEEPSEEK_V4)
+		return strstr(key, "rotary_emb.inv_freq") ? -1
+							  : layer_of(c, key);
+	if (sscanf(key, "mtp.%d.%n", &i, &n) != 1 || n == 0 || i < 0 ||
+	    i >= c->mtp_layers)
+		return -1;
+	return i;
+}
+
+/* Whether a dotted name has the component leaf (e_proj, h_proj). */
+static bool has_component(const char *name, const char *leaf)
+{
+	size_t m = strlen(leaf);
+
+	for (const char *p = strstr(name, leaf); p; p = strstr(p + 1, leaf))
+		if ((p == name || p[-1] == '.') && (p[m] == '.' || !p[m]))
+			return true;
+	return false;
+}
+
+static const char *proj_leaf(const char *name)
+{
+	return has_component(name, "e_proj")   ? "e_proj"
+	       : has_component(name, "h_proj") ? "h_proj"
+					       : NULL;
+}
+
+static void add_finding(struct audit *au, enum mtp_diag d, const char *key,
+			const char *target, const char *text)
+{
+	struct mtp_wm_audit *a = au->a;
+	struct mtp_wm_finding *f;
+
+	if (a->n == a->cap) {
+		int cap = a->cap ? 2 * a->cap : 16;
+		void *v = realloc(a->f, (size_t)cap * sizeof(*a->f));
+
+		if (!v) {
+			au->st = MTP_ERR_NOMEM;
+			return;
+		}
+		a->f = v;
+		a->cap = cap;
+	}
+	f = &a->f[a->n++];
+	f->diag = d;
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	snprintf(f->target, sizeof(f->target), "%s", target);
+	snprintf(f->text, sizeof(f->text), "%s", text);
+}
+
+static void add_note(struct mtp_wm_audit *a, const char *fmt, int n,
+		     const char *first)
+{
+	if (a->n_notes < (int)(sizeof(a->notes) / sizeof(a->notes[0])))
+		snprintf(a->notes[a->n_notes++], sizeof(a->notes[0]), fmt, n,
+			 first);
+}
+
+/* One judged key -> parameter pair: the parameter must exist (§8.5), and
+ * an e_proj/h_proj weight must land under its layer (§8.4). */
+static void judge_pair(struct audit *au, const char *key, const char *param)
+{
+	char text[200];
+	const char *leaf = proj_leaf(key);
+	bool exists = mtp_wm_names_has(au->params, param);
+
+	if (!exists) {
+		add_finding(au, MTP_DIAG_STALE_WEIGHT_REMAP, key, param,
+			    "the loader maps the key to a name that is no "
+			    "engine parameter");
+	} else if (mtp_wm_names_add(&au->loaded, param)) {
+		au->st = MTP_ERR_NOMEM;
+	}
+	if (leaf && !exists && layer_of(au->c, param) < 0) {
+		snprintf(text, sizeof(text),
+			 "the %s weight does not land under "
+			 "model.layers.{%d+i}.",
+			 leaf, au->c->layer);
+		add_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, key, param, text);
+	}
+}
+
+/* The judged mapping: the engine's MAP, or the simulated loader's. */
+static void judge_mapping(struct audit *au)
+{
+	const struct mtp_wm_pairs *map = au->in->map;
+	const struct mtp_wm_mapping *m =
+		au->c->loader == MTP_LOADER_FIXED ? &au->fixed : &au->sim;
+	const char *first = NULL;
+	int unloaded = 0;
+
+	if (map) {
+		struct mtp_wm_names mapped = {0};
+
+		for (int i = 0; i < map->n; i++) {
+			judge_pair(au, map->v[i].a, map->v[i].b);
+			if (mtp_wm_names_add(&mapped, map->v[i].a))
+				au->st = MTP_ERR_NOMEM;
+		}
+		mtp_wm_names_sort(&mapped);
+		for (int k = 0; k < au->in->keys->n; k++) {
+			const char *key = au->in->keys->v[k];
+
+			if (key_layer(au->c, key) >= 0 &&
+			    !mtp_wm_names_has(&mapped, key) && !unloaded++)
+				first = key;
+		}
+		mtp_wm_names_fini(&mapped);
+	} else {
+		for (int i = 0; i < m->n; i++) {
+			if (m->v[i].param)
+				judge_pair(au, m->v[i].key, m->v[i].param);
+			else if (key_layer(au->c, m->v[i].key) >= 0 &&
+				 !unloaded++)
+				first = m->v[i].key;
+		}
+	}
+	mtp_wm_names_sort(&au->loaded);
+	au->a->n_mtp_unloaded = unloaded;
+	if (unloaded)
+		add_note(au->a,
+			 "%d checkpoint key(s) of the MTP layers are loaded "
+			 "nowhere (first: %s)",
+			 unloaded, first);
+}
+
+/* The key the fixed loader loads param from (via its alias), or NULL. */
+static const struct mtp_wm_entry *source_of(const struct audit *au,
+					    const char *param)
+{
+	for (int i = 0; i < au->fixed.n; i++)
+		if (au->fixed.v[i].param &&
+		    strcmp(au->fixed.v[i].param, param) == 0)
+			return &au->fixed.v[i];
+	return NULL;
+}
+
+/* Whether key already has a finding (the cause of a missing parameter). */
+static bool key_flagged(const struct audit *au, const char *key)
+{
+	for (int i = 0; i < au->a->n; i++)
+		if (strcmp(au->a->f[i].key, key) == 0)
+			return true;
+	return false;
+}
+
+static void require(struct audit *au, const char *param, enum mtp_diag d)
+{
+	const struct mtp_wm_entry *src;
+	char text[200];
+
+	if (mtp_wm_names_has(&au->loaded, param))
+		return;
+	src = source_of(au, param);
+	if (src && key_flagged(au, src->key))
+		return; /* its key's finding already says where it went */
+	if (!src)
+		snprintf(text, sizeof(text),
+			 "not loaded, and KEYS has no weight for it");
+	else if (src->via)
+		snprintf(text, sizeof(text),
+			 "not loaded: KEYS has only top-level %.40s and the "
+			 "loader does not alias it to %.50s (§6.2 step 0)",
+			 src->key, src->via);
+	else
+		snprintf(text, sizeof(text),
+			 "not loaded: the loader does not map %.120s to it",
+			 src->key);
+	add_finding(au, d, src ? src->key : "", param, text);
+}
+
+/* §8.5 and §8.6: what the loaded set must contain. */
+static void judge_required(struct audit *au)
+{
+	const struct required *r = au->c->family == MTP_FAMILY_DEEPSEEK_V4
+					   ? v4_required
+					   : v3_required;
+	char param[MTP_WM_NAME_MAX];
+
+	for (int i = 0; i < au->c->mtp_layers; i++) {
+		for (int k = 0; r[k].suffix; k++) {
+			snprintf(param, sizeof(param), "model.layers.%d.%s",
+				 au->c->layer + i, r[k].suffix);
+			require(au, param, r[k].diag);
+		}
+	}
+	require(au, EMBED_PARAM, MTP_DIAG_MTP_HEAD_EMBED_UNLOADED);
+}
+
+/* §8.4: each e_proj/h_proj module's quantization prefix must be its name
+ * under model.layers.{N+i}., which ignore/target rules are written for. */
+static void judge_modules(struct audit *au, const struct mtp_wm_pairs *mods)
+{
+	char want[MTP_WM_NAME_MAX], text[200];
+
+	for (int k = 0; k < mods->n; k++) {
+		const char *name = mods->v[k].a, *prefix = mods->v[k].b;
+		const char *leaf = proj_leaf(name);
+		int i = layer_of(au->c, name);
+
+		if (!leaf ||
+		    strcmp(strrchr(name, '.') ? strrchr(name, '.') + 1 : name,
+			   leaf))
+			continue;
+		au->a->n_modules++;
+		snprintf(want, sizeof(want), "model.layers.%d.%s",
+			 au->c->layer + (i < 0 ? 0 : i), leaf);
+		if (strcmp(prefix, want) == 0)
+			continue;
+		snprintf(text, sizeof(text),
+			 "quantization prefix '%.60s' is not %.60s: "
+			 "ignore/target rules for it cannot match",
+			 prefix, want);
+		add_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, name, prefix, text);
+	}
+}
+
+/* §8.4 on parameter names, and the notes on parameters nothing loads. */
+static void judge_params(struct audit *au)
+{
+	const char *first = NULL;
+	int unloaded = 0;
+
+	au->a->n_params = au->params->n;
+	for (int k = 0; k < au->params->n; k++) {
+		const char *p = au->params->v[k];
+		const char *leaf = proj_leaf(p);
+
+		if (leaf && layer_of(au->c, p) < 0)
+			add_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, "", p,
+				    "an e_proj/h_proj parameter outside "
+				    "model.layers.{N+i}.");
+		if ((layer_of(au->c, p) >= 0 || strcmp(p, EMBED_PARAM) == 0) &&
+		    !mtp_wm_names_has(&au->loaded, p) && !unloaded++)
+			first = p;
+	}
+	au->a->n_params_unloaded = unloaded;
+	if (unloaded)
+		add_note(au->a,
+			 "%d engine parameter(s) of the MTP layers are loaded "
+			 "by no key (first: %s)",
+			 unloaded, first);
+}
+
+static void count_keys(struct audit *au)
+{
+	const struct mtp_wm_mapping *m =
+		au->c->loader == MTP_LOADER_FIXED ? &au->fixed : &au->sim;
+	struct mtp_wm_audit *a = au->a;
+
+	a->n_keys = au->in->keys->n;
+	for (int k = 0; k < a->n_keys; k++)
+		a->n_mtp_keys += key_layer(au->c, au->in->keys->v[k]) >= 0;
+	if (au->in->map) {
+		a->n_mapped = au->in->map->n;
+		return;
+	}
+	for (int i = 0; i < m->n; i++)
+		*(m->v[i].param ? &a->n_mapped : &a->n_skipped) += 1;
+}
+
+/* Every MTP layer must have keys: else the engine's completeness check
+ * (§6.2 step 11) raises, and a wrong --layer would pass unnoticed. */
+static enum mtp_status check_layers(const struct audit *au, char *err,
+				    size_t errn)
+{
+	const struct mtp_wm_config *c = au->c;
+
+	for (int i = 0; i < c->mtp_layers; i++) {
+		bool any = false;
+
+		for (int k = 0; k < au->in->keys->n && !any; k++)
+			any = key_layer(c, au->in->keys->v[k]) == i;
+		if (any)
+			continue;
+		snprintf(err, errn,
+			 "KEYS has no key of MTP layer %d (%s%d.*): wrong "
+			 "--layer or --mtp-layers?",
+			 c->layer + i,
+			 c->family == MTP_FAMILY_DEEPSEEK_V4 ? "mtp."
+							     : "model.layers.",
+			 c->family == MTP_FAMILY_DEEPSEEK_V4 ? i
+							     : c->layer + i);
+		return MTP_ERR_INVALID;
+	}
+	return MTP_OK;
+}
+
+/* The parameters the fixed loader produces stand in for the engine's. */
+static enum mtp_status own_params(struct audit *au)
+{
+	for (int i = 0; i < au->fixed.n; i++)
+		if (au->fixed.v[i].param &&
+		    mtp_wm_names_add(&au->own_params, au->fixed.v[i].param))
+			return MTP_ERR_NOMEM;
+	mtp_wm_names_sort(&au->own_params);
+	au->params = &au->own_params;
+	return MTP_OK;
+}
+
+static enum mtp_status prepare(struct audit *au, char *err, size_t errn)
+{
+	struct mtp_wm_config fixed = *au->c;
+	enum mtp_status st;
+
+	if (au->c->layer < 1 || au->c->mtp_layers < 1 || !au->in->keys->n) {
+		snprintf(err, errn, "nothing to audit: %s",
+			 !au->in->keys->n
+				 ? "KEYS is empty"
+				 : "--layer and --mtp-layers must be >= 1");
+		return MTP_ERR_INVALID;
+	}
+	fixed.loader = MTP_LOADER_FIXED;
+	st = mtp_wm_map_keys(&fixed, au->in->keys, au->in->params, &au->fixed);
+	if (!st && !au->in->params)
+		st = own_params(au);
+	if (!st && !au->in->map && au->c->loader != MTP_LOADER_FIXED)
+		st = mtp_wm_map_keys(au->c, au->in->keys, au->params, &au->sim);
+	if (st)
+		snprintf(err, errn, "out of memory");
+	return st ? st : check_layers(au, err, errn);
+}
+
+/* §8.4 on modules: the engine's, or the simulated loader's own. */
+static void judge_all_modules(struct audit *au)
+{
+	struct mtp_wm_pairs own = {0};
+
+	if (au->in->modules) {
+		judge_modules(au, au->in->modules);
+	} else if (!au->in->map) {
+		if (mtp_wm_modules(au->c, &own))
+			au->st = MTP_ERR_NOMEM;
+		judge_modules(au, &own);
+		mtp_wm_pairs_fini(&own);
+	}
+	if (au->c->family == MTP_FAMILY_DEEPSEEK_V4 && !au->a->n_modules)
+		add_note(au->a,
+			 "e_proj/h_proj quantization prefixes not checked (%d "
+			 "such modules; give --modules)%s",
+			 0, "");
+}
+
+enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
+				 const struct mtp_wm_inputs *in,
+				 struct mtp_wm_audit *out, char *err,
+				 size_t errn)
+{
+	struct audit au = {.c = c, .in = in, .params = in->params, .a = out};
+	enum mtp_status st;
+
+	memset(out, 0, sizeof(*out));
+	st = prepare(&au, err, errn);
+	if (st == MTP_OK) {
+		count_keys(&au);
+		judge_mapping(&au);
+		judge_required(&au);
+		judge_all_modules(&au);
+		judge_params(&au);
+		st = au.st;
+		if (st)
+			snprintf(err, errn, "out of memory");
+	}
+	mtp_wm_mapping_fini(&au.fixed);
+	mtp_wm_mapping_fini(&au.sim);
+	mtp_wm_names_fini(&au.own_params);
+	mtp_wm_names_fini(&au.loaded);
+	if (st)
+		mtp_wm_audit_fini(out);
+	return st;
+}
+
+void mtp_wm_audit_fini(struct mtp_wm_audit *a)
+{
+	free(a->f);
+	memset(a, 0, sizeof(*a));
+}

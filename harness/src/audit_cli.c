@@ -1,0 +1,324 @@
+/*
+ * `mtpcheck audit-weights`: reads a checkpoint's key list and, optionally,
+ * the engine's parameters, modules and resolved mapping, runs the weight
+ * audit and prints one line per finding. Exit codes are DESIGN.md's: 0 no
+ * finding, 1 a finding, 2 a usage error or an input that cannot be read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtp/weightmap.h"
+
+static const char usage_audit[] =
+	"usage: mtpcheck audit-weights --family F --layer N --keys KEYS "
+	"[options]\n"
+	"       mtpcheck audit-weights --selftest [--fixtures DIR] [-v]\n"
+	"\n"
+	"Judges how checkpoint tensors are mapped to the engine's parameters\n"
+	"(MTP-SPEC §6) and names the known mapping bugs: STALE_WEIGHT_REMAP "
+	"(§8.5),\n"
+	"EH_PROJ_NO_PREFIX (§8.4), MTP_HEAD_EMBED_UNLOADED (§8.6). "
+	"docs/WEIGHTS.md.\n"
+	"\n"
+	"  --family F        deepseek_v4, deepseek_v3 or glm\n"
+	"  --layer N         index of the first MTP layer (V4-Flash 43, V4-Pro "
+	"and\n"
+	"                    V3 61, GLM-4.5 92, GLM-5.x 78)\n"
+	"  --mtp-layers K    number of MTP layers (default 1)\n"
+	"  --keys KEYS       checkpoint tensor names, one a line, or a\n"
+	"                    model.safetensors.index.json\n"
+	"  --params PARAMS   the engine's parameter names, one a line "
+	"(default: the\n"
+	"                    parameters the fixed loader produces from KEYS)\n"
+	"  --modules MODS    the engine's modules, NAME<TAB>QUANT_PREFIX "
+	"lines\n"
+	"  --mapping MAP     the engine's resolved mapping, KEY<TAB>PARAM "
+	"lines:\n"
+	"                    judged instead of a simulated --loader\n"
+	"  --loader L        the simulated loader: fixed (default), "
+	"buggy-remap,\n"
+	"                    no-alias, no-prefix (the bugs: deepseek_v4 only)\n"
+	"  --expert-dtype D  V4 routed experts: fp4 (default) or fp8\n"
+	"  --json FILE       write the findings as JSON\n"
+	"  --print-mapping   print the simulated loader's mapping and stop:\n"
+	"                    KEY<TAB>PARAM[<TAB>shard=S][<TAB>expert=E] lines "
+	"(a\n"
+	"                    --mapping file), skipped keys as '# ' comments\n"
+	"  --selftest        run every loader variant over the bundled key "
+	"lists\n"
+	"                    and check each bug is caught and named, and the "
+	"fixed\n"
+	"                    loader is clean\n"
+	"  --fixtures DIR    the bundled lists (default: fixtures/weights)\n"
+	"  -v, --verbose     list the notes and each diagnosis's history\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"exit codes: 0 no finding; 1 a finding; 2 usage error or invalid "
+	"input.\n";
+
+struct audit_opts {
+	const char *family, *layer, *mtp_layers, *keys, *params, *modules;
+	const char *mapping, *loader, *expert_dtype, *json, *fixtures;
+	bool print_mapping, selftest, verbose;
+};
+
+struct audit_inputs {
+	struct mtp_wm_names keys, params;
+	struct mtp_wm_pairs modules, map;
+	struct mtp_wm_inputs in;
+};
+
+static int usage(const char *fmt, const char *arg)
+{
+	fputs("mtpcheck audit-weights: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs(" (see mtpcheck audit-weights --help)\n", stderr);
+	return MTP_EXIT_USAGE;
+}
+
+/* The option's slot, or NULL for an option without a value. */
+static const char **value_slot(struct audit_opts *o, const char *a)
+{
+	static const char *const names[] = {
+		"--family",	  "--layer",   "--mtp-layers", "--keys",
+		"--params",	  "--modules", "--mapping",    "--loader",
+		"--expert-dtype", "--json",    "--fixtures",
+	};
+	const char **slots[] = {
+		&o->family,	  &o->layer,   &o->mtp_layers, &o->keys,
+		&o->params,	  &o->modules, &o->mapping,    &o->loader,
+		&o->expert_dtype, &o->json,    &o->fixtures,
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(a, names[i]) == 0)
+			return slots[i];
+	return NULL;
+}
+
+/* Returns -1 to go on, else an exit code. */
+static int parse_args(int argc, char **argv, struct audit_opts *o)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = value_slot(o, a);
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_audit, stdout);
+			return MTP_EXIT_OK;
+		} else if (slot && i + 1 < argc) {
+			*slot = argv[++i];
+		} else if (slot) {
+			return usage("option %s needs a value", a);
+		} else if (!strcmp(a, "--print-mapping")) {
+			o->print_mapping = true;
+		} else if (!strcmp(a, "--selftest")) {
+			o->selftest = true;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			o->verbose = true;
+		} else {
+			return usage("unknown argument '%s'", a);
+		}
+	}
+	return -1;
+}
+
+static bool parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (end == s || *end || v < lo || v > hi)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* Checks the options and fills the configuration; -1 to go on. */
+static int make_config(const struct audit_opts *o, struct mtp_wm_config *c)
+{
+	enum mtp_family fam;
+	int layer, k = 1;
+
+	if (!o->family || !o->layer || !o->keys)
+		return usage("needs --family, --layer and --keys%s", "");
+	if (!mtp_family_parse(o->family, &fam))
+		return usage(
+			"--family: '%s' is not deepseek_v4, deepseek_v3 or glm",
+			o->family);
+	if (!parse_int(o->layer, 1, 100000, &layer))
+		return usage(
+			"--layer: '%s' is not a layer index (an integer >= 1)",
+			o->layer);
+	if (o->mtp_layers && !parse_int(o->mtp_layers, 1, 64, &k))
+		return usage(
+			"--mtp-layers: '%s' is not an integer from 1 to 64",
+			o->mtp_layers);
+	mtp_wm_config_init(c, fam, layer, k);
+	if (o->loader && !mtp_loader_parse(o->loader, &c->loader))
+		return usage("--loader: '%s' is not fixed, buggy-remap, "
+			     "no-alias or no-prefix",
+			     o->loader);
+	if (o->loader && o->mapping)
+		return usage("--mapping is judged instead of a simulated "
+			     "loader: drop --loader %s",
+			     o->loader);
+	if (c->loader != MTP_LOADER_FIXED && fam != MTP_FAMILY_DEEPSEEK_V4)
+		return usage("--loader %s reproduces a deepseek_v4 loader bug",
+			     o->loader);
+	if (o->expert_dtype && strcmp(o->expert_dtype, "fp4") &&
+	    strcmp(o->expert_dtype, "fp8"))
+		return usage("--expert-dtype: '%s' is not fp4 or fp8",
+			     o->expert_dtype);
+	c->expert_fp8 = o->expert_dtype && !strcmp(o->expert_dtype, "fp8");
+	return -1;
+}
+
+static void inputs_fini(struct audit_inputs *x)
+{
+	mtp_wm_names_fini(&x->keys);
+	mtp_wm_names_fini(&x->params);
+	mtp_wm_pairs_fini(&x->modules);
+	mtp_wm_pairs_fini(&x->map);
+}
+
+static enum mtp_status read_inputs(const struct audit_opts *o,
+				   struct audit_inputs *x, char *err,
+				   size_t errn)
+{
+	enum mtp_status st;
+
+	memset(x, 0, sizeof(*x));
+	x->in.keys = &x->keys;
+	st = mtp_wm_read_keys(o->keys, &x->keys, err, errn);
+	if (!st && o->params &&
+	    !(st = mtp_wm_read_names(o->params, &x->params, err, errn))) {
+		mtp_wm_names_sort(&x->params);
+		x->in.params = &x->params;
+	}
+	if (!st && o->modules &&
+	    !(st = mtp_wm_read_pairs(o->modules, true, &x->modules, err, errn)))
+		x->in.modules = &x->modules;
+	if (!st && o->mapping &&
+	    !(st = mtp_wm_read_pairs(o->mapping, false, &x->map, err, errn)))
+		x->in.map = &x->map;
+	return st;
+}
+
+/* KEY<TAB>PARAM lines, readable back as a --mapping file. */
+static enum mtp_status print_mapping(const struct mtp_wm_config *c,
+				     const struct mtp_wm_inputs *in)
+{
+	struct mtp_wm_mapping m;
+
+	if (mtp_wm_map_keys(c, in->keys, in->params, &m))
+		return MTP_ERR_NOMEM;
+	for (int i = 0; i < m.n; i++) {
+		const struct mtp_wm_entry *e = &m.v[i];
+
+		if (!e->param) {
+			printf("# %s\tskipped: %s\n", e->key, e->skip);
+			continue;
+		}
+		printf("%s\t%s", e->key, e->param);
+		if (e->shard >= 0)
+			printf("\tshard=%d", e->shard);
+		if (e->expert >= 0)
+			printf("\texpert=%d", e->expert);
+		puts(e->via ? "\t# via its alias" : "");
+	}
+	mtp_wm_mapping_fini(&m);
+	return MTP_OK;
+}
+
+static void print_findings(const struct mtp_wm_audit *a,
+			   const struct mtp_wm_config *c, bool map,
+			   bool verbose)
+{
+	int per[MTP_DIAG_COUNT] = {0};
+
+	for (int i = 0; i < a->n; i++) {
+		const struct mtp_wm_finding *f = &a->f[i];
+		const struct mtp_diag_info *d = mtp_diag_info(f->diag);
+
+		per[f->diag]++;
+		printf("%s %s  %s%s%s: %s\n", d->name, d->section,
+		       f->key[0] ? f->key : "", f->key[0] ? " -> " : "",
+		       f->target[0] ? f->target : "(empty)", f->text);
+	}
+	for (int i = 0; i < a->n_notes && (verbose || a->n == 0); i++)
+		printf("note: %s\n", a->notes[i]);
+	printf("audit-weights: %s N=%d K=%d %s: %d keys (%d of the MTP "
+	       "layers), "
+	       "%d mapped, %d skipped; %d parameters; %d finding(s)",
+	       mtp_family_name(c->family), c->layer, c->mtp_layers,
+	       map ? "engine mapping" : mtp_loader_name(c->loader), a->n_keys,
+	       a->n_mtp_keys, a->n_mapped, a->n_skipped, a->n_params, a->n);
+	for (int d = 1, first = 1; d < MTP_DIAG_COUNT; d++) {
+		if (!per[d])
+			continue;
+		printf("%s%s x%d", first ? ": " : ", ", mtp_diag_info(d)->name,
+		       per[d]);
+		first = 0;
+	}
+	putchar('\n');
+	for (int d = 1; d < MTP_DIAG_COUNT && verbose; d++)
+		if (per[d])
+			printf("  %s: %s\n", mtp_diag_info(d)->name,
+			       mtp_diag_info(d)->history);
+}
+
+static void command_line(int argc, char **argv, char *buf, size_t n)
+{
+	size_t o = (size_t)snprintf(buf, n, "mtpcheck audit-weights");
+
+	for (int i = 0; i < argc && o < n; i++)
+		o += (size_t)snprintf(buf + o, n - o, " %s", argv[i]);
+}
+
+static int audit(const struct audit_opts *o, const struct mtp_wm_config *c,
+		 int argc, char **argv)
+{
+	struct audit_inputs x;
+	struct mtp_wm_audit a;
+	char err[512] = "", cmd[1024];
+	int rc = MTP_EXIT_USAGE;
+
+	if (read_inputs(o, &x, err, sizeof(err)))
+		goto out_inputs;
+	if (o->print_mapping) {
+		rc = print_mapping(c, &x.in) ? MTP_EXIT_USAGE : MTP_EXIT_OK;
+		snprintf(err, sizeof(err), "out of memory");
+		goto out_inputs;
+	}
+	if (mtp_wm_audit_run(c, &x.in, &a, err, sizeof(err)))
+		goto out_inputs;
+	print_findings(&a, c, o->mapping != NULL, o->verbose);
+	rc = a.n ? MTP_EXIT_FAIL : MTP_EXIT_OK;
+	command_line(argc, argv, cmd, sizeof(cmd));
+	if (o->json && mtp_wm_audit_json(&a, c, cmd, o->json, err, sizeof(err)))
+		rc = MTP_EXIT_USAGE;
+	mtp_wm_audit_fini(&a);
+out_inputs:
+	if (rc == MTP_EXIT_USAGE)
+		fprintf(stderr, "mtpcheck audit-weights: %s\n", err);
+	inputs_fini(&x);
+	return rc;
+}
+
+int mtp_audit_weights_main(int argc, char **argv)
+{
+	struct audit_opts o = {0};
+	struct mtp_wm_config c;
+	int rc = parse_args(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	if (o.selftest)
+		return mtp_wm_selftest(o.fixtures, o.verbose);
+	rc = make_config(&o, &c);
+	if (rc >= 0)
+		return rc;
+	return audit(&o, &c, argc, argv);
+}
