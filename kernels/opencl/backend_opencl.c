@@ -1,0 +1,320 @@
+/*
+ * The opencl backend (module mtp_backend_opencl.so, loaded by the registry
+ * with dlopen): the interface table, buffers and explicit copies on one
+ * in-order queue, the platform half of the shared host layer (enqueue a
+ * kernel, scratch, copy), timers from event profiling, and the device
+ * description. The ops are composed in ops.c, block.c and step.c on the
+ * OpenCL C kernels of this folder, which the level_zero backend also runs.
+ * Every cl* status is checked and named in be->error; no platform or
+ * device is MTP_ERR_UNAVAILABLE with the reason.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ocl_cl.h"
+
+enum mtp_status mtp_ocl_fail_cl(struct mtp_backend *be, enum mtp_status st,
+				const char *what, cl_int e)
+{
+	return mtp_backend_fail(be, st, "%s: %s (%d)", what,
+				mtp_ocl_cl_error_name(e), (int)e);
+}
+
+/* Keeps the first and the last command of a timed span. */
+static void track(struct ocl_ctx *x, cl_event ev)
+{
+	if (!ev)
+		return;
+	if (!x->ev_first) {
+		x->ev_first = ev;
+		clRetainEvent(ev);
+	}
+	if (x->ev_last)
+		clReleaseEvent(x->ev_last);
+	x->ev_last = ev;
+}
+
+static void events_drop(struct ocl_ctx *x)
+{
+	if (x->ev_first)
+		clReleaseEvent(x->ev_first);
+	if (x->ev_last)
+		clReleaseEvent(x->ev_last);
+	x->ev_first = x->ev_last = NULL;
+}
+
+static cl_int set_arg(cl_kernel k, cl_uint *i, const struct ocl_arg *a)
+{
+	cl_int e;
+
+	switch (a->kind) {
+	case OCL_A_BUF: {
+		cl_mem m = (cl_mem)a->v.b.mem;
+		cl_long off = (cl_long)a->v.b.off;
+
+		/* a NULL value is a NULL pointer in the kernel */
+		e = clSetKernelArg(k, (*i)++, sizeof(m), m ? &m : NULL);
+		return e ? e : clSetKernelArg(k, (*i)++, sizeof(off), &off);
+	}
+	case OCL_A_I32: {
+		cl_int v = a->v.i;
+
+		return clSetKernelArg(k, (*i)++, sizeof(v), &v);
+	}
+	case OCL_A_I64: {
+		cl_long v = a->v.l;
+
+		return clSetKernelArg(k, (*i)++, sizeof(v), &v);
+	}
+	case OCL_A_LOCAL: return clSetKernelArg(k, (*i)++, a->v.local, NULL);
+	default: {
+		cl_float v = a->v.f;
+
+		return clSetKernelArg(k, (*i)++, sizeof(v), &v);
+	}
+	}
+}
+
+static enum mtp_status ocl_run(struct mtp_backend *be, enum ocl_kernel k,
+			       const struct ocl_arg *a, int n,
+			       const size_t gws[2], const size_t lws[2])
+{
+	struct ocl_ctx *x = ocl_ctx(be);
+	cl_kernel kern = x->kernels[k];
+	cl_event ev = NULL;
+	cl_uint idx = 0;
+
+	for (int i = 0; i < n; i++)
+		OCL_CL(be, mtp_ocl_kernel_names[k], set_arg(kern, &idx, &a[i]));
+	OCL_CL(be, mtp_ocl_kernel_names[k],
+	       clEnqueueNDRangeKernel(x->queue, kern, 2, NULL, gws, lws, 0,
+				      NULL, x->timing ? &ev : NULL));
+	track(x, ev);
+	return MTP_OK;
+}
+
+static enum mtp_status ocl_scratch(struct mtp_backend *be, size_t bytes,
+				   struct ocl_buf *out)
+{
+	struct ocl_ctx *x = ocl_ctx(be);
+	cl_int e;
+
+	out->mem = NULL;
+	out->off = 0;
+	if (!bytes)
+		return MTP_OK;
+	if (x->n_scratch == OCL_SCRATCH_MAX)
+		return mtp_backend_fail(
+			be, MTP_ERR_LIMIT,
+			"more than %d scratch buffers in one call",
+			OCL_SCRATCH_MAX);
+	out->mem =
+		clCreateBuffer(x->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
+	OCL_CL(be, "clCreateBuffer (scratch)", e);
+	x->scratch[x->n_scratch++] = out->mem;
+	return MTP_OK;
+}
+
+/* OpenCL keeps a released buffer until the commands using it finish. */
+static enum mtp_status ocl_scratch_release(struct mtp_backend *be)
+{
+	struct ocl_ctx *x = ocl_ctx(be);
+	cl_int first = CL_SUCCESS;
+
+	while (x->n_scratch > 0) {
+		cl_int e = clReleaseMemObject(x->scratch[--x->n_scratch]);
+
+		if (first == CL_SUCCESS)
+			first = e;
+	}
+	OCL_CL(be, "clReleaseMemObject (scratch)", first);
+	return MTP_OK;
+}
+
+static enum mtp_status ocl_copy_buf(struct mtp_backend *be, struct ocl_buf dst,
+				    struct ocl_buf src, size_t bytes)
+{
+	struct ocl_ctx *x = ocl_ctx(be);
+	cl_event ev = NULL;
+
+	if (!bytes)
+		return MTP_OK;
+	OCL_CL(be, "clEnqueueCopyBuffer",
+	       clEnqueueCopyBuffer(x->queue, (cl_mem)src.mem, (cl_mem)dst.mem,
+				   src.off, dst.off, bytes, 0, NULL,
+				   x->timing ? &ev : NULL));
+	track(x, ev);
+	return MTP_OK;
+}
+
+static const struct ocl_dev_ops ocl_dev_ops = {
+	.run = ocl_run,
+	.scratch = ocl_scratch,
+	.scratch_release = ocl_scratch_release,
+	.copy = ocl_copy_buf,
+};
+
+static void ocl_close(struct mtp_backend *be)
+{
+	struct ocl_ctx *x = ocl_ctx(be);
+
+	if (!x)
+		return;
+	if (x->queue)
+		clFinish(x->queue);
+	events_drop(x);
+	ocl_scratch_release(be);
+	for (int k = 0; k < OCL_K_COUNT; k++)
+		if (x->kernels[k])
+			clReleaseKernel(x->kernels[k]);
+	if (x->program)
+		clReleaseProgram(x->program);
+	if (x->queue)
+		clReleaseCommandQueue(x->queue);
+	if (x->context)
+		clReleaseContext(x->context);
+	free(x);
+	be->ctx = NULL;
+}
+
+static enum mtp_status ocl_open(struct mtp_backend *be)
+{
+	struct ocl_ctx *x = calloc(1, sizeof(*x));
+	enum mtp_status st;
+
+	if (!x)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	x->dev.ops = &ocl_dev_ops;
+	be->ctx = x;
+	st = mtp_ocl_device_open(be, x);
+	if (st) {
+		ocl_close(be);
+		return MTP_ERR_UNAVAILABLE; /* be->error says why */
+	}
+	return MTP_OK;
+}
+
+static enum mtp_status ocl_alloc(struct mtp_backend *be, size_t bytes,
+				 void **ptr)
+{
+	cl_int e;
+
+	*ptr = clCreateBuffer(ocl_ctx(be)->context, CL_MEM_READ_WRITE, bytes,
+			      NULL, &e);
+	OCL_CL(be, "clCreateBuffer", e);
+	return MTP_OK;
+}
+
+static void ocl_free(struct mtp_backend *be, void *ptr)
+{
+	cl_int e = clReleaseMemObject((cl_mem)ptr);
+
+	if (e != CL_SUCCESS && !be->error[0]) /* the first message wins */
+		mtp_ocl_fail_cl(be, MTP_ERR_DEVICE, "clReleaseMemObject", e);
+}
+
+/* Blocking: the host buffer may be freed right after. */
+static enum mtp_status ocl_upload(struct mtp_backend *be, void *dst,
+				  const void *src, size_t bytes)
+{
+	OCL_CL(be, "clEnqueueWriteBuffer",
+	       clEnqueueWriteBuffer(ocl_ctx(be)->queue, (cl_mem)dst, CL_TRUE, 0,
+				    bytes, src, 0, NULL, NULL));
+	return MTP_OK;
+}
+
+static enum mtp_status ocl_download(struct mtp_backend *be, void *dst,
+				    const void *src, size_t bytes)
+{
+	OCL_CL(be, "clEnqueueReadBuffer",
+	       clEnqueueReadBuffer(ocl_ctx(be)->queue, (cl_mem)src, CL_TRUE, 0,
+				   bytes, dst, 0, NULL, NULL));
+	return MTP_OK;
+}
+
+static enum mtp_status ocl_copy(struct mtp_backend *be, void *dst,
+				const void *src, size_t bytes)
+{
+	struct ocl_buf d = {dst, 0}, s = {(void *)src, 0};
+
+	return ocl_copy_buf(be, d, s, bytes);
+}
+
+static bool ocl_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	(void)be;
+	return mtp_ocl_supports(c);
+}
+
+static enum mtp_status ocl_synchronize(struct mtp_backend *be)
+{
+	OCL_CL(be, "clFinish", clFinish(ocl_ctx(be)->queue));
+	return MTP_OK;
+}
+
+static enum mtp_status ocl_timer_begin(struct mtp_backend *be)
+{
+	struct ocl_ctx *x = ocl_ctx(be);
+
+	events_drop(x);
+	x->timing = true;
+	return MTP_OK;
+}
+
+/* From the start of the first command since timer_begin to the end of the
+ * last (markers carry no reliable timestamps on every runtime). */
+static enum mtp_status ocl_timer_end(struct mtp_backend *be, double *seconds)
+{
+	struct ocl_ctx *x = ocl_ctx(be);
+	cl_ulong t0 = 0, t1 = 0;
+	cl_int e = CL_SUCCESS;
+
+	x->timing = false;
+	*seconds = 0.0;
+	if (!x->ev_last)
+		return MTP_OK;
+	e = clWaitForEvents(1, &x->ev_last);
+	if (!e)
+		e = clGetEventProfilingInfo(x->ev_first,
+					    CL_PROFILING_COMMAND_START,
+					    sizeof(t0), &t0, NULL);
+	if (!e)
+		e = clGetEventProfilingInfo(x->ev_last,
+					    CL_PROFILING_COMMAND_END,
+					    sizeof(t1), &t1, NULL);
+	events_drop(x);
+	OCL_CL(be, "clGetEventProfilingInfo", e);
+	*seconds = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
+	return MTP_OK;
+}
+
+static void ocl_device_info(struct mtp_backend *be, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", ocl_ctx(be)->info);
+}
+
+static const struct mtp_backend_iface ocl_iface = {
+	.api_version = MTP_BACKEND_API_VERSION,
+	.name = "opencl",
+	.description = "OpenCL C kernels through OpenCL (bf16/fp16/fp32 "
+		       "activations, fp32 accumulation)",
+	.open = ocl_open,
+	.close = ocl_close,
+	.alloc = ocl_alloc,
+	.free = ocl_free,
+	.upload = ocl_upload,
+	.download = ocl_download,
+	.supports = ocl_supports,
+	.launch = mtp_ocl_launch,
+	.synchronize = ocl_synchronize,
+	.timer_begin = ocl_timer_begin,
+	.timer_end = ocl_timer_end,
+	.device_info = ocl_device_info,
+	.copy = ocl_copy,
+};
+
+__attribute__((visibility("default"))) const struct mtp_backend_iface *
+mtp_backend_entry(void)
+{
+	return &ocl_iface;
+}

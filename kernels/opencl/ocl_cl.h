@@ -1,0 +1,63 @@
+/*
+ * Private to the opencl backend's host code (the platform half; the ops
+ * are in ocl_internal.h): its context (platform, device, context, the
+ * in-order profiling queue, the program built at open() and its kernels,
+ * the scratch of the current launch, the events a timer spans) and the
+ * check that turns an OpenCL status into be->error. Nothing here aborts.
+ */
+#ifndef MTP_OCL_CL_H
+#define MTP_OCL_CL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "ocl_internal.h"
+
+#define OCL_SCRATCH_MAX 96
+
+struct ocl_ctx {
+	struct ocl_dev dev; /* first: the shared host code reads it */
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_context context;
+	cl_command_queue queue;
+	cl_program program;
+	cl_kernel kernels[OCL_K_COUNT];
+	cl_mem scratch[OCL_SCRATCH_MAX];
+	int n_scratch;
+	bool timing;
+	cl_event ev_first, ev_last;
+	char info[384];
+};
+
+static inline struct ocl_ctx *ocl_ctx(struct mtp_backend *be)
+{
+	return (struct ocl_ctx *)be->ctx;
+}
+
+/* The name of an OpenCL status ("CL_INVALID_VALUE"). */
+const char *mtp_ocl_cl_error_name(cl_int e);
+
+/* be->error = "<what>: <name> (<code>)"; returns st. */
+enum mtp_status mtp_ocl_fail_cl(struct mtp_backend *be, enum mtp_status st,
+				const char *what, cl_int e);
+
+#define OCL_CL(be, what, call)                                                 \
+	do {                                                                   \
+		cl_int ocl_e_ = (call);                                        \
+		if (ocl_e_ != CL_SUCCESS)                                      \
+			return mtp_ocl_fail_cl((be), MTP_ERR_DEVICE, (what),   \
+					       ocl_e_);                        \
+	} while (0)
+
+/* Picks the device (a GPU if there is one; $MTP_OPENCL_DEVICE picks by
+ * index), creates the context and queue, builds the program and its
+ * kernels (ocl_device.c). MTP_ERR_UNAVAILABLE with the reason when there
+ * is no platform or device. */
+enum mtp_status mtp_ocl_device_open(struct mtp_backend *be, struct ocl_ctx *x);
+
+/* The embedded OpenCL C sources (generated at build time). */
+extern const unsigned char mtp_ocl_source[];
+extern const size_t mtp_ocl_source_len;
+
+#endif
