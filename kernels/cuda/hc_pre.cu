@@ -6,7 +6,7 @@
  * from the unrounded sum, applied to the rounded sum). All float32;
  * post_mix and comb_mix are stored as float32, layer_input in act.
  */
-#include "hc_common.cuh"
+#include "hc_tile.cuh"
 
 /* c[a][b] /= (sum over the row a, or the column a) + eps, for M x M c. */
 template <int M>
@@ -186,6 +186,156 @@ __global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec)
 	}
 }
 
+
+/*
+ * hc_pre over a tile of TB tokens (hc_tile.cuh): the mix GEMV of the tile,
+ * then one thread per token for the mixes and Sinkhorn, then one warp per
+ * token for layer_input. A token whose float32 sums overflowed is redone
+ * with the per-token block GEMV in double, as the per-token kernel does.
+ */
+template <typename T, int M>
+static __device__ void layer_input_warp(const T *x, const T *w, T *out,
+					int64_t h, const float *pre, float eps)
+{
+	const int lane = threadIdx.x % MTP_GPU_WARP;
+	float u[16];
+
+	if (!w) {
+#pragma unroll 4
+		for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+			layer_sum<T, M, float>(x, h, i, true, pre, u);
+			nv_store_vec(out + i, u);
+		}
+		return;
+	}
+	float ss = 0.0f;
+
+#pragma unroll 4
+	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+		layer_sum<T, M, float>(x, h, i, true, pre, u);
+		for (int k = 0; k < 8; k++)
+			ss += u[k] * u[k];
+	}
+	ss = nv_warp_sum(ss);
+	if (!nv_overflowed(ss)) {
+		const float rr = nv_rms_inv(ss, h, eps);
+
+#pragma unroll 4
+		for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+			float wv[16];
+
+			layer_sum<T, M, float>(x, h, i, true, pre, u);
+			nv_load_vec(w + i, wv);
+			for (int k = 0; k < 8; k++)
+				u[k] = nv_round<T>(u[k]) * rr * wv[k];
+			nv_store_vec(out + i, u);
+		}
+		return;
+	}
+	double ud[16], sd = 0.0;
+
+	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+		layer_sum<T, M, double>(x, h, i, true, pre, ud);
+		for (int k = 0; k < 8; k++)
+			sd += ud[k] * ud[k];
+	}
+	sd = nv_warp_sum(sd);
+	const double rr = 1.0 / sqrt(sd / (double)h + (double)eps);
+
+	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+		float wv[16];
+
+		layer_sum<T, M, double>(x, h, i, true, pre, ud);
+		nv_load_vec(w + i, wv);
+		for (int k = 0; k < 8; k++)
+			u[k] = (float)(nv_round<T>((float)ud[k]) * rr) * wv[k];
+		nv_store_vec(out + i, u);
+	}
+}
+
+template <typename T, int M, int G, int TT>
+__global__ void __launch_bounds__(NV_BLOCK, 2)
+	hc_pre_tile_kernel(struct mtp_nv_hc_pre_args a)
+{
+	const int NMIX = 2 * M + M * M, TB = hc_tile_cfg<G, TT>::TB;
+	extern __shared__ float4 hc_dyn[];
+	__shared__ float mixf[TB * (NMIX + 1)];
+	__shared__ double mixd[NMIX + 1];
+	__shared__ double redd[NV_HC_WARPS * (NMIX + 1)];
+	__shared__ float pre[TB * M];
+	__shared__ int redo[TB];
+	const int64_t t0 = (int64_t)blockIdx.x * TB, h = a.h, K = M * h;
+	const int nt = (int)(a.t - t0 < TB ? a.t - t0 : TB);
+	const T *x = (const T *)a.residual + t0 * K;
+	const int tid = threadIdx.x;
+
+	hc_tile_dots<T, NMIX, G, TT, false>(x, nt, a.fn, K, NULL,
+					    (float *)hc_dyn, mixf);
+	if (tid < TB) {
+		bool inf = false;
+
+		for (int o = 0; o <= NMIX; o++)
+			inf = inf || isinf(mixf[tid * (NMIX + 1) + o]);
+		redo[tid] = tid < nt && inf;
+	}
+	__syncthreads();
+	for (int tb = 0; tb < nt; tb++) {
+		if (!redo[tb])
+			continue;
+		hc_mix_dots<T, NMIX, double>(x + tb * K, a.fn, K, true, NULL,
+					     redd, mixd);
+		if (tid == 0)
+			hc_pre_mixes<M>(&a, t0 + tb, mixd, true, pre + tb * M);
+		__syncthreads();
+	}
+	if (tid < nt && !redo[tid]) {
+		double md[NMIX + 1];
+
+		for (int o = 0; o <= NMIX; o++)
+			md[o] = mixf[tid * (NMIX + 1) + o];
+		hc_pre_mixes<M>(&a, t0 + tid, md, false, pre + tid * M);
+	}
+	__syncthreads();
+	for (int tb = tid / MTP_GPU_WARP; tb < nt; tb += NV_HC_WARPS)
+		layer_input_warp<T, M>(x + tb * K, (const T *)a.norm_w,
+				       (T *)a.layer_input + (t0 + tb) * h, h,
+				       pre + tb * M, a.norm_eps);
+}
+
+template <typename T, int M, int G, int TT>
+static void launch_hc_pre_tile(const struct mtp_nv_hc_pre_args *a,
+			       cudaStream_t s)
+{
+	const int NMIX = 2 * M + M * M, TB = hc_tile_cfg<G, TT>::TB;
+	const size_t sm = hc_tile_smem<NMIX, G, TT>();
+	static bool attr;
+
+	if (!attr) {
+		cudaFuncSetAttribute(hc_pre_tile_kernel<T, M, G, TT>,
+				     cudaFuncAttributeMaxDynamicSharedMemorySize,
+				     (int)sm);
+		attr = true;
+	}
+	hc_pre_tile_kernel<T, M, G, TT>
+		<<<(unsigned)((a->t + TB - 1) / TB), NV_BLOCK, sm, s>>>(*a);
+}
+
+/* Whether the tiled kernel takes a: 16-bit activations, M = 4, 16-byte
+ * aligned rows, and T >= 2112 (16 tokens a tile, two tiles per SM). Below
+ * that the per-token kernel is faster (a 4-token tile measured 212 us
+ * against 153 us at T = 512, H = 7168: docs/BENCHMARKS.md). */
+template <typename T>
+static bool hc_pre_tiled(const struct mtp_nv_hc_pre_args *a, cudaStream_t s)
+{
+	if (sizeof(T) != 2 || a->m != 4 || a->h % 8 != 0 ||
+	    !hc_vec_ok<T>(a->residual, a->fn, 4 * a->h) ||
+	    (a->norm_w && !nv_aligned16(a->norm_w)) ||
+	    !nv_aligned16(a->layer_input) || a->t < hc_tile_min_t(2112))
+		return false;
+	launch_hc_pre_tile<T, 4, 8, 2>(a, s);
+	return true;
+}
+
 template <typename T, int M>
 static void launch_hc_pre(const struct mtp_nv_hc_pre_args *a, cudaStream_t s)
 {
@@ -201,6 +351,10 @@ extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 {
 	if (a->t == 0 || a->h == 0)
 		return cudaSuccess;
+	if (act == MTP_NV_BF16 && hc_pre_tiled<mtp_gpu_bf16>(a, s))
+		return cudaGetLastError();
+	if (act == MTP_NV_F16 && hc_pre_tiled<mtp_gpu_f16>(a, s))
+		return cudaGetLastError();
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH(a->m, launch_hc_pre, mtp_gpu_bf16, a, s);
 	} else if (act == MTP_NV_F16) {
