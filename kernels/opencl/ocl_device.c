@@ -6,6 +6,7 @@
  * (PoCL 3.1 takes source, not SPIR-V), with correctly rounded float32
  * divide and sqrt where the device offers them.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,10 +147,23 @@ static enum mtp_status build_program(struct mtp_backend *be, struct ocl_ctx *x)
 	return MTP_OK;
 }
 
+/*
+ * Keeps the ICD loader (and so the vendor runtime it loaded) mapped after
+ * this module is unloaded: neither is made to be unloaded (PoCL keeps
+ * worker threads and process-wide state), and unmapping them made that
+ * state look leaked under LeakSanitizer. RTLD_NOLOAD: only the copy this
+ * module already uses.
+ */
+static void pin_icd_loader(void)
+{
+	(void)dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 enum mtp_status mtp_ocl_device_open(struct mtp_backend *be, struct ocl_ctx *x)
 {
 	cl_int e;
 
+	pin_icd_loader();
 	OCL_TRY(pick_device(be, x));
 	describe(x);
 	x->context = clCreateContext(NULL, 1, &x->device, NULL, NULL, &e);
