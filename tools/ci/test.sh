@@ -39,3 +39,6 @@ done
 echo "== the reference against every bundled golden (ASan build)"
 ./build-san/mtpcheck run --backend ref --fixtures fixtures/ >/tmp/mtp-ref.log || { tail -40 /tmp/mtp-ref.log; exit 1; }
 tail -3 /tmp/mtp-ref.log
+
+echo "== fuzzing: the fixture reader and the case-file parser, 30 s each (docs/CI.md)"
+bash tools/ci/fuzz.sh 30
