@@ -541,10 +541,10 @@ static enum mtp_status check_root(struct reader *r, hid_t f)
 	return MTP_OK;
 }
 
-enum mtp_status mtp_fixture_open(const char *path,
-				 const struct mtp_limits *lim,
-				 struct mtp_fixture *fx, char *err,
-				 size_t errn)
+enum mtp_status mtp_fixture_open_direct(const char *path,
+					const struct mtp_limits *lim,
+					struct mtp_fixture *fx, char *err,
+					size_t errn)
 {
 	struct reader r = {fx, lim, err, errn, MTP_OK};
 	hsize_t idx = 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mtp/config.h"
 #include "test_util.h"
 
 static struct mtp_limits lim = {1u << 30};
@@ -311,4 +312,16 @@ Test(fixture, fixed_length_unterminated_strings_are_read_whole)
 	mtp_fixture_close(&fx);
 	mtp_case_fini(&c);
 	remove(path);
+}
+
+/* A fuzzer-found file on which HDF5 1.10 itself segfaults (tools/ci/fuzz.sh):
+ * the probe reads it in a child, so the caller gets one line and lives on. */
+Test(fixture, a_file_that_crashes_hdf5_is_refused_not_fatal)
+{
+	char err[MTP_ERR_MAX];
+	const char *path = MTP_SOURCE_DIR "/harness/tests/data/hdf5_crash.h5";
+
+	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID, "%s", err);
+	cr_expect(strstr(err, "hdf5_crash.h5") != NULL, "%s", err);
+	cr_expect(!strchr(err, '\n'), "one line");
 }

@@ -41,7 +41,7 @@ static void exercise(const char *path)
 	struct mtp_fixture fx;
 	char err[MTP_ERR_MAX] = "";
 
-	if (mtp_fixture_open(path, &limits, &fx, err, sizeof(err))) {
+	if (mtp_fixture_open_direct(path, &limits, &fx, err, sizeof(err))) {
 		check_error(path, err);
 		return;
 	}

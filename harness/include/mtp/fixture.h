@@ -45,11 +45,23 @@ struct mtp_fixture {
 	struct mtp_case *cases;
 };
 
-/* Opens and validates `path`; cases hold shapes and dtypes, no data. */
+/* Opens and validates `path`; cases hold shapes and dtypes, no data. The
+ * file is first read whole in a child process (mtp_fixture_probe), because
+ * HDF5 1.10 can crash or hang on a malformed file. */
 enum mtp_status mtp_fixture_open(const char *path,
 				 const struct mtp_limits *lim,
 				 struct mtp_fixture *fx, char *err,
 				 size_t errn);
+/* The same without the child (the fuzzers and the probe itself use it). */
+enum mtp_status mtp_fixture_open_direct(const char *path,
+					const struct mtp_limits *lim,
+					struct mtp_fixture *fx, char *err,
+					size_t errn);
+/* Reads the whole file, every case loaded, in a child process with a memory
+ * and time limit: MTP_OK if that finished cleanly, else the child's own
+ * error, or a one-line error saying the library crashed or hung on it. */
+enum mtp_status mtp_fixture_probe(const char *path, const struct mtp_limits *lim,
+				  char *err, size_t errn);
 /* Reads the data of case i; values are checked (ids within the table). */
 enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 				 size_t errn);
