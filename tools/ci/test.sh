@@ -13,7 +13,7 @@ cmake -S . -B build -DMTP_BUILD_TESTS=ON >/dev/null
 if ! cmake --build build -j"$jobs" >/tmp/mtp-build.log 2>&1; then
 	tail -40 /tmp/mtp-build.log; echo "build failed"; exit 1
 fi
-if grep -E 'warning|error' /tmp/mtp-build.log; then
+if grep -E '(warning|error):' /tmp/mtp-build.log; then
 	echo "build is not -Wall -Wextra clean"; exit 1
 fi
 ctest --test-dir build --output-on-failure
