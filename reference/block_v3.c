@@ -30,8 +30,8 @@ void mtp_ref_v3_block(const double *x, const double *residual,
 				xn);
 	}
 	mtp_ref_linear(xn, b->W_a, t, h, h, c->act, a);
-	mtp_ref_add_rmsnorm(a, r0, b->w_post, t, h, c->eps, c->rounding,
-			    c->act, x1, r_out);
+	mtp_ref_add_rmsnorm(a, r0, b->w_post, t, h, c->eps, c->rounding, c->act,
+			    x1, r_out);
 	mtp_ref_swiglu(x1, b->W_gate, b->W_up, b->W_down, t, h, d->f, c->act,
 		       h_out);
 	free(xn);

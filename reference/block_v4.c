@@ -42,12 +42,12 @@ void mtp_ref_v4_block(const double *x, const double *post_mix,
 		      const struct mtp_ref_v4_block *b,
 		      const struct mtp_ref_dims *d,
 		      const struct mtp_ref_step_cfg *c, double *x_out,
-		      double *residual_out, double *post_out,
-		      double *comb_out)
+		      double *residual_out, double *post_out, double *comb_out)
 {
 	const int64_t t = d->t, m = d->m, h = d->h;
 	const size_t nth = (size_t)(t * h), ns = (size_t)(t * m * h);
-	double *r0s = mtp_ref_scratch(ns + (size_t)(t * m + t * m * m) + 3 * nth);
+	double *r0s =
+		mtp_ref_scratch(ns + (size_t)(t * m + t * m * m) + 3 * nth);
 	double *post_a = r0s + ns;
 	double *comb_a = post_a + t * m;
 	double *u = comb_a + t * m * m;

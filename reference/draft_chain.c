@@ -35,13 +35,13 @@ void mtp_ref_draft_chain(const struct mtp_ref_chain_in *in,
 	int64_t *positions = mtp_ref_alloc((size_t)t * sizeof(*positions));
 
 	for (int64_t s = 0; s < in->k; s++) {
-		const int64_t *ids = s ? in->next_tokens + (s - 1) * t
-				       : in->input_ids;
+		const int64_t *ids =
+			s ? in->next_tokens + (s - 1) * t : in->input_ids;
 		const struct mtp_ref_step_in step_in = {
 			.embeds = embeds,
 			.positions = positions,
-			.prev_hidden = s ? steps[s - 1].recycled
-					 : in->prev_hidden,
+			.prev_hidden =
+				s ? steps[s - 1].recycled : in->prev_hidden,
 		};
 
 		mtp_ref_embed(in->embed_table, ids, t, d->h, embeds);

@@ -20,7 +20,8 @@ void mtp_ref_eh_proj_hc(const double *e, const double *p,
 			const int64_t o = (r * m + s) * h;
 
 			for (int64_t i = 0; i < h; i++)
-				x[o + i] = mtp_round(act, hp[o + i] + ep[r * h + i]);
+				x[o + i] = mtp_round(act,
+						     hp[o + i] + ep[r * h + i]);
 		}
 	}
 	free(ep);

@@ -11,7 +11,8 @@ void mtp_ref_embed(const double *table, const int64_t *ids, int64_t t,
 		   int64_t h, double *out)
 {
 	for (int64_t r = 0; r < t; r++)
-		memcpy(out + r * h, table + ids[r] * h, (size_t)h * sizeof(*out));
+		memcpy(out + r * h, table + ids[r] * h,
+		       (size_t)h * sizeof(*out));
 }
 
 void mtp_ref_pos0_mask(const double *e, const int64_t *positions, int64_t t,

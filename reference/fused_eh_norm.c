@@ -27,9 +27,9 @@ void mtp_ref_fused_eh_norm(const int64_t *positions, const double *embeds,
 	double *masked = mtp_ref_scratch((size_t)h);
 
 	for (int64_t r = 0; r < t; r++)
-		eh_norm_token(positions[r], embeds + r * h,
-			      prev_hidden + r * h, enorm_w, hnorm_w, h, eps,
-			      act, masked, out + r * 2 * h);
+		eh_norm_token(positions[r], embeds + r * h, prev_hidden + r * h,
+			      enorm_w, hnorm_w, h, eps, act, masked,
+			      out + r * 2 * h);
 	free(masked);
 }
 

@@ -6,9 +6,8 @@
 #include "ref_internal.h"
 
 void mtp_ref_hc_post(const double *x, const double *residual,
-		     const double *post_mix, const double *comb_mix,
-		     int64_t t, int64_t m, int64_t h, enum mtp_dtype act,
-		     double *out)
+		     const double *post_mix, const double *comb_mix, int64_t t,
+		     int64_t m, int64_t h, enum mtp_dtype act, double *out)
 {
 	for (int64_t r = 0; r < t; r++) {
 		const double *xr = x + r * h;

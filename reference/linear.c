@@ -14,8 +14,8 @@ double mtp_ref_dot(const double *a, const double *b, int64_t n)
 	return acc;
 }
 
-void mtp_ref_linear(const double *x, const double *w, int64_t rows,
-		    int64_t in, int64_t out, enum mtp_dtype act, double *y)
+void mtp_ref_linear(const double *x, const double *w, int64_t rows, int64_t in,
+		    int64_t out, enum mtp_dtype act, double *y)
 {
 	for (int64_t r = 0; r < rows; r++) {
 		for (int64_t o = 0; o < out; o++)
@@ -30,9 +30,9 @@ void mtp_ref_eh_proj(const double *x, const double *w, int64_t t, int64_t h,
 	mtp_ref_linear(x, w, t, 2 * h, h, act, y);
 }
 
-void mtp_ref_swiglu(const double *x, const double *w_gate,
-		    const double *w_up, const double *w_down, int64_t rows,
-		    int64_t h, int64_t f, enum mtp_dtype act, double *out)
+void mtp_ref_swiglu(const double *x, const double *w_gate, const double *w_up,
+		    const double *w_down, int64_t rows, int64_t h, int64_t f,
+		    enum mtp_dtype act, double *out)
 {
 	const size_t n = (size_t)(rows * f);
 	double *gate = mtp_ref_scratch(3 * n);
@@ -42,7 +42,8 @@ void mtp_ref_swiglu(const double *x, const double *w_gate,
 	mtp_ref_linear(x, w_gate, rows, h, f, act, gate);
 	mtp_ref_linear(x, w_up, rows, h, f, act, up);
 	for (size_t i = 0; i < n; i++)
-		g[i] = mtp_round(act, gate[i] * mtp_ref_sigmoid(gate[i]) * up[i]);
+		g[i] = mtp_round(act,
+				 gate[i] * mtp_ref_sigmoid(gate[i]) * up[i]);
 	mtp_ref_linear(g, w_down, rows, f, h, act, out);
 	free(gate);
 }

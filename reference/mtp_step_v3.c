@@ -28,7 +28,8 @@ static void v3_input(const struct mtp_ref_step_in *in,
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t, h, c->eps, c->rounding,
 			c->act, normed);
 	for (int64_t r = 0; r < t; r++)
-		memcpy(z + r * 2 * h + h, normed + r * h, (size_t)h * sizeof(*z));
+		memcpy(z + r * 2 * h + h, normed + r * h,
+		       (size_t)h * sizeof(*z));
 	mtp_ref_eh_proj(z, w->eh_proj_w, t, h, c->act, x0);
 }
 

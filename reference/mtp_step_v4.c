@@ -26,8 +26,7 @@ static void v4_input(const struct mtp_ref_step_in *in,
 	/* prev_hidden [T, M*H] viewed as [T,M,H]: T*M rows of H */
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t * m, h, c->eps,
 			c->rounding, c->act, p);
-	mtp_ref_eh_proj_hc(e, p, w->e_proj_w, w->h_proj_w, t, m, h, c->act,
-			   x0);
+	mtp_ref_eh_proj_hc(e, p, w->e_proj_w, w->h_proj_w, t, m, h, c->act, x0);
 }
 
 /*
@@ -69,7 +68,8 @@ void mtp_ref_mtp_step_v4(const struct mtp_ref_step_in *in,
 {
 	const int64_t t = d->t, m = d->m, h = d->h;
 	const size_t ns = (size_t)(t * m * h), nth = (size_t)(t * h);
-	double *x0 = mtp_ref_scratch(3 * ns + 2 * nth + (size_t)(t * m + t * m * m));
+	double *x0 =
+		mtp_ref_scratch(3 * ns + 2 * nth + (size_t)(t * m + t * m * m));
 	double *p = x0 + ns;
 	double *e = p + ns;
 	double *hn = e + nth;

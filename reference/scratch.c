@@ -12,7 +12,9 @@ void *mtp_ref_alloc(size_t bytes)
 	void *p = calloc(1, bytes ? bytes : 1);
 
 	if (!p) {
-		fprintf(stderr, "mtp reference: out of memory for %zu bytes of scratch\n",
+		fprintf(stderr,
+			"mtp reference: out of memory for %zu bytes of "
+			"scratch\n",
 			bytes);
 		abort();
 	}

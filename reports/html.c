@@ -56,9 +56,13 @@ static void bar(FILE *f, double h)
 {
 	double w = isfinite(h) ? fmin(h, 2.0) / 2.0 * 60 : 60;
 
-	fprintf(f, "<svg width=\"62\" height=\"10\"><rect x=\"0\" y=\"1\" width=\"60\" "
-		"height=\"8\" fill=\"#eee\"/><rect x=\"0\" y=\"1\" width=\"%.1f\" height=\"8\" "
-		"fill=\"%s\"/><line x1=\"30\" y1=\"0\" x2=\"30\" y2=\"10\" stroke=\"#000\"/></svg>",
+	fprintf(f,
+		"<svg width=\"62\" height=\"10\"><rect x=\"0\" y=\"1\" "
+		"width=\"60\" "
+		"height=\"8\" fill=\"#eee\"/><rect x=\"0\" y=\"1\" "
+		"width=\"%.1f\" height=\"8\" "
+		"fill=\"%s\"/><line x1=\"30\" y1=\"0\" x2=\"30\" y2=\"10\" "
+		"stroke=\"#000\"/></svg>",
 		w, h <= 1 ? "#66bb6a" : "#e53935");
 }
 
@@ -69,7 +73,8 @@ static int backend_list(const struct mtp_run *run, const char **names, int max)
 	for (int i = 0; i < run->n; i++) {
 		int k;
 
-		for (k = 0; k < n && strcmp(names[k], run->results[i].backend); k++)
+		for (k = 0; k < n && strcmp(names[k], run->results[i].backend);
+		     k++)
 			;
 		if (k == n && n < max)
 			names[n++] = run->results[i].backend;
@@ -86,23 +91,31 @@ static void head(FILE *f, const struct mtp_run *run)
 	fputs("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
 	      "<title>mtpcheck report</title><style>"
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
-	      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;"
-	      "padding:2px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
+	      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px "
+	      "solid #ccc;"
+	      "padding:2px "
+	      "6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
 	      ".n td{white-space:nowrap}"
 	      ".v{color:#fff;font-weight:600;padding:1px 5px;border-radius:3px}"
-	      "code{font-size:12px;background:#f6f6f6;padding:1px 3px;word-break:break-all}"
-	      "</style></head><body>\n", f);
-	fprintf(f, "<h1>mtpcheck %s%s</h1><p>mtpcheck %s, %s. %d results:", run->command,
-		strcmp(run->command, "report") ? " report" : "", MTP_VERSION, when, run->n);
+	      "code{font-size:12px;background:#f6f6f6;padding:1px "
+	      "3px;word-break:break-all}"
+	      "</style></head><body>\n",
+	      f);
+	fprintf(f, "<h1>mtpcheck %s%s</h1><p>mtpcheck %s, %s. %d results:",
+		run->command, strcmp(run->command, "report") ? " report" : "",
+		MTP_VERSION, when, run->n);
 	for (int v = 0; v < MTP_VERDICT_COUNT; v++)
 		if (run->counts[v])
-			fprintf(f, " <span class=\"v\" style=\"background:%s\">%d %s</span>",
+			fprintf(f,
+				" <span class=\"v\" style=\"background:%s\">%d "
+				"%s</span>",
 				color(v), run->counts[v], mtp_verdict_name(v));
 	fprintf(f, " &mdash; exit code %d.</p>\n", (int)mtp_run_exit_code(run));
 }
 
-static const struct mtp_result *find(const struct mtp_run *run, const char *file,
-				     const char *id, const char *backend)
+static const struct mtp_result *find(const struct mtp_run *run,
+				     const char *file, const char *id,
+				     const char *backend)
 {
 	for (int i = 0; i < run->n; i++) {
 		const struct mtp_result *r = &run->results[i];
@@ -148,10 +161,14 @@ static void cell(FILE *f, const struct mtp_result *r)
 
 static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
 {
-	fputs("<h2>Cases &times; backends</h2><p>Each cell: the verdict and the worst "
-	      "error of the case as a fraction of its threshold (the bar's middle line "
-	      "is 1: past it the output fails). Hover for the message.</p><table class=\"n\"><tr>"
-	      "<th>case</th><th>op</th>", f);
+	fputs("<h2>Cases &times; backends</h2><p>Each cell: the verdict and "
+	      "the worst "
+	      "error of the case as a fraction of its threshold (the bar's "
+	      "middle line "
+	      "is 1: past it the output fails). Hover for the "
+	      "message.</p><table class=\"n\"><tr>"
+	      "<th>case</th><th>op</th>",
+	      f);
 	for (int b = 0; b < nb; b++) {
 		fputs("<th>", f);
 		esc(f, be[b]);
@@ -231,8 +248,12 @@ static void problems(FILE *f, const struct mtp_run *run)
 		    r->verdict == MTP_UNIMPLEMENTED)
 			continue;
 		if (!n++)
-			fputs("<table><tr><th>verdict</th><th>case / backend</th><th>what</th></tr>\n", f);
-		fprintf(f, "<tr><td><span class=\"v\" style=\"background:%s\">%s</span></td><td><code>",
+			fputs("<table><tr><th>verdict</th><th>case / "
+			      "backend</th><th>what</th></tr>\n",
+			      f);
+		fprintf(f,
+			"<tr><td><span class=\"v\" "
+			"style=\"background:%s\">%s</span></td><td><code>",
 			color(r->verdict), mtp_verdict_name(r->verdict));
 		esc(f, r->file);
 		fputs(":", f);

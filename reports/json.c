@@ -48,8 +48,8 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 {
 	fputs("{\"tensor\":", f);
 	jstr(f, c->name);
-	fprintf(f, ",\"passed\":%s,\"shape_ok\":%s", c->passed ? "true" : "false",
-		c->shape_ok ? "true" : "false");
+	fprintf(f, ",\"passed\":%s,\"shape_ok\":%s",
+		c->passed ? "true" : "false", c->shape_ok ? "true" : "false");
 	if (!c->shape_ok) {
 		fputs(",\"shape_error\":", f);
 		jstr(f, c->shape_msg);
@@ -70,7 +70,8 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 	fprintf(f, ",\"tokens_inside_margin\":%lld", (long long)c->n_ambiguous);
 	fputs(",\"worst_index\":[", f);
 	for (int d = 0; c->worst >= 0 && d < c->worst_ndim; d++)
-		fprintf(f, "%s%lld", d ? "," : "", (long long)c->worst_coord[d]);
+		fprintf(f, "%s%lld", d ? "," : "",
+			(long long)c->worst_coord[d]);
 	fputs("],\"worst_got\":", f);
 	jnum(f, c->worst_got);
 	fputs(",\"worst_want\":", f);

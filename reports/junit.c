@@ -22,7 +22,8 @@ static void xml(FILE *f, const char *s)
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
 		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
+			    *s == '\t')
 				fputc(*s, f);
 		}
 	}
@@ -59,7 +60,8 @@ static void write_case(FILE *f, const struct mtp_result *r)
 		fputs("/>\n", f);
 		return;
 	}
-	fprintf(f, ">\n      <%s message=\"%s: ", kind, mtp_verdict_name(r->verdict));
+	fprintf(f, ">\n      <%s message=\"%s: ", kind,
+		mtp_verdict_name(r->verdict));
 	xml(f, r->message);
 	fputs("\">", f);
 	xml(f, r->message);
@@ -91,7 +93,9 @@ static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
 	}
 	fputs("  <testsuite name=\"mtpcheck.", f);
 	xml(f, backend);
-	fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\">\n",
+	fprintf(f,
+		"\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
+		"time=\"%.6f\">\n",
 		n, fail, err, skip, t);
 	for (int i = 0; i < run->n; i++)
 		if (!strcmp(run->results[i].backend, backend))
@@ -101,13 +105,16 @@ static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
 
 static void body(FILE *f, const struct mtp_run *run)
 {
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mtpcheck %s\">\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "
+		"name=\"mtpcheck %s\">\n",
 		run->command);
 	for (int i = 0; i < run->n; i++) {
 		bool first = true;
 
 		for (int j = 0; j < i && first; j++)
-			first = strcmp(run->results[j].backend, run->results[i].backend) != 0;
+			first = strcmp(run->results[j].backend,
+				       run->results[i].backend) != 0;
 		if (first)
 			write_suite(f, run, run->results[i].backend);
 	}

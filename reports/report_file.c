@@ -11,7 +11,8 @@
 #include "report_file.h"
 
 enum mtp_status mtp_report_write(const struct mtp_run *run, const char *path,
-				 mtp_report_body_fn body, char *err, size_t errn)
+				 mtp_report_body_fn body, char *err,
+				 size_t errn)
 {
 	char tmp[MTP_PATH_MAX + 32];
 	FILE *f;
@@ -19,12 +20,14 @@ enum mtp_status mtp_report_write(const struct mtp_run *run, const char *path,
 	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
 	f = fopen(tmp, "w");
 	if (!f) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
+		snprintf(err, errn, "%s: cannot write: %s", path,
+			 strerror(errno));
 		return MTP_ERR_IO;
 	}
 	body(f, run);
 	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
-		snprintf(err, errn, "%s: cannot write: %s", path, strerror(errno));
+		snprintf(err, errn, "%s: cannot write: %s", path,
+			 strerror(errno));
 		remove(tmp);
 		return MTP_ERR_IO;
 	}

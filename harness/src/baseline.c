@@ -18,8 +18,9 @@ static char *slurp(const char *path)
 
 	if (!f)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (1L << 30) &&
-	    fseek(f, 0, SEEK_SET) == 0 && (s = calloc(1, (size_t)n + 1)) &&
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
+	    (s = calloc(1, (size_t)n + 1)) &&
 	    fread(s, 1, (size_t)n, f) != (size_t)n) {
 		free(s);
 		s = NULL;
@@ -36,7 +37,8 @@ static bool take_row(const cJSON *r, struct mtp_baseline_row *row)
 	const cJSON *sm = cJSON_GetObjectItem(r, "samples_s");
 	int n = cJSON_IsArray(sm) ? cJSON_GetArraySize(sm) : 0;
 
-	if (!cJSON_IsString(op) || !cJSON_IsString(shape) || !cJSON_IsString(be) || n < 1)
+	if (!cJSON_IsString(op) || !cJSON_IsString(shape) ||
+	    !cJSON_IsString(be) || n < 1)
 		return false;
 	snprintf(row->op, sizeof(row->op), "%s", op->valuestring);
 	snprintf(row->shape, sizeof(row->shape), "%s", shape->valuestring);
@@ -65,8 +67,8 @@ enum mtp_status mtp_baseline_load(const char *path, struct mtp_baseline *b,
 	if (n < 0) {
 		snprintf(err, errn, "%s: %s", path,
 			 !read_ok ? "cannot read the file"
-			 : !root ? "not valid JSON"
-				 : "no \"rows\" array (not a bench file?)");
+			 : !root  ? "not valid JSON"
+				  : "no \"rows\" array (not a bench file?)");
 		cJSON_Delete(root);
 		return MTP_ERR_INVALID;
 	}
@@ -83,11 +85,13 @@ enum mtp_status mtp_baseline_load(const char *path, struct mtp_baseline *b,
 }
 
 const struct mtp_baseline_row *mtp_baseline_find(const struct mtp_baseline *b,
-						 const char *op, const char *shape,
+						 const char *op,
+						 const char *shape,
 						 const char *backend)
 {
 	for (int i = 0; i < b->n; i++)
-		if (!strcmp(b->rows[i].op, op) && !strcmp(b->rows[i].shape, shape) &&
+		if (!strcmp(b->rows[i].op, op) &&
+		    !strcmp(b->rows[i].shape, shape) &&
 		    !strcmp(b->rows[i].backend, backend))
 			return &b->rows[i];
 	return NULL;

@@ -8,13 +8,16 @@ enum mtp_status mtp_baseline_load(const char *path, struct mtp_baseline *b,
 				  char *err, size_t errn)
 {
 	memset(b, 0, sizeof(*b));
-	snprintf(err, errn, "%s: this mtpcheck was built without libcjson, so it "
-		 "cannot read a baseline (install libcjson-dev and rebuild)", path);
+	snprintf(err, errn,
+		 "%s: this mtpcheck was built without libcjson, so it "
+		 "cannot read a baseline (install libcjson-dev and rebuild)",
+		 path);
 	return MTP_ERR_UNSUPPORTED;
 }
 
 const struct mtp_baseline_row *mtp_baseline_find(const struct mtp_baseline *b,
-						 const char *op, const char *shape,
+						 const char *op,
+						 const char *shape,
 						 const char *backend)
 {
 	(void)b;

@@ -37,14 +37,19 @@ struct bench {
 	double peak[MAXL];
 	const char *baseline_path;
 	struct mtp_baseline base;
-	bool gate, bisect;         /* SLOWER fails; AMBIGUOUS is 125 */
-	double min_effect;         /* smallest change that is not SAME */
+	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
+	double min_effect; /* smallest change that is not SAME */
 	int n_slower, n_ambiguous;
 };
 
-static const char *const default_ops[] = {
-	"rmsnorm", "add_rmsnorm", "fused_eh_norm", "fused_mtp_input_rmsnorm",
-	"mtp_shared_head_rmsnorm", "hc_post", "hc_head", "hc_pre"};
+static const char *const default_ops[] = {"rmsnorm",
+					  "add_rmsnorm",
+					  "fused_eh_norm",
+					  "fused_mtp_input_rmsnorm",
+					  "mtp_shared_head_rmsnorm",
+					  "hc_post",
+					  "hc_head",
+					  "hc_pre"};
 
 /* A generated problem of op at (t, h), as a host call. */
 struct problem {
@@ -58,8 +63,9 @@ static void problem_fini(struct problem *p)
 	mtp_case_fini(&p->c);
 }
 
-static enum mtp_status problem_make(const struct bench *b, const struct mtp_op *op,
-				    int64_t t, int64_t rows, int64_t h, int64_t parts,
+static enum mtp_status problem_make(const struct bench *b,
+				    const struct mtp_op *op, int64_t t,
+				    int64_t rows, int64_t h, int64_t parts,
 				    struct problem *p, char *err, size_t errn)
 {
 	struct mtp_gen_spec spec;
@@ -87,7 +93,8 @@ static void free_outputs(struct mtp_tensor *t, int n)
 
 /* Checks timed outputs against the judge; returns the first bad output's
  * name, or NULL. */
-static const char *check_outputs(const struct mtp_call *c, const struct mtp_tensor *got,
+static const char *check_outputs(const struct mtp_call *c,
+				 const struct mtp_tensor *got,
 				 const struct mtp_tensor *want)
 {
 	for (int i = 0; i < c->n_out; i++) {
@@ -98,7 +105,8 @@ static const char *check_outputs(const struct mtp_call *c, const struct mtp_tens
 			continue; /* tokens are judged through the logits' margin */
 		mtp_tol_for(c->op, c->sig->out[i].name, want[i].dtype, c->act,
 			    mtp_call_k_accum(c), NULL, &tol);
-		mtp_compare(c->sig->out[i].name, &got[i], &want[i], &tol, false, &cmp);
+		mtp_compare(c->sig->out[i].name, &got[i], &want[i], &tol, false,
+			    &cmp);
 		if (!cmp.passed)
 			return c->sig->out[i].name;
 	}
@@ -115,8 +123,8 @@ struct row {
 
 /* The verdict against the baseline row of the same op, shape and backend;
  * writes a short text into buf. */
-static void vs_baseline(struct bench *b, const struct row *r, char *buf, size_t n,
-			enum mtp_verdict *v)
+static void vs_baseline(struct bench *b, const struct row *r, char *buf,
+			size_t n, enum mtp_verdict *v)
 {
 	const struct mtp_baseline_row *br =
 		mtp_baseline_find(&b->base, r->op, r->shape, r->backend);
@@ -132,7 +140,8 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf, size_t 
 	}
 	*v = mtp_perf_compare(br->samples, br->n, r->t.samples, r->t.reps,
 			      b->min_effect, 0.01, &ratio, &p);
-	snprintf(buf, n, "  base: %s %.3fx (p %.2g)", mtp_verdict_name(*v), ratio, p);
+	snprintf(buf, n, "  base: %s %.3fx (p %.2g)", mtp_verdict_name(*v),
+		 ratio, p);
 	b->n_slower += *v == MTP_SLOWER;
 	b->n_ambiguous += *v == MTP_AMBIGUOUS;
 }
@@ -145,30 +154,38 @@ static void print_row(struct bench *b, const struct row *r)
 	enum mtp_verdict v;
 
 	if (r->peak > 0)
-		snprintf(pk, sizeof(pk), "%.1f", 100 * r->bytes / r->t.median / r->peak);
+		snprintf(pk, sizeof(pk), "%.1f",
+			 100 * r->bytes / r->t.median / r->peak);
 	if (r->ref_median > 0 && r->t.median > 0)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
-	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s\n", r->op,
-	       r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct, gbs, pk, gfs,
-	       sp, r->check, r->note ? r->note : "", cmp);
+	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s\n",
+	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
+	       gbs, pk, gfs, sp, r->check, r->note ? r->note : "", cmp);
 	fflush(stdout);
 	if (!b->json)
 		return;
-	fprintf(b->json, "%s{\"op\":\"%s\",\"shape\":\"%s\",\"backend\":\"%s\",\"median_s\":%.9g,"
-		"\"q1_s\":%.9g,\"q3_s\":%.9g,\"iqr_pct\":%.3g,\"reps\":%d,\"input_sets\":%d,"
-		"\"device_timer\":%s,\"graph\":%s,\"bytes\":%.0f,\"flops\":%.0f,\"gb_per_s\":%.4g,"
-		"\"peak_copy_gb_per_s\":%.4g,\"fraction_of_peak\":%.4g,\"speedup_vs_ref\":%.4g,"
+	fprintf(b->json,
+		"%s{\"op\":\"%s\",\"shape\":\"%s\",\"backend\":\"%s\",\"median_"
+		"s\":%.9g,"
+		"\"q1_s\":%.9g,\"q3_s\":%.9g,\"iqr_pct\":%.3g,\"reps\":%d,"
+		"\"input_sets\":%d,"
+		"\"device_timer\":%s,\"graph\":%s,\"bytes\":%.0f,\"flops\":%."
+		"0f,\"gb_per_s\":%.4g,"
+		"\"peak_copy_gb_per_s\":%.4g,\"fraction_of_peak\":%.4g,"
+		"\"speedup_vs_ref\":%.4g,"
 		"\"check\":\"%s\",\"note\":\"%s\"",
-		b->json_rows++ ? ",\n" : "", r->op, r->shape, r->backend, r->t.median,
-		r->t.q1, r->t.q3, r->t.iqr_pct, r->t.reps, r->t.sets,
-		r->t.device_timer ? "true" : "false", r->t.graph ? "true" : "false",
-		r->bytes, r->flops, gbs, r->peak / 1e9,
+		b->json_rows++ ? ",\n" : "", r->op, r->shape, r->backend,
+		r->t.median, r->t.q1, r->t.q3, r->t.iqr_pct, r->t.reps,
+		r->t.sets, r->t.device_timer ? "true" : "false",
+		r->t.graph ? "true" : "false", r->bytes, r->flops, gbs,
+		r->peak / 1e9,
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
 		r->ref_median > 0 ? r->ref_median / r->t.median : 0, r->check,
 		r->note ? r->note : "");
 	if (v != MTP_VERDICT_COUNT)
-		fprintf(b->json, ",\"vs_baseline\":\"%s\"", mtp_verdict_name(v));
+		fprintf(b->json, ",\"vs_baseline\":\"%s\"",
+			mtp_verdict_name(v));
 	fputs(",\"samples_s\":[", b->json);
 	for (int i = 0; i < r->t.reps; i++)
 		fprintf(b->json, "%s%.9g", i ? "," : "", r->t.samples[i]);
@@ -182,7 +199,8 @@ static enum mtp_status time_on(struct bench *b, int i, struct problem *p,
 	struct mtp_timing_opts o = b->topt;
 
 	if (strcmp(b->be[i]->iface->name, "ref") == 0) {
-		o.warmup = 0; /* the scalar reference is slow: one launch will do */
+		o.warmup =
+			0; /* the scalar reference is slow: one launch will do */
 		o.min_reps = 1;
 		o.min_seconds = 0;
 		o.graph = false;
@@ -225,8 +243,7 @@ static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
 		seq[0] = (struct seq_item){"hc_post", t, 0};
 		seq[1] = (struct seq_item){"hc_pre", t, 0};
 		break;
-	default:
-		return 0;
+	default: return 0;
 	}
 	for (int k = 0; k < 3 && seq[k].op; k++) {
 		struct problem p;
@@ -250,8 +267,9 @@ static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
 }
 
 /* Judge outputs: the ref backend's if it ran, else the reference once. */
-static enum mtp_status judge_outputs(struct problem *p, struct mtp_tensor *ref_out,
-				     bool have_ref, struct mtp_tensor *judge)
+static enum mtp_status judge_outputs(struct problem *p,
+				     struct mtp_tensor *ref_out, bool have_ref,
+				     struct mtp_tensor *judge)
 {
 	struct mtp_call *c = &p->cc.call;
 	enum mtp_status st = MTP_OK;
@@ -263,8 +281,8 @@ static enum mtp_status judge_outputs(struct problem *p, struct mtp_tensor *ref_o
 	for (int i = 0; !st && i < c->n_out; i++) {
 		judge[i] = c->out[i];
 		judge[i].data = NULL;
-		st = mtp_tensor_alloc(&judge[i], c->out[i].dtype, c->out[i].ndim,
-				      c->out[i].shape);
+		st = mtp_tensor_alloc(&judge[i], c->out[i].dtype,
+				      c->out[i].ndim, c->out[i].shape);
 	}
 	struct mtp_call jc = *c;
 
@@ -289,19 +307,20 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		b->failures++;
 		return;
 	}
-	snprintf(r.shape, sizeof(r.shape), "T=%lld H=%lld%s", (long long)t, (long long)h,
-		 p.cc.call.dims.m > 1 ? " M=4" : "");
+	snprintf(r.shape, sizeof(r.shape), "T=%lld H=%lld%s", (long long)t,
+		 (long long)h, p.cc.call.dims.m > 1 ? " M=4" : "");
 	if (p.cc.call.dims.m > 1)
-		snprintf(r.shape, sizeof(r.shape), "T=%lld H=%lld M=%lld", (long long)t,
-			 (long long)h, (long long)p.cc.call.dims.m);
+		snprintf(r.shape, sizeof(r.shape), "T=%lld H=%lld M=%lld",
+			 (long long)t, (long long)h,
+			 (long long)p.cc.call.dims.m);
 	r.bytes = 0;
 	mtp_op_cost(&p.cc.call, &r.bytes, &r.flops);
 	for (int i = 0; i < b->n_backends; i++) {
 		if (!b->be[i] || !mtp_backend_supports(b->be[i], &p.cc.call))
 			continue;
 		if (time_on(b, i, &p, &tms[i], outs[i])) {
-			printf("%-24s %-18s %-8s FAILED: %s\n", op->name, r.shape,
-			       b->backends[i], b->be[i]->error);
+			printf("%-24s %-18s %-8s FAILED: %s\n", op->name,
+			       r.shape, b->backends[i], b->be[i]->error);
 			b->failures++;
 			continue;
 		}
@@ -315,7 +334,10 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	bool judged = b->check && !judge_outputs(&p, judge, have_ref, judge);
 
 	for (int i = 0; i < b->n_backends; i++) {
-		const char *bad = ran[i] && judged ? check_outputs(&p.cc.call, outs[i], judge) : NULL;
+		const char *bad =
+			ran[i] && judged
+				? check_outputs(&p.cc.call, outs[i], judge)
+				: NULL;
 		const char *what = NULL;
 
 		if (!ran[i])
@@ -329,17 +351,20 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		b->failures += bad != NULL;
 		print_row(b, &r);
 		double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
-			? unfused_time(b, i, op, t, h, &what) : 0;
+				    ? unfused_time(b, i, op, t, h, &what)
+				    : 0;
 
 		if (uf > 0)
-			printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused is %.2fx faster\n",
-			       "  same math, unfused", r.shape, r.backend, uf * 1e6, what,
-			       uf / tms[i].median);
+			printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused "
+			       "is %.2fx faster\n",
+			       "  same math, unfused", r.shape, r.backend,
+			       uf * 1e6, what, uf / tms[i].median);
 	}
 	for (int i = 0; i < b->n_backends; i++) {
 		if (ran[i])
 			mtp_timing_fini(&tms[i]);
-		if (ran[i] && !(have_ref && strcmp(b->be[i]->iface->name, "ref") == 0))
+		if (ran[i] &&
+		    !(have_ref && strcmp(b->be[i]->iface->name, "ref") == 0))
 			free_outputs(outs[i], p.cc.call.n_out);
 	}
 	free_outputs(judge, p.cc.call.n_out);
@@ -358,12 +383,15 @@ static const char usage_bench[] =
 	"  --graph           time graph replays where the backend has them\n"
 	"  --reps N          at least N timed launches (default 10)\n"
 	"  --min-time S      and at least S seconds each (default 0.2)\n"
-	"  --no-check        do not check the timed outputs against the reference\n"
+	"  --no-check        do not check the timed outputs against the "
+	"reference\n"
 	"  --no-unfused      skip the unfused comparison rows\n"
 	"  --seed N          seed of the generated inputs\n"
 	"  --json FILE       write the rows as JSON (with the raw samples)\n"
-	"  --baseline FILE   compare with an earlier --json file: FASTER, SLOWER,\n"
-	"                    SAME or AMBIGUOUS (Mann-Whitney U on the samples,\n"
+	"  --baseline FILE   compare with an earlier --json file: FASTER, "
+	"SLOWER,\n"
+	"                    SAME or AMBIGUOUS (Mann-Whitney U on the "
+	"samples,\n"
 	"                    p < 0.01, and a change of at least --min-effect)\n"
 	"  --min-effect F    smallest change of the median that counts (0.05)\n"
 	"  --gate            exit 1 if any row is SLOWER than the baseline\n"
@@ -376,7 +404,8 @@ static int parse_list(const char *v, int64_t *out, int max)
 	char buf[256], *save;
 
 	snprintf(buf, sizeof(buf), "%s", v);
-	for (char *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) {
+	for (char *t = strtok_r(buf, ",", &save); t && n < max;
+	     t = strtok_r(NULL, ",", &save)) {
 		char *end;
 		long long x = strtoll(t, &end, 10);
 
@@ -395,8 +424,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		bool takes;
 
 		snprintf(word, sizeof(word), " %s ", a);
-		takes = strstr(" --backend --op --T --H --M --V --F --reps --min-time --seed --json "
-			       "--baseline --min-effect ", word) != NULL;
+		takes = strstr(" --backend --op --T --H --M --V --F --reps "
+			       "--min-time --seed --json "
+			       "--baseline --min-effect ",
+			       word) != NULL;
 		int64_t one[1];
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -404,45 +435,64 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			return 0;
 		}
 		if (takes && !v) {
-			fprintf(stderr, "mtpcheck bench: %s needs a value\n", a);
+			fprintf(stderr, "mtpcheck bench: %s needs a value\n",
+				a);
 			return 2;
 		}
 		i += takes;
 		if (!strcmp(a, "--backend")) {
 			char *copy = strdup(v), *save;
 
-			for (char *t = strtok_r(copy, ",", &save); t && b->n_backends < MAXL;
+			for (char *t = strtok_r(copy, ",", &save);
+			     t && b->n_backends < MAXL;
 			     t = strtok_r(NULL, ",", &save))
 				b->backends[b->n_backends++] = t;
 		} else if (!strcmp(a, "--op")) {
 			char *copy = strdup(v), *save;
 
-			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			for (char *t = strtok_r(copy, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save)) {
 				if (!mtp_op_find(t)) {
-					fprintf(stderr, "mtpcheck bench: unknown op '%s' (mtpcheck list ops)\n", t);
+					fprintf(stderr,
+						"mtpcheck bench: unknown op "
+						"'%s' (mtpcheck list ops)\n",
+						t);
 					return 2;
 				}
 				b->ops[b->n_ops++] = mtp_op_find(t);
 			}
 		} else if (!strcmp(a, "--T") || !strcmp(a, "--H")) {
-			int n = parse_list(v, a[2] == 'T' ? b->ts : b->hs, MAXL);
+			int n = parse_list(v, a[2] == 'T' ? b->ts : b->hs,
+					   MAXL);
 
 			if (n <= 0) {
-				fprintf(stderr, "mtpcheck bench: %s: '%s' is not a list of positive integers\n", a, v);
+				fprintf(stderr,
+					"mtpcheck bench: %s: '%s' is not a "
+					"list of positive integers\n",
+					a, v);
 				return 2;
 			}
 			*(a[2] == 'T' ? &b->n_t : &b->n_h) = n;
-		} else if (!strcmp(a, "--M") || !strcmp(a, "--V") || !strcmp(a, "--F") ||
-			   !strcmp(a, "--reps") || !strcmp(a, "--seed")) {
+		} else if (!strcmp(a, "--M") || !strcmp(a, "--V") ||
+			   !strcmp(a, "--F") || !strcmp(a, "--reps") ||
+			   !strcmp(a, "--seed")) {
 			if (parse_list(v, one, 1) != 1) {
-				fprintf(stderr, "mtpcheck bench: %s: '%s' is not a positive integer\n", a, v);
+				fprintf(stderr,
+					"mtpcheck bench: %s: '%s' is not a "
+					"positive integer\n",
+					a, v);
 				return 2;
 			}
-			if (!strcmp(a, "--M")) b->m = one[0];
-			else if (!strcmp(a, "--V")) b->v = one[0];
-			else if (!strcmp(a, "--F")) b->f = one[0];
-			else if (!strcmp(a, "--reps")) b->topt.min_reps = (int)one[0];
-			else b->seed = (uint64_t)one[0];
+			if (!strcmp(a, "--M"))
+				b->m = one[0];
+			else if (!strcmp(a, "--V"))
+				b->v = one[0];
+			else if (!strcmp(a, "--F"))
+				b->f = one[0];
+			else if (!strcmp(a, "--reps"))
+				b->topt.min_reps = (int)one[0];
+			else
+				b->seed = (uint64_t)one[0];
 		} else if (!strcmp(a, "--min-time")) {
 			b->topt.min_seconds = atof(v);
 		} else if (!strcmp(a, "--json")) {
@@ -452,7 +502,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		} else if (!strcmp(a, "--min-effect")) {
 			b->min_effect = atof(v);
 			if (!(b->min_effect > 0 && b->min_effect < 10)) {
-				fprintf(stderr, "mtpcheck bench: --min-effect: '%s' is not a fraction\n", v);
+				fprintf(stderr,
+					"mtpcheck bench: --min-effect: '%s' is "
+					"not a fraction\n",
+					v);
 				return 2;
 			}
 		} else if (!strcmp(a, "--gate")) {
@@ -468,7 +521,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		} else if (!strcmp(a, "--no-unfused")) {
 			b->unfused = false;
 		} else {
-			fprintf(stderr, "mtpcheck bench: unknown argument '%s' (see --help)\n", a);
+			fprintf(stderr,
+				"mtpcheck bench: unknown argument '%s' (see "
+				"--help)\n",
+				a);
 			return 2;
 		}
 	}
@@ -484,7 +540,8 @@ static void defaults(struct bench *b)
 		if (mtp_backend_absent_reason("cpu") == NULL)
 			b->backends[b->n_backends++] = "cpu";
 	}
-	for (size_t i = 0; !b->n_ops && i < sizeof(default_ops) / sizeof(*default_ops); i++)
+	for (size_t i = 0;
+	     !b->n_ops && i < sizeof(default_ops) / sizeof(*default_ops); i++)
 		b->ops[i] = mtp_op_find(default_ops[i]);
 	if (!b->n_ops)
 		b->n_ops = (int)(sizeof(default_ops) / sizeof(*default_ops));
@@ -501,21 +558,29 @@ static void open_backends(struct bench *b)
 	char why[MTP_ERR_MAX], info[256];
 
 	for (int i = 0; i < b->n_backends; i++) {
-		if (mtp_backend_open(b->backends[i], NULL, &b->be[i], why, sizeof(why))) {
-			printf("backend %s: SKIPPED (%s)\n", b->backends[i], why);
+		if (mtp_backend_open(b->backends[i], NULL, &b->be[i], why,
+				     sizeof(why))) {
+			printf("backend %s: SKIPPED (%s)\n", b->backends[i],
+			       why);
 			continue;
 		}
 		mtp_backend_device_info(b->be[i], info, sizeof(info));
 		mtp_probe_copy_bandwidth(b->be[i], 256u << 20, &b->peak[i]);
-		printf("backend %-8s %s; copy bandwidth %.1f GB/s (256 MiB, median of 10)\n",
+		printf("backend %-8s %s; copy bandwidth %.1f GB/s (256 MiB, "
+		       "median of 10)\n",
 		       b->backends[i], info, b->peak[i] / 1e9);
 	}
 }
 
 int mtp_bench_main(int argc, char **argv)
 {
-	struct bench b = {.m = 4, .v = 1024, .f = 256, .check = true, .unfused = true,
-			  .seed = 1, .min_effect = 0.05};
+	struct bench b = {.m = 4,
+			  .v = 1024,
+			  .f = 256,
+			  .check = true,
+			  .unfused = true,
+			  .seed = 1,
+			  .min_effect = 0.05};
 	int rc, opened = 0;
 
 	mtp_timing_opts_init(&b.topt);
@@ -526,22 +591,26 @@ int mtp_bench_main(int argc, char **argv)
 	if (b.baseline_path) {
 		char err[MTP_ERR_MAX];
 
-		if (mtp_baseline_load(b.baseline_path, &b.base, err, sizeof(err))) {
+		if (mtp_baseline_load(b.baseline_path, &b.base, err,
+				      sizeof(err))) {
 			fprintf(stderr, "mtpcheck bench: %s\n", err);
 			return 2;
 		}
 	}
 	if (b.json_path && !(b.json = fopen(b.json_path, "w"))) {
-		fprintf(stderr, "mtpcheck bench: cannot write %s\n", b.json_path);
+		fprintf(stderr, "mtpcheck bench: cannot write %s\n",
+			b.json_path);
 		return 2;
 	}
 	if (b.json)
-		fprintf(b.json, "{\"format\":\"mtpcheck-bench\",\"format_version\":1,\"rows\":[\n");
+		fprintf(b.json, "{\"format\":\"mtpcheck-bench\",\"format_"
+				"version\":1,\"rows\":[\n");
 	open_backends(&b);
 	for (int i = 0; i < b.n_backends; i++)
 		opened += b.be[i] != NULL;
-	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op", "shape", "backend",
-	       "median_us", "IQR%", "GB/s", "%peak", "GFLOP/s", "vs_ref", "check");
+	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op",
+	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
+	       "GFLOP/s", "vs_ref", "check");
 	for (int o = 0; opened && o < b.n_ops; o++)
 		for (int h = 0; h < b.n_h; h++)
 			for (int t = 0; t < b.n_t; t++)
@@ -554,8 +623,8 @@ int mtp_bench_main(int argc, char **argv)
 		mtp_backend_close(b.be[i]);
 	mtp_baseline_free(&b.base);
 	if (b.baseline_path)
-		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n", b.baseline_path,
-		       b.n_slower, b.n_ambiguous);
+		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
+		       b.baseline_path, b.n_slower, b.n_ambiguous);
 	if (!opened)
 		return 125;
 	if (b.failures || (b.gate && b.n_slower))

@@ -41,20 +41,26 @@ static enum mtp_status check_expected(const struct mtp_case *c,
 		char a[96], b[96];
 
 		if (k < 0) {
-			snprintf(err, errn, "expected '%s': not an output of %s",
-				 e->name, c->op->name);
+			snprintf(err, errn,
+				 "expected '%s': not an output of %s", e->name,
+				 c->op->name);
 			return MTP_ERR_INVALID;
 		}
 		want.dtype = mtp_tspec_dtype(&sig->out[k], act);
-		if (!mtp_tspec_shape(&sig->out[k], dims, &want.ndim, want.shape) ||
+		if (!mtp_tspec_shape(&sig->out[k], dims, &want.ndim,
+				     want.shape) ||
 		    !mtp_tensor_same_shape(&want, &e->t)) {
-			snprintf(err, errn, "expected '%s': shape %s, but the op produces %s",
+			snprintf(err, errn,
+				 "expected '%s': shape %s, but the op produces "
+				 "%s",
 				 e->name, mtp_shape_str(&e->t, a, sizeof(a)),
 				 mtp_shape_str(&want, b, sizeof(b)));
 			return MTP_ERR_INVALID;
 		}
 		if (!out_dtype_ok(&sig->out[k], e->t.dtype, act)) {
-			snprintf(err, errn, "expected '%s': dtype %s, but the op produces %s",
+			snprintf(err, errn,
+				 "expected '%s': dtype %s, but the op produces "
+				 "%s",
 				 e->name, mtp_dtype_name(e->t.dtype),
 				 mtp_dtype_name(want.dtype));
 			return MTP_ERR_INVALID;
@@ -69,10 +75,11 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 {
 	enum mtp_status st;
 
-	st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params, err, errn);
+	st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params, err,
+			      errn);
 	if (!st)
-		st = mtp_signature_build(c->op, &c->params, &c->inputs, sig, err,
-					 errn);
+		st = mtp_signature_build(c->op, &c->params, &c->inputs, sig,
+					 err, errn);
 	if (!st)
 		st = mtp_signature_bind(sig, &c->params, &c->inputs, dims, act,
 					err, errn);
@@ -82,7 +89,8 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 		return st;
 	for (int i = 0; i < c->observed.n; i++) {
 		if (out_index(sig, c->observed.items[i].name) < 0) {
-			snprintf(err, errn, "observed '%s': not an output of %s",
+			snprintf(err, errn,
+				 "observed '%s': not an output of %s",
 				 c->observed.items[i].name, c->op->name);
 			return MTP_ERR_INVALID;
 		}
@@ -118,21 +126,26 @@ enum mtp_status mtp_case_call_init(struct mtp_case *c, struct mtp_case_call *p,
 	p->call.sig = p->sig;
 	p->call.n_in = p->sig->n_in;
 	p->call.n_out = p->sig->n_out;
-	p->call.in = calloc((size_t)p->sig->n_in + 1, sizeof(struct mtp_tensor));
-	p->call.out = calloc((size_t)p->sig->n_out + 1, sizeof(struct mtp_tensor));
+	p->call.in =
+		calloc((size_t)p->sig->n_in + 1, sizeof(struct mtp_tensor));
+	p->call.out =
+		calloc((size_t)p->sig->n_out + 1, sizeof(struct mtp_tensor));
 	if (!p->call.in || !p->call.out)
 		return MTP_ERR_NOMEM;
 	for (int i = 0; i < p->sig->n_in; i++) {
-		const struct mtp_named *n = mtp_list_find(&c->inputs, p->sig->in[i].name);
+		const struct mtp_named *n =
+			mtp_list_find(&c->inputs, p->sig->in[i].name);
 
 		if (n)
-			p->call.in[i] = n->t; /* a view: the case owns the data */
+			p->call.in[i] =
+				n->t; /* a view: the case owns the data */
 	}
 	for (int i = 0; i < p->sig->n_out; i++) {
 		struct mtp_tensor *t = &p->call.out[i];
 
 		t->dtype = mtp_tspec_dtype(&p->sig->out[i], p->call.act);
-		mtp_tspec_shape(&p->sig->out[i], &p->call.dims, &t->ndim, t->shape);
+		mtp_tspec_shape(&p->sig->out[i], &p->call.dims, &t->ndim,
+				t->shape);
 	}
 	return MTP_OK;
 }

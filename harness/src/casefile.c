@@ -33,15 +33,25 @@ static const struct {
 	enum mtp_cf_key id;
 	unsigned lines;
 } keys[] = {
-	{"fixtures", K_FIXTURES, L_FIX}, {"filter", K_FILTER, L_FIX},
-	{"include", K_INCLUDE, L_INC},   {"op", K_OP, L_GEN},
-	{"family", K_FAMILY, L_GEN},     {"dtype", K_DTYPE, L_GEN},
-	{"seed", K_SEED, L_GEN},         {"optional", K_OPTIONAL, L_GEN},
+	{"fixtures", K_FIXTURES, L_FIX},
+	{"filter", K_FILTER, L_FIX},
+	{"include", K_INCLUDE, L_INC},
+	{"op", K_OP, L_GEN},
+	{"family", K_FAMILY, L_GEN},
+	{"dtype", K_DTYPE, L_GEN},
+	{"seed", K_SEED, L_GEN},
+	{"optional", K_OPTIONAL, L_GEN},
 	{"tags", K_TAGS, L_FIX | L_GEN | L_INC},
 	{"backends", K_BACKENDS, L_FIX | L_GEN},
-	{"T", K_DIM, L_GEN}, {"H", K_DIM, L_GEN}, {"M", K_DIM, L_GEN},
-	{"V", K_DIM, L_GEN}, {"F", K_DIM, L_GEN}, {"R", K_DIM, L_GEN},
-	{"P", K_DIM, L_GEN}, {"K", K_DIM, L_GEN}, {"L", K_DIM, L_GEN},
+	{"T", K_DIM, L_GEN},
+	{"H", K_DIM, L_GEN},
+	{"M", K_DIM, L_GEN},
+	{"V", K_DIM, L_GEN},
+	{"F", K_DIM, L_GEN},
+	{"R", K_DIM, L_GEN},
+	{"P", K_DIM, L_GEN},
+	{"K", K_DIM, L_GEN},
+	{"L", K_DIM, L_GEN},
 };
 
 enum mtp_status mtp_cf_error(const struct mtp_cf_line *ln, int col,
@@ -85,10 +95,12 @@ static bool path_join(const char *dir, const char *rel, char *out, size_t n)
 	else
 		snprintf(tmp, sizeof(tmp), "%s/%s", dir, rel);
 	abs = tmp[0] == '/';
-	for (char *p = strtok_r(tmp, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+	for (char *p = strtok_r(tmp, "/", &save); p;
+	     p = strtok_r(NULL, "/", &save)) {
 		if (strcmp(p, ".") == 0)
 			continue;
-		if (strcmp(p, "..") == 0 && np > 0 && strcmp(parts[np - 1], ".."))
+		if (strcmp(p, "..") == 0 && np > 0 &&
+		    strcmp(parts[np - 1], ".."))
 			np--;
 		else if (!(strcmp(p, "..") == 0 && abs && np == 0))
 			parts[np++] = p;
@@ -97,8 +109,8 @@ static bool path_join(const char *dir, const char *rel, char *out, size_t n)
 	if (abs)
 		len = (size_t)snprintf(out, n, "/");
 	for (int i = 0; i < np && len < n; i++)
-		len += (size_t)snprintf(out + len, n - len, "%s%s", i ? "/" : "",
-					parts[i]);
+		len += (size_t)snprintf(out + len, n - len, "%s%s",
+					i ? "/" : "", parts[i]);
 	if (np == 0 && !abs)
 		len = (size_t)snprintf(out, n, ".");
 	return len < n;
@@ -106,7 +118,8 @@ static bool path_join(const char *dir, const char *rel, char *out, size_t n)
 
 /* ---- tokens and list items ------------------------------------------- */
 
-static enum mtp_status key_classify(const struct mtp_cf_line *ln, struct mtp_cf_token *t)
+static enum mtp_status key_classify(const struct mtp_cf_line *ln,
+				    struct mtp_cf_token *t)
 {
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if ((int)strlen(keys[i].name) == t->klen &&
@@ -117,31 +130,36 @@ static enum mtp_status key_classify(const struct mtp_cf_line *ln, struct mtp_cf_
 	}
 	if (t->klen > 5 && strncmp(t->key, "attr.", 5) == 0) {
 		for (int i = 5; i < t->klen; i++)
-			if (!isalnum((unsigned char)t->key[i]) && t->key[i] != '_')
-				return mtp_cf_error(ln, t->col + i, "bad attribute name '%.*s'",
-					    t->klen - 5, t->key + 5);
+			if (!isalnum((unsigned char)t->key[i]) &&
+			    t->key[i] != '_')
+				return mtp_cf_error(ln, t->col + i,
+						    "bad attribute name '%.*s'",
+						    t->klen - 5, t->key + 5);
 		if (t->klen - 5 >= (int)sizeof(((struct mtp_attr *)0)->name))
-			return mtp_cf_error(ln, t->col, "attribute name too long");
+			return mtp_cf_error(ln, t->col,
+					    "attribute name too long");
 		t->id = K_ATTR;
 		return MTP_OK;
 	}
 	return mtp_cf_error(ln, t->col, "unknown key '%.*s'", t->klen, t->key);
 }
 
-static enum mtp_status token_add(struct mtp_cf_line *ln, const char *s, int start,
-				 int end)
+static enum mtp_status token_add(struct mtp_cf_line *ln, const char *s,
+				 int start, int end)
 {
 	const char *eq = memchr(s + start, '=', (size_t)(end - start));
 	struct mtp_cf_token *t = &ln->tok[ln->n];
 
 	if (!eq)
-		return mtp_cf_error(ln, start + 1, "expected key=value, got '%.*s'",
-			    end - start, s + start);
+		return mtp_cf_error(ln, start + 1,
+				    "expected key=value, got '%.*s'",
+				    end - start, s + start);
 	if (eq == s + start)
 		return mtp_cf_error(ln, start + 1, "missing key before '='");
 	if (ln->n == MTP_CF_MAX_TOKENS)
-		return mtp_cf_error(ln, start + 1, "more than %d tokens on a line",
-			    MTP_CF_MAX_TOKENS);
+		return mtp_cf_error(ln, start + 1,
+				    "more than %d tokens on a line",
+				    MTP_CF_MAX_TOKENS);
 	t->key = s + start;
 	t->klen = (int)(eq - t->key);
 	t->val = eq + 1;
@@ -149,12 +167,13 @@ static enum mtp_status token_add(struct mtp_cf_line *ln, const char *s, int star
 	t->col = start + 1;
 	t->vcol = (int)(t->val - s) + 1;
 	if (t->vlen == 0)
-		return mtp_cf_error(ln, t->vcol, "empty value for '%.*s'", t->klen, t->key);
+		return mtp_cf_error(ln, t->vcol, "empty value for '%.*s'",
+				    t->klen, t->key);
 	for (int i = 0; i < ln->n; i++)
 		if (ln->tok[i].klen == t->klen &&
 		    strncmp(ln->tok[i].key, t->key, (size_t)t->klen) == 0)
-			return mtp_cf_error(ln, t->col, "duplicate key '%.*s'", t->klen,
-				    t->key);
+			return mtp_cf_error(ln, t->col, "duplicate key '%.*s'",
+					    t->klen, t->key);
 	ln->n++;
 	return key_classify(ln, t);
 }
@@ -184,8 +203,9 @@ static enum mtp_status tokenize(struct mtp_cf_line *ln, const char *s)
 }
 
 /* The comma-separated values of a token. */
-enum mtp_status mtp_cf_items(const struct mtp_cf_line *ln, const struct mtp_cf_token *t,
-				struct mtp_cf_item *out, int *n)
+enum mtp_status mtp_cf_items(const struct mtp_cf_line *ln,
+			     const struct mtp_cf_token *t,
+			     struct mtp_cf_item *out, int *n)
 {
 	int i = 0;
 
@@ -196,14 +216,17 @@ enum mtp_status mtp_cf_items(const struct mtp_cf_line *ln, const struct mtp_cf_t
 		while (i + len < t->vlen && t->val[i + len] != ',')
 			len++;
 		if (len == 0)
-			return mtp_cf_error(ln, t->vcol + i, "empty item in the list of '%.*s'",
-				    t->klen, t->key);
+			return mtp_cf_error(ln, t->vcol + i,
+					    "empty item in the list of '%.*s'",
+					    t->klen, t->key);
 		if (*n == MTP_CF_MAX_ITEMS)
-			return mtp_cf_error(ln, t->vcol + i, "more than %d values for '%.*s'",
-				    MTP_CF_MAX_ITEMS, t->klen, t->key);
+			return mtp_cf_error(ln, t->vcol + i,
+					    "more than %d values for '%.*s'",
+					    MTP_CF_MAX_ITEMS, t->klen, t->key);
 		if (len >= MTP_CASEFILE_WORD)
-			return mtp_cf_error(ln, t->vcol + i, "value longer than %d characters",
-				    MTP_CASEFILE_WORD - 1);
+			return mtp_cf_error(ln, t->vcol + i,
+					    "value longer than %d characters",
+					    MTP_CASEFILE_WORD - 1);
 		snprintf(out[*n].s, sizeof(out[*n].s), "%.*s", len, t->val + i);
 		out[(*n)++].col = t->vcol + i;
 		i += len + 1;
@@ -212,7 +235,8 @@ enum mtp_status mtp_cf_items(const struct mtp_cf_line *ln, const struct mtp_cf_t
 }
 
 /* tags, backends and filters: a list of words of allowed characters. */
-static enum mtp_status words_of(const struct mtp_cf_line *ln, const struct mtp_cf_token *t,
+static enum mtp_status words_of(const struct mtp_cf_line *ln,
+				const struct mtp_cf_token *t,
 				const char *allowed,
 				struct mtp_casefile_words *w)
 {
@@ -223,22 +247,26 @@ static enum mtp_status words_of(const struct mtp_cf_line *ln, const struct mtp_c
 	if (st)
 		return st;
 	if (n > MTP_CASEFILE_WORDS)
-		return mtp_cf_error(ln, t->vcol, "more than %d values for '%.*s'",
-			    MTP_CASEFILE_WORDS, t->klen, t->key);
+		return mtp_cf_error(ln, t->vcol,
+				    "more than %d values for '%.*s'",
+				    MTP_CASEFILE_WORDS, t->klen, t->key);
 	w->n = 0;
 	for (int i = 0; i < n; i++) {
-		size_t bad = allowed ? strspn(items[i].s, allowed) : strlen(items[i].s);
+		size_t bad = allowed ? strspn(items[i].s, allowed)
+				     : strlen(items[i].s);
 
 		if (items[i].s[bad])
-			return mtp_cf_error(ln, items[i].col + (int)bad,
-				    "character '%c' not allowed in '%.*s'",
-				    items[i].s[bad], t->klen, t->key);
+			return mtp_cf_error(
+				ln, items[i].col + (int)bad,
+				"character '%c' not allowed in '%.*s'",
+				items[i].s[bad], t->klen, t->key);
 		snprintf(w->v[w->n++], MTP_CASEFILE_WORD, "%s", items[i].s);
 	}
 	return MTP_OK;
 }
 
-static const struct mtp_cf_token *find_key(const struct mtp_cf_line *ln, enum mtp_cf_key id)
+static const struct mtp_cf_token *find_key(const struct mtp_cf_line *ln,
+					   enum mtp_cf_key id)
 {
 	for (int i = 0; i < ln->n; i++)
 		if (ln->tok[i].id == id)
@@ -265,8 +293,8 @@ struct mtp_casefile_entry *mtp_cf_entry_add(struct mtp_casefile *cf)
 {
 	if (cf->n == cf->cap) {
 		int cap = cf->cap ? 2 * cf->cap : 32;
-		struct mtp_casefile_entry *e = realloc(cf->entries,
-						       (size_t)cap * sizeof(*e));
+		struct mtp_casefile_entry *e =
+			realloc(cf->entries, (size_t)cap * sizeof(*e));
 
 		if (!e)
 			return NULL;
@@ -309,7 +337,8 @@ static enum mtp_status fixture_folder(const struct mtp_cf_line *ln,
 	enum mtp_status st = MTP_OK;
 
 	if (!d)
-		return mtp_cf_error(ln, col, "cannot list '%s': %s", dir, strerror(errno));
+		return mtp_cf_error(ln, col, "cannot list '%s': %s", dir,
+				    strerror(errno));
 	while ((de = readdir(d)) && n < 1024) {
 		size_t len = strlen(de->d_name);
 
@@ -320,15 +349,18 @@ static enum mtp_status fixture_folder(const struct mtp_cf_line *ln,
 	closedir(d);
 	qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
 	for (int i = 0; i < n; i++) {
-		if (!st && names[i] && !path_join(dir, names[i], path, sizeof(path)))
+		if (!st && names[i] &&
+		    !path_join(dir, names[i], path, sizeof(path)))
 			st = mtp_cf_error(ln, col, "path too long");
 		else if (!st && names[i])
 			st = fixture_add(ln, proto, path);
 		free(names[i]);
 	}
 	if (!st && n == 0)
-		st = mtp_cf_error(ln, col, "no *.h5 file in the folder '%s'", dir);
-	return st == MTP_ERR_NOMEM ? mtp_cf_error(ln, col, "out of memory") : st;
+		st = mtp_cf_error(ln, col, "no *.h5 file in the folder '%s'",
+				  dir);
+	return st == MTP_ERR_NOMEM ? mtp_cf_error(ln, col, "out of memory")
+				   : st;
 }
 
 /* fixtures=... : one entry per file (a folder: per *.h5 file in it). */
@@ -347,8 +379,10 @@ static enum mtp_status line_fixtures(const struct mtp_cf_line *ln,
 		if (!path_join(ln->dir, items[i].s, path, sizeof(path)))
 			return mtp_cf_error(ln, items[i].col, "path too long");
 		if (stat(path, &sb) != 0)
-			return mtp_cf_error(ln, items[i].col, "no fixture file or folder '%s' (%s)",
-					    path, strerror(errno));
+			return mtp_cf_error(
+				ln, items[i].col,
+				"no fixture file or folder '%s' (%s)", path,
+				strerror(errno));
 		if (S_ISDIR(sb.st_mode))
 			st = fixture_folder(ln, proto, path, items[i].col);
 		else if (fixture_add(ln, proto, path))
@@ -377,18 +411,23 @@ static enum mtp_status line_include(const struct mtp_cf_line *ln,
 			return mtp_cf_error(ln, items[i].col, "path too long");
 		st = parse_file(ln->ps, path, ln, items[i].col);
 		for (int k = first; !st && k < ln->ps->cf->n; k++) {
-			struct mtp_casefile_words *w = &ln->ps->cf->entries[k].tags;
+			struct mtp_casefile_words *w =
+				&ln->ps->cf->entries[k].tags;
 
 			for (int j = 0; j < proto->tags.n; j++) {
 				bool have = false;
 
 				for (int m = 0; m < w->n; m++)
-					have = have || strcmp(w->v[m], proto->tags.v[j]) == 0;
+					have = have ||
+					       strcmp(w->v[m],
+						      proto->tags.v[j]) == 0;
 				if (have)
 					continue;
 				if (w->n == MTP_CASEFILE_WORDS)
-					return mtp_cf_error(ln, t->col, "more than %d tags on an entry",
-						    MTP_CASEFILE_WORDS);
+					return mtp_cf_error(
+						ln, t->col,
+						"more than %d tags on an entry",
+						MTP_CASEFILE_WORDS);
 				snprintf(w->v[w->n++], MTP_CASEFILE_WORD, "%s",
 					 proto->tags.v[j]);
 			}
@@ -407,30 +446,37 @@ static unsigned keys_lines(enum mtp_cf_key id)
 
 static enum mtp_status line_parse(struct mtp_cf_line *ln)
 {
-	static const char *const kind_name[] = {"", "fixtures=", "op=", "", "include="};
+	static const char *const kind_name[] = {"", "fixtures=", "op=", "",
+						"include="};
 	struct mtp_casefile_entry proto;
 	unsigned kind = 0;
 	enum mtp_status st;
 
 	for (int i = 0; i < ln->n; i++) {
-		unsigned k = ln->tok[i].id == K_FIXTURES ? L_FIX :
-			     ln->tok[i].id == K_OP ? L_GEN :
-			     ln->tok[i].id == K_INCLUDE ? L_INC : 0;
+		unsigned k = ln->tok[i].id == K_FIXTURES  ? L_FIX
+			     : ln->tok[i].id == K_OP	  ? L_GEN
+			     : ln->tok[i].id == K_INCLUDE ? L_INC
+							  : 0;
 
 		if (k && kind)
-			return mtp_cf_error(ln, ln->tok[i].col, "'%s' and '%s' cannot share a line",
-				    kind_name[k], kind_name[kind]);
+			return mtp_cf_error(ln, ln->tok[i].col,
+					    "'%s' and '%s' cannot share a line",
+					    kind_name[k], kind_name[kind]);
 		if (k)
 			kind = k;
 	}
 	if (!kind)
-		return mtp_cf_error(ln, ln->tok[0].col, "a line needs op=, fixtures= or include=");
+		return mtp_cf_error(ln, ln->tok[0].col,
+				    "a line needs op=, fixtures= or include=");
 	for (int i = 0; i < ln->n; i++)
 		if (!(keys_lines(ln->tok[i].id) & kind))
-			return mtp_cf_error(ln, ln->tok[i].col, "key '%.*s' does not go with %s",
-				    ln->tok[i].klen, ln->tok[i].key, kind_name[kind]);
+			return mtp_cf_error(ln, ln->tok[i].col,
+					    "key '%.*s' does not go with %s",
+					    ln->tok[i].klen, ln->tok[i].key,
+					    kind_name[kind]);
 	memset(&proto, 0, sizeof(proto));
-	proto.kind = kind == L_FIX ? MTP_CASEFILE_FIXTURES : MTP_CASEFILE_GENERATED;
+	proto.kind =
+		kind == L_FIX ? MTP_CASEFILE_FIXTURES : MTP_CASEFILE_GENERATED;
 	snprintf(proto.origin, sizeof(proto.origin), "%s:%d", ln->file, ln->no);
 	st = common_words(ln, &proto);
 	if (!st && kind == L_FIX && find_key(ln, K_FILTER))
@@ -464,8 +510,9 @@ static enum mtp_status parse_text(struct mtp_cf_parser *ps, const char *name,
 
 		ln->no++;
 		if (len > MAX_LINE) {
-			st = mtp_cf_error(ln, MAX_LINE + 1, "line longer than %d characters",
-				  MAX_LINE);
+			st = mtp_cf_error(ln, MAX_LINE + 1,
+					  "line longer than %d characters",
+					  MAX_LINE);
 			break;
 		}
 		memcpy(buf, p, len);
@@ -495,9 +542,11 @@ static char *slurp(const char *path, char *why, size_t n)
 	if (buf)
 		len = fread(buf, 1, MAX_FILE_BYTES + 1, f);
 	if (!buf || ferror(f) || len > MAX_FILE_BYTES || memchr(buf, 0, len)) {
-		snprintf(why, n, "%s", !buf ? "out of memory" : ferror(f) ?
-			 "read error" : len > MAX_FILE_BYTES ?
-			 "larger than 1 MiB" : "not a text file");
+		snprintf(why, n, "%s",
+			 !buf			? "out of memory"
+			 : ferror(f)		? "read error"
+			 : len > MAX_FILE_BYTES ? "larger than 1 MiB"
+						: "not a text file");
 		free(buf);
 		buf = NULL;
 	} else {
@@ -531,17 +580,21 @@ static enum mtp_status parse_file(struct mtp_cf_parser *ps, const char *path,
 		if (strcmp(ps->ident[i], ident))
 			continue;
 		for (int k = i; k < ps->depth; k++)
-			snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain),
-				 "%s -> ", ps->ident[k]);
-		return mtp_cf_error(from, col, "include cycle: %s%s", chain, ident);
+			snprintf(chain + strlen(chain),
+				 sizeof(chain) - strlen(chain), "%s -> ",
+				 ps->ident[k]);
+		return mtp_cf_error(from, col, "include cycle: %s%s", chain,
+				    ident);
 	}
 	if (ps->depth > MTP_CASEFILE_MAX_DEPTH)
 		return mtp_cf_error(from, col, "includes nested deeper than %d",
-			    MTP_CASEFILE_MAX_DEPTH);
+				    MTP_CASEFILE_MAX_DEPTH);
 	text = slurp(path, why, sizeof(why));
 	if (!text) {
 		if (from)
-			return mtp_cf_error(from, col, "cannot read include '%s': %s", path, why);
+			return mtp_cf_error(from, col,
+					    "cannot read include '%s': %s",
+					    path, why);
 		snprintf(ps->err, ps->errn, "%s: cannot read: %s", path, why);
 		return MTP_ERR_IO;
 	}

@@ -34,9 +34,10 @@ static bool parse_u64(const char *s, uint64_t *v)
 
 static bool dtype_parse(const char *s, enum mtp_dtype *dt)
 {
-	static const char *const alias[][2] = {
-		{"bf16", "bfloat16"}, {"fp16", "float16"},
-		{"fp32", "float32"},  {"fp64", "float64"}};
+	static const char *const alias[][2] = {{"bf16", "bfloat16"},
+					       {"fp16", "float16"},
+					       {"fp32", "float32"},
+					       {"fp64", "float64"}};
 
 	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
 		if (strcmp(s, alias[i][0]) == 0)
@@ -59,14 +60,17 @@ static int64_t *dim_field(struct mtp_gen_spec *s, char sym)
 	}
 }
 
-static enum mtp_status apply_attr(const struct mtp_cf_line *ln, const struct mtp_cf_token *t,
-				  const struct mtp_cf_item *it, struct mtp_gen_spec *s)
+static enum mtp_status apply_attr(const struct mtp_cf_line *ln,
+				  const struct mtp_cf_token *t,
+				  const struct mtp_cf_item *it,
+				  struct mtp_gen_spec *s)
 {
 	struct mtp_attr *a;
 	char *end;
 	double v = strtod(it->s, &end);
 
-	if (s->attrs.n == (int)(sizeof(s->attrs.items) / sizeof(s->attrs.items[0])))
+	if (s->attrs.n ==
+	    (int)(sizeof(s->attrs.items) / sizeof(s->attrs.items[0])))
 		return mtp_cf_error(ln, t->col, "too many attributes");
 	a = &s->attrs.items[s->attrs.n++];
 	memset(a, 0, sizeof(*a));
@@ -77,16 +81,20 @@ static enum mtp_status apply_attr(const struct mtp_cf_line *ln, const struct mtp
 	}
 	if (strspn(it->s, MTP_CF_ALNUM "_") != strlen(it->s) ||
 	    strlen(it->s) >= sizeof(a->str))
-		return mtp_cf_error(ln, it->col, "bad value '%s' for '%.*s': a number or a word",
-			    it->s, t->klen, t->key);
+		return mtp_cf_error(
+			ln, it->col,
+			"bad value '%s' for '%.*s': a number or a word", it->s,
+			t->klen, t->key);
 	a->is_string = true;
 	snprintf(a->str, sizeof(a->str), "%s", it->s);
 	return MTP_OK;
 }
 
 /* Sets the field of one key to one value; op= resets the spec. */
-static enum mtp_status apply(const struct mtp_cf_line *ln, const struct mtp_cf_token *t,
-			     const struct mtp_cf_item *it, struct mtp_gen_spec *s)
+static enum mtp_status apply(const struct mtp_cf_line *ln,
+			     const struct mtp_cf_token *t,
+			     const struct mtp_cf_item *it,
+			     struct mtp_gen_spec *s)
 {
 	const struct mtp_op *op;
 	uint64_t u;
@@ -94,36 +102,47 @@ static enum mtp_status apply(const struct mtp_cf_line *ln, const struct mtp_cf_t
 	switch (t->id) {
 	case K_OP:
 		if (!(op = mtp_op_find(it->s)))
-			return mtp_cf_error(ln, it->col, "unknown op '%s'", it->s);
+			return mtp_cf_error(ln, it->col, "unknown op '%s'",
+					    it->s);
 		mtp_gen_spec_init(s, op);
 		return MTP_OK;
 	case K_FAMILY:
 		if (!mtp_family_parse(it->s, &s->family))
-			return mtp_cf_error(ln, it->col, "unknown family '%s' (deepseek_v3, glm, deepseek_v4)",
-				    it->s);
+			return mtp_cf_error(ln, it->col,
+					    "unknown family '%s' (deepseek_v3, "
+					    "glm, deepseek_v4)",
+					    it->s);
 		return MTP_OK;
 	case K_DTYPE:
 		if (!dtype_parse(it->s, &s->act) || !mtp_dtype_is_float(s->act))
-			return mtp_cf_error(ln, it->col, "bad dtype '%s' (bfloat16, float16, float32, float64)",
-				    it->s);
+			return mtp_cf_error(ln, it->col,
+					    "bad dtype '%s' (bfloat16, "
+					    "float16, float32, float64)",
+					    it->s);
 		return MTP_OK;
 	case K_SEED:
 		if (!parse_u64(it->s, &s->seed))
-			return mtp_cf_error(ln, it->col, "bad number '%s' for 'seed': expected an unsigned 64-bit integer",
-				    it->s);
+			return mtp_cf_error(
+				ln, it->col,
+				"bad number '%s' for 'seed': expected an "
+				"unsigned 64-bit integer",
+				it->s);
 		return MTP_OK;
 	case K_OPTIONAL:
 		if (strcmp(it->s, "0") && strcmp(it->s, "1"))
-			return mtp_cf_error(ln, it->col, "bad value '%s' for 'optional': 0 or 1", it->s);
+			return mtp_cf_error(
+				ln, it->col,
+				"bad value '%s' for 'optional': 0 or 1", it->s);
 		s->optional = it->s[0] == '1';
 		return MTP_OK;
-	case K_ATTR:
-		return apply_attr(ln, t, it, s);
+	case K_ATTR: return apply_attr(ln, t, it, s);
 	default: /* K_DIM */
-		if (!parse_u64(it->s, &u) || u == 0 || u > (uint64_t)INT64_MAX ||
-		    (it->s[0] == '0' && it->s[1]))
-			return mtp_cf_error(ln, it->col, "bad number '%s' for '%.*s': expected a positive integer",
-				    it->s, t->klen, t->key);
+		if (!parse_u64(it->s, &u) || u == 0 ||
+		    u > (uint64_t)INT64_MAX || (it->s[0] == '0' && it->s[1]))
+			return mtp_cf_error(ln, it->col,
+					    "bad number '%s' for '%.*s': "
+					    "expected a positive integer",
+					    it->s, t->klen, t->key);
 		*dim_field(s, t->key[0]) = (int64_t)u;
 		return MTP_OK;
 	}
@@ -142,9 +161,11 @@ static int blame(const struct axis *ax, int nax, const char *msg)
 			if ((t->id == K_ATTR) != (pass == 0))
 				continue;
 			if (t->id == K_ATTR)
-				snprintf(pat, sizeof(pat), "'%.*s'", t->klen - 5, t->key + 5);
+				snprintf(pat, sizeof(pat), "'%.*s'",
+					 t->klen - 5, t->key + 5);
 			else
-				snprintf(pat, sizeof(pat), " %.*s=", t->klen, t->key);
+				snprintf(pat, sizeof(pat), " %.*s=", t->klen,
+					 t->key);
 			if (strstr(msg, pat))
 				return t->col;
 		}
@@ -182,14 +203,16 @@ static enum mtp_status axes_build(const struct mtp_cf_line *ln, struct axis *ax,
 		}
 		*total *= ax[i].n;
 		if (*total > MTP_CASEFILE_MAX_EXPAND)
-			return mtp_cf_error(ln, 1, "the line expands into more than %d problems",
-				    MTP_CASEFILE_MAX_EXPAND);
+			return mtp_cf_error(
+				ln, 1,
+				"the line expands into more than %d problems",
+				MTP_CASEFILE_MAX_EXPAND);
 	}
 	return MTP_OK;
 }
 
-static enum mtp_status gen_one(const struct mtp_cf_line *ln, const struct axis *ax,
-			       int nax, const int *idx,
+static enum mtp_status gen_one(const struct mtp_cf_line *ln,
+			       const struct axis *ax, int nax, const int *idx,
 			       const struct mtp_casefile_entry *proto)
 {
 	struct mtp_casefile_entry *e;
@@ -228,7 +251,8 @@ enum mtp_status mtp_cf_line_generated(const struct mtp_cf_line *ln,
 	st = axes_build(ln, ax, &nax, &total);
 	for (long c = 0; !st && c < total; c++) {
 		st = gen_one(ln, ax, nax, idx, proto);
-		for (int i = nax - 1; i >= 0; i--) { /* odometer, last key fastest */
+		for (int i = nax - 1; i >= 0;
+		     i--) { /* odometer, last key fastest */
 			if (++idx[i] < ax[i].n)
 				break;
 			idx[i] = 0;

@@ -10,11 +10,22 @@
 
 #define MTP_CF_MAX_TOKENS 48
 #define MTP_CF_MAX_ITEMS 64
-#define MTP_CF_ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+#define MTP_CF_ALNUM                                                           \
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 enum mtp_cf_key {
-	K_FIXTURES, K_FILTER, K_INCLUDE, K_OP, K_FAMILY, K_DTYPE, K_DIM,
-	K_SEED, K_OPTIONAL, K_ATTR, K_TAGS, K_BACKENDS,
+	K_FIXTURES,
+	K_FILTER,
+	K_INCLUDE,
+	K_OP,
+	K_FAMILY,
+	K_DTYPE,
+	K_DIM,
+	K_SEED,
+	K_OPTIONAL,
+	K_ATTR,
+	K_TAGS,
+	K_BACKENDS,
 };
 
 struct mtp_cf_token {

@@ -70,7 +70,9 @@ static enum mtp_status add_fixture(struct mtp_case_selection *sel,
 			continue;
 		if (!words_unite(&f->filters, &e->filters) ||
 		    !words_unite(&f->backends, &e->backends)) {
-			snprintf(err, errn, "%s: more than %d filters or backends for fixture '%s'",
+			snprintf(err, errn,
+				 "%s: more than %d filters or backends for "
+				 "fixture '%s'",
 				 e->origin, MTP_CASEFILE_WORDS, e->path);
 			return MTP_ERR_INVALID;
 		}
@@ -105,8 +107,8 @@ static void add_gen(struct mtp_case_selection *sel,
 
 enum mtp_status mtp_casefile_select(const struct mtp_casefile *cf,
 				    const char *tags,
-				    struct mtp_case_selection *sel,
-				    char *err, size_t errn)
+				    struct mtp_case_selection *sel, char *err,
+				    size_t errn)
 {
 	size_t n = (size_t)cf->n + 1;
 	enum mtp_status st = MTP_OK;

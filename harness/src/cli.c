@@ -21,13 +21,19 @@ static const char usage_main[] =
 	"V3/V3.2/V4 and GLM models.\n"
 	"\n"
 	"commands:\n"
-	"  run       run cases on backends and judge them (default: cases/quick.case)\n"
-	"  verify    judge the observed/ tensors of a dump against the reference\n"
+	"  run       run cases on backends and judge them (default: "
+	"cases/quick.case)\n"
+	"  verify    judge the observed/ tensors of a dump against the "
+	"reference\n"
 	"  list      list ops, backends, mutants or cases\n"
-	"  selftest  run every mutant and show each known bug is caught and named\n"
-	"  bench     time ops x shapes x backends, checked, against measured peak\n"
-	"  report    merge JSON results (vendors, nights) into one HTML/JUnit/JSON\n"
-	"  audit-weights  check checkpoint -> parameter names (the weight-mapping bugs)\n"
+	"  selftest  run every mutant and show each known bug is caught and "
+	"named\n"
+	"  bench     time ops x shapes x backends, checked, against measured "
+	"peak\n"
+	"  report    merge JSON results (vendors, nights) into one "
+	"HTML/JUnit/JSON\n"
+	"  audit-weights  check checkpoint -> parameter names (the "
+	"weight-mapping bugs)\n"
 	"\n"
 	"  mtpcheck <command> --help   options of a command\n"
 	"  mtpcheck --version\n"
@@ -41,22 +47,31 @@ static const char usage_run[] =
 	"  --backend LIST     backends, comma separated (default: ref)\n"
 	"                     e.g. ref,cpu  cuda  mutant:PRE_NORM_RECYCLE:ref\n"
 	"  --backend-lib SO   an external backend built against mtp/backend.h\n"
-	"  --cases FILE       a case file (docs/CASES.md; default: cases/quick.case)\n"
-	"  --tags LIST        run the case file's entries with one of these tags\n"
+	"  --cases FILE       a case file (docs/CASES.md; default: "
+	"cases/quick.case)\n"
+	"  --tags LIST        run the case file's entries with one of these "
+	"tags\n"
 	"  --fixtures PATH    a fixture file or a folder of *.h5 (repeatable)\n"
 	"  --filter PAT       case ids to run: an exact id, or a glob such as\n"
 	"                     'rmsnorm.*' (repeatable, or comma separated)\n"
 	"  --json FILE        write the results as JSON\n"
-	"  --junit FILE       write the results as JUnit XML (one testcase per result)\n"
-	"  --html FILE        write a self-contained HTML report (opens offline)\n"
-	"  --shard I/N        run every N-th selected problem, starting at I (0-based),\n"
+	"  --junit FILE       write the results as JUnit XML (one testcase per "
+	"result)\n"
+	"  --html FILE        write a self-contained HTML report (opens "
+	"offline)\n"
+	"  --shard I/N        run every N-th selected problem, starting at I "
+	"(0-based),\n"
 	"                     so that N machines split a suite\n"
-	"  --isolate          run each case in its own process: a crash or a hang is a\n"
+	"  --isolate          run each case in its own process: a crash or a "
+	"hang is a\n"
 	"                     CRASHED or TIMEOUT verdict and the run goes on\n"
-	"  --timeout S        seconds an isolated case may take (default 600; implies\n"
+	"  --timeout S        seconds an isolated case may take (default 600; "
+	"implies\n"
 	"                     --isolate)\n"
-	"  --seed N           seed of generated problems (recorded in results)\n"
-	"  --max-bytes N      refuse any dataset larger than N bytes (default 4 GiB)\n"
+	"  --seed N           seed of generated problems (recorded in "
+	"results)\n"
+	"  --max-bytes N      refuse any dataset larger than N bytes (default "
+	"4 GiB)\n"
 	"  --list             list the selected cases and stop\n"
 	"  -v, --verbose      more detail per case\n"
 	"  -h, --help         this text\n";
@@ -73,19 +88,23 @@ static const char usage_verify[] =
 	"  -h, --help         this text\n";
 
 static const char usage_list[] =
-	"usage: mtpcheck list ops|backends|mutants|cases [--fixtures PATH] [--filter PAT]\n";
+	"usage: mtpcheck list ops|backends|mutants|cases [--fixtures PATH] "
+	"[--filter PAT]\n";
 
 static const char usage_selftest[] =
-	"usage: mtpcheck selftest [--backend LIST] [--fixtures PATH] [--filter PAT]\n"
+	"usage: mtpcheck selftest [--backend LIST] [--fixtures PATH] [--filter "
+	"PAT]\n"
 	"\n"
-	"Runs the suite on each base backend (default: ref, and cpu when built) and on\n"
-	"every mutant over it, and prints the detection matrix. Exit 0 only if every\n"
-	"mutant is caught and named as its own bug and no diagnosis fires on a base.\n";
+	"Runs the suite on each base backend (default: ref, and cpu when "
+	"built) and on\n"
+	"every mutant over it, and prints the detection matrix. Exit 0 only if "
+	"every\n"
+	"mutant is caught and named as its own bug and no diagnosis fires on a "
+	"base.\n";
 
 int mtp_selftest(const struct mtp_run_opts *opts);
 int mtp_bench_main(int argc, char **argv);
 int mtp_audit_weights_main(int argc, char **argv);
-
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -138,19 +157,23 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes = strcmp(a, "--backend") == 0 ||
-			     strcmp(a, "--backend-lib") == 0 ||
-			     strcmp(a, "--fixtures") == 0 ||
-			     strcmp(a, "--cases") == 0 || strcmp(a, "--tags") == 0 ||
-			     strcmp(a, "--filter") == 0 ||
-			     strcmp(a, "--json") == 0 || strcmp(a, "--seed") == 0 ||
-			     strcmp(a, "--junit") == 0 || strcmp(a, "--shard") == 0 ||
-			     strcmp(a, "--html") == 0 || strcmp(a, "--timeout") == 0 ||
-			     strcmp(a, "--max-bytes") == 0;
+		bool takes =
+			strcmp(a, "--backend") == 0 ||
+			strcmp(a, "--backend-lib") == 0 ||
+			strcmp(a, "--fixtures") == 0 ||
+			strcmp(a, "--cases") == 0 || strcmp(a, "--tags") == 0 ||
+			strcmp(a, "--filter") == 0 ||
+			strcmp(a, "--json") == 0 || strcmp(a, "--seed") == 0 ||
+			strcmp(a, "--junit") == 0 ||
+			strcmp(a, "--shard") == 0 || strcmp(a, "--html") == 0 ||
+			strcmp(a, "--timeout") == 0 ||
+			strcmp(a, "--max-bytes") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			fputs(verify ? usage_verify : strcmp(cmd, "selftest") == 0
-				      ? usage_selftest : usage_run, stdout);
+			fputs(verify			     ? usage_verify
+			      : strcmp(cmd, "selftest") == 0 ? usage_selftest
+							     : usage_run,
+			      stdout);
 			return MTP_EXIT_OK;
 		}
 		if (takes && !val)
@@ -158,8 +181,10 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 		if (takes)
 			i++;
 		if (strcmp(a, "--backend") == 0 && !verify) {
-			if (split_into(o->backends, &o->n_backends, MTP_MAX_BACKENDS, val))
-				return usage_error(cmd, "too many backends%s", "");
+			if (split_into(o->backends, &o->n_backends,
+				       MTP_MAX_BACKENDS, val))
+				return usage_error(cmd, "too many backends%s",
+						   "");
 		} else if (strcmp(a, "--backend-lib") == 0 && !verify) {
 			o->backend_lib = val;
 		} else if (strcmp(a, "--cases") == 0 && !verify) {
@@ -168,11 +193,14 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			o->tags = val;
 		} else if (strcmp(a, "--fixtures") == 0 && !verify) {
 			if (o->n_inputs >= MTP_MAX_INPUTS)
-				return usage_error(cmd, "too many inputs%s", "");
+				return usage_error(cmd, "too many inputs%s",
+						   "");
 			o->inputs[o->n_inputs++] = val;
 		} else if (strcmp(a, "--filter") == 0) {
-			if (split_into(o->filters, &o->n_filters, MTP_MAX_INPUTS, val))
-				return usage_error(cmd, "too many filters%s", "");
+			if (split_into(o->filters, &o->n_filters,
+				       MTP_MAX_INPUTS, val))
+				return usage_error(cmd, "too many filters%s",
+						   "");
 		} else if (strcmp(a, "--json") == 0) {
 			o->json_path = val;
 		} else if (strcmp(a, "--junit") == 0) {
@@ -186,25 +214,39 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 
 			o->timeout = strtod(val, &end);
 			if (*end || !(o->timeout > 0 && o->timeout < 1e6))
-				return usage_error(cmd, "--timeout: '%s' is not a number of seconds", val);
+				return usage_error(cmd,
+						   "--timeout: '%s' is not a "
+						   "number of seconds",
+						   val);
 			o->isolate = true;
 		} else if (strcmp(a, "--shard") == 0 && !verify) {
 			char *end;
-			long si = strtol(val, &end, 10), sn = *end == '/' ? strtol(end + 1, &end, 10) : 0;
+			long si = strtol(val, &end, 10),
+			     sn = *end == '/' ? strtol(end + 1, &end, 10) : 0;
 
 			if (*end || sn < 1 || si < 0 || si >= sn || sn > 100000)
-				return usage_error(cmd, "--shard: '%s' is not I/N with 0 <= I < N", val);
+				return usage_error(cmd,
+						   "--shard: '%s' is not I/N "
+						   "with 0 <= I < N",
+						   val);
 			o->shard_i = (int)si;
 			o->shard_n = (int)sn;
 		} else if (strcmp(a, "--seed") == 0 && !verify) {
 			if (!parse_u64(val, &o->seed))
-				return usage_error(cmd, "--seed: '%s' is not an unsigned integer", val);
+				return usage_error(cmd,
+						   "--seed: '%s' is not an "
+						   "unsigned integer",
+						   val);
 		} else if (strcmp(a, "--max-bytes") == 0) {
 			if (!parse_u64(val, &o->limits.max_dataset_bytes))
-				return usage_error(cmd, "--max-bytes: '%s' is not an unsigned integer", val);
+				return usage_error(cmd,
+						   "--max-bytes: '%s' is not "
+						   "an unsigned integer",
+						   val);
 		} else if (strcmp(a, "--list") == 0 && !verify) {
 			o->list_only = true;
-		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+		} else if (strcmp(a, "-v") == 0 ||
+			   strcmp(a, "--verbose") == 0) {
 			o->verbose = true;
 		} else if (verify && a[0] != '-' && o->n_inputs == 0) {
 			o->inputs[o->n_inputs++] = a;
@@ -273,7 +315,8 @@ static void list_ops(void)
 
 static void list_backends(void)
 {
-	static const char *const gpu[] = {"cpu", "cuda", "hip", "level_zero", "opencl"};
+	static const char *const gpu[] = {"cpu", "cuda", "hip", "level_zero",
+					  "opencl"};
 
 	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
 		const struct mtp_backend_iface *b = mtp_backend_builtin(i);
@@ -285,10 +328,12 @@ static void list_backends(void)
 		bool builtin = false;
 
 		for (int k = 0; k < mtp_backend_builtin_count(); k++)
-			builtin |= strcmp(mtp_backend_builtin(k)->name, gpu[i]) == 0;
+			builtin |= strcmp(mtp_backend_builtin(k)->name,
+					  gpu[i]) == 0;
 		if (builtin)
 			continue;
-		printf("%-12s %s\n", gpu[i], why ? why : "module (loaded at run time)");
+		printf("%-12s %s\n", gpu[i],
+		       why ? why : "module (loaded at run time)");
 	}
 	printf("%-12s wraps another backend and reproduces a known bug\n",
 	       "mutant:<DIAGNOSIS>[:base]");
@@ -296,7 +341,8 @@ static void list_backends(void)
 
 static int cmd_list(int argc, char **argv)
 {
-	if (argc < 1 || strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
+	if (argc < 1 || strcmp(argv[0], "-h") == 0 ||
+	    strcmp(argv[0], "--help") == 0) {
 		fputs(usage_list, argc < 1 ? stderr : stdout);
 		return argc < 1 ? MTP_EXIT_USAGE : MTP_EXIT_OK;
 	}
@@ -311,8 +357,10 @@ static int cmd_list(int argc, char **argv)
 	if (strcmp(argv[0], "mutants") == 0 && argc == 1) {
 		for (int d = 1; d < MTP_DIAG_COUNT; d++)
 			if (mtp_mutant_exists(d))
-				printf("mutant:%-24s %s %s\n", mtp_diag_info(d)->name,
-				       mtp_diag_info(d)->section, mtp_diag_info(d)->history);
+				printf("mutant:%-24s %s %s\n",
+				       mtp_diag_info(d)->name,
+				       mtp_diag_info(d)->section,
+				       mtp_diag_info(d)->history);
 		return MTP_EXIT_OK;
 	}
 	if (strcmp(argv[0], "cases") == 0) {
@@ -330,8 +378,10 @@ static int cmd_list(int argc, char **argv)
 static const char usage_report[] =
 	"usage: mtpcheck report RESULTS.json... [--html FILE] [--junit FILE]\n"
 	"\n"
-	"Merges results files written by `mtpcheck run --json` (one per vendor\n"
-	"machine, or one per night) into one report: each file's backends become\n"
+	"Merges results files written by `mtpcheck run --json` (one per "
+	"vendor\n"
+	"machine, or one per night) into one report: each file's backends "
+	"become\n"
 	"columns backend@host, a later night of the same one is dated.\n";
 
 static int cmd_report(int argc, char **argv)
@@ -346,17 +396,22 @@ static int cmd_report(int argc, char **argv)
 			fputs(usage_report, stdout);
 			return MTP_EXIT_OK;
 		}
-		if ((!strcmp(argv[i], "--html") || !strcmp(argv[i], "--junit")) && i + 1 < argc) {
+		if ((!strcmp(argv[i], "--html") ||
+		     !strcmp(argv[i], "--junit")) &&
+		    i + 1 < argc) {
 			*(argv[i][2] == 'h' ? &html : &junit) = argv[i + 1];
 			i++;
 		} else if (argv[i][0] != '-' && n < MTP_MAX_INPUTS) {
 			paths[n++] = argv[i];
 		} else {
-			return usage_error("report", "unknown argument '%s'", argv[i]);
+			return usage_error("report", "unknown argument '%s'",
+					   argv[i]);
 		}
 	}
 	if (!n || (!html && !junit))
-		return usage_error("report", "needs results files and --html or --junit%s", "");
+		return usage_error(
+			"report", "needs results files and --html or --junit%s",
+			"");
 	if (mtp_run_merge(&run, paths, n, err, sizeof(err)) ||
 	    (html && mtp_report_html(&run, html, err, sizeof(err))) ||
 	    (junit && mtp_report_junit(&run, junit, err, sizeof(err)))) {
@@ -364,7 +419,8 @@ static int cmd_report(int argc, char **argv)
 		rc = MTP_EXIT_USAGE;
 	}
 	if (!rc)
-		printf("mtpcheck report: %d results from %d file(s)\n", run.n, n);
+		printf("mtpcheck report: %d results from %d file(s)\n", run.n,
+		       n);
 	mtp_run_fini(&run);
 	return rc;
 }
@@ -384,7 +440,8 @@ int mtp_cli_main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("mtpcheck %s (fixture format %d, backend API %d)\n",
-		       MTP_VERSION, MTP_FORMAT_VERSION, MTP_BACKEND_API_VERSION);
+		       MTP_VERSION, MTP_FORMAT_VERSION,
+		       MTP_BACKEND_API_VERSION);
 		return MTP_EXIT_OK;
 	}
 	if (strcmp(cmd, "run") == 0 || strcmp(cmd, "verify") == 0 ||
@@ -398,6 +455,7 @@ int mtp_cli_main(int argc, char **argv)
 		return cmd_report(argc - 2, argv + 2);
 	if (strcmp(cmd, "audit-weights") == 0)
 		return mtp_audit_weights_main(argc - 2, argv + 2);
-	fprintf(stderr, "mtpcheck: unknown command '%s'\n\n%s", cmd, usage_main);
+	fprintf(stderr, "mtpcheck: unknown command '%s'\n\n%s", cmd,
+		usage_main);
 	return MTP_EXIT_USAGE;
 }

@@ -13,10 +13,22 @@
 static void dtype_default(enum mtp_dtype dt, double *rtol, double *atol)
 {
 	switch (dt) {
-	case MTP_BF16: *rtol = 1.6e-2; *atol = 1e-5; break;
-	case MTP_F16: *rtol = 1e-3; *atol = 1e-5; break;
-	case MTP_F32: *rtol = 1.3e-6; *atol = 1e-5; break;
-	default: *rtol = 1e-7; *atol = 1e-7; break;
+	case MTP_BF16:
+		*rtol = 1.6e-2;
+		*atol = 1e-5;
+		break;
+	case MTP_F16:
+		*rtol = 1e-3;
+		*atol = 1e-5;
+		break;
+	case MTP_F32:
+		*rtol = 1.3e-6;
+		*atol = 1e-5;
+		break;
+	default:
+		*rtol = 1e-7;
+		*atol = 1e-7;
+		break;
 	}
 }
 
@@ -25,12 +37,15 @@ static void dtype_default(enum mtp_dtype dt, double *rtol, double *atol)
  * A draft_chain step s adds s steps' worth on top (the recycled input). */
 static int flow_depth(const struct mtp_op *op, const char *output)
 {
-	static const struct { const char *name; int depth; } d[] = {
+	static const struct {
+		const char *name;
+		int depth;
+	} d[] = {
 		{"block_residual", 6}, {"residual_out", 4}, {"h", 9},
-		{"post_mix", 9}, {"comb_mix", 9}, {"post_mix_out", 7},
-		{"res_mix_out", 7}, {"x_out", 12}, {"block_out", 12},
-		{"hidden_pre", 12}, {"hidden_post", 13}, {"recycled", 15},
-		{"streams", 15}, {"head_hidden", 16}, {"logits", 17},
+		{"post_mix", 9},       {"comb_mix", 9},	    {"post_mix_out", 7},
+		{"res_mix_out", 7},    {"x_out", 12},	    {"block_out", 12},
+		{"hidden_pre", 12},    {"hidden_post", 13}, {"recycled", 15},
+		{"streams", 15},       {"head_hidden", 16}, {"logits", 17},
 	};
 	const char *slash = strrchr(output, '/');
 	const char *base = slash ? slash + 1 : output;
@@ -53,8 +68,10 @@ static int flow_depth(const struct mtp_op *op, const char *output)
 
 static double unit_roundoff(enum mtp_dtype act)
 {
-	return act == MTP_BF16 ? ldexp(1, -8) : act == MTP_F16 ? ldexp(1, -11)
-	       : act == MTP_F32 ? ldexp(1, -24) : ldexp(1, -53);
+	return act == MTP_BF16	? ldexp(1, -8)
+	       : act == MTP_F16 ? ldexp(1, -11)
+	       : act == MTP_F32 ? ldexp(1, -24)
+				: ldexp(1, -53);
 }
 
 static bool is_composite(const struct mtp_op *op)
@@ -74,8 +91,8 @@ int64_t mtp_call_k_accum(const struct mtp_call *c)
 	return d->f > k ? d->f : k;
 }
 
-void mtp_tol_for(const struct mtp_op *op, const char *output,
-		 enum mtp_dtype dt, enum mtp_dtype act, int64_t k_accum,
+void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
+		 enum mtp_dtype act, int64_t k_accum,
 		 const struct mtp_tol_override *ovr, struct mtp_tol *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -91,17 +108,20 @@ void mtp_tol_for(const struct mtp_op *op, const char *output,
 		int depth = flow_depth(op, output);
 		/* per step: the store's rounding plus fp32 accumulation over the
 		 * longest reduction (it matters for float32 activations) */
-		double u = unit_roundoff(act) + ldexp(1, -24) * sqrt((double)k_accum);
+		double u = unit_roundoff(act) +
+			   ldexp(1, -24) * sqrt((double)k_accum);
 
 		out->budget = true;
 		out->norm_max = 2 * u * sqrt(depth);
 		out->elem_max = 8 * u * sqrt(depth);
 		snprintf(out->origin, sizeof(out->origin),
-			 "error budget: %d %s steps on the flow, u = %.3g per step "
-			 "(rounding + fp32 sums of %lld); normwise <= 2u*sqrt(%d), "
+			 "error budget: %d %s steps on the flow, u = %.3g per "
+			 "step "
+			 "(rounding + fp32 sums of %lld); normwise <= "
+			 "2u*sqrt(%d), "
 			 "each element <= 8u*sqrt(%d) of the tensor RMS",
-			 depth, mtp_dtype_name(act), u, (long long)k_accum, depth,
-			 depth);
+			 depth, mtp_dtype_name(act), u, (long long)k_accum,
+			 depth, depth);
 		return;
 	}
 	snprintf(out->origin, sizeof(out->origin), "%s default (DESIGN.md)",
@@ -111,8 +131,14 @@ void mtp_tol_for(const struct mtp_op *op, const char *output,
 /* Distance in units in the last place of dt between two finite values. */
 static double ulp_distance(enum mtp_dtype dt, double a, double b)
 {
-	int mant = dt == MTP_BF16 ? 7 : dt == MTP_F16 ? 10 : dt == MTP_F32 ? 23 : 52;
-	int emin = dt == MTP_BF16 ? -126 : dt == MTP_F16 ? -14 : dt == MTP_F32 ? -126 : -1022;
+	int mant = dt == MTP_BF16  ? 7
+		   : dt == MTP_F16 ? 10
+		   : dt == MTP_F32 ? 23
+				   : 52;
+	int emin = dt == MTP_BF16  ? -126
+		   : dt == MTP_F16 ? -14
+		   : dt == MTP_F32 ? -126
+				   : -1022;
 	double m = fmax(fabs(a), fabs(b));
 	int e;
 
@@ -201,12 +227,16 @@ static void argmax_rows(const struct mtp_tensor *got,
 		int64_t ia = 0, ib = 0;
 
 		for (int64_t k = 1; k < cols; k++) {
-			double a = mtp_load(got->dtype, got->data, (size_t)(r * cols + k));
-			double b = mtp_load(want->dtype, want->data, (size_t)(r * cols + k));
+			double a = mtp_load(got->dtype, got->data,
+					    (size_t)(r * cols + k));
+			double b = mtp_load(want->dtype, want->data,
+					    (size_t)(r * cols + k));
 
-			if (a > mtp_load(got->dtype, got->data, (size_t)(r * cols + ia)))
+			if (a > mtp_load(got->dtype, got->data,
+					 (size_t)(r * cols + ia)))
 				ia = k;
-			if (b > mtp_load(want->dtype, want->data, (size_t)(r * cols + ib)))
+			if (b > mtp_load(want->dtype, want->data,
+					 (size_t)(r * cols + ib)))
 				ib = k;
 		}
 		c->argmax_agree += ia == ib;
@@ -230,7 +260,8 @@ static void apply_budget(struct mtp_cmp *c, const struct mtp_tensor *got,
 		if (!isfinite(a) || !isfinite(b))
 			h = specials_match(a, b) ? 0 : INFINITY;
 		else
-			h = lim > 0 ? fabs(a - b) / lim : (a == b ? 0 : INFINITY);
+			h = lim > 0 ? fabs(a - b) / lim
+				    : (a == b ? 0 : INFINITY);
 		if (h > 1 && isfinite(h))
 			c->n_bad++;
 		if (h > worst) {
@@ -261,7 +292,8 @@ void mtp_compare(const char *name, const struct mtp_tensor *got,
 	c->shape_ok = mtp_tensor_same_shape(got, want);
 	if (!c->shape_ok) {
 		snprintf(c->shape_msg, sizeof(c->shape_msg),
-			 "shape %s, expected %s", mtp_shape_str(got, a, sizeof(a)),
+			 "shape %s, expected %s",
+			 mtp_shape_str(got, a, sizeof(a)),
 			 mtp_shape_str(want, b, sizeof(b)));
 		c->headroom = INFINITY;
 		return;
@@ -330,7 +362,8 @@ void mtp_compare_tokens(const char *name, const struct mtp_tensor *got,
 	struct mtp_tol tol = {0, 0, false, 0, 0, ""};
 
 	snprintf(tol.origin, sizeof(tol.origin),
-		 "exact where the reference's top-1 margin exceeds %.3g (the logit error bound)",
+		 "exact where the reference's top-1 margin exceeds %.3g (the "
+		 "logit error bound)",
 		 bound);
 	mtp_compare(name, got, want, &tol, false, c);
 	if (!c->shape_ok || !want_logits || !want_logits->data)

@@ -7,7 +7,7 @@
 #include "runner_int.h"
 
 void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
-			 int idx, int total)
+		      int idx, int total)
 {
 	FILE *o = run->opts.out;
 	const char *where = "";
@@ -15,15 +15,16 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	char buf[200] = "";
 
 	if (r->verdict == MTP_PASSED && r->n_cmp)
-		snprintf(buf, sizeof(buf), "worst %.2f of threshold, %d outputs",
-			 worst, r->n_cmp);
+		snprintf(buf, sizeof(buf),
+			 "worst %.2f of threshold, %d outputs", worst,
+			 r->n_cmp);
 	where = r->verdict == MTP_PASSED ? buf : r->message;
 	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
 		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
 		r->backend, r->file, r->case_id, where, r->seconds * 1e3);
 	if (r->diag.diag)
-		fprintf(o, "        %s: %s\n", r->diag.info ? "note" : "diagnosis",
-			r->diag.text);
+		fprintf(o, "        %s: %s\n",
+			r->diag.info ? "note" : "diagnosis", r->diag.text);
 	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||
 	    r->verdict == MTP_CRASHED || r->verdict == MTP_INVALID)
 		fprintf(o, "        repro: %s\n", r->repro);
@@ -56,9 +57,11 @@ void mtp_print_summary(const struct mtp_run *run)
 		    r->verdict == MTP_TIMEOUT || r->verdict == MTP_INVALID ||
 		    r->verdict == MTP_MISTRUSTED)
 			fprintf(o, "  %-10s %s:%s [%s]%s%s  repro: %s\n",
-				mtp_verdict_name(r->verdict), r->file, r->case_id,
-				r->backend, r->diag.diag ? "  diagnosis " : "",
-				r->diag.diag ? mtp_diag_info(r->diag.diag)->name : "",
+				mtp_verdict_name(r->verdict), r->file,
+				r->case_id, r->backend,
+				r->diag.diag ? "  diagnosis " : "",
+				r->diag.diag ? mtp_diag_info(r->diag.diag)->name
+					     : "",
 				r->repro);
 	}
 }

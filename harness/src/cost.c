@@ -13,7 +13,8 @@ static double gemm(double rows, double in, double out)
 /* Flops of one V3/V4 step (§10), without the vocabulary GEMM. */
 static double step_flops(const struct mtp_dims *d, bool v4, int iters)
 {
-	double t = (double)d->t, h = (double)d->h, m = (double)(d->m ? d->m : 1);
+	double t = (double)d->t, h = (double)d->h,
+	       m = (double)(d->m ? d->m : 1);
 	double f = (double)d->f, mix = 2 * m + m * m;
 	double block = gemm(t, h, h) + 3 * gemm(t, h, f) + 20 * t * h;
 
@@ -21,14 +22,15 @@ static double step_flops(const struct mtp_dims *d, bool v4, int iters)
 		return gemm(t, 2 * h, h) + block + 10 * t * h;
 	double pre = t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
 
-	return gemm(t * (m + 1), h, h) + block + 2 * pre + 2 * t * m * h * (m + 2) +
-	       t * (2 * m * m * h + 4 * m * h);
+	return gemm(t * (m + 1), h, h) + block + 2 * pre +
+	       2 * t * m * h * (m + 2) + t * (2 * m * m * h + 4 * m * h);
 }
 
 static double flops_of(const struct mtp_call *c)
 {
 	const struct mtp_dims *d = &c->dims;
-	double t = (double)d->t, h = (double)d->h, m = (double)(d->m ? d->m : 1);
+	double t = (double)d->t, h = (double)d->h,
+	       m = (double)(d->m ? d->m : 1);
 	double mix = 2 * m + m * m;
 	int iters = c->params->hc.sinkhorn_iters;
 	bool v4 = c->params->family == MTP_FAMILY_DEEPSEEK_V4;
@@ -44,15 +46,19 @@ static double flops_of(const struct mtp_call *c)
 	case MTP_OP_EH_PROJ_HC: return gemm(t * (m + 1), h, h) + t * m * h;
 	case MTP_OP_LM_HEAD: return gemm(t, h, (double)d->v);
 	case MTP_OP_ALL_REDUCE: return (double)d->p * (double)d->r * h;
-	case MTP_OP_HC_PRE: return t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
+	case MTP_OP_HC_PRE:
+		return t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
 	case MTP_OP_HC_POST: return t * m * h * (2 * m + 2);
 	case MTP_OP_HC_FUSED_POST_PRE:
-		return t * m * h * (2 * m + 2) + t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
+		return t * m * h * (2 * m + 2) +
+		       t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
 	case MTP_OP_HC_HEAD: return t * (2 * m * m * h + 4 * m * h);
 	case MTP_OP_MTP_BLOCK: return step_flops(d, v4, iters);
-	case MTP_OP_MTP_STEP: return step_flops(d, v4, iters) + gemm(t, h, (double)d->v);
+	case MTP_OP_MTP_STEP:
+		return step_flops(d, v4, iters) + gemm(t, h, (double)d->v);
 	case MTP_OP_DRAFT_CHAIN:
-		return (double)c->params->num_steps * (step_flops(d, v4, iters) + gemm(t, h, (double)d->v));
+		return (double)c->params->num_steps *
+		       (step_flops(d, v4, iters) + gemm(t, h, (double)d->v));
 	default: return 0;
 	}
 }
@@ -66,12 +72,14 @@ void mtp_op_cost(const struct mtp_call *c, double *bytes, double *flops)
 			b += (double)mtp_tensor_nbytes(&c->in[i]);
 	for (int i = 0; i < c->n_out; i++)
 		b += (double)mtp_tensor_nbytes(&c->out[i]);
-	if (c->op->id == MTP_OP_EMBED || c->op->id == MTP_OP_FUSED_EMBED_EH_NORM) {
+	if (c->op->id == MTP_OP_EMBED ||
+	    c->op->id == MTP_OP_FUSED_EMBED_EH_NORM) {
 		/* only the gathered rows of the table are read */
 		int i = mtp_call_in_index(c, "embed_table");
 
 		b -= (double)mtp_tensor_nbytes(&c->in[i]);
-		b += (double)(c->dims.t * c->dims.h) * (double)mtp_dtype_size(c->in[i].dtype);
+		b += (double)(c->dims.t * c->dims.h) *
+		     (double)mtp_dtype_size(c->in[i].dtype);
 	}
 	*bytes = b;
 	*flops = flops_of(c);

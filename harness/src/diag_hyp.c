@@ -88,7 +88,10 @@ static enum mtp_status run_steps(const struct mtp_ref_io *io, enum mtp_diag b)
 {
 	const struct mtp_call *c = io->c;
 	const struct mtp_params *p = c->params;
-	struct step_ctx x = {io, {0}, {0}, c->op->id == MTP_OP_DRAFT_CHAIN,
+	struct step_ctx x = {io,
+			     {0},
+			     {0},
+			     c->op->id == MTP_OP_DRAFT_CHAIN,
 			     p->family == MTP_FAMILY_DEEPSEEK_V4};
 	int64_t k = x.chain ? p->num_steps : 1;
 
@@ -108,18 +111,20 @@ static enum mtp_status run_steps(const struct mtp_ref_io *io, enum mtp_diag b)
 	for (int64_t s = 0; s < k; s++) {
 		char lp[32] = "", sp[32] = "";
 		int64_t l = x.chain ? chain_layer(p, s) : 0;
-		struct mtp_ref_step_in in = {mtp_refio_in(io, "embeds"), pos, prev};
+		struct mtp_ref_step_in in = {mtp_refio_in(io, "embeds"), pos,
+					     prev};
 		struct mtp_ref_step_out o;
 
 		if (x.chain) {
-			const int64_t *ids = s ? mtp_refio_iin(io, "next_tokens") +
-						 (s - 1) * x.d.t
-					       : mtp_refio_iin(io, "input_ids");
+			const int64_t *ids =
+				s ? mtp_refio_iin(io, "next_tokens") +
+						(s - 1) * x.d.t
+				  : mtp_refio_iin(io, "input_ids");
 
 			snprintf(lp, sizeof(lp), "layer.%lld/", (long long)l);
 			snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
-			mtp_ref_embed(mtp_refio_in(io, "embed_table"), ids, x.d.t,
-				      x.d.h, emb);
+			mtp_ref_embed(mtp_refio_in(io, "embed_table"), ids,
+				      x.d.t, x.d.h, emb);
 			in.embeds = emb;
 		}
 		for (int64_t t = 0; t < x.d.t; t++)
@@ -168,20 +173,17 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 
 	switch (d) {
 	case MTP_DIAG_PRE_NORM_RECYCLE:
-	case MTP_DIAG_DOUBLE_FINAL_NORM:
-		return is_step_op(c) && !v4;
+	case MTP_DIAG_DOUBLE_FINAL_NORM: return is_step_op(c) && !v4;
 	case MTP_DIAG_MISSING_HC_POST:
-	case MTP_DIAG_HC_POST_TWICE:
-		return is_step_op(c) && v4;
+	case MTP_DIAG_HC_POST_TWICE: return is_step_op(c) && v4;
 	case MTP_DIAG_HC_HEAD_OWNER:
-		return c->op->id == MTP_OP_DRAFT_CHAIN && v4 && p->num_layers >= 2 &&
-		       p->pass_step_idx && p->num_steps >= 2;
-	case MTP_DIAG_MISSING_POS0_MASK:
-		return has_zero_position(c);
+		return c->op->id == MTP_OP_DRAFT_CHAIN && v4 &&
+		       p->num_layers >= 2 && p->pass_step_idx &&
+		       p->num_steps >= 2;
+	case MTP_DIAG_MISSING_POS0_MASK: return has_zero_position(c);
 	case MTP_DIAG_NORM_ROUNDING:
 		return strstr(c->op->attrs, "rounding") != NULL;
-	default:
-		return false;
+	default: return false;
 	}
 }
 
@@ -214,7 +216,8 @@ static enum mtp_status run_changed(const struct mtp_call *c,
 static enum mtp_status unmasked_run(const struct mtp_call *c,
 				    struct mtp_tensor *hyp)
 {
-	const struct mtp_tensor *src = &c->in[mtp_call_in_index(c, "positions")];
+	const struct mtp_tensor *src =
+		&c->in[mtp_call_in_index(c, "positions")];
 	struct mtp_tensor pos = {0};
 	enum mtp_status st;
 
@@ -247,8 +250,9 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 	if (st)
 		return st;
 	if (d == MTP_DIAG_NORM_ROUNDING) {
-		p.rounding = p.rounding == MTP_ROUNDING_EAGER ? MTP_ROUNDING_FUSED
-							      : MTP_ROUNDING_EAGER;
+		p.rounding = p.rounding == MTP_ROUNDING_EAGER
+				     ? MTP_ROUNDING_FUSED
+				     : MTP_ROUNDING_EAGER;
 		return run_changed(c, &p, NULL, hyp);
 	}
 	if (d == MTP_DIAG_MISSING_POS0_MASK)

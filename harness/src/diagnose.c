@@ -17,28 +17,58 @@
 
 static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
 	[MTP_DIAG_NONE] = {"NONE", "", "", true},
-	[MTP_DIAG_PRE_NORM_RECYCLE] = {"PRE_NORM_RECYCLE", "§8.1",
-		"recycled hidden taken before the final norm (vLLM #45895, #47448; GLM-5 #46075): step 0 right, later steps drift", true},
-	[MTP_DIAG_DOUBLE_FINAL_NORM] = {"DOUBLE_FINAL_NORM", "§8.1",
-		"logits from a twice-normed hidden (shared_head.norm applied to an already-normed tensor; avoided in #47448): wrong at every step", true},
-	[MTP_DIAG_MISSING_HC_POST] = {"MISSING_HC_POST", "§8.2",
-		"no hc_post after mtp_block (V4 XPU, fixed in vLLM #45240): streams lack the last sublayer's mixing", true},
-	[MTP_DIAG_HC_POST_TWICE] = {"HC_POST_TWICE", "§8.3a",
-		"hc_post applied inside the ROCm block and again by the MTP layer (vLLM #41946, fixed #42930)", true},
-	[MTP_DIAG_HC_STATE_DEFAULTS] = {"HC_STATE_DEFAULTS", "§8.3b",
-		"block cannot be called without post_mix/res_mix/residual (TypeError after #41536/#41946; defaults in #42320, #42930)", true},
-	[MTP_DIAG_HC_HEAD_OWNER] = {"HC_HEAD_OWNER", "§8.3c",
-		"hc_head parameters of the wrong layer (predictor-level hc_head_op after #41946; #42579, fixed #42930)", true},
-	[MTP_DIAG_MISSING_POS0_MASK] = {"MISSING_POS0_MASK", "Step V3-1",
-		"position-0 embeddings not zeroed before enorm", true},
-	[MTP_DIAG_NORM_ROUNDING] = {"NORM_ROUNDING", "§2.1/§2.2",
-		"eager double rounding vs fused single rounding of RMSNorm: a tolerance matter, not a bug", true},
+	[MTP_DIAG_PRE_NORM_RECYCLE] =
+		{"PRE_NORM_RECYCLE", "§8.1",
+		 "recycled hidden taken before the final norm (vLLM #45895, "
+		 "#47448; GLM-5 #46075): step 0 right, later steps drift",
+		 true},
+	[MTP_DIAG_DOUBLE_FINAL_NORM] =
+		{"DOUBLE_FINAL_NORM", "§8.1",
+		 "logits from a twice-normed hidden (shared_head.norm applied "
+		 "to an already-normed tensor; avoided in #47448): wrong at "
+		 "every step",
+		 true},
+	[MTP_DIAG_MISSING_HC_POST] =
+		{"MISSING_HC_POST", "§8.2",
+		 "no hc_post after mtp_block (V4 XPU, fixed in vLLM #45240): "
+		 "streams lack the last sublayer's mixing",
+		 true},
+	[MTP_DIAG_HC_POST_TWICE] =
+		{"HC_POST_TWICE", "§8.3a",
+		 "hc_post applied inside the ROCm block and again by the MTP "
+		 "layer (vLLM #41946, fixed #42930)",
+		 true},
+	[MTP_DIAG_HC_STATE_DEFAULTS] =
+		{"HC_STATE_DEFAULTS", "§8.3b",
+		 "block cannot be called without post_mix/res_mix/residual "
+		 "(TypeError after #41536/#41946; defaults in #42320, #42930)",
+		 true},
+	[MTP_DIAG_HC_HEAD_OWNER] =
+		{"HC_HEAD_OWNER", "§8.3c",
+		 "hc_head parameters of the wrong layer (predictor-level "
+		 "hc_head_op after #41946; #42579, fixed #42930)",
+		 true},
+	[MTP_DIAG_MISSING_POS0_MASK] =
+		{"MISSING_POS0_MASK", "Step V3-1",
+		 "position-0 embeddings not zeroed before enorm", true},
+	[MTP_DIAG_NORM_ROUNDING] =
+		{"NORM_ROUNDING", "§2.1/§2.2",
+		 "eager double rounding vs fused single rounding of RMSNorm: a "
+		 "tolerance matter, not a bug",
+		 true},
 	[MTP_DIAG_STALE_WEIGHT_REMAP] = {"STALE_WEIGHT_REMAP", "§8.5",
-		"remap target names no parameter (norm_gate, fixed on XPU in #45240)", false},
+					 "remap target names no parameter "
+					 "(norm_gate, fixed on XPU in #45240)",
+					 false},
 	[MTP_DIAG_EH_PROJ_NO_PREFIX] = {"EH_PROJ_NO_PREFIX", "§8.4",
-		"e_proj/h_proj built without prefix= (vLLM #44817, fix #44821)", false},
-	[MTP_DIAG_MTP_HEAD_EMBED_UNLOADED] = {"MTP_HEAD_EMBED_UNLOADED", "§8.6",
-		"MTP shared head / embedding never loaded from a save_pretrained checkpoint", false},
+					"e_proj/h_proj built without prefix= "
+					"(vLLM #44817, fix #44821)",
+					false},
+	[MTP_DIAG_MTP_HEAD_EMBED_UNLOADED] =
+		{"MTP_HEAD_EMBED_UNLOADED", "§8.6",
+		 "MTP shared head / embedding never loaded from a "
+		 "save_pretrained checkpoint",
+		 false},
 };
 
 const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d)
@@ -90,16 +120,19 @@ static bool identical(const struct mtp_tensor *a, const struct mtp_tensor *b)
 
 /* MISSING_HC_POST as the engine sees it: recycled is the block output f,
  * [T,H] instead of [T,M*H]. Returns the matching hypothesis tensor. */
-static const struct mtp_tensor *alt_for(enum mtp_diag d, const struct mtp_call *c,
-					int k, const struct mtp_tensor *got,
+static const struct mtp_tensor *alt_for(enum mtp_diag d,
+					const struct mtp_call *c, int k,
+					const struct mtp_tensor *got,
 					const struct mtp_tensor *hyp)
 {
 	const char *name = c->sig->out[k].name, *slash = strrchr(name, '/');
 	char f[MTP_NAME_MAX];
 
-	if (d != MTP_DIAG_MISSING_HC_POST || strcmp(slash ? slash + 1 : name, "recycled"))
+	if (d != MTP_DIAG_MISSING_HC_POST ||
+	    strcmp(slash ? slash + 1 : name, "recycled"))
 		return &hyp[k];
-	snprintf(f, sizeof(f), "%.*sblock_out", slash ? (int)(slash - name + 1) : 0, name);
+	snprintf(f, sizeof(f), "%.*sblock_out",
+		 slash ? (int)(slash - name + 1) : 0, name);
 	int j = mtp_call_out_index(c, f);
 
 	if (j >= 0 && mtp_tensor_numel(got) == mtp_tensor_numel(&hyp[j]) &&
@@ -109,17 +142,20 @@ static const struct mtp_tensor *alt_for(enum mtp_diag d, const struct mtp_call *
 }
 
 static void score_one(const struct mtp_call *c, const struct mtp_tensor *got,
-		      const struct mtp_tensor *want, const struct mtp_tensor *hyp,
-		      struct mtp_diag_score *s)
+		      const struct mtp_tensor *want,
+		      const struct mtp_tensor *hyp, struct mtp_diag_score *s)
 {
 	for (int k = 0; k < c->n_out; k++) {
-		if (!got[k].data || !want[k].data || !mtp_dtype_is_float(want[k].dtype))
+		if (!got[k].data || !want[k].data ||
+		    !mtp_dtype_is_float(want[k].dtype))
 			continue;
 		if (identical(&hyp[k], &want[k]))
 			continue; /* the bug does not show in this output */
-		const struct mtp_tensor *h = alt_for(s->diag, c, k, &got[k], hyp);
-		double eh = mtp_tensor_same_shape(&got[k], h) ? normwise(&got[k], h)
-							      : INFINITY;
+		const struct mtp_tensor *h =
+			alt_for(s->diag, c, k, &got[k], hyp);
+		double eh = mtp_tensor_same_shape(&got[k], h)
+				    ? normwise(&got[k], h)
+				    : INFINITY;
 		double er = normwise(&got[k], &want[k]);
 
 		s->informative++;
@@ -134,21 +170,31 @@ static void describe(struct mtp_diag_result *r, double err_ref)
 	char how[96];
 
 	if (isinf(err_ref))
-		snprintf(how, sizeof(how), "(normwise %.2g; the correct output has another shape)",
-			 r->err_hyp);
+		snprintf(
+			how, sizeof(how),
+			"(normwise %.2g; the correct output has another shape)",
+			r->err_hyp);
 	else if (r->err_hyp == 0)
-		snprintf(how, sizeof(how), "exactly (the correct reference is off by %.2g normwise)",
+		snprintf(how, sizeof(how),
+			 "exactly (the correct reference is off by %.2g "
+			 "normwise)",
 			 err_ref);
 	else if (r->ratio > 1000)
-		snprintf(how, sizeof(how), "over 1000x closer than the correct reference (normwise %.2g vs %.2g)",
+		snprintf(how, sizeof(how),
+			 "over 1000x closer than the correct reference "
+			 "(normwise %.2g vs %.2g)",
 			 r->err_hyp, err_ref);
 	else
-		snprintf(how, sizeof(how), "%.0fx closer than the correct reference (normwise %.2g vs %.2g)",
+		snprintf(how, sizeof(how),
+			 "%.0fx closer than the correct reference (normwise "
+			 "%.2g vs %.2g)",
 			 r->ratio, r->err_hyp, err_ref);
-	snprintf(r->text, sizeof(r->text), "%s [%s]: the outputs match this %s %s; %s",
-		 i->name, i->section,
-		 r->diag == MTP_DIAG_NORM_ROUNDING ? "legitimate variant" : "bug", how,
-		 i->history);
+	snprintf(r->text, sizeof(r->text),
+		 "%s [%s]: the outputs match this %s %s; %s", i->name,
+		 i->section,
+		 r->diag == MTP_DIAG_NORM_ROUNDING ? "legitimate variant"
+						   : "bug",
+		 how, i->history);
 }
 
 /* Scores hypothesis `only` (or every one, MTP_DIAG_NONE) and claims the
@@ -181,7 +227,8 @@ static void diagnose_set(const struct mtp_call *c, const struct mtp_tensor *got,
 		if (clear && s.err_hyp < best) {
 			best = s.err_hyp;
 			out->diag = s.diag;
-			out->ratio = s.err_hyp > 0 ? s.err_ref / s.err_hyp : INFINITY;
+			out->ratio = s.err_hyp > 0 ? s.err_ref / s.err_hyp
+						   : INFINITY;
 			out->err_hyp = s.err_hyp;
 			best_ref = s.err_ref;
 		}
@@ -198,7 +245,8 @@ void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 	diagnose_set(c, got, want, MTP_DIAG_NONE, out);
 }
 
-void mtp_diagnose_rounding(const struct mtp_call *c, const struct mtp_tensor *got,
+void mtp_diagnose_rounding(const struct mtp_call *c,
+			   const struct mtp_tensor *got,
 			   const struct mtp_tensor *want,
 			   struct mtp_diag_result *out)
 {

@@ -11,12 +11,12 @@
 #include <string.h>
 
 static const char *const dtype_names[MTP_DTYPE_COUNT] = {
-	[MTP_F64] = "float64", [MTP_F32] = "float32", [MTP_F16] = "float16",
-	[MTP_BF16] = "bfloat16", [MTP_I64] = "int64", [MTP_I32] = "int32",
+	[MTP_F64] = "float64",	 [MTP_F32] = "float32", [MTP_F16] = "float16",
+	[MTP_BF16] = "bfloat16", [MTP_I64] = "int64",	[MTP_I32] = "int32",
 };
 
 static const size_t dtype_sizes[MTP_DTYPE_COUNT] = {
-	[MTP_F64] = 8, [MTP_F32] = 4, [MTP_F16] = 2,
+	[MTP_F64] = 8,	[MTP_F32] = 4, [MTP_F16] = 2,
 	[MTP_BF16] = 2, [MTP_I64] = 8, [MTP_I32] = 4,
 };
 
@@ -76,7 +76,7 @@ static uint32_t round_to_narrow(uint64_t u, int mant, int ebits)
 	uint64_t sig = exp ? (frac | (1ull << 52)) : frac;
 	int e = exp ? exp - 1023 : -1022;
 	int ne = e + bias; /* biased narrow exponent if normal */
-	int shift;         /* bits of sig dropped */
+	int shift;	   /* bits of sig dropped */
 
 	if (ne >= 1)
 		shift = 52 - mant;
@@ -153,8 +153,8 @@ float mtp_f16_to_float(uint16_t bits)
 float mtp_f32_from_double(double v)
 {
 	uint64_t u = double_bits(v);
-	uint32_t r = ((uint32_t)(u >> 32) & 0x80000000u) |
-		     round_to_narrow(u, 23, 8);
+	uint32_t r =
+		((uint32_t)(u >> 32) & 0x80000000u) | round_to_narrow(u, 23, 8);
 	float f;
 
 	memcpy(&f, &r, sizeof(f));
@@ -164,59 +164,35 @@ float mtp_f32_from_double(double v)
 double mtp_round(enum mtp_dtype dt, double v)
 {
 	switch (dt) {
-	case MTP_F32:
-		return mtp_f32_from_double(v);
-	case MTP_F16:
-		return mtp_f16_to_float(mtp_f16_from_double(v));
-	case MTP_BF16:
-		return mtp_bf16_to_float(mtp_bf16_from_double(v));
-	default:
-		return v;
+	case MTP_F32: return mtp_f32_from_double(v);
+	case MTP_F16: return mtp_f16_to_float(mtp_f16_from_double(v));
+	case MTP_BF16: return mtp_bf16_to_float(mtp_bf16_from_double(v));
+	default: return v;
 	}
 }
 
 double mtp_load(enum mtp_dtype dt, const void *buf, size_t i)
 {
 	switch (dt) {
-	case MTP_F64:
-		return ((const double *)buf)[i];
-	case MTP_F32:
-		return ((const float *)buf)[i];
-	case MTP_F16:
-		return mtp_f16_to_float(((const uint16_t *)buf)[i]);
-	case MTP_BF16:
-		return mtp_bf16_to_float(((const uint16_t *)buf)[i]);
-	case MTP_I64:
-		return (double)((const int64_t *)buf)[i];
-	case MTP_I32:
-		return ((const int32_t *)buf)[i];
-	default:
-		return NAN;
+	case MTP_F64: return ((const double *)buf)[i];
+	case MTP_F32: return ((const float *)buf)[i];
+	case MTP_F16: return mtp_f16_to_float(((const uint16_t *)buf)[i]);
+	case MTP_BF16: return mtp_bf16_to_float(((const uint16_t *)buf)[i]);
+	case MTP_I64: return (double)((const int64_t *)buf)[i];
+	case MTP_I32: return ((const int32_t *)buf)[i];
+	default: return NAN;
 	}
 }
 
 void mtp_store(enum mtp_dtype dt, void *buf, size_t i, double v)
 {
 	switch (dt) {
-	case MTP_F64:
-		((double *)buf)[i] = v;
-		break;
-	case MTP_F32:
-		((float *)buf)[i] = mtp_f32_from_double(v);
-		break;
-	case MTP_F16:
-		((uint16_t *)buf)[i] = mtp_f16_from_double(v);
-		break;
-	case MTP_BF16:
-		((uint16_t *)buf)[i] = mtp_bf16_from_double(v);
-		break;
-	case MTP_I64:
-		((int64_t *)buf)[i] = (int64_t)v;
-		break;
-	case MTP_I32:
-		((int32_t *)buf)[i] = (int32_t)v;
-		break;
-	default:
-		break;
+	case MTP_F64: ((double *)buf)[i] = v; break;
+	case MTP_F32: ((float *)buf)[i] = mtp_f32_from_double(v); break;
+	case MTP_F16: ((uint16_t *)buf)[i] = mtp_f16_from_double(v); break;
+	case MTP_BF16: ((uint16_t *)buf)[i] = mtp_bf16_from_double(v); break;
+	case MTP_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
+	case MTP_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
+	default: break;
 	}
 }

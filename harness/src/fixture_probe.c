@@ -94,8 +94,9 @@ static bool read_report(int fd, int *st, char *msg, size_t n, bool *late)
 	return true;
 }
 
-enum mtp_status mtp_fixture_probe(const char *path, const struct mtp_limits *lim,
-				  char *err, size_t errn)
+enum mtp_status mtp_fixture_probe(const char *path,
+				  const struct mtp_limits *lim, char *err,
+				  size_t errn)
 {
 	int fds[2], status = 0, st = MTP_OK;
 	bool late = false, ok;
@@ -117,14 +118,23 @@ enum mtp_status mtp_fixture_probe(const char *path, const struct mtp_limits *lim
 	if (ok)
 		return (enum mtp_status)st;
 	if (late)
-		snprintf(err, errn, "%s: /: the HDF5 library did not finish reading it in %d s "
-			 "(corrupt file?)", path, PROBE_SECONDS);
+		snprintf(err, errn,
+			 "%s: /: the HDF5 library did not finish reading it in "
+			 "%d s "
+			 "(corrupt file?)",
+			 path, PROBE_SECONDS);
 	else if (WIFSIGNALED(status))
-		snprintf(err, errn, "%s: /: the HDF5 library crashed reading it (%s): a corrupt "
-			 "or malformed file", path, strsignal(WTERMSIG(status)));
+		snprintf(err, errn,
+			 "%s: /: the HDF5 library crashed reading it (%s): a "
+			 "corrupt "
+			 "or malformed file",
+			 path, strsignal(WTERMSIG(status)));
 	else
-		snprintf(err, errn, "%s: /: reading it failed (out of memory?): a corrupt or "
-			 "malformed file", path);
+		snprintf(err, errn,
+			 "%s: /: reading it failed (out of memory?): a corrupt "
+			 "or "
+			 "malformed file",
+			 path);
 	return MTP_ERR_INVALID;
 }
 

@@ -132,8 +132,7 @@ static bool storage_matches(hid_t ft, enum mtp_dtype dt)
 
 	switch (dt) {
 	case MTP_F64:
-	case MTP_F32:
-		return cls == H5T_FLOAT && sz == mtp_dtype_size(dt);
+	case MTP_F32: return cls == H5T_FLOAT && sz == mtp_dtype_size(dt);
 	case MTP_F16:
 	case MTP_BF16:
 		return cls == H5T_INTEGER && sz == 2 &&
@@ -142,8 +141,7 @@ static bool storage_matches(hid_t ft, enum mtp_dtype dt)
 	case MTP_I32:
 		return cls == H5T_INTEGER && sz == mtp_dtype_size(dt) &&
 		       H5Tget_sign(ft) == H5T_SGN_2;
-	default:
-		return false;
+	default: return false;
 	}
 }
 
@@ -169,19 +167,25 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 	enum mtp_status st = MTP_OK;
 
 	if (d < 0)
-		return fail(r, MTP_ERR_INVALID, obj,
-			    "cannot open the dataset (broken or dangling link?)%s", "");
+		return fail(
+			r, MTP_ERR_INVALID, obj,
+			"cannot open the dataset (broken or dangling link?)%s",
+			"");
 	hid_t ft = H5Dget_type(d), sp = H5Dget_space(d);
 	int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
 	hsize_t dims[MTP_MAX_DIMS];
 
 	if (!read_str_attr(d, "dtype", dts, sizeof(dts)))
-		st = fail(r, MTP_ERR_INVALID, obj, "missing string attribute 'dtype'%s", "");
+		st = fail(r, MTP_ERR_INVALID, obj,
+			  "missing string attribute 'dtype'%s", "");
 	else if (!mtp_dtype_parse(dts, &e->t.dtype))
-		st = fail(r, MTP_ERR_INVALID, obj, "dtype '%s' is not a FIXTURES.md dtype", dts);
+		st = fail(r, MTP_ERR_INVALID, obj,
+			  "dtype '%s' is not a FIXTURES.md dtype", dts);
 	else if (ft < 0 || !storage_matches(ft, e->t.dtype))
 		st = fail(r, MTP_ERR_INVALID, obj,
-			  "stored HDF5 type does not match dtype '%s' (16-bit floats are stored as uint16)", dts);
+			  "stored HDF5 type does not match dtype '%s' (16-bit "
+			  "floats are stored as uint16)",
+			  dts);
 	else if (nd < 0 || nd > MTP_MAX_DIMS)
 		st = fail(r, MTP_ERR_INVALID, obj, "unsupported rank%s", "");
 	if (st)
@@ -209,9 +213,12 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 		e->tol.atol = read_num_attr(d, "atol", &tol) ? tol : 0;
 		if (!read_str_attr(d, "tolerance_origin", e->tol.origin,
 				   sizeof(e->tol.origin)))
-			snprintf(e->tol.origin, sizeof(e->tol.origin), "fixture");
-		if (!(e->tol.rtol >= 0 && e->tol.atol >= 0 && e->tol.rtol < 1e3))
-			st = fail(r, MTP_ERR_INVALID, obj, "rtol/atol must be finite and >= 0%s", "");
+			snprintf(e->tol.origin, sizeof(e->tol.origin),
+				 "fixture");
+		if (!(e->tol.rtol >= 0 && e->tol.atol >= 0 &&
+		      e->tol.rtol < 1e3))
+			st = fail(r, MTP_ERR_INVALID, obj,
+				  "rtol/atol must be finite and >= 0%s", "");
 	}
 out:
 	if (sp >= 0)
@@ -241,9 +248,11 @@ static enum mtp_status walk_group(struct reader *r, hid_t grp,
 	struct group_walk w = {r, list, base, prefix, depth};
 	hsize_t idx = 0;
 
-	if (H5Literate(grp, H5_INDEX_NAME, H5_ITER_INC, &idx, walk_link, &w) < 0 &&
+	if (H5Literate(grp, H5_INDEX_NAME, H5_ITER_INC, &idx, walk_link, &w) <
+		    0 &&
 	    !r->st)
-		return fail(r, MTP_ERR_INVALID, base, "cannot list the group%s", "");
+		return fail(r, MTP_ERR_INVALID, base, "cannot list the group%s",
+			    "");
 	return r->st;
 }
 
@@ -258,30 +267,39 @@ static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 	snprintf(obj, sizeof(obj), "%s/%s", w->base, name);
 	snprintf(full, sizeof(full), "%s%s", w->prefix, name);
 	if (strlen(full) >= MTP_NAME_MAX)
-		return fail(w->r, MTP_ERR_INVALID, obj, "name too long%s", ""), -1;
+		return fail(w->r, MTP_ERR_INVALID, obj, "name too long%s", ""),
+		       -1;
 	if (H5Oget_info_by_name(grp, name, &oi, H5P_DEFAULT) < 0)
 		return fail(w->r, MTP_ERR_INVALID, obj,
-			    "cannot resolve the object (dangling soft link?)%s", ""), -1;
+			    "cannot resolve the object (dangling soft link?)%s",
+			    ""),
+		       -1;
 	if (oi.type == H5O_TYPE_GROUP) {
 		if (w->depth >= 1)
 			return fail(w->r, MTP_ERR_INVALID, obj,
-				    "groups nest at most one level (layer.<l>/, step.<s>/)%s", ""), -1;
+				    "groups nest at most one level "
+				    "(layer.<l>/, step.<s>/)%s",
+				    ""),
+			       -1;
 		hid_t g = H5Gopen2(grp, name, H5P_DEFAULT);
 		char pfx[MTP_NAME_MAX + 8];
 
 		snprintf(pfx, sizeof(pfx), "%s/", full);
 		enum mtp_status st = g < 0 ? MTP_ERR_INVALID
-			: walk_group(w->r, g, w->list, obj, pfx, w->depth + 1);
+					   : walk_group(w->r, g, w->list, obj,
+							pfx, w->depth + 1);
 		if (g >= 0)
 			H5Gclose(g);
 		return st ? -1 : 0;
 	}
 	if (oi.type != H5O_TYPE_DATASET)
-		return fail(w->r, MTP_ERR_INVALID, obj, "not a dataset%s", ""), -1;
+		return fail(w->r, MTP_ERR_INVALID, obj, "not a dataset%s", ""),
+		       -1;
 	struct mtp_named *e = mtp_list_add(w->list, full);
 
 	if (!e)
-		return fail(w->r, MTP_ERR_NOMEM, obj, "out of memory%s", ""), -1;
+		return fail(w->r, MTP_ERR_NOMEM, obj, "out of memory%s", ""),
+		       -1;
 	return scan_dataset(w->r, grp, name, obj, e) ? -1 : 0;
 }
 
@@ -342,19 +360,26 @@ static enum mtp_status scan_case_attrs(struct reader *r, hid_t cg,
 	hsize_t idx = 0;
 
 	if (!read_str_attr(cg, "op", s, sizeof(s)))
-		return fail(r, MTP_ERR_INVALID, obj, "missing string attribute 'op'%s", "");
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "missing string attribute 'op'%s", "");
 	c->op = mtp_op_find(s);
 	if (!c->op)
-		return fail(r, MTP_ERR_INVALID, obj, "unknown op '%s' (mtpcheck list ops)", s);
-	if (!read_str_attr(cg, "family", s, sizeof(s)))
-		return fail(r, MTP_ERR_INVALID, obj, "missing string attribute 'family'%s", "");
-	if (!mtp_family_parse(s, &c->family))
 		return fail(r, MTP_ERR_INVALID, obj,
-			    "family '%s' is not deepseek_v3, glm or deepseek_v4", s);
+			    "unknown op '%s' (mtpcheck list ops)", s);
+	if (!read_str_attr(cg, "family", s, sizeof(s)))
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "missing string attribute 'family'%s", "");
+	if (!mtp_family_parse(s, &c->family))
+		return fail(
+			r, MTP_ERR_INVALID, obj,
+			"family '%s' is not deepseek_v3, glm or deepseek_v4",
+			s);
 	c->has_seed = read_u64_attr(cg, "seed", &c->seed);
 	if (!c->has_seed)
-		return fail(r, MTP_ERR_INVALID, obj, "missing integer attribute 'seed'%s", "");
-	H5Aiterate2(cg, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c->attrs);
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "missing integer attribute 'seed'%s", "");
+	H5Aiterate2(cg, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr,
+		    &c->attrs);
 	return MTP_OK;
 }
 
@@ -370,7 +395,8 @@ static enum mtp_status scan_case(struct reader *r, hid_t cases, const char *id,
 	snprintf(obj, sizeof(obj), "/cases/%s", id);
 	snprintf(c->file, sizeof(c->file), "%s", r->fx->path);
 	if (!valid_case_id(id))
-		return fail(r, MTP_ERR_INVALID, obj, "case id must match [A-Za-z0-9_.-]+%s", "");
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "case id must match [A-Za-z0-9_.-]+%s", "");
 	snprintf(c->id, sizeof(c->id), "%s", id);
 	hid_t cg = H5Gopen2(cases, id, H5P_DEFAULT);
 
@@ -387,7 +413,9 @@ static enum mtp_status scan_case(struct reader *r, hid_t cases, const char *id,
 	if (st)
 		return st;
 	if (c->expected.n == 0 && c->observed.n == 0)
-		return fail(r, MTP_ERR_INVALID, obj, "has neither expected/ nor observed/ datasets%s", "");
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "has neither expected/ nor observed/ datasets%s",
+			    "");
 	sig = malloc(sizeof(*sig));
 	if (!sig)
 		return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s", "");
@@ -408,7 +436,8 @@ static herr_t scan_case_cb(hid_t cases, const char *name,
 	(void)info;
 	c = realloc(fx->cases, (size_t)(fx->n_cases + 1) * sizeof(*c));
 	if (!c)
-		return fail(r, MTP_ERR_NOMEM, "/cases", "out of memory%s", ""), -1;
+		return fail(r, MTP_ERR_NOMEM, "/cases", "out of memory%s", ""),
+		       -1;
 	fx->cases = c;
 	c = &fx->cases[fx->n_cases++];
 	memset(c, 0, sizeof(*c));
@@ -424,7 +453,7 @@ static herr_t scan_case_cb(hid_t cases, const char *name,
  * refused if the walk would not end inside the collection. One extra read of
  * the file; only files with 8-byte lengths (h5py's, ours) are checked.
  */
-#define GCOL_HDR 16u		  /* magic, version, reserved, size */
+#define GCOL_HDR 16u	     /* magic, version, reserved, size */
 #define GCOL_MAX (16u << 20) /* larger ones are not walked */
 
 static uint64_t le64(const unsigned char *p)
@@ -446,7 +475,8 @@ static bool gcol_walk_ok(const unsigned char *c, uint64_t size)
 
 		if (osz > size)
 			return false;
-		uint64_t need = idx ? GCOL_HDR + ((osz + 7) & ~(uint64_t)7) : osz;
+		uint64_t need =
+			idx ? GCOL_HDR + ((osz + 7) & ~(uint64_t)7) : osz;
 
 		if (need == 0 || need > size - off)
 			return false;
@@ -466,7 +496,7 @@ static bool gcol_ok(FILE *f, off_t at)
 		return true; /* HDF5 cannot read it either */
 	size = le64(hdr + 8);
 	if (size < GCOL_HDR || size > GCOL_MAX)
-		return true; /* HDF5 refuses or cannot allocate it */
+		return true;	     /* HDF5 refuses or cannot allocate it */
 	c = calloc(1, (size_t)size); /* past the end of the file reads as 0 */
 	if (!c)
 		return true;
@@ -525,15 +555,20 @@ static enum mtp_status check_root(struct reader *r, hid_t f)
 	double ver;
 
 	if (!read_str_attr(f, "format", fmt, sizeof(fmt)))
-		return fail(r, MTP_ERR_INVALID, "/", "missing string attribute 'format'%s", "");
+		return fail(r, MTP_ERR_INVALID, "/",
+			    "missing string attribute 'format'%s", "");
 	if (strcmp(fmt, MTP_FORMAT_NAME) != 0)
-		return fail(r, MTP_ERR_INVALID, "/", "format is '%s', not 'mtpcheck-fixture'", fmt);
+		return fail(r, MTP_ERR_INVALID, "/",
+			    "format is '%s', not 'mtpcheck-fixture'", fmt);
 	if (!read_num_attr(f, "format_version", &ver))
-		return fail(r, MTP_ERR_INVALID, "/", "missing integer attribute 'format_version'%s", "");
+		return fail(r, MTP_ERR_INVALID, "/",
+			    "missing integer attribute 'format_version'%s", "");
 	if (ver != MTP_FORMAT_VERSION) {
 		snprintf(fmt, sizeof(fmt), "%g", ver);
 		return fail(r, MTP_ERR_INVALID, "/",
-			    "format_version %s is not supported (this reader knows 1)", fmt);
+			    "format_version %s is not supported (this reader "
+			    "knows 1)",
+			    fmt);
 	}
 	if (!read_str_attr(f, "generator", r->fx->generator,
 			   sizeof(r->fx->generator)))
@@ -563,11 +598,13 @@ enum mtp_status mtp_fixture_open_direct(const char *path,
 			    "not an HDF5 file (corrupt or truncated?)%s", "");
 	if (!global_heaps_ok(path))
 		return fail(&r, MTP_ERR_INVALID, "/",
-			    "corrupt global heap (variable-length strings)%s", "");
+			    "corrupt global heap (variable-length strings)%s",
+			    "");
 	f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (f < 0)
 		return fail(&r, MTP_ERR_INVALID, "/",
-			    "HDF5 cannot open it (corrupt or truncated?)%s", "");
+			    "HDF5 cannot open it (corrupt or truncated?)%s",
+			    "");
 	if (check_root(&r, f))
 		goto out_close;
 	cases = H5Gopen2(f, "cases", H5P_DEFAULT);
@@ -576,8 +613,10 @@ enum mtp_status mtp_fixture_open_direct(const char *path,
 		goto out_close;
 	}
 	if (H5Literate(cases, H5_INDEX_NAME, H5_ITER_INC, &idx, scan_case_cb,
-		       &r) < 0 && !r.st)
-		fail(&r, MTP_ERR_INVALID, "/cases", "cannot list the cases (corrupt?)%s", "");
+		       &r) < 0 &&
+	    !r.st)
+		fail(&r, MTP_ERR_INVALID, "/cases",
+		     "cannot list the cases (corrupt?)%s", "");
 	H5Gclose(cases);
 out_close:
 	H5Fclose(f);
@@ -599,18 +638,21 @@ static enum mtp_status load_list(struct reader *r, hid_t cg, const char *id,
 			 l->items[i].name);
 		memcpy(shape, t->shape, sizeof(shape));
 		if (mtp_tensor_alloc(t, t->dtype, t->ndim, shape))
-			return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s", "");
+			return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s",
+				    "");
 		if (!t->data)
 			continue;
 		hid_t d = H5Dopen2(cg, obj, H5P_DEFAULT);
 		herr_t e = d < 0 ? -1
-			: H5Dread(d, mem_type(t->dtype), H5S_ALL, H5S_ALL,
-				  H5P_DEFAULT, t->data);
+				 : H5Dread(d, mem_type(t->dtype), H5S_ALL,
+					   H5S_ALL, H5P_DEFAULT, t->data);
 		if (d >= 0)
 			H5Dclose(d);
 		if (e < 0)
 			return fail(r, MTP_ERR_INVALID, obj,
-				    "cannot read the data (corrupt or truncated?)%s", "");
+				    "cannot read the data (corrupt or "
+				    "truncated?)%s",
+				    "");
 	}
 	return MTP_OK;
 }
@@ -636,9 +678,11 @@ static enum mtp_status check_indices(struct reader *r, struct mtp_case *c)
 				continue;
 			snprintf(obj, sizeof(obj), "/cases/%s/inputs/%s", c->id,
 				 e->name);
-			return fail(r, MTP_ERR_INVALID, obj,
-				    ids ? "an id is outside [0, V) of embed_table%s"
-					: "a negative value%s", "");
+			return fail(
+				r, MTP_ERR_INVALID, obj,
+				ids ? "an id is outside [0, V) of embed_table%s"
+				    : "a negative value%s",
+				"");
 		}
 	}
 	return MTP_OK;
@@ -657,7 +701,8 @@ enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	f = H5Fopen(fx->path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (f < 0)
-		return fail(&r, MTP_ERR_IO, "/", "cannot reopen the file%s", "");
+		return fail(&r, MTP_ERR_IO, "/", "cannot reopen the file%s",
+			    "");
 	if (!load_list(&r, f, c->id, "inputs", &c->inputs) &&
 	    !load_list(&r, f, c->id, "expected", &c->expected) &&
 	    !load_list(&r, f, c->id, "observed", &c->observed))

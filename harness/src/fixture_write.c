@@ -86,7 +86,8 @@ static herr_t put_tensor(hid_t grp, const struct mtp_named *e)
 		       H5P_DEFAULT);
 	if (d >= 0) {
 		err = e->t.data ? H5Dwrite(d, native_type(e->t.dtype), H5S_ALL,
-					   H5S_ALL, H5P_DEFAULT, e->t.data) : 0;
+					   H5S_ALL, H5P_DEFAULT, e->t.data)
+				: 0;
 		if (err >= 0)
 			err = put_str(d, "dtype", mtp_dtype_name(e->t.dtype));
 		if (err >= 0 && e->tol.set) {
@@ -94,7 +95,8 @@ static herr_t put_tensor(hid_t grp, const struct mtp_named *e)
 			if (err >= 0)
 				err = put_num(d, "atol", e->tol.atol, false);
 			if (err >= 0)
-				err = put_str(d, "tolerance_origin", e->tol.origin);
+				err = put_str(d, "tolerance_origin",
+					      e->tol.origin);
 		}
 		H5Dclose(d);
 	}
@@ -122,7 +124,8 @@ static herr_t put_list(hid_t cg, const char *part,
 
 static herr_t put_case(hid_t cases, const struct mtp_case *c)
 {
-	hid_t cg = H5Gcreate2(cases, c->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t cg =
+		H5Gcreate2(cases, c->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	herr_t e;
 
 	if (cg < 0)
@@ -139,7 +142,8 @@ static herr_t put_case(hid_t cases, const struct mtp_case *c)
 			e = put_str(cg, a->name, a->str);
 		else
 			e = put_num(cg, a->name, a->num,
-				    a->num == floor(a->num) && fabs(a->num) >= 1);
+				    a->num == floor(a->num) &&
+					    fabs(a->num) >= 1);
 	}
 	if (e >= 0)
 		e = put_list(cg, "inputs", &c->inputs);
@@ -175,7 +179,9 @@ enum mtp_status mtp_fixture_write(const char *path, const char *generator,
 		e = put_str(f, "generator", generator);
 	if (e >= 0)
 		e = put_str(f, "created", when);
-	g = e >= 0 ? H5Gcreate2(f, "cases", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+	g = e >= 0 ? H5Gcreate2(f, "cases", H5P_DEFAULT, H5P_DEFAULT,
+				H5P_DEFAULT)
+		   : -1;
 	for (int i = 0; g >= 0 && e >= 0 && i < n; i++)
 		e = put_case(g, &cases[i]);
 	if (g >= 0)

@@ -80,8 +80,8 @@ static double rng_uniform(struct rng *r)
 static double rng_normal(struct rng *r)
 {
 	uint64_t a = rng_next(r), b = rng_next(r);
-	uint64_t sum = (a >> 32) + (a & 0xffffffffu) + (b >> 32) +
-		       (b & 0xffffffffu);
+	uint64_t sum =
+		(a >> 32) + (a & 0xffffffffu) + (b >> 32) + (b & 0xffffffffu);
 
 	return ((double)sum - 2.0 * 4294967295.0) *
 	       (1.7320508075688772 / 4294967296.0);
@@ -108,7 +108,7 @@ enum vrule {
 	VR_POST_MIX,  /* uniform [0.1, 1.9], like 2 sigmoid(.) */
 	VR_COMB_MIX,  /* Sinkhorn-normalised positive M x M per token */
 	VR_POSITIONS, /* [1, 8192), about one in six set to 0 */
-	VR_IDS,       /* [0, V) */
+	VR_IDS,	      /* [0, V) */
 };
 
 struct name_rule {
@@ -119,10 +119,10 @@ struct name_rule {
 
 static const struct name_rule name_rules[] = {
 	{"positions", VR_POSITIONS, 0}, {"input_ids", VR_IDS, 0},
-	{"next_tokens", VR_IDS, 0},     {"post_mix", VR_POST_MIX, 0},
-	{"comb_mix", VR_COMB_MIX, 0},   {"res_mix", VR_COMB_MIX, 0},
-	{"embeds", VR_HIDDEN, 0.05},    {"embed_table", VR_HIDDEN, 0.05},
-	{"residual", VR_HIDDEN, 2.0},   {"parts", VR_HIDDEN, 1.0},
+	{"next_tokens", VR_IDS, 0},	{"post_mix", VR_POST_MIX, 0},
+	{"comb_mix", VR_COMB_MIX, 0},	{"res_mix", VR_COMB_MIX, 0},
+	{"embeds", VR_HIDDEN, 0.05},	{"embed_table", VR_HIDDEN, 0.05},
+	{"residual", VR_HIDDEN, 2.0},	{"parts", VR_HIDDEN, 1.0},
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -139,7 +139,8 @@ static enum vrule rule_of(const struct mtp_tspec *s, int ndim, double *scale)
 	const char *base = slash ? slash + 1 : s->name;
 
 	*scale = 1.0;
-	for (size_t i = 0; i < sizeof(name_rules) / sizeof(name_rules[0]); i++) {
+	for (size_t i = 0; i < sizeof(name_rules) / sizeof(name_rules[0]);
+	     i++) {
 		if (strcmp(base, name_rules[i].name) == 0) {
 			*scale = name_rules[i].scale;
 			return name_rules[i].rule;
@@ -233,10 +234,12 @@ static void fill_positions(struct rng *r, struct mtp_tensor *t)
 	}
 }
 
-enum mtp_status mtp_gen_fill(const struct mtp_tspec *s, const struct mtp_dims *d,
-			     uint64_t seed, struct mtp_tensor *t)
+enum mtp_status mtp_gen_fill(const struct mtp_tspec *s,
+			     const struct mtp_dims *d, uint64_t seed,
+			     struct mtp_tensor *t)
 {
-	int64_t n = mtp_tensor_numel(t), last = t->ndim ? t->shape[t->ndim - 1] : 1;
+	int64_t n = mtp_tensor_numel(t),
+		last = t->ndim ? t->shape[t->ndim - 1] : 1;
 	double scale, lo, width;
 	enum vrule rule = rule_of(s, t->ndim, &scale);
 	struct rng r;
@@ -250,7 +253,9 @@ enum mtp_status mtp_gen_fill(const struct mtp_tspec *s, const struct mtp_dims *d
 		for (int64_t i = 0; i < n; i++)
 			((int64_t *)t->data)[i] = rng_below(&r, d->v);
 		return MTP_OK;
-	case VR_LINEAR: scale = 1.0 / sqrt((double)(last > 0 ? last : 1)); break;
+	case VR_LINEAR:
+		scale = 1.0 / sqrt((double)(last > 0 ? last : 1));
+		break;
 	case VR_HC_SCALE: scale = 0.05; break;
 	default: break;
 	}
@@ -262,7 +267,8 @@ enum mtp_status mtp_gen_fill(const struct mtp_tspec *s, const struct mtp_dims *d
 		if (rule == VR_NORM_W || rule == VR_POST_MIX)
 			v = lo + width * rng_uniform(&r);
 		else
-			v = (rule == VR_HC_SCALE ? 0.5 : 0.0) + scale * rng_normal(&r);
+			v = (rule == VR_HC_SCALE ? 0.5 : 0.0) +
+			    scale * rng_normal(&r);
 		mtp_store(t->dtype, t->data, (size_t)i, v);
 	}
 	return MTP_OK;

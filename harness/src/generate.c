@@ -25,10 +25,8 @@ enum mtp_family mtp_gen_default_family(const struct mtp_op *op)
 	case MTP_OP_HC_POST:
 	case MTP_OP_HC_FUSED_POST_PRE:
 	case MTP_OP_HC_HEAD:
-	case MTP_OP_MTP_SHARED_HEAD_RMSNORM:
-		return MTP_FAMILY_DEEPSEEK_V4;
-	default:
-		return MTP_FAMILY_DEEPSEEK_V3;
+	case MTP_OP_MTP_SHARED_HEAD_RMSNORM: return MTP_FAMILY_DEEPSEEK_V4;
+	default: return MTP_FAMILY_DEEPSEEK_V3;
 	}
 }
 
@@ -48,14 +46,22 @@ struct attr_default {
 };
 
 static const struct attr_default attr_defaults[] = {
-	{"eps", 1e-6, NULL},          {"rounding", 0, "fused"},
-	{"rms_eps", 1e-6, NULL},      {"pre_eps", 1e-6, NULL},
-	{"sinkhorn_eps", 1e-6, NULL}, {"post_mult", 2.0, NULL},
-	{"sinkhorn_iters", 20, NULL}, {"norm_eps", 1e-6, NULL},
-	{"hc_eps", 1e-6, NULL},       {"variant", 0, "cuda"},
-	{"hc_head_variant", 0, "cuda"}, {"block_contract", 0, "deferred"},
-	{"hc_mult", 4, NULL},         {"num_steps", 3, NULL},
-	{"num_layers", 2, NULL},      {"pass_step_idx", 1, NULL},
+	{"eps", 1e-6, NULL},
+	{"rounding", 0, "fused"},
+	{"rms_eps", 1e-6, NULL},
+	{"pre_eps", 1e-6, NULL},
+	{"sinkhorn_eps", 1e-6, NULL},
+	{"post_mult", 2.0, NULL},
+	{"sinkhorn_iters", 20, NULL},
+	{"norm_eps", 1e-6, NULL},
+	{"hc_eps", 1e-6, NULL},
+	{"variant", 0, "cuda"},
+	{"hc_head_variant", 0, "cuda"},
+	{"block_contract", 0, "deferred"},
+	{"hc_mult", 4, NULL},
+	{"num_steps", 3, NULL},
+	{"num_layers", 2, NULL},
+	{"pass_step_idx", 1, NULL},
 };
 
 static const struct mtp_attr *attr_find(const struct mtp_attr_list *l,
@@ -114,7 +120,8 @@ static enum mtp_status attr_agrees(const struct mtp_gen_spec *sp,
 				   const struct mtp_attr *a, char *err,
 				   size_t errn)
 {
-	static const char *const names[] = {"hc_mult", "num_steps", "num_layers"};
+	static const char *const names[] = {"hc_mult", "num_steps",
+					    "num_layers"};
 	const int64_t dims[] = {sp->m, sp->k, sp->l};
 	const char syms[] = "MKL";
 
@@ -122,7 +129,8 @@ static enum mtp_status attr_agrees(const struct mtp_gen_spec *sp,
 		if (strcmp(a->name, names[i]) || !dims[i] || a->is_string ||
 		    a->num == (double)dims[i])
 			continue;
-		snprintf(err, errn, "gen %s: attribute '%s' = %g disagrees with %c=%lld",
+		snprintf(err, errn,
+			 "gen %s: attribute '%s' = %g disagrees with %c=%lld",
 			 sp->op->name, a->name, a->num, syms[i],
 			 (long long)dims[i]);
 		return MTP_ERR_INVALID;
@@ -142,8 +150,11 @@ static enum mtp_status attrs_build(const struct mtp_gen_spec *sp,
 		enum mtp_status st;
 
 		if (!op_takes(sp, a->name)) {
-			snprintf(err, errn, "gen %s: attribute '%s' is not one of this op (%s) for %s",
-				 sp->op->name, a->name, sp->op->attrs[0] ? sp->op->attrs : "none",
+			snprintf(err, errn,
+				 "gen %s: attribute '%s' is not one of this op "
+				 "(%s) for %s",
+				 sp->op->name, a->name,
+				 sp->op->attrs[0] ? sp->op->attrs : "none",
 				 mtp_family_name(sp->family));
 			return MTP_ERR_INVALID;
 		}
@@ -151,15 +162,18 @@ static enum mtp_status attrs_build(const struct mtp_gen_spec *sp,
 		if (st)
 			return st;
 	}
-	for (size_t i = 0; i < sizeof(attr_defaults) / sizeof(attr_defaults[0]); i++) {
-		const struct mtp_attr *o = attr_find(&sp->attrs, attr_defaults[i].name);
+	for (size_t i = 0; i < sizeof(attr_defaults) / sizeof(attr_defaults[0]);
+	     i++) {
+		const struct mtp_attr *o =
+			attr_find(&sp->attrs, attr_defaults[i].name);
 
 		if (!op_takes(sp, attr_defaults[i].name))
 			continue;
 		if (o)
 			out->items[out->n++] = *o;
 		else
-			attr_default(sp, &attr_defaults[i], &out->items[out->n++]);
+			attr_default(sp, &attr_defaults[i],
+				     &out->items[out->n++]);
 	}
 	return MTP_OK;
 }
@@ -183,7 +197,7 @@ static int64_t or_default(int64_t v, int64_t def)
 static enum mtp_status dims_check(const struct mtp_gen_spec *sp, char *err,
 				  size_t errn)
 {
-	const int64_t v[] = {sp->t, sp->h, sp->m, sp->v, sp->f,
+	const int64_t v[] = {sp->t,    sp->h,	  sp->m, sp->v, sp->f,
 			     sp->rows, sp->parts, sp->k, sp->l};
 	const char *sym = "THMVFRPKL";
 
@@ -245,8 +259,10 @@ static enum mtp_status size_check(const struct mtp_gen_spec *sp,
 
 	t.dtype = mtp_tspec_dtype(s, sp->act);
 	if (!mtp_tspec_shape(s, d, &t.ndim, t.shape)) {
-		snprintf(err, errn, "gen %s: %s '%s': the rule [%s] gives no shape",
-			 sp->op->name, out ? "output" : "input", s->name, s->shape);
+		snprintf(err, errn,
+			 "gen %s: %s '%s': the rule [%s] gives no shape",
+			 sp->op->name, out ? "output" : "input", s->name,
+			 s->shape);
 		return MTP_ERR_INVALID;
 	}
 	bytes = (double)mtp_dtype_size(t.dtype);
@@ -254,7 +270,9 @@ static enum mtp_status size_check(const struct mtp_gen_spec *sp,
 		bytes *= (double)t.shape[i];
 	if (bytes <= (double)MTP_GEN_MAX_TENSOR_BYTES)
 		return MTP_OK;
-	snprintf(err, errn, "gen %s: %s '%s' %s %s would take %.1f GiB, over the %llu GiB limit",
+	snprintf(err, errn,
+		 "gen %s: %s '%s' %s %s would take %.1f GiB, over the %llu GiB "
+		 "limit",
 		 sp->op->name, out ? "output" : "input", s->name,
 		 mtp_shape_str(&t, shape, sizeof(shape)),
 		 mtp_dtype_name(t.dtype), bytes / (1u << 30),
@@ -292,7 +310,9 @@ static void id_put(struct idbuf *b, const char *text)
 
 		if (c == '+')
 			continue;
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", c))
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+			    "YZ0123456789_.-",
+			    c))
 			c = '_';
 		if (b->len + 1 >= b->n) {
 			b->overflow = true;
@@ -319,16 +339,18 @@ static void num_str(double v, char *buf, size_t n)
 
 static const char *dtype_short(enum mtp_dtype dt)
 {
-	static const char *const names[] = {
-		[MTP_F64] = "fp64", [MTP_F32] = "fp32", [MTP_F16] = "fp16",
-		[MTP_BF16] = "bf16"};
+	static const char *const names[] = {[MTP_F64] = "fp64",
+					    [MTP_F32] = "fp32",
+					    [MTP_F16] = "fp16",
+					    [MTP_BF16] = "bf16"};
 
 	return (unsigned)dt <= MTP_BF16 ? names[dt] : "?";
 }
 
 static int64_t dim_of(const struct mtp_dims *d, char sym)
 {
-	const int64_t v[] = {d->t, d->h, d->m, d->v, d->f, d->r, d->p, d->k, d->l};
+	const int64_t v[] = {d->t, d->h, d->m, d->v, d->f,
+			     d->r, d->p, d->k, d->l};
 
 	return v[strchr("THMVFRPKL", sym) - "THMVFRPKL"];
 }
@@ -347,8 +369,8 @@ static void id_dims(const struct mtp_gen_spec *sp, const struct plan *pl,
 	if (sp->op->id == MTP_OP_DRAFT_CHAIN)
 		strcat(used, "KL");
 	for (int i = 0; i < sig->n_in + sig->n_out; i++) {
-		const struct mtp_tspec *s = i < sig->n_in ? &sig->in[i] :
-					    &sig->out[i - sig->n_in];
+		const struct mtp_tspec *s =
+			i < sig->n_in ? &sig->in[i] : &sig->out[i - sig->n_in];
 
 		if (i < sig->n_in && s->optional && !pl->optional)
 			continue;
@@ -366,8 +388,8 @@ static void id_dims(const struct mtp_gen_spec *sp, const struct plan *pl,
 	}
 }
 
-static enum mtp_status id_build(const struct mtp_gen_spec *sp,
-				struct plan *pl, char *err, size_t errn)
+static enum mtp_status id_build(const struct mtp_gen_spec *sp, struct plan *pl,
+				char *err, size_t errn)
 {
 	struct idbuf b = {pl->id, sizeof(pl->id), 0, false};
 	char part[160], num[40];
@@ -390,7 +412,8 @@ static enum mtp_status id_build(const struct mtp_gen_spec *sp,
 		 (unsigned long long)sp->seed);
 	id_put(&b, part);
 	if (b.overflow) {
-		snprintf(err, errn, "gen %s: case id longer than %zu characters (%s...)",
+		snprintf(err, errn,
+			 "gen %s: case id longer than %zu characters (%s...)",
 			 sp->op->name, sizeof(pl->id) - 1, pl->id);
 		return MTP_ERR_INVALID;
 	}
@@ -408,7 +431,8 @@ static enum mtp_status plan_build(const struct mtp_gen_spec *sp,
 		return MTP_ERR_INVALID;
 	}
 	if (!mtp_dtype_is_float(sp->act)) {
-		snprintf(err, errn, "gen %s: activations must be a float dtype, not %s",
+		snprintf(err, errn,
+			 "gen %s: activations must be a float dtype, not %s",
 			 sp->op->name, mtp_dtype_name(sp->act));
 		return MTP_ERR_INVALID;
 	}
@@ -416,8 +440,8 @@ static enum mtp_status plan_build(const struct mtp_gen_spec *sp,
 	if (!st)
 		st = attrs_build(sp, &pl->attrs, err, errn);
 	if (!st)
-		st = mtp_params_parse(sp->op, sp->family, &pl->attrs, &pl->params,
-				      err, errn);
+		st = mtp_params_parse(sp->op, sp->family, &pl->attrs,
+				      &pl->params, err, errn);
 	if (st)
 		return st;
 	pl->sig = malloc(sizeof(*pl->sig));
@@ -500,7 +524,8 @@ enum mtp_status mtp_case_generate(const struct mtp_gen_spec *spec,
 	c->attrs = pl.attrs;
 	for (int i = 0; i < pl.sig->n_in && !st; i++)
 		if (pl.optional || !pl.sig->in[i].optional)
-			st = add_input(c, &pl, &pl.sig->in[i], spec->act, err, errn);
+			st = add_input(c, &pl, &pl.sig->in[i], spec->act, err,
+				       errn);
 	if (!st)
 		st = mtp_case_check(c, pl.sig, &dims, &act, err, errn);
 	if (!st)

@@ -45,7 +45,8 @@ static bool read_all(int fd, void *buf, size_t n, double deadline, bool *late)
 		struct pollfd pfd = {fd, POLLIN, 0};
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		double left = deadline - ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+		double left = deadline -
+			      ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
 
 		if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) == 0) {
 			*late = true;
@@ -78,15 +79,19 @@ static void verdict_from_status(struct mtp_result *r, int status, bool late,
 	if (late) {
 		r->verdict = MTP_TIMEOUT;
 		snprintf(r->message, sizeof(r->message),
-			 "no result within %.0f s (--timeout); the case was killed", timeout);
+			 "no result within %.0f s (--timeout); the case was "
+			 "killed",
+			 timeout);
 	} else if (WIFSIGNALED(status)) {
 		r->verdict = MTP_CRASHED;
-		snprintf(r->message, sizeof(r->message), "the case crashed: %s (signal %d)",
+		snprintf(r->message, sizeof(r->message),
+			 "the case crashed: %s (signal %d)",
 			 strsignal(WTERMSIG(status)), WTERMSIG(status));
 	} else {
 		r->verdict = MTP_CRASHED;
 		snprintf(r->message, sizeof(r->message),
-			 "the case's process exited with status %d before reporting",
+			 "the case's process exited with status %d before "
+			 "reporting",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
 	r->n_cmp = 0;
@@ -115,14 +120,18 @@ void mtp_isolate_run(mtp_isolated_fn fn, void *arg, double timeout,
 	}
 	close(fds[1]);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double deadline = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + timeout;
+	double deadline =
+		(double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + timeout;
 
 	ok = read_all(fds[0], &got, sizeof(got), deadline, &late);
 	if (ok) {
-		got.cmp = got.n_cmp ? calloc((size_t)got.n_cmp, sizeof(*got.cmp)) : NULL;
+		got.cmp = got.n_cmp
+				  ? calloc((size_t)got.n_cmp, sizeof(*got.cmp))
+				  : NULL;
 		ok = (!got.n_cmp || got.cmp) &&
-		     read_all(fds[0], got.cmp, (size_t)got.n_cmp * sizeof(*got.cmp),
-			      deadline, &late);
+		     read_all(fds[0], got.cmp,
+			      (size_t)got.n_cmp * sizeof(*got.cmp), deadline,
+			      &late);
 		if (!ok)
 			free(got.cmp);
 	}

@@ -51,8 +51,8 @@ static bool has_special(const struct mtp_tensor *t)
 /* The check itself is doubtful (benchdnn's "mistrusted"): every golden
  * output is all zeros while the inputs are not, so a backend that writes
  * nothing would pass; or a golden holds NaN/Inf while every input is finite. */
-static bool mistrusted(const struct mtp_case *c, const struct mtp_tensor_list *judge,
-		       char *why, size_t n)
+static bool mistrusted(const struct mtp_case *c,
+		       const struct mtp_tensor_list *judge, char *why, size_t n)
 {
 	bool zeros = judge->n > 0;
 
@@ -61,13 +61,17 @@ static bool mistrusted(const struct mtp_case *c, const struct mtp_tensor_list *j
 
 		zeros = zeros && all_zero(&e->t);
 		if (has_special(&e->t) && !any_input_special(c, false)) {
-			snprintf(why, n, "golden '%s' holds NaN/Inf while every input is finite",
+			snprintf(why, n,
+				 "golden '%s' holds NaN/Inf while every input "
+				 "is finite",
 				 e->name);
 			return true;
 		}
 	}
 	if (zeros && any_input_special(c, true)) {
-		snprintf(why, n, "every golden output is all zeros while the inputs are not");
+		snprintf(why, n,
+			 "every golden output is all zeros while the inputs "
+			 "are not");
 		return true;
 	}
 	return false;
@@ -86,8 +90,10 @@ static void describe_failure(struct mtp_result *r)
 	mtp_cmp_where(m, where, sizeof(where));
 	if (m->tol.budget) {
 		snprintf(r->message, sizeof(r->message),
-			 "%s: got %.9g want %.9g; normwise error %.3g (max %.3g), worst "
-			 "element %.3g x its bound (%.3g of the RMS); %lld of %lld elements off",
+			 "%s: got %.9g want %.9g; normwise error %.3g (max "
+			 "%.3g), worst "
+			 "element %.3g x its bound (%.3g of the RMS); %lld of "
+			 "%lld elements off",
 			 where, m->worst_got, m->worst_want, m->rel_norm,
 			 m->tol.norm_max, m->headroom, m->tol.elem_max,
 			 (long long)m->n_bad, (long long)m->n);
@@ -107,7 +113,8 @@ static void by_signature(const struct mtp_case_call *p,
 			 const struct mtp_tensor_list *l, struct mtp_tensor *v)
 {
 	for (int k = 0; k < p->sig->n_out; k++) {
-		const struct mtp_named *n = mtp_list_find(l, p->sig->out[k].name);
+		const struct mtp_named *n =
+			mtp_list_find(l, p->sig->out[k].name);
 
 		memset(&v[k], 0, sizeof(v[k]));
 		if (n)
@@ -121,7 +128,8 @@ static int logits_of(const struct mtp_case_call *p, int k)
 	const char *name = p->sig->out[k].name, *slash = strrchr(name, '/');
 	char l[MTP_NAME_MAX];
 
-	snprintf(l, sizeof(l), "%.*slogits", slash ? (int)(slash - name + 1) : 0, name);
+	snprintf(l, sizeof(l), "%.*slogits",
+		 slash ? (int)(slash - name + 1) : 0, name);
 	for (int j = 0; j < p->sig->n_out; j++)
 		if (strcmp(p->sig->out[j].name, l) == 0)
 			return j;
@@ -130,7 +138,8 @@ static int logits_of(const struct mtp_case_call *p, int k)
 
 /* Bound on a logit's error: twice the largest error the logits' own
  * threshold allows, since both sides of a margin may move. */
-static double logit_bound(const struct mtp_cmp *lc, const struct mtp_tensor *want)
+static double logit_bound(const struct mtp_cmp *lc,
+			  const struct mtp_tensor *want)
 {
 	double ss = 0, mx = 0;
 	int64_t n = mtp_tensor_numel(want);
@@ -150,7 +159,8 @@ static double logit_bound(const struct mtp_cmp *lc, const struct mtp_tensor *wan
 
 static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 			const struct mtp_case_call *p, int k,
-			const struct mtp_tensor *have, const struct mtp_tensor *want,
+			const struct mtp_tensor *have,
+			const struct mtp_tensor *want,
 			const struct mtp_tol_override *ovr)
 {
 	const struct mtp_tspec *s = &p->sig->out[k];
@@ -191,12 +201,13 @@ double mtp_result_worst_headroom(const struct mtp_result *r)
 
 /* Compares every output the judge has, in flow order; names the first that
  * fails, and for a failure, the known bug it matches. */
-enum mtp_status mtp_judge_outputs(struct mtp_result *r, const struct mtp_case *c,
-				   const struct mtp_case_call *p,
-				   const struct mtp_tensor *got,
-				   const struct mtp_tensor_list *got_named,
-				   const struct mtp_tensor_list *judge,
-				   const struct mtp_tensor *judge_arr)
+enum mtp_status mtp_judge_outputs(struct mtp_result *r,
+				  const struct mtp_case *c,
+				  const struct mtp_case_call *p,
+				  const struct mtp_tensor *got,
+				  const struct mtp_tensor_list *got_named,
+				  const struct mtp_tensor_list *judge,
+				  const struct mtp_tensor *judge_arr)
 {
 	int n = p->sig->n_out;
 	struct mtp_tensor *have = calloc((size_t)n + 1, sizeof(*have));
@@ -219,10 +230,13 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r, const struct mtp_case *c
 	if (judge && mistrusted(c, judge, r->message, sizeof(r->message)))
 		r->verdict = MTP_MISTRUSTED;
 	for (int k = 0; k < n; k++) {
-		const struct mtp_named *jn = judge ? mtp_list_find(judge, p->sig->out[k].name) : NULL;
+		const struct mtp_named *jn =
+			judge ? mtp_list_find(judge, p->sig->out[k].name)
+			      : NULL;
 
 		if (have[k].data && want[k].data)
-			compare_one(r, c, p, k, have, want, jn ? &jn->tol : NULL);
+			compare_one(r, c, p, k, have, want,
+				    jn ? &jn->tol : NULL);
 	}
 	if (r->verdict != MTP_MISTRUSTED) {
 		r->verdict = r->first_bad < 0 ? MTP_PASSED : MTP_FAILED;

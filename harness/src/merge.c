@@ -47,8 +47,11 @@ static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 	for (const cJSON *c = outs ? outs->child : NULL; c; c = c->next) {
 		const cJSON *h = cJSON_GetObjectItem(c, "headroom");
 
-		worst = cJSON_IsNumber(h) ? (h->valuedouble > worst ? h->valuedouble : worst)
-		      : cJSON_IsString(h) ? 1e300 : worst;
+		worst = cJSON_IsNumber(h)
+				? (h->valuedouble > worst ? h->valuedouble
+							  : worst)
+			: cJSON_IsString(h) ? 1e300
+					    : worst;
 	}
 	if (outs && outs->child) {
 		r->cmp = calloc(1, sizeof(*r->cmp));
@@ -59,7 +62,8 @@ static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 	}
 	if (diag && cJSON_IsString(cJSON_GetObjectItem(diag, "code"))) {
 		mtp_diag_parse(str(diag, "code"), &r->diag.diag);
-		snprintf(r->diag.text, sizeof(r->diag.text), "%s", str(diag, "text"));
+		snprintf(r->diag.text, sizeof(r->diag.text), "%s",
+			 str(diag, "text"));
 		r->diag.info = r->diag.diag == MTP_DIAG_NORM_ROUNDING;
 	}
 	return true;
@@ -81,21 +85,26 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 	const cJSON *machine = cJSON_GetObjectItem(root, "machine");
 	int base = run->n;
 
-	if (strcmp(str(root, "format"), "mtpcheck-results") || !cJSON_IsArray(results)) {
-		snprintf(err, errn, "%s: not an mtpcheck results file (format)", path);
+	if (strcmp(str(root, "format"), "mtpcheck-results") ||
+	    !cJSON_IsArray(results)) {
+		snprintf(err, errn, "%s: not an mtpcheck results file (format)",
+			 path);
 		return MTP_ERR_INVALID;
 	}
 	for (const cJSON *o = results->child; o; o = o->next) {
 		char label[128];
 		struct mtp_result *r;
 
-		snprintf(label, sizeof(label), "%s@%s", str(o, "backend"), str(machine, "host"));
+		snprintf(label, sizeof(label), "%s@%s", str(o, "backend"),
+			 str(machine, "host"));
 		if (label_used(run, label, base)) /* another night of it */
-			snprintf(label + strlen(label), sizeof(label) - strlen(label), " %.16s",
+			snprintf(label + strlen(label),
+				 sizeof(label) - strlen(label), " %.16s",
 				 str(root, "created"));
 		if (run->n == run->cap) {
 			int cap = run->cap ? 2 * run->cap : 256;
-			struct mtp_result *v = realloc(run->results, (size_t)cap * sizeof(*v));
+			struct mtp_result *v =
+				realloc(run->results, (size_t)cap * sizeof(*v));
 
 			if (!v)
 				return MTP_ERR_NOMEM;
@@ -119,8 +128,9 @@ static char *slurp(const char *path)
 
 	if (!f)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (1L << 30) &&
-	    fseek(f, 0, SEEK_SET) == 0 && (s = calloc(1, (size_t)n + 1)) &&
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
+	    (s = calloc(1, (size_t)n + 1)) &&
 	    fread(s, 1, (size_t)n, f) != (size_t)n) {
 		free(s);
 		s = NULL;
@@ -129,8 +139,8 @@ static char *slurp(const char *path)
 	return s;
 }
 
-enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths, int n,
-			      char *err, size_t errn)
+enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
+			      int n, char *err, size_t errn)
 {
 	enum mtp_status st = MTP_OK;
 
@@ -141,7 +151,8 @@ enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths, int
 
 		if (!root) {
 			snprintf(err, errn, "%s: %s", paths[i],
-				 text ? "not valid JSON" : "cannot read the file");
+				 text ? "not valid JSON"
+				      : "cannot read the file");
 			st = MTP_ERR_INVALID;
 		} else {
 			st = add_file(run, paths[i], root, err, errn);

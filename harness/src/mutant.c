@@ -48,7 +48,8 @@ static enum mtp_status sub_init(struct subcall *s, enum mtp_op_id op,
 static void sub_set(struct subcall *s, bool out, const char *name,
 		    const struct mtp_tensor *t)
 {
-	int i = out ? mtp_call_out_index(&s->c, name) : mtp_call_in_index(&s->c, name);
+	int i = out ? mtp_call_out_index(&s->c, name)
+		    : mtp_call_in_index(&s->c, name);
 
 	if (i >= 0 && t)
 		(out ? s->out : s->in)[i] = *t;
@@ -77,7 +78,8 @@ static const struct mtp_tensor *T(const struct mtp_call *c, const char *pfx,
 }
 
 /* Device-to-device copy through the host (any backend can do it). */
-static enum mtp_status dcopy(struct mtp_backend *base, const struct mtp_tensor *dst,
+static enum mtp_status dcopy(struct mtp_backend *base,
+			     const struct mtp_tensor *dst,
 			     const struct mtp_tensor *src)
 {
 	size_t n = mtp_tensor_nbytes(src);
@@ -94,7 +96,8 @@ static enum mtp_status dcopy(struct mtp_backend *base, const struct mtp_tensor *
 
 /* A scratch device tensor shaped like `like` with its last dim `h` wide. */
 static enum mtp_status scratch(struct mtp_backend *base, struct mtp_tensor *t,
-			       enum mtp_dtype dt, int ndim, const int64_t *shape)
+			       enum mtp_dtype dt, int ndim,
+			       const int64_t *shape)
 {
 	memset(t, 0, sizeof(*t));
 	t->dtype = dt;
@@ -104,20 +107,22 @@ static enum mtp_status scratch(struct mtp_backend *base, struct mtp_tensor *t,
 }
 
 /* logits, token = lm_head(RMSNorm(x; shared head of layer lp)). */
-static enum mtp_status head_logits(struct mtp_backend *base, const struct mtp_call *c,
-				   const char *lp, const char *sp,
-				   const struct mtp_tensor *x)
+static enum mtp_status head_logits(struct mtp_backend *base,
+				   const struct mtp_call *c, const char *lp,
+				   const char *sp, const struct mtp_tensor *x)
 {
 	struct subcall *s = malloc(sizeof(*s));
 	struct mtp_tensor tmp;
 	int64_t th[2] = {c->dims.t, c->dims.h};
-	enum mtp_status st = s ? scratch(base, &tmp, c->act, 2, th) : MTP_ERR_NOMEM;
+	enum mtp_status st =
+		s ? scratch(base, &tmp, c->act, 2, th) : MTP_ERR_NOMEM;
 
 	if (!st)
 		st = sub_init(s, MTP_OP_RMSNORM, c);
 	if (!st) {
 		sub_set(s, false, "x", x);
-		sub_set(s, false, "weight", T(c, lp, "shared_head_norm_weight"));
+		sub_set(s, false, "weight",
+			T(c, lp, "shared_head_norm_weight"));
 		sub_set(s, true, "y", &tmp);
 		st = sub_run(base, s);
 	}
@@ -138,8 +143,9 @@ static enum mtp_status head_logits(struct mtp_backend *base, const struct mtp_ca
 
 /* V4: head_hidden = hc_head(streams; hc_head params of layer hp), then the
  * logits with the shared head of layer lp. */
-static enum mtp_status v4_head(struct mtp_backend *base, const struct mtp_call *c,
-			       const char *lp, const char *hp, const char *sp)
+static enum mtp_status v4_head(struct mtp_backend *base,
+			       const struct mtp_call *c, const char *lp,
+			       const char *hp, const char *sp)
 {
 	struct subcall *s = malloc(sizeof(*s));
 	enum mtp_status st = s ? sub_init(s, MTP_OP_HC_HEAD, c) : MTP_ERR_NOMEM;
@@ -157,8 +163,8 @@ static enum mtp_status v4_head(struct mtp_backend *base, const struct mtp_call *
 }
 
 /* streams <- hc_post(block_out, streams, post_mix, comb_mix): the second post. */
-static enum mtp_status post_again(struct mtp_backend *base, const struct mtp_call *c,
-				  const char *sp)
+static enum mtp_status post_again(struct mtp_backend *base,
+				  const struct mtp_call *c, const char *sp)
 {
 	struct subcall *s = malloc(sizeof(*s));
 	const struct mtp_tensor *streams = T(c, sp, "streams");
@@ -194,19 +200,18 @@ static enum mtp_status fixup(struct mtp_backend *base, enum mtp_diag bug,
 
 	switch (bug) {
 	case MTP_DIAG_PRE_NORM_RECYCLE:
-		return dcopy(base, T(c, sp, "recycled"), T(c, sp, "hidden_pre"));
+		return dcopy(base, T(c, sp, "recycled"),
+			     T(c, sp, "hidden_pre"));
 	case MTP_DIAG_DOUBLE_FINAL_NORM:
 		return head_logits(base, c, lp, sp, T(c, sp, "hidden_post"));
 	case MTP_DIAG_HC_HEAD_OWNER:
 		return l == 0 ? MTP_OK : v4_head(base, c, lp, "layer.0/", sp);
 	case MTP_DIAG_MISSING_HC_POST:
-		st = dcopy(base, T(c, sp, "streams"), T(c, sp, "block_residual"));
+		st = dcopy(base, T(c, sp, "streams"),
+			   T(c, sp, "block_residual"));
 		break;
-	case MTP_DIAG_HC_POST_TWICE:
-		st = post_again(base, c, sp);
-		break;
-	default:
-		return MTP_OK;
+	case MTP_DIAG_HC_POST_TWICE: st = post_again(base, c, sp); break;
+	default: return MTP_OK;
 	}
 	if (!st)
 		st = dcopy(base, T(c, sp, "recycled"), T(c, sp, "streams"));
@@ -214,8 +219,9 @@ static enum mtp_status fixup(struct mtp_backend *base, enum mtp_diag bug,
 }
 
 /* Uploads n int64 values into a fresh device tensor of shape [n]. */
-static enum mtp_status upload_i64(struct mtp_backend *base, struct mtp_tensor *t,
-				  const int64_t *v, int64_t n)
+static enum mtp_status upload_i64(struct mtp_backend *base,
+				  struct mtp_tensor *t, const int64_t *v,
+				  int64_t n)
 {
 	enum mtp_status st = scratch(base, t, MTP_I64, 1, &n);
 
@@ -226,8 +232,8 @@ static enum mtp_status download_i64(struct mtp_backend *base,
 				    const struct mtp_tensor *t, int64_t *v)
 {
 	int64_t n = mtp_tensor_numel(t);
-	enum mtp_status st = mtp_backend_download(base, v, t->data,
-						  (size_t)n * mtp_dtype_size(t->dtype));
+	enum mtp_status st = mtp_backend_download(
+		base, v, t->data, (size_t)n * mtp_dtype_size(t->dtype));
 
 	if (!st && t->dtype == MTP_I32)
 		for (int64_t i = n - 1; i >= 0; i--)
@@ -236,7 +242,8 @@ static enum mtp_status download_i64(struct mtp_backend *base,
 }
 
 struct chain_state {
-	int64_t *pos, *ids; /* host: positions [T]; input_ids then next_tokens */
+	int64_t *pos,
+		*ids; /* host: positions [T]; input_ids then next_tokens */
 	struct mtp_tensor dpos, dids, emb;
 	struct subcall *sub;
 };
@@ -252,7 +259,8 @@ static void chain_free(struct mtp_backend *base, struct chain_state *cs)
 }
 
 /* One chain step as an mtp_step sub-call on the chain's own buffers. */
-static enum mtp_status chain_step(struct mtp_backend *base, const struct mtp_call *c,
+static enum mtp_status chain_step(struct mtp_backend *base,
+				  const struct mtp_call *c,
 				  struct chain_state *cs, int64_t s,
 				  const char *lp, const char *sp,
 				  const struct mtp_tensor *prev)
@@ -347,7 +355,8 @@ static enum mtp_status launch_unmasked(struct mtp_backend *base,
 	struct mtp_tensor *in = malloc((size_t)c->n_in * sizeof(*in) + 1);
 	struct mtp_tensor dpos = {0};
 	struct mtp_call mc = *c;
-	enum mtp_status st = v && in ? download_i64(base, src, v) : MTP_ERR_NOMEM;
+	enum mtp_status st =
+		v && in ? download_i64(base, src, v) : MTP_ERR_NOMEM;
 
 	for (int64_t i = 0; !st && i < n; i++)
 		v[i] = v[i] == 0 ? 1 : v[i];
@@ -387,14 +396,11 @@ static bool bug_family_matches(enum mtp_diag bug, enum mtp_family f)
 
 	switch (bug) {
 	case MTP_DIAG_PRE_NORM_RECYCLE:
-	case MTP_DIAG_DOUBLE_FINAL_NORM:
-		return !v4;
+	case MTP_DIAG_DOUBLE_FINAL_NORM: return !v4;
 	case MTP_DIAG_MISSING_HC_POST:
 	case MTP_DIAG_HC_POST_TWICE:
-	case MTP_DIAG_HC_HEAD_OWNER:
-		return v4;
-	default:
-		return false;
+	case MTP_DIAG_HC_HEAD_OWNER: return v4;
+	default: return false;
 	}
 }
 
@@ -406,12 +412,17 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 	enum mtp_op_id op = c->op->id;
 	enum mtp_status st;
 
-	if (m->bug == MTP_DIAG_MISSING_POS0_MASK && mtp_call_in_index(c, "positions") >= 0)
+	if (m->bug == MTP_DIAG_MISSING_POS0_MASK &&
+	    mtp_call_in_index(c, "positions") >= 0)
 		st = launch_unmasked(base, c);
-	else if (m->bug == MTP_DIAG_HC_STATE_DEFAULTS && stateless_v4_block_call(c))
-		st = mtp_backend_fail(base, MTP_ERR_DEVICE,
-				      "TypeError: DeepseekV4DecoderLayer.forward() missing 3 required "
-				      "positional arguments: 'post_mix', 'res_mix', and 'residual'");
+	else if (m->bug == MTP_DIAG_HC_STATE_DEFAULTS &&
+		 stateless_v4_block_call(c))
+		st = mtp_backend_fail(
+			base, MTP_ERR_DEVICE,
+			"TypeError: DeepseekV4DecoderLayer.forward() missing 3 "
+			"required "
+			"positional arguments: 'post_mix', 'res_mix', and "
+			"'residual'");
 	else if (!bug_family_matches(m->bug, c->params->family) ||
 		 (op != MTP_OP_MTP_STEP && op != MTP_OP_DRAFT_CHAIN))
 		return mtp_backend_launch(base, c);
@@ -421,9 +432,13 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 		st = mtp_backend_launch(base, c);
 		if (!st)
 			st = mtp_backend_synchronize(base);
-		for (int64_t s = 0; !st && op == MTP_OP_DRAFT_CHAIN && s < c->params->num_steps; s++) {
+		for (int64_t s = 0; !st && op == MTP_OP_DRAFT_CHAIN &&
+				    s < c->params->num_steps;
+		     s++) {
 			char lp[32], sp[32];
-			int64_t l = c->params->pass_step_idx ? s % c->params->num_layers : 0;
+			int64_t l = c->params->pass_step_idx
+					    ? s % c->params->num_layers
+					    : 0;
 
 			snprintf(lp, sizeof(lp), "layer.%lld/", (long long)l);
 			snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
@@ -486,13 +501,15 @@ static void mutant_info(struct mtp_backend *be, char *buf, size_t n)
 	char b[200];
 
 	mtp_backend_device_info(be->base, b, sizeof(b));
-	snprintf(buf, n, "mutant %s over %s", mtp_diag_info(((struct mutant *)be->ctx)->bug)->name, b);
+	snprintf(buf, n, "mutant %s over %s",
+		 mtp_diag_info(((struct mutant *)be->ctx)->bug)->name, b);
 }
 
 static const struct mtp_backend_iface mutant_iface = {
 	.api_version = MTP_BACKEND_API_VERSION,
 	.name = "mutant",
-	.description = "a backend wrapper that reproduces a known bug on purpose",
+	.description =
+		"a backend wrapper that reproduces a known bug on purpose",
 	.open = mutant_open_dev,
 	.close = mutant_close,
 	.alloc = mutant_alloc,
@@ -508,7 +525,8 @@ static const struct mtp_backend_iface mutant_iface = {
 /* The diagnoses a mutant can reproduce (the numeric ones of the table). */
 bool mtp_mutant_exists(enum mtp_diag d)
 {
-	return d == MTP_DIAG_PRE_NORM_RECYCLE || d == MTP_DIAG_DOUBLE_FINAL_NORM ||
+	return d == MTP_DIAG_PRE_NORM_RECYCLE ||
+	       d == MTP_DIAG_DOUBLE_FINAL_NORM ||
 	       d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE ||
 	       d == MTP_DIAG_HC_STATE_DEFAULTS || d == MTP_DIAG_HC_HEAD_OWNER ||
 	       d == MTP_DIAG_MISSING_POS0_MASK;
@@ -525,9 +543,12 @@ enum mtp_status mtp_mutant_open(const char *spec, struct mtp_backend **out,
 	enum mtp_status st;
 
 	*out = NULL;
-	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
+	snprintf(name, sizeof(name), "%.*s",
+		 colon ? (int)(colon - spec) : (int)strlen(spec), spec);
 	if (!mtp_diag_parse(name, &d) || !mtp_mutant_exists(d)) {
-		snprintf(why, whyn, "mutant '%s': not a diagnosis with a mutant (mtpcheck list mutants)",
+		snprintf(why, whyn,
+			 "mutant '%s': not a diagnosis with a mutant (mtpcheck "
+			 "list mutants)",
 			 name);
 		return MTP_ERR_INVALID;
 	}

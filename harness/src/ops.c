@@ -10,7 +10,8 @@
 
 #define F_V3 (1u << MTP_FAMILY_DEEPSEEK_V3 | 1u << MTP_FAMILY_GLM)
 #define F_V4 (1u << MTP_FAMILY_DEEPSEEK_V4)
-#define HC_ATTRS "rms_eps pre_eps sinkhorn_eps post_mult? sinkhorn_iters norm_eps?"
+#define HC_ATTRS                                                               \
+	"rms_eps pre_eps sinkhorn_eps post_mult? sinkhorn_iters norm_eps?"
 /* post_mult may be left out: vLLM hard-codes 2.0 (MTP-SPEC §1) */
 #define V4_STEP_ATTRS "hc_mult hc_eps sinkhorn_iters post_mult? block_contract"
 
@@ -18,8 +19,8 @@ static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	{MTP_OP_RMSNORM, "rmsnorm", "§2.1/§2.2",
 	 "RMSNorm of each row, rounding eager or fused", "eps rounding", "", 0},
 	{MTP_OP_ADD_RMSNORM, "add_rmsnorm", "§2.3",
-	 "residual add + RMSNorm, returns (y, residual_out)", "eps rounding", "",
-	 0},
+	 "residual add + RMSNorm, returns (y, residual_out)", "eps rounding",
+	 "", 0},
 	{MTP_OP_EMBED, "embed", "Step V3-0",
 	 "row gather from the embedding table", "", "", 0},
 	{MTP_OP_FUSED_EH_NORM, "fused_eh_norm", "§7.1",
@@ -97,77 +98,120 @@ bool mtp_family_parse(const char *s, enum mtp_family *out)
 #define A MTP_TC_ACT
 #define P MTP_TC_PARAM
 #define I MTP_TC_INDEX
-#define END {NULL, NULL, MTP_TC_ACT, false}
+#define END                                                                    \
+	{                                                                      \
+		NULL, NULL, MTP_TC_ACT, false                                  \
+	}
 
 /* Fixed signatures: inputs then outputs, each list ended by END. */
 static const struct mtp_tspec sig_rmsnorm[] = {
-	{"x", "R,H", A, 0}, {"weight", "H", A, 0}, END,
-	{"y", "R,H", A, 0}, END};
+	{"x", "R,H", A, 0}, {"weight", "H", A, 0}, END, {"y", "R,H", A, 0}, END};
 static const struct mtp_tspec sig_add_rmsnorm[] = {
-	{"x", "R,H", A, 0}, {"residual", "R,H", A, 0}, {"weight", "H", A, 0}, END,
-	{"y", "R,H", A, 0}, {"residual_out", "R,H", A, 0}, END};
-static const struct mtp_tspec sig_embed[] = {
-	{"input_ids", "T", I, 0}, {"embed_table", "V,H", A, 0}, END,
-	{"out", "T,H", A, 0}, END};
+	{"x", "R,H", A, 0},
+	{"residual", "R,H", A, 0},
+	{"weight", "H", A, 0},
+	END,
+	{"y", "R,H", A, 0},
+	{"residual_out", "R,H", A, 0},
+	END};
+static const struct mtp_tspec sig_embed[] = {{"input_ids", "T", I, 0},
+					     {"embed_table", "V,H", A, 0},
+					     END,
+					     {"out", "T,H", A, 0},
+					     END};
 static const struct mtp_tspec sig_fused_eh_norm[] = {
-	{"positions", "T", I, 0}, {"embeds", "T,H", A, 0},
+	{"positions", "T", I, 0},     {"embeds", "T,H", A, 0},
 	{"prev_hidden", "T,H", A, 0}, {"enorm_weight", "H", A, 0},
-	{"hnorm_weight", "H", A, 0}, END,
-	{"out", "T,2*H", A, 0}, END};
+	{"hnorm_weight", "H", A, 0},  END,
+	{"out", "T,2*H", A, 0},	      END};
 static const struct mtp_tspec sig_fused_embed_eh_norm[] = {
-	{"positions", "T", I, 0}, {"input_ids", "T", I, 0},
-	{"embed_table", "V,H", A, 0}, {"prev_hidden", "T,H", A, 0},
-	{"enorm_weight", "H", A, 0}, {"hnorm_weight", "H", A, 0}, END,
-	{"out", "T,2*H", A, 0}, END};
-static const struct mtp_tspec sig_eh_proj[] = {
-	{"x", "T,2*H", A, 0}, {"weight", "H,2*H", A, 0}, END,
-	{"y", "T,H", A, 0}, END};
+	{"positions", "T", I, 0},
+	{"input_ids", "T", I, 0},
+	{"embed_table", "V,H", A, 0},
+	{"prev_hidden", "T,H", A, 0},
+	{"enorm_weight", "H", A, 0},
+	{"hnorm_weight", "H", A, 0},
+	END,
+	{"out", "T,2*H", A, 0},
+	END};
+static const struct mtp_tspec sig_eh_proj[] = {{"x", "T,2*H", A, 0},
+					       {"weight", "H,2*H", A, 0},
+					       END,
+					       {"y", "T,H", A, 0},
+					       END};
 static const struct mtp_tspec sig_fused_mtp_input_rmsnorm[] = {
-	{"embeds", "T,H", A, 0}, {"positions", "T", I, 0},
-	{"prev_hidden", "T,M,H", A, 0}, {"enorm_weight", "H", A, 0},
-	{"hnorm_weight", "H", A, 0}, END,
-	{"enorm_out", "T,H", A, 0}, {"hnorm_out", "T,M,H", A, 0}, END};
+	{"embeds", "T,H", A, 0},
+	{"positions", "T", I, 0},
+	{"prev_hidden", "T,M,H", A, 0},
+	{"enorm_weight", "H", A, 0},
+	{"hnorm_weight", "H", A, 0},
+	END,
+	{"enorm_out", "T,H", A, 0},
+	{"hnorm_out", "T,M,H", A, 0},
+	END};
 static const struct mtp_tspec sig_eh_proj_hc[] = {
-	{"e", "T,H", A, 0}, {"p", "T,M,H", A, 0}, {"e_proj_weight", "H,H", A, 0},
-	{"h_proj_weight", "H,H", A, 0}, END,
-	{"x", "T,M,H", A, 0}, END};
+	{"e", "T,H", A, 0},
+	{"p", "T,M,H", A, 0},
+	{"e_proj_weight", "H,H", A, 0},
+	{"h_proj_weight", "H,H", A, 0},
+	END,
+	{"x", "T,M,H", A, 0},
+	END};
 static const struct mtp_tspec sig_hc_pre[] = {
-	{"residual", "T,M,H", A, 0}, {"fn", "2*M+M*M,M*H", P, 0},
-	{"scale", "3", P, 0}, {"base", "2*M+M*M", P, 0},
-	{"norm_weight", "H", A, 1}, END,
-	{"post_mix", "T,M", P, 0}, {"comb_mix", "T,M,M", P, 0},
+	{"residual", "T,M,H", A, 0},  {"fn", "2*M+M*M,M*H", P, 0},
+	{"scale", "3", P, 0},	      {"base", "2*M+M*M", P, 0},
+	{"norm_weight", "H", A, 1},   END,
+	{"post_mix", "T,M", P, 0},    {"comb_mix", "T,M,M", P, 0},
 	{"layer_input", "T,H", A, 0}, END};
-static const struct mtp_tspec sig_hc_post[] = {
-	{"x", "T,H", A, 0}, {"residual", "T,M,H", A, 0},
-	{"post_mix", "T,M", P, 0}, {"comb_mix", "T,M,M", P, 0}, END,
-	{"out", "T,M,H", A, 0}, END};
+static const struct mtp_tspec sig_hc_post[] = {{"x", "T,H", A, 0},
+					       {"residual", "T,M,H", A, 0},
+					       {"post_mix", "T,M", P, 0},
+					       {"comb_mix", "T,M,M", P, 0},
+					       END,
+					       {"out", "T,M,H", A, 0},
+					       END};
 static const struct mtp_tspec sig_hc_fused_post_pre[] = {
-	{"x", "T,H", A, 0}, {"residual", "T,M,H", A, 0},
-	{"post_mix", "T,M", P, 0}, {"comb_mix", "T,M,M", P, 0},
-	{"fn", "2*M+M*M,M*H", P, 0}, {"scale", "3", P, 0},
-	{"base", "2*M+M*M", P, 0}, {"norm_weight", "H", A, 1}, END,
-	{"residual_out", "T,M,H", A, 0}, {"post_mix_out", "T,M", P, 0},
-	{"comb_mix_out", "T,M,M", P, 0}, {"layer_input", "T,H", A, 0}, END};
-static const struct mtp_tspec sig_hc_head[] = {
-	{"x", "T,M,H", A, 0}, {"fn", "M,M*H", P, 0}, {"scale", "1", P, 0},
-	{"base", "M", P, 0}, END,
-	{"y", "T,H", A, 0}, END};
+	{"x", "T,H", A, 0},
+	{"residual", "T,M,H", A, 0},
+	{"post_mix", "T,M", P, 0},
+	{"comb_mix", "T,M,M", P, 0},
+	{"fn", "2*M+M*M,M*H", P, 0},
+	{"scale", "3", P, 0},
+	{"base", "2*M+M*M", P, 0},
+	{"norm_weight", "H", A, 1},
+	END,
+	{"residual_out", "T,M,H", A, 0},
+	{"post_mix_out", "T,M", P, 0},
+	{"comb_mix_out", "T,M,M", P, 0},
+	{"layer_input", "T,H", A, 0},
+	END};
+static const struct mtp_tspec sig_hc_head[] = {{"x", "T,M,H", A, 0},
+					       {"fn", "M,M*H", P, 0},
+					       {"scale", "1", P, 0},
+					       {"base", "M", P, 0},
+					       END,
+					       {"y", "T,H", A, 0},
+					       END};
 static const struct mtp_tspec sig_shared_head[] = {
-	{"x", "T,H", A, 0}, {"weight", "H", A, 0}, END,
-	{"y", "T,H", A, 0}, END};
+	{"x", "T,H", A, 0}, {"weight", "H", A, 0}, END, {"y", "T,H", A, 0}, END};
 static const struct mtp_tspec sig_lm_head[] = {
-	{"x", "T,H", A, 0}, {"weight", "V,H", A, 0}, END,
-	{"logits", "T,V", MTP_TC_LOGITS, 0}, {"token", "T", MTP_TC_TOKEN, 0},
+	{"x", "T,H", A, 0},
+	{"weight", "V,H", A, 0},
+	END,
+	{"logits", "T,V", MTP_TC_LOGITS, 0},
+	{"token", "T", MTP_TC_TOKEN, 0},
 	END};
 static const struct mtp_tspec sig_all_reduce[] = {
-	{"parts", "P,R,H", A, 0}, END,
-	{"out", "R,H", A, 0}, END};
+	{"parts", "P,R,H", A, 0}, END, {"out", "R,H", A, 0}, END};
 
 /* The synthetic blocks' weights (§10.1, §10.2). */
-static const struct mtp_tspec v3_block_w[] = {
-	{"block.w_in", "H", A, 0}, {"block.W_a", "H,H", A, 0},
-	{"block.w_post", "H", A, 0}, {"block.W_gate", "F,H", A, 0},
-	{"block.W_up", "F,H", A, 0}, {"block.W_down", "H,F", A, 0}, END};
+static const struct mtp_tspec v3_block_w[] = {{"block.w_in", "H", A, 0},
+					      {"block.W_a", "H,H", A, 0},
+					      {"block.w_post", "H", A, 0},
+					      {"block.W_gate", "F,H", A, 0},
+					      {"block.W_up", "F,H", A, 0},
+					      {"block.W_down", "H,F", A, 0},
+					      END};
 static const struct mtp_tspec v4_block_w[] = {
 	{"block.hc_attn_fn", "2*M+M*M,M*H", P, 0},
 	{"block.hc_attn_scale", "3", P, 0},
@@ -175,35 +219,43 @@ static const struct mtp_tspec v4_block_w[] = {
 	{"block.hc_ffn_fn", "2*M+M*M,M*H", P, 0},
 	{"block.hc_ffn_scale", "3", P, 0},
 	{"block.hc_ffn_base", "2*M+M*M", P, 0},
-	{"block.attn_norm_w", "H", A, 0}, {"block.ffn_norm_w", "H", A, 0},
-	{"block.W_a", "H,H", A, 0}, {"block.W_gate", "F,H", A, 0},
-	{"block.W_up", "F,H", A, 0}, {"block.W_down", "H,F", A, 0}, END};
+	{"block.attn_norm_w", "H", A, 0},
+	{"block.ffn_norm_w", "H", A, 0},
+	{"block.W_a", "H,H", A, 0},
+	{"block.W_gate", "F,H", A, 0},
+	{"block.W_up", "F,H", A, 0},
+	{"block.W_down", "H,F", A, 0},
+	END};
 
 /* One MTP layer's weights around the block, before and after it. */
-static const struct mtp_tspec v3_pre_w[] = {
-	{"enorm_weight", "H", A, 0}, {"hnorm_weight", "H", A, 0},
-	{"eh_proj_weight", "H,2*H", A, 0}, END};
-static const struct mtp_tspec v4_pre_w[] = {
-	{"enorm_weight", "H", A, 0}, {"hnorm_weight", "H", A, 0},
-	{"e_proj_weight", "H,H", A, 0}, {"h_proj_weight", "H,H", A, 0}, END};
+static const struct mtp_tspec v3_pre_w[] = {{"enorm_weight", "H", A, 0},
+					    {"hnorm_weight", "H", A, 0},
+					    {"eh_proj_weight", "H,2*H", A, 0},
+					    END};
+static const struct mtp_tspec v4_pre_w[] = {{"enorm_weight", "H", A, 0},
+					    {"hnorm_weight", "H", A, 0},
+					    {"e_proj_weight", "H,H", A, 0},
+					    {"h_proj_weight", "H,H", A, 0},
+					    END};
 static const struct mtp_tspec v3_post_w[] = {
-	{"shared_head_norm_weight", "H", A, 0}, {"head_weight", "V,H", A, 0},
+	{"shared_head_norm_weight", "H", A, 0},
+	{"head_weight", "V,H", A, 0},
 	END};
 static const struct mtp_tspec v4_post_w[] = {
 	{"hc_head_fn", "M,M*H", P, 0}, {"hc_head_scale", "1", P, 0},
-	{"hc_head_base", "M", P, 0}, {"shared_head_norm_weight", "H", A, 0},
-	{"head_weight", "V,H", A, 0}, END};
+	{"hc_head_base", "M", P, 0},   {"shared_head_norm_weight", "H", A, 0},
+	{"head_weight", "V,H", A, 0},  END};
 
 static const struct mtp_tspec v3_step_out[] = {
-	{"block_out", "T,H", A, 0}, {"block_residual", "T,H", A, 0},
-	{"hidden_pre", "T,H", A, 0}, {"hidden_post", "T,H", A, 0},
-	{"recycled", "T,H", A, 0}, {"logits", "T,V", MTP_TC_LOGITS, 0},
+	{"block_out", "T,H", A, 0},	 {"block_residual", "T,H", A, 0},
+	{"hidden_pre", "T,H", A, 0},	 {"hidden_post", "T,H", A, 0},
+	{"recycled", "T,H", A, 0},	 {"logits", "T,V", MTP_TC_LOGITS, 0},
 	{"token", "T", MTP_TC_TOKEN, 0}, END};
 static const struct mtp_tspec v4_step_out[] = {
-	{"block_out", "T,H", A, 0}, {"block_residual", "T,M,H", A, 0},
-	{"post_mix", "T,M", P, 0}, {"comb_mix", "T,M,M", P, 0},
-	{"streams", "T,M,H", A, 0}, {"recycled", "T,M*H", A, 0},
-	{"head_hidden", "T,H", A, 0}, {"logits", "T,V", MTP_TC_LOGITS, 0},
+	{"block_out", "T,H", A, 0},	 {"block_residual", "T,M,H", A, 0},
+	{"post_mix", "T,M", P, 0},	 {"comb_mix", "T,M,M", P, 0},
+	{"streams", "T,M,H", A, 0},	 {"recycled", "T,M*H", A, 0},
+	{"head_hidden", "T,H", A, 0},	 {"logits", "T,V", MTP_TC_LOGITS, 0},
 	{"token", "T", MTP_TC_TOKEN, 0}, END};
 
 #undef A
@@ -263,21 +315,26 @@ static void build_block(struct sig_builder *b, bool v4, bool with_state,
 			enum mtp_contract contract)
 {
 	static const struct mtp_tspec v3_in[] = {
-		{"x", "T,H", MTP_TC_ACT, 0}, {"residual", "T,H", MTP_TC_ACT, 1},
+		{"x", "T,H", MTP_TC_ACT, 0},
+		{"residual", "T,H", MTP_TC_ACT, 1},
 		END};
 	static const struct mtp_tspec v3_out[] = {
 		{"h", "T,H", MTP_TC_ACT, 0},
-		{"residual_out", "T,H", MTP_TC_ACT, 0}, END};
+		{"residual_out", "T,H", MTP_TC_ACT, 0},
+		END};
 	static const struct mtp_tspec v4_in[] = {
-		{"x", "T,M,H", MTP_TC_ACT, 0}, {"x", "T,H", MTP_TC_ACT, 0},
+		{"x", "T,M,H", MTP_TC_ACT, 0},
+		{"x", "T,H", MTP_TC_ACT, 0},
 		{"post_mix", "T,M", MTP_TC_PARAM, 1},
 		{"res_mix", "T,M,M", MTP_TC_PARAM, 1},
-		{"residual", "T,M,H", MTP_TC_ACT, 1}, END};
+		{"residual", "T,M,H", MTP_TC_ACT, 1},
+		END};
 	static const struct mtp_tspec v4_deferred[] = {
 		{"x_out", "T,H", MTP_TC_ACT, 0},
 		{"residual_out", "T,M,H", MTP_TC_ACT, 0},
 		{"post_mix_out", "T,M", MTP_TC_PARAM, 0},
-		{"res_mix_out", "T,M,M", MTP_TC_PARAM, 0}, END};
+		{"res_mix_out", "T,M,M", MTP_TC_PARAM, 0},
+		END};
 	static const struct mtp_tspec v4_internal[] = {
 		{"x_out", "T,M,H", MTP_TC_ACT, 0}, END};
 
@@ -302,7 +359,8 @@ static void build_step(struct sig_builder *b, bool v4)
 		{"embeds", "T,H", MTP_TC_ACT, 0},
 		{"positions", "T", MTP_TC_INDEX, 0},
 		{"prev_hidden", "T,H", MTP_TC_ACT, 0},
-		{"prev_hidden", "T,M*H", MTP_TC_ACT, 0}, END};
+		{"prev_hidden", "T,M*H", MTP_TC_ACT, 0},
+		END};
 
 	push(b, false, &in[0], NULL);
 	push(b, false, &in[1], NULL);
@@ -321,7 +379,8 @@ static void build_chain(struct sig_builder *b, bool v4,
 		{"prev_hidden", "T,H", MTP_TC_ACT, 0},
 		{"prev_hidden", "T,M*H", MTP_TC_ACT, 0},
 		{"next_tokens", "K-1,T", MTP_TC_INDEX, 0},
-		{"next_tokens", "K-1,T", MTP_TC_INDEX, 1}, END};
+		{"next_tokens", "K-1,T", MTP_TC_INDEX, 1},
+		END};
 	char prefix[32];
 
 	for (int i = 0; i < 3; i++)
@@ -378,7 +437,8 @@ enum mtp_status mtp_signature_build(const struct mtp_op *op,
 		build_chain(&b, v4, p);
 	}
 	if (b.overflow) {
-		snprintf(err, errn, "more than %d tensors (too many layers or steps)",
+		snprintf(err, errn,
+			 "more than %d tensors (too many layers or steps)",
 			 MTP_SIG_MAX);
 		return MTP_ERR_LIMIT;
 	}

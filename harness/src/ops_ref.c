@@ -17,7 +17,8 @@ static void run_step(const struct mtp_ref_io *io)
 	const struct mtp_call *c = io->c;
 	struct mtp_ref_step_cfg cfg;
 	struct mtp_ref_dims d;
-	struct mtp_ref_step_in in = {mtp_refio_in(io, "embeds"), mtp_refio_iin(io, "positions"),
+	struct mtp_ref_step_in in = {mtp_refio_in(io, "embeds"),
+				     mtp_refio_iin(io, "positions"),
 				     mtp_refio_in(io, "prev_hidden")};
 	struct mtp_ref_step_out o;
 
@@ -44,7 +45,8 @@ static enum mtp_status run_chain(const struct mtp_ref_io *io)
 	struct mtp_ref_step_cfg cfg;
 	struct mtp_ref_dims d;
 	struct mtp_ref_chain_in in = {
-		.k = p->num_steps, .l = p->num_layers,
+		.k = p->num_steps,
+		.l = p->num_layers,
 		.pass_step_idx = p->pass_step_idx,
 		.embed_table = mtp_refio_in(io, "embed_table"),
 		.input_ids = mtp_refio_iin(io, "input_ids"),
@@ -52,8 +54,10 @@ static enum mtp_status run_chain(const struct mtp_ref_io *io)
 		.prev_hidden = mtp_refio_in(io, "prev_hidden"),
 		.next_tokens = mtp_refio_iin(io, "next_tokens"),
 	};
-	struct mtp_ref_v3_layer *l3 = calloc((size_t)p->num_layers, sizeof(*l3));
-	struct mtp_ref_v4_layer *l4 = calloc((size_t)p->num_layers, sizeof(*l4));
+	struct mtp_ref_v3_layer *l3 =
+		calloc((size_t)p->num_layers, sizeof(*l3));
+	struct mtp_ref_v4_layer *l4 =
+		calloc((size_t)p->num_layers, sizeof(*l4));
 	struct mtp_ref_step_out *so = calloc((size_t)p->num_steps, sizeof(*so));
 	enum mtp_status st = MTP_ERR_NOMEM;
 	char pfx[PFX_MAX];
@@ -94,24 +98,29 @@ static enum mtp_status run_block(const struct mtp_ref_io *io)
 		struct mtp_ref_v3_layer w;
 
 		mtp_refio_v3_layer(io, "", &w);
-		mtp_ref_v3_block(mtp_refio_in(io, "x"), mtp_refio_in(io, "residual"), &w.block, &d,
-				 &cfg, mtp_refio_out(io, "h"), mtp_refio_out(io, "residual_out"));
+		mtp_ref_v3_block(mtp_refio_in(io, "x"),
+				 mtp_refio_in(io, "residual"), &w.block, &d,
+				 &cfg, mtp_refio_out(io, "h"),
+				 mtp_refio_out(io, "residual_out"));
 		return MTP_OK;
 	}
 	struct mtp_ref_v4_block b;
 	size_t tmh = (size_t)(d.t * d.m * d.h), tmm = (size_t)(d.t * d.m * d.m);
 	/* the internal contract returns only x_out; the rest is scratch */
-	double *scratch = calloc(tmh + tmm + (size_t)(d.t * d.m) + 1,
-				 sizeof(double));
-	double *r1 = mtp_refio_out(io, "residual_out"), *pm = mtp_refio_out(io, "post_mix_out");
+	double *scratch =
+		calloc(tmh + tmm + (size_t)(d.t * d.m) + 1, sizeof(double));
+	double *r1 = mtp_refio_out(io, "residual_out"),
+	       *pm = mtp_refio_out(io, "post_mix_out");
 	double *cm = mtp_refio_out(io, "res_mix_out");
 
 	if (!scratch)
 		return MTP_ERR_NOMEM;
 	mtp_refio_v4_block(io, "", &b);
-	mtp_ref_v4_block(mtp_refio_in(io, "x"), mtp_refio_in(io, "post_mix"), mtp_refio_in(io, "res_mix"),
-			 mtp_refio_in(io, "residual"), &b, &d, &cfg, mtp_refio_out(io, "x_out"),
-			 r1 ? r1 : scratch, pm ? pm : scratch + tmh,
+	mtp_ref_v4_block(mtp_refio_in(io, "x"), mtp_refio_in(io, "post_mix"),
+			 mtp_refio_in(io, "res_mix"),
+			 mtp_refio_in(io, "residual"), &b, &d, &cfg,
+			 mtp_refio_out(io, "x_out"), r1 ? r1 : scratch,
+			 pm ? pm : scratch + tmh,
 			 cm ? cm : scratch + tmh + (size_t)(d.t * d.m));
 	free(scratch);
 	return MTP_OK;
@@ -127,31 +136,40 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 
 	switch (c->op->id) {
 	case MTP_OP_RMSNORM:
-		mtp_ref_rmsnorm(x, mtp_refio_in(io, "weight"), d->r, d->h, p->eps,
-				p->rounding, act, mtp_refio_out(io, "y"));
+		mtp_ref_rmsnorm(x, mtp_refio_in(io, "weight"), d->r, d->h,
+				p->eps, p->rounding, act,
+				mtp_refio_out(io, "y"));
 		break;
 	case MTP_OP_ADD_RMSNORM:
-		mtp_ref_add_rmsnorm(x, mtp_refio_in(io, "residual"), mtp_refio_in(io, "weight"),
-				    d->r, d->h, p->eps, p->rounding, act,
-				    mtp_refio_out(io, "y"), mtp_refio_out(io, "residual_out"));
+		mtp_ref_add_rmsnorm(x, mtp_refio_in(io, "residual"),
+				    mtp_refio_in(io, "weight"), d->r, d->h,
+				    p->eps, p->rounding, act,
+				    mtp_refio_out(io, "y"),
+				    mtp_refio_out(io, "residual_out"));
 		break;
 	case MTP_OP_EMBED:
-		mtp_ref_embed(mtp_refio_in(io, "embed_table"), mtp_refio_iin(io, "input_ids"), d->t,
-			      d->h, mtp_refio_out(io, "out"));
+		mtp_ref_embed(mtp_refio_in(io, "embed_table"),
+			      mtp_refio_iin(io, "input_ids"), d->t, d->h,
+			      mtp_refio_out(io, "out"));
 		break;
 	case MTP_OP_FUSED_EH_NORM:
-		mtp_ref_fused_eh_norm(mtp_refio_iin(io, "positions"), mtp_refio_in(io, "embeds"),
+		mtp_ref_fused_eh_norm(mtp_refio_iin(io, "positions"),
+				      mtp_refio_in(io, "embeds"),
 				      mtp_refio_in(io, "prev_hidden"),
 				      mtp_refio_in(io, "enorm_weight"),
-				      mtp_refio_in(io, "hnorm_weight"), d->t, d->h,
-				      p->eps, act, mtp_refio_out(io, "out"));
+				      mtp_refio_in(io, "hnorm_weight"), d->t,
+				      d->h, p->eps, act,
+				      mtp_refio_out(io, "out"));
 		break;
 	case MTP_OP_FUSED_EMBED_EH_NORM:
-		mtp_ref_fused_embed_eh_norm(
-			mtp_refio_iin(io, "positions"), mtp_refio_iin(io, "input_ids"),
-			mtp_refio_in(io, "embed_table"), mtp_refio_in(io, "prev_hidden"),
-			mtp_refio_in(io, "enorm_weight"), mtp_refio_in(io, "hnorm_weight"), d->t,
-			d->h, p->eps, act, mtp_refio_out(io, "out"));
+		mtp_ref_fused_embed_eh_norm(mtp_refio_iin(io, "positions"),
+					    mtp_refio_iin(io, "input_ids"),
+					    mtp_refio_in(io, "embed_table"),
+					    mtp_refio_in(io, "prev_hidden"),
+					    mtp_refio_in(io, "enorm_weight"),
+					    mtp_refio_in(io, "hnorm_weight"),
+					    d->t, d->h, p->eps, act,
+					    mtp_refio_out(io, "out"));
 		break;
 	case MTP_OP_EH_PROJ:
 		mtp_ref_eh_proj(x, mtp_refio_in(io, "weight"), d->t, d->h, act,
@@ -159,64 +177,72 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 		break;
 	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
 		mtp_ref_fused_mtp_input_rmsnorm(
-			mtp_refio_in(io, "embeds"), mtp_refio_iin(io, "positions"),
-			mtp_refio_in(io, "prev_hidden"), mtp_refio_in(io, "enorm_weight"),
-			mtp_refio_in(io, "hnorm_weight"), d->t, d->m, d->h, p->eps, act,
-			mtp_refio_out(io, "enorm_out"), mtp_refio_out(io, "hnorm_out"));
+			mtp_refio_in(io, "embeds"),
+			mtp_refio_iin(io, "positions"),
+			mtp_refio_in(io, "prev_hidden"),
+			mtp_refio_in(io, "enorm_weight"),
+			mtp_refio_in(io, "hnorm_weight"), d->t, d->m, d->h,
+			p->eps, act, mtp_refio_out(io, "enorm_out"),
+			mtp_refio_out(io, "hnorm_out"));
 		break;
 	case MTP_OP_EH_PROJ_HC:
 		mtp_ref_eh_proj_hc(mtp_refio_in(io, "e"), mtp_refio_in(io, "p"),
 				   mtp_refio_in(io, "e_proj_weight"),
-				   mtp_refio_in(io, "h_proj_weight"), d->t, d->m, d->h,
-				   act, mtp_refio_out(io, "x"));
+				   mtp_refio_in(io, "h_proj_weight"), d->t,
+				   d->m, d->h, act, mtp_refio_out(io, "x"));
 		break;
 	case MTP_OP_HC_PRE:
-		mtp_ref_hc_pre(mtp_refio_in(io, "residual"), mtp_refio_in(io, "fn"),
-			       mtp_refio_in(io, "scale"), mtp_refio_in(io, "base"),
-			       mtp_refio_in(io, "norm_weight"), &p->hc, d->t, d->m, d->h,
-			       act, mtp_refio_out(io, "post_mix"), mtp_refio_out(io, "comb_mix"),
-			       mtp_refio_out(io, "layer_input"));
+		mtp_ref_hc_pre(
+			mtp_refio_in(io, "residual"), mtp_refio_in(io, "fn"),
+			mtp_refio_in(io, "scale"), mtp_refio_in(io, "base"),
+			mtp_refio_in(io, "norm_weight"), &p->hc, d->t, d->m,
+			d->h, act, mtp_refio_out(io, "post_mix"),
+			mtp_refio_out(io, "comb_mix"),
+			mtp_refio_out(io, "layer_input"));
 		break;
 	case MTP_OP_HC_POST:
-		mtp_ref_hc_post(x, mtp_refio_in(io, "residual"), mtp_refio_in(io, "post_mix"),
-				mtp_refio_in(io, "comb_mix"), d->t, d->m, d->h, act,
-				mtp_refio_out(io, "out"));
+		mtp_ref_hc_post(x, mtp_refio_in(io, "residual"),
+				mtp_refio_in(io, "post_mix"),
+				mtp_refio_in(io, "comb_mix"), d->t, d->m, d->h,
+				act, mtp_refio_out(io, "out"));
 		break;
 	case MTP_OP_HC_FUSED_POST_PRE:
 		mtp_ref_hc_fused_post_pre(
-			x, mtp_refio_in(io, "residual"), mtp_refio_in(io, "post_mix"),
-			mtp_refio_in(io, "comb_mix"), mtp_refio_in(io, "fn"), mtp_refio_in(io, "scale"),
-			mtp_refio_in(io, "base"), mtp_refio_in(io, "norm_weight"), &p->hc, d->t,
-			d->m, d->h, act, mtp_refio_out(io, "residual_out"),
-			mtp_refio_out(io, "post_mix_out"), mtp_refio_out(io, "comb_mix_out"),
+			x, mtp_refio_in(io, "residual"),
+			mtp_refio_in(io, "post_mix"),
+			mtp_refio_in(io, "comb_mix"), mtp_refio_in(io, "fn"),
+			mtp_refio_in(io, "scale"), mtp_refio_in(io, "base"),
+			mtp_refio_in(io, "norm_weight"), &p->hc, d->t, d->m,
+			d->h, act, mtp_refio_out(io, "residual_out"),
+			mtp_refio_out(io, "post_mix_out"),
+			mtp_refio_out(io, "comb_mix_out"),
 			mtp_refio_out(io, "layer_input"));
 		break;
 	case MTP_OP_HC_HEAD:
-		mtp_ref_hc_head(x, mtp_refio_in(io, "fn"), mtp_refio_in(io, "scale"), mtp_refio_in(io, "base"),
-				d->t, d->m, d->h, p->hc.rms_eps, p->hc_eps,
-				p->variant, act, mtp_refio_out(io, "y"));
+		mtp_ref_hc_head(x, mtp_refio_in(io, "fn"),
+				mtp_refio_in(io, "scale"),
+				mtp_refio_in(io, "base"), d->t, d->m, d->h,
+				p->hc.rms_eps, p->hc_eps, p->variant, act,
+				mtp_refio_out(io, "y"));
 		break;
 	case MTP_OP_MTP_SHARED_HEAD_RMSNORM:
-		mtp_ref_mtp_shared_head_rmsnorm(x, mtp_refio_in(io, "weight"), d->t, d->h,
-						p->eps, act, mtp_refio_out(io, "y"));
+		mtp_ref_mtp_shared_head_rmsnorm(x, mtp_refio_in(io, "weight"),
+						d->t, d->h, p->eps, act,
+						mtp_refio_out(io, "y"));
 		break;
 	case MTP_OP_LM_HEAD:
 		mtp_ref_lm_head(x, mtp_refio_in(io, "weight"), d->t, d->v, d->h,
-				mtp_refio_out(io, "logits"), mtp_refio_iout(io, "token"));
+				mtp_refio_out(io, "logits"),
+				mtp_refio_iout(io, "token"));
 		break;
 	case MTP_OP_ALL_REDUCE:
-		mtp_ref_all_reduce(mtp_refio_in(io, "parts"), d->p, d->r, d->h, act,
-				   mtp_refio_out(io, "out"));
+		mtp_ref_all_reduce(mtp_refio_in(io, "parts"), d->p, d->r, d->h,
+				   act, mtp_refio_out(io, "out"));
 		break;
-	case MTP_OP_MTP_BLOCK:
-		return run_block(io);
-	case MTP_OP_MTP_STEP:
-		run_step(io);
-		break;
-	case MTP_OP_DRAFT_CHAIN:
-		return run_chain(io);
-	default:
-		return MTP_ERR_UNSUPPORTED;
+	case MTP_OP_MTP_BLOCK: return run_block(io);
+	case MTP_OP_MTP_STEP: run_step(io); break;
+	case MTP_OP_DRAFT_CHAIN: return run_chain(io);
+	default: return MTP_ERR_UNSUPPORTED;
 	}
 	return MTP_OK;
 }

@@ -74,8 +74,7 @@ static bool parse_enum(const char *s, enum attr_kind k, int *v)
 	return false;
 }
 
-static void store_int(struct mtp_params *p, const struct attr_def *d,
-		      int64_t v)
+static void store_int(struct mtp_params *p, const struct attr_def *d, int64_t v)
 {
 	char *base = (char *)p + d->off;
 
@@ -96,7 +95,8 @@ static enum mtp_status set_attr(struct mtp_params *p, const struct attr_def *d,
 
 	if (d->kind >= K_ROUNDING) {
 		if (!a->is_string || !parse_enum(a->str, d->kind, &e)) {
-			snprintf(err, errn, "attribute '%s': '%s' is not a valid value",
+			snprintf(err, errn,
+				 "attribute '%s': '%s' is not a valid value",
 				 d->name, a->is_string ? a->str : "(a number)");
 			return MTP_ERR_INVALID;
 		}
@@ -112,7 +112,8 @@ static enum mtp_status set_attr(struct mtp_params *p, const struct attr_def *d,
 		if (a->num != floor(a->num) || a->num < (double)d->lo ||
 		    a->num > (double)d->hi) {
 			snprintf(err, errn,
-				 "attribute '%s': %g is not an integer in [%lld, %lld]",
+				 "attribute '%s': %g is not an integer in "
+				 "[%lld, %lld]",
 				 d->name, a->num, (long long)d->lo,
 				 (long long)d->hi);
 			return MTP_ERR_INVALID;
@@ -121,8 +122,8 @@ static enum mtp_status set_attr(struct mtp_params *p, const struct attr_def *d,
 		return MTP_OK;
 	}
 	if (a->num < 0 || (d->kind == K_POS && a->num == 0) || a->num > 1e3) {
-		snprintf(err, errn, "attribute '%s': %g is out of range", d->name,
-			 a->num);
+		snprintf(err, errn, "attribute '%s': %g is out of range",
+			 d->name, a->num);
 		return MTP_ERR_INVALID;
 	}
 	*(double *)base = a->num;
@@ -147,7 +148,8 @@ static enum mtp_status apply_list(const char *list,
 		const struct mtp_attr *a = attr_get(attrs, name);
 
 		if (!d) {
-			snprintf(err, errn, "internal: unknown attribute '%s'", name);
+			snprintf(err, errn, "internal: unknown attribute '%s'",
+				 name);
 			return MTP_ERR_INVALID;
 		}
 		if (a) {
@@ -166,10 +168,9 @@ static enum mtp_status apply_list(const char *list,
 }
 
 enum mtp_status mtp_params_parse(const struct mtp_op *op,
-				  enum mtp_family family,
-				  const struct mtp_attr_list *attrs,
-				  struct mtp_params *out, char *err,
-				  size_t errn)
+				 enum mtp_family family,
+				 const struct mtp_attr_list *attrs,
+				 struct mtp_params *out, char *err, size_t errn)
 {
 	enum mtp_status st;
 

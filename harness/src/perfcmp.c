@@ -16,7 +16,8 @@ struct tagged {
 
 static int cmp_tagged(const void *a, const void *b)
 {
-	double x = ((const struct tagged *)a)->v, y = ((const struct tagged *)b)->v;
+	double x = ((const struct tagged *)a)->v,
+	       y = ((const struct tagged *)b)->v;
 
 	return (x > y) - (x < y);
 }
@@ -56,7 +57,8 @@ static double mann_whitney_p(const double *a, int n1, const double *b, int n2)
 
 		while (j < n && t[j].v == t[i].v)
 			j++;
-		double mid = 0.5 * (i + 1 + j); /* ranks i+1..j share their mean */
+		double mid =
+			0.5 * (i + 1 + j); /* ranks i+1..j share their mean */
 
 		for (int k = i; k < j; k++)
 			rank_b += t[k].from_cur ? mid : 0;
@@ -65,7 +67,8 @@ static double mann_whitney_p(const double *a, int n1, const double *b, int n2)
 	}
 	free(t);
 	double u = rank_b - n2 * (n2 + 1) / 2.0, mu = n1 * (double)n2 / 2;
-	double var = n1 * (double)n2 / 12.0 * ((n + 1) - ties / ((double)n * (n - 1)));
+	double var = n1 * (double)n2 / 12.0 *
+		     ((n + 1) - ties / ((double)n * (n - 1)));
 
 	if (var <= 0)
 		return 1.0;

@@ -10,8 +10,6 @@
 
 #define PFX_MAX 32
 
-
-
 const double *mtp_refio_in(const struct mtp_ref_io *io, const char *name)
 {
 	int i = mtp_call_in_index(io->c, name);
@@ -41,7 +39,7 @@ int64_t *mtp_refio_iout(const struct mtp_ref_io *io, const char *name)
 }
 
 void mtp_refio_cfg(const struct mtp_call *c, struct mtp_ref_step_cfg *cfg,
-		     struct mtp_ref_dims *d)
+		   struct mtp_ref_dims *d)
 {
 	const struct mtp_params *p = c->params;
 
@@ -62,9 +60,8 @@ void mtp_refio_cfg(const struct mtp_call *c, struct mtp_ref_step_cfg *cfg,
 	d->f = c->dims.f;
 }
 
-
 const double *mtp_refio_inp(const struct mtp_ref_io *io, const char *pfx,
-			 const char *name)
+			    const char *name)
 {
 	char full[MTP_NAME_MAX];
 
@@ -74,7 +71,7 @@ const double *mtp_refio_inp(const struct mtp_ref_io *io, const char *pfx,
 }
 
 void mtp_refio_v3_layer(const struct mtp_ref_io *io, const char *pfx,
-		     struct mtp_ref_v3_layer *w)
+			struct mtp_ref_v3_layer *w)
 {
 	w->enorm_w = mtp_refio_inp(io, pfx, "enorm_weight");
 	w->hnorm_w = mtp_refio_inp(io, pfx, "hnorm_weight");
@@ -85,12 +82,13 @@ void mtp_refio_v3_layer(const struct mtp_ref_io *io, const char *pfx,
 	w->block.W_gate = mtp_refio_inp(io, pfx, "block.W_gate");
 	w->block.W_up = mtp_refio_inp(io, pfx, "block.W_up");
 	w->block.W_down = mtp_refio_inp(io, pfx, "block.W_down");
-	w->shared_head_norm_w = mtp_refio_inp(io, pfx, "shared_head_norm_weight");
+	w->shared_head_norm_w =
+		mtp_refio_inp(io, pfx, "shared_head_norm_weight");
 	w->head_w = mtp_refio_inp(io, pfx, "head_weight");
 }
 
 void mtp_refio_v4_block(const struct mtp_ref_io *io, const char *pfx,
-		     struct mtp_ref_v4_block *b)
+			struct mtp_ref_v4_block *b)
 {
 	b->hc_attn_fn = mtp_refio_inp(io, pfx, "block.hc_attn_fn");
 	b->hc_attn_scale = mtp_refio_inp(io, pfx, "block.hc_attn_scale");
@@ -107,7 +105,7 @@ void mtp_refio_v4_block(const struct mtp_ref_io *io, const char *pfx,
 }
 
 void mtp_refio_v4_layer(const struct mtp_ref_io *io, const char *pfx,
-		     struct mtp_ref_v4_layer *w)
+			struct mtp_ref_v4_layer *w)
 {
 	w->enorm_w = mtp_refio_inp(io, pfx, "enorm_weight");
 	w->hnorm_w = mtp_refio_inp(io, pfx, "hnorm_weight");
@@ -117,20 +115,21 @@ void mtp_refio_v4_layer(const struct mtp_ref_io *io, const char *pfx,
 	w->hc_head_fn = mtp_refio_inp(io, pfx, "hc_head_fn");
 	w->hc_head_scale = mtp_refio_inp(io, pfx, "hc_head_scale");
 	w->hc_head_base = mtp_refio_inp(io, pfx, "hc_head_base");
-	w->shared_head_norm_w = mtp_refio_inp(io, pfx, "shared_head_norm_weight");
+	w->shared_head_norm_w =
+		mtp_refio_inp(io, pfx, "shared_head_norm_weight");
 	w->head_w = mtp_refio_inp(io, pfx, "head_weight");
 }
 
 void mtp_refio_step_out(const struct mtp_ref_io *io, const char *pfx,
-		     struct mtp_ref_step_out *o)
+			struct mtp_ref_step_out *o)
 {
 	static const char *const names[] = {
 		"block_out", "block_residual", "hidden_pre", "hidden_post",
-		"post_mix", "comb_mix", "streams", "head_hidden", "recycled",
-		"logits"};
-	double **slots[] = {&o->block_out, &o->block_residual, &o->hidden_pre,
-			    &o->hidden_post, &o->post_mix, &o->comb_mix,
-			    &o->streams, &o->head_hidden, &o->recycled,
+		"post_mix",  "comb_mix",       "streams",    "head_hidden",
+		"recycled",  "logits"};
+	double **slots[] = {&o->block_out,   &o->block_residual, &o->hidden_pre,
+			    &o->hidden_post, &o->post_mix,	 &o->comb_mix,
+			    &o->streams,     &o->head_hidden,	 &o->recycled,
 			    &o->logits};
 	char full[MTP_NAME_MAX];
 
@@ -183,7 +182,6 @@ void mtp_refio_store(const struct mtp_ref_io *io)
 				  (double)io->iout[k][j]);
 	}
 }
-
 
 void mtp_refio_close(struct mtp_ref_io *io)
 {

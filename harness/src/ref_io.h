@@ -11,10 +11,10 @@
 
 struct mtp_ref_io {
 	const struct mtp_call *c;
-	double **fin;    /* float inputs, NULL where absent or integer */
-	int64_t **iin;   /* integer inputs */
-	double **fout;   /* float outputs */
-	int64_t **iout;  /* integer outputs */
+	double **fin;	/* float inputs, NULL where absent or integer */
+	int64_t **iin;	/* integer inputs */
+	double **fout;	/* float outputs */
+	int64_t **iout; /* integer outputs */
 };
 
 /* Widens the inputs and allocates double/int64 outputs. */

@@ -36,13 +36,16 @@ struct module_def {
 
 static const struct module_def modules[] = {
 	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
-	 "this build has no CUDA backend (configured without nvcc or with MTP_WITH_CUDA=OFF)"},
+	 "this build has no CUDA backend (configured without nvcc or with "
+	 "MTP_WITH_CUDA=OFF)"},
 	{"hip", "mtp_backend_hip.so", false,
 	 "the HIP backend is not written yet"},
 	{"level_zero", "mtp_backend_level_zero.so", MTP_HAVE_LEVEL_ZERO,
-	 "this build has no Level Zero backend (configured without the Level Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)"},
+	 "this build has no Level Zero backend (configured without the Level "
+	 "Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)"},
 	{"opencl", "mtp_backend_opencl.so", MTP_HAVE_OPENCL,
-	 "this build has no OpenCL backend (configured without the OpenCL headers and ICD loader, or with MTP_WITH_OPENCL=OFF)"},
+	 "this build has no OpenCL backend (configured without the OpenCL "
+	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)"},
 	{"cpu", NULL, MTP_HAVE_CPU,
 	 "the optimized CPU backend is not written yet"},
 };
@@ -112,13 +115,14 @@ static enum mtp_status load_lib(const char *path, void **handle,
 		goto bad;
 	}
 	if ((*iface)->api_version != MTP_BACKEND_API_VERSION) {
-		snprintf(why, whyn, "%s: api_version %d, this mtpcheck needs %d",
-			 path, (*iface)->api_version, MTP_BACKEND_API_VERSION);
+		snprintf(why, whyn,
+			 "%s: api_version %d, this mtpcheck needs %d", path,
+			 (*iface)->api_version, MTP_BACKEND_API_VERSION);
 		goto bad;
 	}
 	if (!(*iface)->open || !(*iface)->alloc || !(*iface)->free ||
-	    !(*iface)->upload || !(*iface)->download ||
-	    !(*iface)->supports || !(*iface)->launch) {
+	    !(*iface)->upload || !(*iface)->download || !(*iface)->supports ||
+	    !(*iface)->launch) {
 		snprintf(why, whyn, "%s: a required method is missing", path);
 		goto bad;
 	}
@@ -148,8 +152,8 @@ static enum mtp_status find_iface(const char *name, const char *lib,
 	}
 	m = module_find(name);
 	if (!m) {
-		snprintf(why, whyn, "unknown backend '%s' (mtpcheck list backends)",
-			 name);
+		snprintf(why, whyn,
+			 "unknown backend '%s' (mtpcheck list backends)", name);
 		return MTP_ERR_INVALID;
 	}
 	if (!m->built || !m->file) {
@@ -187,7 +191,8 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 	snprintf(be->name, sizeof(be->name), "%s", lib ? iface->name : name);
 	st = iface->open(be);
 	if (st) {
-		snprintf(why, whyn, "%s", be->error[0] ? be->error : mtp_status_name(st));
+		snprintf(why, whyn, "%s",
+			 be->error[0] ? be->error : mtp_status_name(st));
 		mtp_backend_close(be);
 		return st == MTP_ERR_UNAVAILABLE ? st : MTP_ERR_UNAVAILABLE;
 	}

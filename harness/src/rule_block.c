@@ -19,11 +19,12 @@ bool mtp_rule_block_applies(const struct mtp_case *c)
 {
 	if (c->op->id == MTP_OP_MTP_STEP || c->op->id == MTP_OP_DRAFT_CHAIN)
 		return true;
-	return c->op->id == MTP_OP_MTP_BLOCK && !mtp_list_find(&c->inputs, "residual");
+	return c->op->id == MTP_OP_MTP_BLOCK &&
+	       !mtp_list_find(&c->inputs, "residual");
 }
 
 struct probe {
-	struct mtp_tensor_list in;    /* views and owned state tensors */
+	struct mtp_tensor_list in; /* views and owned state tensors */
 	int n_owned;
 	struct mtp_params p;
 	struct mtp_signature sig;
@@ -40,8 +41,9 @@ static void probe_fini(struct probe *pr)
 }
 
 static enum mtp_status add_state(struct probe *pr, const char *name,
-				 enum mtp_dtype dt, int nd, const int64_t *shape,
-				 int kind, const struct mtp_tensor *copy)
+				 enum mtp_dtype dt, int nd,
+				 const int64_t *shape, int kind,
+				 const struct mtp_tensor *copy)
 {
 	struct mtp_named *e = mtp_list_add(&pr->in, name);
 	int64_t m = shape[nd - 1];
@@ -50,7 +52,9 @@ static enum mtp_status add_state(struct probe *pr, const char *name,
 		return MTP_ERR_NOMEM;
 	pr->n_owned++;
 	for (int64_t i = 0; i < mtp_tensor_numel(&e->t); i++) {
-		double v = kind == 1 ? 1.0 : kind == 2 ? (i % m == (i / m) % m) : 0.0;
+		double v = kind == 1   ? 1.0
+			   : kind == 2 ? (i % m == (i / m) % m)
+				       : 0.0;
 
 		if (copy)
 			v = mtp_load(copy->dtype, copy->data, (size_t)i);
@@ -63,7 +67,8 @@ static enum mtp_status add_state(struct probe *pr, const char *name,
 static enum mtp_status x0_of(const struct mtp_case *c, bool v4, int64_t m,
 			     struct mtp_tensor *x0)
 {
-	const struct mtp_named *x = mtp_list_find(&c->inputs,
+	const struct mtp_named *x = mtp_list_find(
+		&c->inputs,
 		c->op->id == MTP_OP_MTP_BLOCK ? "x" : "prev_hidden");
 
 	if (!x)
@@ -77,8 +82,9 @@ static enum mtp_status x0_of(const struct mtp_case *c, bool v4, int64_t m,
 	return MTP_OK;
 }
 
-static enum mtp_status add_state_tensors(struct probe *pr, const struct mtp_tensor *x0,
-					 bool v4, int64_t m, enum mtp_dtype act)
+static enum mtp_status add_state_tensors(struct probe *pr,
+					 const struct mtp_tensor *x0, bool v4,
+					 int64_t m, enum mtp_dtype act)
 {
 	int64_t t = x0->shape[0], h = x0->shape[x0->ndim - 1];
 	int64_t th[2] = {t, h}, tm[2] = {t, m}, tmm[3] = {t, m, m};
@@ -111,9 +117,11 @@ static enum mtp_status probe_build(struct probe *pr, const struct mtp_case *c,
 	pr->p.contract = k;
 	if (!st)
 		st = with_state ? add_state_tensors(pr, &x0, v4, m, x0.dtype)
-				: add_state(pr, "x", x0.dtype, x0.ndim, x0.shape, 0, &x0);
+				: add_state(pr, "x", x0.dtype, x0.ndim,
+					    x0.shape, 0, &x0);
 	/* a chain's block is layer 0's */
-	const char *pfx = c->op->id == MTP_OP_DRAFT_CHAIN ? "layer.0/block." : "block.";
+	const char *pfx =
+		c->op->id == MTP_OP_DRAFT_CHAIN ? "layer.0/block." : "block.";
 
 	for (int i = 0; !st && i < c->inputs.n; i++) {
 		const struct mtp_named *w = &c->inputs.items[i];
@@ -128,11 +136,12 @@ static enum mtp_status probe_build(struct probe *pr, const struct mtp_case *c,
 	}
 	memset(&pr->call, 0, sizeof(pr->call));
 	if (!st)
-		st = mtp_signature_build(mtp_op_get(MTP_OP_MTP_BLOCK), &pr->p, &pr->in,
-					 &pr->sig, err, sizeof(err));
+		st = mtp_signature_build(mtp_op_get(MTP_OP_MTP_BLOCK), &pr->p,
+					 &pr->in, &pr->sig, err, sizeof(err));
 	if (!st)
-		st = mtp_signature_bind(&pr->sig, &pr->p, &pr->in, &pr->call.dims,
-					&pr->call.act, err, sizeof(err));
+		st = mtp_signature_bind(&pr->sig, &pr->p, &pr->in,
+					&pr->call.dims, &pr->call.act, err,
+					sizeof(err));
 	if (st)
 		return st;
 	pr->call.op = mtp_op_get(MTP_OP_MTP_BLOCK);
@@ -143,7 +152,8 @@ static enum mtp_status probe_build(struct probe *pr, const struct mtp_case *c,
 	pr->call.in = pr->ins;
 	pr->call.out = pr->outs;
 	for (int i = 0; i < pr->sig.n_in; i++) {
-		const struct mtp_named *e = mtp_list_find(&pr->in, pr->sig.in[i].name);
+		const struct mtp_named *e =
+			mtp_list_find(&pr->in, pr->sig.in[i].name);
 
 		memset(&pr->ins[i], 0, sizeof(pr->ins[i]));
 		if (e)
@@ -151,9 +161,10 @@ static enum mtp_status probe_build(struct probe *pr, const struct mtp_case *c,
 	}
 	for (int i = 0; i < pr->sig.n_out; i++) {
 		memset(&pr->outs[i], 0, sizeof(pr->outs[i]));
-		pr->outs[i].dtype = mtp_tspec_dtype(&pr->sig.out[i], pr->call.act);
-		mtp_tspec_shape(&pr->sig.out[i], &pr->call.dims, &pr->outs[i].ndim,
-				pr->outs[i].shape);
+		pr->outs[i].dtype =
+			mtp_tspec_dtype(&pr->sig.out[i], pr->call.act);
+		mtp_tspec_shape(&pr->sig.out[i], &pr->call.dims,
+				&pr->outs[i].ndim, pr->outs[i].shape);
 	}
 	return MTP_OK;
 }
@@ -166,11 +177,15 @@ static bool outputs_agree(const struct probe *a, const struct mtp_tensor *oa,
 		struct mtp_tol tol;
 		struct mtp_cmp cmp;
 
-		mtp_tol_for(a->call.op, a->sig.out[i].name, oa[i].dtype, a->call.act,
-			    mtp_call_k_accum(&a->call), NULL, &tol);
-		mtp_compare(a->sig.out[i].name, &oa[i], &ob[i], &tol, false, &cmp);
+		mtp_tol_for(a->call.op, a->sig.out[i].name, oa[i].dtype,
+			    a->call.act, mtp_call_k_accum(&a->call), NULL,
+			    &tol);
+		mtp_compare(a->sig.out[i].name, &oa[i], &ob[i], &tol, false,
+			    &cmp);
 		if (!cmp.passed) {
-			snprintf(msg, n, "block output '%s' differs with and without the optional state (normwise %.3g)",
+			snprintf(msg, n,
+				 "block output '%s' differs with and without "
+				 "the optional state (normwise %.3g)",
 				 cmp.name, cmp.rel_norm);
 			return false;
 		}
@@ -187,17 +202,21 @@ static bool check_contract(struct mtp_backend *be, const struct mtp_case *c,
 	enum mtp_status sa, sb;
 	char why_a[MTP_BACKEND_ERR_MAX] = "";
 
-	if (!a || !b || probe_build(a, c, false, k) || probe_build(b, c, true, k) ||
-	    !mtp_backend_supports(be, &a->call) || a->call.n_out > 8)
+	if (!a || !b || probe_build(a, c, false, k) ||
+	    probe_build(b, c, true, k) || !mtp_backend_supports(be, &a->call) ||
+	    a->call.n_out > 8)
 		goto out; /* cannot be probed: the rule does not apply */
 	be->error[0] = 0;
 	sa = mtp_backend_execute(be, &a->call, oa);
 	snprintf(why_a, sizeof(why_a), "%s", be->error);
 	sb = mtp_backend_execute(be, &b->call, ob);
 	if (sa && !sb) {
-		snprintf(msg, n, "the block fails when called without post_mix/res_mix/residual "
+		snprintf(msg, n,
+			 "the block fails when called without "
+			 "post_mix/res_mix/residual "
 			 "(%s contract) but works with them: %s",
-			 k == MTP_CONTRACT_DEFERRED ? "deferred" : "internal", why_a);
+			 k == MTP_CONTRACT_DEFERRED ? "deferred" : "internal",
+			 why_a);
 		ok = false;
 	} else if (!sa && !sb) {
 		ok = outputs_agree(a, oa, ob, msg, n);

@@ -48,7 +48,8 @@ bool mtp_filter_match(const char *const *pats, int n, const char *file,
 	snprintf(full, sizeof(full), "%s:%s", file, case_id);
 	for (int i = 0; i < n; i++) {
 		if (!has_glob(pats[i])) {
-			if (strcmp(pats[i], case_id) == 0 || strcmp(pats[i], full) == 0)
+			if (strcmp(pats[i], case_id) == 0 ||
+			    strcmp(pats[i], full) == 0)
 				return true;
 		} else if (fnmatch(pats[i], case_id, 0) == 0 ||
 			   fnmatch(pats[i], full, 0) == 0) {
@@ -62,8 +63,8 @@ static struct mtp_result *result_add(struct mtp_run *run)
 {
 	if (run->n == run->cap) {
 		int cap = run->cap ? 2 * run->cap : 64;
-		struct mtp_result *r = realloc(run->results,
-					       (size_t)cap * sizeof(*r));
+		struct mtp_result *r =
+			realloc(run->results, (size_t)cap * sizeof(*r));
 
 		if (!r)
 			return NULL;
@@ -82,12 +83,15 @@ static void shell_quote(char *dst, size_t n, const char *s)
 	bool plain = *s != 0;
 
 	for (const char *p = s; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/:,=+", *p))
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+			    "YZ0123456789_.-/:,=+",
+			    *p))
 			plain = false;
 	if (plain)
 		snprintf(dst, n, "%s", s);
 	else
-		snprintf(dst, n, "'%s'", s); /* case ids and paths hold no quote */
+		snprintf(dst, n, "'%s'",
+			 s); /* case ids and paths hold no quote */
 }
 
 static void make_repro(const struct mtp_run *run, struct mtp_result *r)
@@ -105,7 +109,8 @@ static void make_repro(const struct mtp_run *run, struct mtp_result *r)
 			 run->opts.case_file, r->case_id);
 	else
 		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck run --backend %s%s%s --fixtures %s --filter %s",
+			 "mtpcheck run --backend %s%s%s --fixtures %s --filter "
+			 "%s",
 			 b, run->opts.backend_lib ? " --backend-lib " : "",
 			 run->opts.backend_lib ? run->opts.backend_lib : "", f,
 			 r->case_id);
@@ -121,14 +126,16 @@ static void check_block_rule(struct mtp_result *r, struct mtp_backend *be,
 		return;
 	if (r->verdict == MTP_PASSED || r->verdict == MTP_FAILED) {
 		if (r->verdict == MTP_PASSED || !r->message[0])
-			snprintf(r->message, sizeof(r->message), "block contract: %s", msg);
+			snprintf(r->message, sizeof(r->message),
+				 "block contract: %s", msg);
 		r->verdict = MTP_FAILED;
 	}
 	memset(&r->diag, 0, sizeof(r->diag));
 	r->diag.diag = MTP_DIAG_HC_STATE_DEFAULTS;
 	snprintf(r->diag.text, sizeof(r->diag.text), "%s [%s]: %s; %s",
-		 mtp_diag_info(r->diag.diag)->name, mtp_diag_info(r->diag.diag)->section,
-		 msg, mtp_diag_info(r->diag.diag)->history);
+		 mtp_diag_info(r->diag.diag)->name,
+		 mtp_diag_info(r->diag.diag)->section, msg,
+		 mtp_diag_info(r->diag.diag)->history);
 }
 
 static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
@@ -141,8 +148,8 @@ static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
 	if (!mtp_backend_supports(be, &p->call)) {
 		r->verdict = MTP_UNIMPLEMENTED;
 		snprintf(r->message, sizeof(r->message),
-			 "backend %s does not implement %s (%s, %s)", r->backend,
-			 c->op->name, mtp_family_name(c->family),
+			 "backend %s does not implement %s (%s, %s)",
+			 r->backend, c->op->name, mtp_family_name(c->family),
 			 mtp_dtype_name(p->call.act));
 		return;
 	}
@@ -160,9 +167,10 @@ static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
 	if (st) {
 		r->verdict = MTP_FAILED;
 		snprintf(r->message, sizeof(r->message), "%s: %s",
-			 mtp_status_name(st), be->error[0] ? be->error : "no message");
-	} else if (mtp_judge_outputs(r, c, p, got, NULL, ref_out ? NULL : &c->expected,
-			       ref_out)) {
+			 mtp_status_name(st),
+			 be->error[0] ? be->error : "no message");
+	} else if (mtp_judge_outputs(r, c, p, got, NULL,
+				     ref_out ? NULL : &c->expected, ref_out)) {
 		r->verdict = MTP_CRASHED;
 		snprintf(r->message, sizeof(r->message), "out of memory");
 	}
@@ -212,7 +220,8 @@ static void run_isolated(void *arg, struct mtp_result *r)
 		snprintf(r->message, sizeof(r->message), "%s", why);
 		return;
 	}
-	run_on_backend(r, be, a->c, a->p, a->c->expected.n ? NULL : a->p->call.out);
+	run_on_backend(r, be, a->c, a->p,
+		       a->c->expected.n ? NULL : a->p->call.out);
 	mtp_backend_close(be);
 }
 
@@ -225,7 +234,8 @@ static void run_verify(struct mtp_result *r, struct mtp_case *c,
 
 	r->seconds = now() - t0;
 	if (!st)
-		st = mtp_judge_outputs(r, c, p, NULL, &c->observed, NULL, p->call.out);
+		st = mtp_judge_outputs(r, c, p, NULL, &c->observed, NULL,
+				       p->call.out);
 	if (st) {
 		r->verdict = MTP_CRASHED;
 		snprintf(r->message, sizeof(r->message), "reference: %s",
@@ -260,9 +270,8 @@ static void open_backends(struct mtp_run *run, struct backend_slot *slots)
 	}
 }
 
-static struct mtp_result *new_result(struct mtp_run *run,
-				     const struct mtp_case *c,
-				     const char *backend)
+static struct mtp_result *
+new_result(struct mtp_run *run, const struct mtp_case *c, const char *backend)
 {
 	struct mtp_result *r = result_add(run);
 
@@ -308,12 +317,15 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 			struct iso_arg a = {run, name, c, &p};
 
 			if (c->expected.n == 0 && reference_outputs(&p))
-				snprintf(r->message, sizeof(r->message), "reference: out of memory");
+				snprintf(r->message, sizeof(r->message),
+					 "reference: out of memory");
 			else
-				mtp_isolate_run(run_isolated, &a, run->opts.timeout, r);
+				mtp_isolate_run(run_isolated, &a,
+						run->opts.timeout, r);
 		} else if (!slots[b].be) {
 			r->verdict = MTP_SKIPPED;
-			snprintf(r->message, sizeof(r->message), "%s", slots[b].why);
+			snprintf(r->message, sizeof(r->message), "%s",
+				 slots[b].why);
 		} else if (c->expected.n == 0 && reference_outputs(&p)) {
 			r->verdict = MTP_CRASHED;
 			snprintf(r->message, sizeof(r->message),
@@ -340,13 +352,15 @@ static void run_generated(struct mtp_run *run, struct sources *s, int g,
 	fx.cases = calloc(1, sizeof(*fx.cases));
 	if (!fx.cases)
 		return;
-	if (mtp_case_generate(&s->cs.specs[g], &fx.cases[0], err, sizeof(err))) {
+	if (mtp_case_generate(&s->cs.specs[g], &fx.cases[0], err,
+			      sizeof(err))) {
 		fprintf(stderr, "mtpcheck: %s: %s: %s\n", s->cs.gen[g].origin,
 			s->cs.gen[g].id, err);
 		run->n_usage++;
 	} else {
 		fx.cases[0].loaded = true;
-		run_case(run, &fx, 0, slots, idx, total, &s->cs.gen[g].backends);
+		run_case(run, &fx, 0, slots, idx, total,
+			 &s->cs.gen[g].backends);
 	}
 	mtp_fixture_close(&fx);
 }
@@ -361,7 +375,8 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 	memset(slots, 0, sizeof(slots));
 	memset(&s, 0, sizeof(s));
 	run->opts = *o;
-	snprintf(run->command, sizeof(run->command), "%s", o->verify ? "verify" : "run");
+	snprintf(run->command, sizeof(run->command), "%s",
+		 o->verify ? "verify" : "run");
 	mtp_sources_open(run, &s);
 	n = mtp_sources_select(run, &s, &it);
 	if (o->list_only) {

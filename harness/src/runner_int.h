@@ -34,7 +34,8 @@ void mtp_sources_list(const struct mtp_run *run, const struct sources *s,
 /* Compares outputs (signature order, or named in got_named) with the judge
  * (expected/ named in judge, or in signature order in judge_arr), sets the
  * verdict, the first bad output and the diagnosis. */
-enum mtp_status mtp_judge_outputs(struct mtp_result *r, const struct mtp_case *c,
+enum mtp_status mtp_judge_outputs(struct mtp_result *r,
+				  const struct mtp_case *c,
 				  const struct mtp_case_call *p,
 				  const struct mtp_tensor *got,
 				  const struct mtp_tensor_list *got_named,

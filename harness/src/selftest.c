@@ -14,7 +14,7 @@
 
 struct tally {
 	int named[MTP_DIAG_COUNT]; /* failures named as each diagnosis */
-	int undiagnosed;           /* failures named as nothing */
+	int undiagnosed;	   /* failures named as nothing */
 	int passed, other;
 };
 
@@ -101,7 +101,9 @@ static bool print_row(FILE *o, const char *name, const struct tally *t,
 	else
 		ok = wrong == 0;
 	fprintf(o, " %6d %6d  %s\n", t->undiagnosed, t->passed,
-		ok ? "ok" : want ? "NOT CAUGHT AND NAMED" : "FALSE DIAGNOSIS");
+		ok     ? "ok"
+		: want ? "NOT CAUGHT AND NAMED"
+		       : "FALSE DIAGNOSIS");
 	return ok;
 }
 
@@ -112,22 +114,28 @@ int mtp_selftest(const struct mtp_run_opts *opts)
 	char name[160];
 	struct tally t, base;
 
-	fprintf(o, "mtpcheck selftest: every mutant over each base backend, on the suite\n\n");
+	fprintf(o, "mtpcheck selftest: every mutant over each base backend, on "
+		   "the suite\n\n");
 	print_header(o);
 	for (int b = 0; b < opts->n_backends; b++) {
 		run_quiet(opts, opts->backends[b], &base);
-		all_ok &= print_row(o, opts->backends[b], &base, MTP_DIAG_NONE, &base);
+		all_ok &= print_row(o, opts->backends[b], &base, MTP_DIAG_NONE,
+				    &base);
 		for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 			if (!mtp_mutant_exists(d))
 				continue;
 			snprintf(name, sizeof(name), "mutant:%s:%s",
 				 mtp_diag_info(d)->name, opts->backends[b]);
 			run_quiet(opts, name, &t);
-			all_ok &= print_row(o, name, &t, (enum mtp_diag)d, &base);
+			all_ok &=
+				print_row(o, name, &t, (enum mtp_diag)d, &base);
 		}
 	}
-	fprintf(o, "\nselftest %s: each mutant's row must name only its own bug and add no\n"
-		"undiagnosed failure to its base's; a base row must name none\n",
+	fprintf(o,
+		"\nselftest %s: each mutant's row must name only its own bug "
+		"and add no\n"
+		"undiagnosed failure to its base's; a base row must name "
+		"none\n",
 		all_ok ? "PASSED" : "FAILED");
 	return all_ok ? 0 : 1;
 }

@@ -60,7 +60,8 @@ static bool eval_dim(const char *s, const char *e, const struct mtp_dims *d,
 }
 
 /* Splits a shape rule into dims; returns the count. */
-static int split_dims(const char *rule, const char *starts[], const char *ends[])
+static int split_dims(const char *rule, const char *starts[],
+		      const char *ends[])
 {
 	int n = 0;
 	const char *s = rule;
@@ -138,7 +139,8 @@ static enum mtp_dtype find_act(const struct mtp_signature *sig,
 			       const struct mtp_tensor_list *inputs)
 {
 	for (int i = 0; i < sig->n_in; i++) {
-		const struct mtp_named *n = mtp_list_find(inputs, sig->in[i].name);
+		const struct mtp_named *n =
+			mtp_list_find(inputs, sig->in[i].name);
 
 		if (sig->in[i].cls == MTP_TC_ACT && n)
 			return n->t.dtype;
@@ -157,7 +159,8 @@ static enum mtp_status check_input(const struct mtp_tspec *s,
 
 	mtp_shape_str(t, got, sizeof(got));
 	if (!mtp_tspec_shape(s, d, &nd, want)) {
-		snprintf(err, errn, "input '%s': shape %s does not fix the dims of [%s]",
+		snprintf(err, errn,
+			 "input '%s': shape %s does not fix the dims of [%s]",
 			 s->name, got, s->shape);
 		return MTP_ERR_INVALID;
 	}
@@ -171,8 +174,11 @@ static enum mtp_status check_input(const struct mtp_tspec *s,
 		return MTP_ERR_INVALID;
 	}
 	if (!dtype_ok(s, t->dtype, act)) {
-		snprintf(err, errn, "input '%s': dtype %s not allowed here (activations are %s)",
-			 s->name, mtp_dtype_name(t->dtype), mtp_dtype_name(act));
+		snprintf(err, errn,
+			 "input '%s': dtype %s not allowed here (activations "
+			 "are %s)",
+			 s->name, mtp_dtype_name(t->dtype),
+			 mtp_dtype_name(act));
 		return MTP_ERR_INVALID;
 	}
 	return MTP_OK;
@@ -202,26 +208,32 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 			if (strcmp(sig->in[k].name, inputs->items[i].name) == 0)
 				break;
 		if (k == sig->n_in) {
-			snprintf(err, errn, "input '%s': not an input of this op",
+			snprintf(err, errn,
+				 "input '%s': not an input of this op",
 				 inputs->items[i].name);
 			return MTP_ERR_INVALID;
 		}
 	}
 	for (int i = 0; i < sig->n_in; i++) {
-		const struct mtp_named *n = mtp_list_find(inputs, sig->in[i].name);
+		const struct mtp_named *n =
+			mtp_list_find(inputs, sig->in[i].name);
 
 		if (!n && !sig->in[i].optional) {
-			snprintf(err, errn, "input '%s': missing", sig->in[i].name);
+			snprintf(err, errn, "input '%s': missing",
+				 sig->in[i].name);
 			return MTP_ERR_INVALID;
 		}
 		if (n && !bind_input(&sig->in[i], &n->t, dims)) {
-			snprintf(err, errn, "input '%s': has %d dims, the rule [%s] has another count",
+			snprintf(err, errn,
+				 "input '%s': has %d dims, the rule [%s] has "
+				 "another count",
 				 sig->in[i].name, n->t.ndim, sig->in[i].shape);
 			return MTP_ERR_INVALID;
 		}
 	}
 	for (int i = 0; i < sig->n_in; i++) {
-		const struct mtp_named *n = mtp_list_find(inputs, sig->in[i].name);
+		const struct mtp_named *n =
+			mtp_list_find(inputs, sig->in[i].name);
 		enum mtp_status st;
 
 		if (!n)

@@ -44,7 +44,8 @@ static bool push_path(char ***v, int *n, int *cap, int **org, int origin,
 
 /* Expands folders into their *.h5 files, sorted; files stay as given.
  * origin[k] is the index of the input path k came from. */
-static int expand_paths(const char *const *in, int nin, char ***paths, int **origin)
+static int expand_paths(const char *const *in, int nin, char ***paths,
+			int **origin)
 {
 	int n = 0, cap = 0;
 	char **v = NULL;
@@ -57,7 +58,8 @@ static int expand_paths(const char *const *in, int nin, char ***paths, int **ori
 		struct dirent *e;
 		int first = n;
 
-		if (stat(in[i], &sb) != 0 || !S_ISDIR(sb.st_mode) || !(d = opendir(in[i]))) {
+		if (stat(in[i], &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+		    !(d = opendir(in[i]))) {
 			ok = push_path(&v, &n, &cap, &org, i, in[i], NULL);
 			continue;
 		}
@@ -65,32 +67,34 @@ static int expand_paths(const char *const *in, int nin, char ***paths, int **ori
 			size_t len = strlen(e->d_name);
 
 			if (len >= 4 && strcmp(e->d_name + len - 3, ".h5") == 0)
-				ok = push_path(&v, &n, &cap, &org, i, in[i], e->d_name);
+				ok = push_path(&v, &n, &cap, &org, i, in[i],
+					       e->d_name);
 		}
 		closedir(d);
 		if (ok)
-			qsort(v + first, (size_t)(n - first), sizeof(*v), cmp_str);
+			qsort(v + first, (size_t)(n - first), sizeof(*v),
+			      cmp_str);
 	}
 	*paths = v;
 	*origin = org;
 	return ok ? n : 0;
 }
 
-
 static bool case_selected(const struct mtp_run *run, const struct sources *s,
 			  int f, const char *id)
 {
 	const struct mtp_fixture *fx = &s->fx[f];
 
-	return mtp_filter_match(run->opts.filters, run->opts.n_filters, fx->path, id) &&
-	       (!s->sel[f] || mtp_casefile_fixture_match(s->sel[f], fx->path, id));
+	return mtp_filter_match(run->opts.filters, run->opts.n_filters,
+				fx->path, id) &&
+	       (!s->sel[f] ||
+		mtp_casefile_fixture_match(s->sel[f], fx->path, id));
 }
-
 
 /* Every selected problem in run order, then this shard's share of them
  * (--shard k/n keeps items k, k+n, k+2n, ...). */
 int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
-			struct item **out)
+		       struct item **out)
 {
 	int n = 0, cap = 64, kept = 0;
 	struct item *v = malloc((size_t)cap * sizeof(*v));
@@ -115,28 +119,30 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 			v[n++] = (struct item){-1, -1, g};
 	}
 	for (int k = 0; v && k < n; k++)
-		if (run->opts.shard_n <= 1 || k % run->opts.shard_n == run->opts.shard_i)
+		if (run->opts.shard_n <= 1 ||
+		    k % run->opts.shard_n == run->opts.shard_i)
 			v[kept++] = v[k];
 	*out = v;
 	return v ? kept : 0;
 }
 
 void mtp_sources_list(const struct mtp_run *run, const struct sources *s,
-			  const struct item *it, int n)
+		      const struct item *it, int n)
 {
 	for (int k = 0; k < n; k++) {
 		if (it[k].f >= 0) {
 			const struct mtp_fixture *fx = &s->fx[it[k].f];
 			const struct mtp_case *c = &fx->cases[it[k].i];
 
-			fprintf(run->opts.out, "%s:%s  %s %s\n", fx->path, c->id,
-				c->op->name, mtp_family_name(c->family));
+			fprintf(run->opts.out, "%s:%s  %s %s\n", fx->path,
+				c->id, c->op->name, mtp_family_name(c->family));
 		} else {
 			int g = it[k].g;
 
 			fprintf(run->opts.out, "generated:%s  %s %s  (%s)\n",
 				s->cs.gen[g].id, s->cs.specs[g].op->name,
-				mtp_family_name(s->cs.specs[g].family), s->cs.gen[g].origin);
+				mtp_family_name(s->cs.specs[g].family),
+				s->cs.gen[g].origin);
 		}
 	}
 }
@@ -151,13 +157,16 @@ static bool collect_paths(struct mtp_run *run, struct sources *s, char ***paths,
 	char err[MTP_ERR_MAX];
 
 	if (o->case_file) {
-		if (mtp_casefile_parse(o->case_file, &s->cf, err, sizeof(err)) ||
-		    mtp_casefile_select(&s->cf, o->tags, &s->cs, err, sizeof(err))) {
+		if (mtp_casefile_parse(o->case_file, &s->cf, err,
+				       sizeof(err)) ||
+		    mtp_casefile_select(&s->cf, o->tags, &s->cs, err,
+					sizeof(err))) {
 			fprintf(stderr, "mtpcheck: %s\n", err);
 			run->n_usage++;
 			return false;
 		}
-		for (int i = 0; i < s->cs.n_fixtures && nin < MTP_MAX_INPUTS + 64; i++)
+		for (int i = 0;
+		     i < s->cs.n_fixtures && nin < MTP_MAX_INPUTS + 64; i++)
 			in[nin++] = s->cs.fixtures[i].path;
 	}
 	for (int i = 0; i < o->n_inputs; i++)
@@ -166,7 +175,8 @@ static bool collect_paths(struct mtp_run *run, struct sources *s, char ***paths,
 	*sel = calloc((size_t)*npaths + 1, sizeof(**sel));
 	for (int k = 0; *sel && k < *npaths; k++)
 		(*sel)[k] = o->case_file && origin[k] < s->cs.n_fixtures
-			? &s->cs.fixtures[origin[k]] : NULL;
+				    ? &s->cs.fixtures[origin[k]]
+				    : NULL;
 	free(origin);
 	return *sel != NULL;
 }
@@ -182,7 +192,8 @@ void mtp_sources_open(struct mtp_run *run, struct sources *s)
 	s->fx = calloc((size_t)npaths + 1, sizeof(*s->fx));
 	s->sel = calloc((size_t)npaths + 1, sizeof(*s->sel));
 	for (int i = 0; s->fx && s->sel && i < npaths; i++) {
-		if (mtp_fixture_open(paths[i], &run->opts.limits, &s->fx[s->nfx], err,
+		if (mtp_fixture_open(paths[i], &run->opts.limits,
+				     &s->fx[s->nfx], err,
 				     sizeof(err)) == MTP_OK) {
 			s->sel[s->nfx++] = sel[i];
 		} else {

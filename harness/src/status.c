@@ -17,8 +17,9 @@ const char *mtp_status_name(enum mtp_status st)
 }
 
 static const char *const verdict_names[MTP_VERDICT_COUNT] = {
-	"PASSED", "FAILED", "MISTRUSTED", "UNIMPLEMENTED", "SKIPPED", "CRASHED",
-	"TIMEOUT", "INVALID", "FASTER", "SLOWER", "SAME", "AMBIGUOUS",
+	"PASSED",  "FAILED",  "MISTRUSTED", "UNIMPLEMENTED",
+	"SKIPPED", "CRASHED", "TIMEOUT",    "INVALID",
+	"FASTER",  "SLOWER",  "SAME",	    "AMBIGUOUS",
 };
 
 const char *mtp_verdict_name(enum mtp_verdict v)

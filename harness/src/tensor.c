@@ -112,7 +112,8 @@ struct mtp_named *mtp_list_add(struct mtp_tensor_list *l, const char *name)
 {
 	if (l->n == l->cap) {
 		int cap = l->cap ? 2 * l->cap : 16;
-		struct mtp_named *it = realloc(l->items, (size_t)cap * sizeof(*it));
+		struct mtp_named *it =
+			realloc(l->items, (size_t)cap * sizeof(*it));
 
 		if (!it)
 			return NULL;

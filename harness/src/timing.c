@@ -70,15 +70,19 @@ static void sets_free(struct mtp_backend *be, const struct mtp_call *c,
 	free(d->out);
 }
 
-static enum mtp_status sets_alloc(struct mtp_backend *be, const struct mtp_call *c,
-				  const struct mtp_timing_opts *o, struct dev_sets *d)
+static enum mtp_status sets_alloc(struct mtp_backend *be,
+				  const struct mtp_call *c,
+				  const struct mtp_timing_opts *o,
+				  struct dev_sets *d)
 {
 	double in_bytes = 0;
 	enum mtp_status st = MTP_OK;
 
 	for (int i = 0; i < c->n_in; i++)
 		in_bytes += (double)mtp_tensor_nbytes(&c->in[i]);
-	d->n = o->warm || in_bytes <= 0 ? 1 : (int)((double)o->rotate_bytes / in_bytes) + 1;
+	d->n = o->warm || in_bytes <= 0
+		       ? 1
+		       : (int)((double)o->rotate_bytes / in_bytes) + 1;
 	if (d->n > 64)
 		d->n = 64;
 	if (o->graph && d->n > 8)
@@ -100,13 +104,15 @@ static enum mtp_status sets_alloc(struct mtp_backend *be, const struct mtp_call 
 				continue;
 			st = mtp_backend_alloc(be, nb, &d->in[s][i].data);
 			if (!st)
-				st = mtp_backend_upload(be, d->in[s][i].data, c->in[i].data, nb);
+				st = mtp_backend_upload(be, d->in[s][i].data,
+							c->in[i].data, nb);
 		}
 	}
 	for (int i = 0; !st && i < c->n_out; i++) {
 		d->out[i] = c->out[i];
 		d->out[i].data = NULL;
-		st = mtp_backend_alloc(be, mtp_tensor_nbytes(&c->out[i]), &d->out[i].data);
+		st = mtp_backend_alloc(be, mtp_tensor_nbytes(&c->out[i]),
+				       &d->out[i].data);
 	}
 	return st;
 }
@@ -122,7 +128,8 @@ static enum mtp_status timed_launch(struct mtp_backend *be, struct mtp_call *dc,
 	if (*device) {
 		st = f->timer_begin(be);
 		if (!st)
-			st = graph ? f->graph_launch(be, graph) : mtp_backend_launch(be, dc);
+			st = graph ? f->graph_launch(be, graph)
+				   : mtp_backend_launch(be, dc);
 		return st ? st : f->timer_end(be, sec);
 	}
 	double t0 = now();
@@ -134,8 +141,10 @@ static enum mtp_status timed_launch(struct mtp_backend *be, struct mtp_call *dc,
 	return st;
 }
 
-static enum mtp_status download_out(struct mtp_backend *be, const struct mtp_call *c,
-				    const struct dev_sets *d, struct mtp_tensor *out)
+static enum mtp_status download_out(struct mtp_backend *be,
+				    const struct mtp_call *c,
+				    const struct dev_sets *d,
+				    struct mtp_tensor *out)
 {
 	enum mtp_status st = MTP_OK;
 
@@ -145,7 +154,8 @@ static enum mtp_status download_out(struct mtp_backend *be, const struct mtp_cal
 		st = mtp_tensor_alloc(&out[i], c->out[i].dtype, c->out[i].ndim,
 				      c->out[i].shape);
 		if (!st)
-			st = mtp_backend_download(be, out[i].data, d->out[i].data,
+			st = mtp_backend_download(be, out[i].data,
+						  d->out[i].data,
 						  mtp_tensor_nbytes(&out[i]));
 	}
 	return st;
@@ -162,14 +172,16 @@ static void summarize(double *s, int n, struct mtp_timing *t)
 	t->iqr_pct = t->median > 0 ? 100 * (t->q3 - t->q1) / t->median : 0;
 }
 
-static enum mtp_status capture_graphs(struct mtp_backend *be, struct mtp_call *dc,
+static enum mtp_status capture_graphs(struct mtp_backend *be,
+				      struct mtp_call *dc,
 				      const struct dev_sets *d, void **graphs)
 {
 	enum mtp_status st = MTP_OK;
 
 	if (!be->iface->graph_capture)
 		return mtp_backend_fail(be, MTP_ERR_UNSUPPORTED,
-					"backend %s has no graph replay", be->name);
+					"backend %s has no graph replay",
+					be->name);
 	for (int s = 0; !st && s < d->n; s++) {
 		dc->in = d->in[s];
 		st = be->iface->graph_capture(be, dc, &graphs[s]);
@@ -184,7 +196,8 @@ enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 	struct dev_sets d = {0};
 	struct mtp_call dc = *c;
 	void *graphs[8] = {0};
-	double *samples = malloc((size_t)(o->max_reps > 0 ? o->max_reps : 1) * sizeof(double));
+	double *samples = malloc((size_t)(o->max_reps > 0 ? o->max_reps : 1) *
+				 sizeof(double));
 	double total = 0;
 	int n = 0;
 	enum mtp_status st = samples ? sets_alloc(be, c, o, &d) : MTP_ERR_NOMEM;
@@ -201,7 +214,8 @@ enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 		if (!st)
 			st = mtp_backend_synchronize(be);
 	}
-	while (!st && n < o->max_reps && (n < o->min_reps || total < o->min_seconds)) {
+	while (!st && n < o->max_reps &&
+	       (n < o->min_reps || total < o->min_seconds)) {
 		dc.in = d.in[n % d.n];
 		st = timed_launch(be, &dc, o->graph ? graphs[n % d.n] : NULL,
 				  &samples[n], &t->device_timer);
@@ -209,7 +223,8 @@ enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 	}
 	if (!st && n > 0) {
 		summarize(samples, n, t);
-		t->samples = samples; /* sorted; the caller frees with mtp_timing_fini */
+		t->samples =
+			samples; /* sorted; the caller frees with mtp_timing_fini */
 		samples = NULL;
 		st = download_out(be, c, &d, out);
 	}
@@ -240,9 +255,11 @@ enum mtp_status mtp_probe_copy_bandwidth(struct mtp_backend *be, size_t bytes,
 
 		st = dev ? be->iface->timer_begin(be) : MTP_OK;
 		if (!st)
-			st = be->iface->copy(be, i & 1 ? a : b, i & 1 ? b : a, bytes);
+			st = be->iface->copy(be, i & 1 ? a : b, i & 1 ? b : a,
+					     bytes);
 		if (!st)
-			st = dev ? be->iface->timer_end(be, &sec) : mtp_backend_synchronize(be);
+			st = dev ? be->iface->timer_end(be, &sec)
+				 : mtp_backend_synchronize(be);
 		if (!dev)
 			sec = now() - t0;
 		if (i >= 2) /* two warm-up copies */

@@ -44,13 +44,15 @@ static bool f_supports(struct mtp_backend *be, const struct mtp_call *c)
 	return c->op->id == MTP_OP_RMSNORM;
 }
 
-static enum mtp_status f_launch(struct mtp_backend *be, const struct mtp_call *c)
+static enum mtp_status f_launch(struct mtp_backend *be,
+				const struct mtp_call *c)
 {
 	if (c->dims.r == 1)
 		raise(SIGSEGV);
 	if (c->dims.r == 2)
 		sleep(1000);
-	return mtp_backend_fail(be, MTP_ERR_DEVICE, "faultyError: the device fell over (%s)",
+	return mtp_backend_fail(be, MTP_ERR_DEVICE,
+				"faultyError: the device fell over (%s)",
 				c->op->name);
 }
 

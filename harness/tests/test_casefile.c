@@ -46,8 +46,9 @@ static struct mtp_casefile parse_ok(const char *text)
 	struct mtp_casefile cf = {0};
 	char err[MTP_ERR_MAX] = "";
 
-	cr_assert_eq(mtp_casefile_parse_text("t.case", text, &cf, err, sizeof(err)),
-		     MTP_OK, "%s", err);
+	cr_assert_eq(
+		mtp_casefile_parse_text("t.case", text, &cf, err, sizeof(err)),
+		MTP_OK, "%s", err);
 	return cf;
 }
 
@@ -58,27 +59,31 @@ Test(casefile, a_line_expands_into_every_combination)
 	cr_assert_eq(cf.n, 6);
 	for (int i = 0; i < 6; i++) {
 		cr_expect_eq(cf.entries[i].kind, MTP_CASEFILE_GENERATED);
-		cr_expect_eq(cf.entries[i].spec.t, 1 + i / 2); /* last key fastest */
+		cr_expect_eq(cf.entries[i].spec.t,
+			     1 + i / 2); /* last key fastest */
 		cr_expect_eq(cf.entries[i].spec.h, i % 2 ? 128 : 64);
 		cr_expect_str_eq(cf.entries[i].origin, "t.case:1");
 		for (int k = 0; k < i; k++)
 			cr_expect_str_neq(cf.entries[i].id, cf.entries[k].id);
 	}
-	cr_expect_str_eq(cf.entries[5].id, "gen.rmsnorm.deepseek_v3.bf16.R3.H128.s1");
+	cr_expect_str_eq(cf.entries[5].id,
+			 "gen.rmsnorm.deepseek_v3.bf16.R3.H128.s1");
 	mtp_casefile_fini(&cf);
 
-	cf = parse_ok("op=mtp_step,draft_chain family=deepseek_v3,glm,deepseek_v4 "
-		      "attr.rounding=eager,fused T=1,8 seed=1,2\n");
+	cf = parse_ok(
+		"op=mtp_step,draft_chain family=deepseek_v3,glm,deepseek_v4 "
+		"attr.rounding=eager,fused T=1,8 seed=1,2\n");
 	cr_expect_eq(cf.n, 2 * 3 * 2 * 2 * 2);
 	mtp_casefile_fini(&cf);
 }
 
 Test(casefile, comments_blank_lines_and_defaults)
 {
-	struct mtp_casefile cf = parse_ok(
-		"# a comment\n\n   \t\n"
-		"op=hc_pre T=4  # trailing comment\n"
-		"op=lm_head dtype=fp32 family=glm seed=0x10 V=1000 tags=quick,smoke backends=ref,mutant:*\n");
+	struct mtp_casefile cf =
+		parse_ok("# a comment\n\n   \t\n"
+			 "op=hc_pre T=4  # trailing comment\n"
+			 "op=lm_head dtype=fp32 family=glm seed=0x10 V=1000 "
+			 "tags=quick,smoke backends=ref,mutant:*\n");
 
 	cr_assert_eq(cf.n, 2);
 	cr_expect_eq(cf.entries[0].spec.family, MTP_FAMILY_DEEPSEEK_V4);
@@ -92,7 +97,8 @@ Test(casefile, comments_blank_lines_and_defaults)
 	cr_expect_eq(cf.entries[1].spec.v, 1000);
 	cr_expect_eq(cf.entries[1].tags.n, 2);
 	cr_expect_str_eq(cf.entries[1].tags.v[1], "smoke");
-	cr_expect(mtp_casefile_backend_ok(&cf.entries[1].backends, "mutant:PRE_NORM_RECYCLE:ref"));
+	cr_expect(mtp_casefile_backend_ok(&cf.entries[1].backends,
+					  "mutant:PRE_NORM_RECYCLE:ref"));
 	cr_expect(mtp_casefile_backend_ok(&cf.entries[1].backends, "ref"));
 	cr_expect(!mtp_casefile_backend_ok(&cf.entries[1].backends, "cpu"));
 	cr_expect(mtp_casefile_backend_ok(&cf.entries[0].backends, "cpu"));
@@ -101,18 +107,20 @@ Test(casefile, comments_blank_lines_and_defaults)
 
 Test(casefile, attributes_and_optional_inputs)
 {
-	struct mtp_casefile cf = parse_ok(
-		"op=hc_pre attr.sinkhorn_iters=1,20 attr.post_mult=1.5 optional=0,1\n");
+	struct mtp_casefile cf = parse_ok("op=hc_pre attr.sinkhorn_iters=1,20 "
+					  "attr.post_mult=1.5 optional=0,1\n");
 
 	cr_assert_eq(cf.n, 4);
 	cr_expect_eq(cf.entries[0].spec.attrs.n, 2);
-	cr_expect_str_eq(cf.entries[0].spec.attrs.items[0].name, "sinkhorn_iters");
+	cr_expect_str_eq(cf.entries[0].spec.attrs.items[0].name,
+			 "sinkhorn_iters");
 	cr_expect_eq(cf.entries[0].spec.attrs.items[0].num, 1);
 	cr_expect_eq(cf.entries[3].spec.attrs.items[0].num, 20);
 	cr_expect_eq(cf.entries[0].spec.attrs.items[1].num, 1.5);
 	cr_expect(!cf.entries[0].spec.optional && cf.entries[1].spec.optional);
 	mtp_casefile_fini(&cf);
-	cf = parse_ok("op=mtp_step family=deepseek_v4 attr.block_contract=internal\n");
+	cf = parse_ok("op=mtp_step family=deepseek_v4 "
+		      "attr.block_contract=internal\n");
 	cr_expect(cf.entries[0].spec.attrs.items[0].is_string);
 	cr_expect_str_eq(cf.entries[0].spec.attrs.items[0].str, "internal");
 	mtp_casefile_fini(&cf);
@@ -131,7 +139,8 @@ Test(casefile, fixtures_resolve_against_the_case_file)
 	path = put("cases/x.case",
 		   "fixtures=../fx filter=rmsnorm.*,hc_pre.* tags=quick\n"
 		   "fixtures=../fx/./b.h5\n");
-	cr_assert_eq(mtp_casefile_parse(path, &cf, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_casefile_parse(path, &cf, err, sizeof(err)), MTP_OK,
+		     "%s", err);
 	cr_assert_eq(cf.n, 3);
 	snprintf(want, sizeof(want), "%s/fx/a.h5", tmpdir);
 	cr_expect_str_eq(cf.entries[0].path, want);
@@ -156,27 +165,32 @@ Test(casefile, includes_resolve_carry_tags_and_select)
 	make_tmpdir();
 	put("fx/a.h5", "");
 	put("sub/inner.case", "op=rmsnorm T=1,2 tags=quick\n");
-	put("sub/quick.case", "include=inner.case\nfixtures=../fx/a.h5 filter=x.* tags=quick\n");
-	top = put("nightly.case",
-		  "include=sub/quick.case tags=nightly\n"
-		  "op=rmsnorm T=2,3 tags=nightly\n"
-		  "fixtures=fx/a.h5 filter=y.* tags=nightly\n"
-		  "op=eh_proj tags=other\n");
-	cr_assert_eq(mtp_casefile_parse(top, &cf, err, sizeof(err)), MTP_OK, "%s", err);
+	put("sub/quick.case",
+	    "include=inner.case\nfixtures=../fx/a.h5 filter=x.* tags=quick\n");
+	top = put("nightly.case", "include=sub/quick.case tags=nightly\n"
+				  "op=rmsnorm T=2,3 tags=nightly\n"
+				  "fixtures=fx/a.h5 filter=y.* tags=nightly\n"
+				  "op=eh_proj tags=other\n");
+	cr_assert_eq(mtp_casefile_parse(top, &cf, err, sizeof(err)), MTP_OK,
+		     "%s", err);
 	cr_assert_eq(cf.n, 2 + 1 + 2 + 1 + 1);
 	cr_expect_eq(cf.entries[0].tags.n, 2);
 	cr_expect_str_eq(cf.entries[0].tags.v[1], "nightly");
 
-	cr_assert_eq(mtp_casefile_select(&cf, "quick", &sel, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(mtp_casefile_select(&cf, "quick", &sel, err, sizeof(err)),
+		     MTP_OK);
 	cr_expect_eq(sel.n_specs, 2);
 	cr_expect_eq(sel.n_fixtures, 1);
 	cr_expect_eq(sel.fixtures[0].filters.n, 1);
 	mtp_case_selection_fini(&sel);
 
 	/* nightly: T=2 appears twice, the fixture twice with two filters */
-	cr_assert_eq(mtp_casefile_select(&cf, "nightly", &sel, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(
+		mtp_casefile_select(&cf, "nightly", &sel, err, sizeof(err)),
+		MTP_OK);
 	cr_expect_eq(sel.n_specs, 3);
-	cr_expect_str_eq(sel.gen[2].id, "gen.rmsnorm.deepseek_v3.bf16.R3.H64.s1");
+	cr_expect_str_eq(sel.gen[2].id,
+			 "gen.rmsnorm.deepseek_v3.bf16.R3.H64.s1");
 	cr_expect_eq(sel.specs[2].t, 3);
 	cr_expect_eq(sel.n_fixtures, 1);
 	cr_expect_eq(sel.fixtures[0].filters.n, 2);
@@ -185,14 +199,19 @@ Test(casefile, includes_resolve_carry_tags_and_select)
 	cr_expect(!mtp_casefile_fixture_match(&sel.fixtures[0], "a.h5", "z.1"));
 	mtp_case_selection_fini(&sel);
 
-	cr_assert_eq(mtp_casefile_select(&cf, "other,none", &sel, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(
+		mtp_casefile_select(&cf, "other,none", &sel, err, sizeof(err)),
+		MTP_OK);
 	cr_expect_eq(sel.n_specs, 1);
 	cr_expect_eq(sel.n_fixtures, 0);
 	mtp_case_selection_fini(&sel);
-	cr_assert_eq(mtp_casefile_select(&cf, NULL, &sel, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(mtp_casefile_select(&cf, NULL, &sel, err, sizeof(err)),
+		     MTP_OK);
 	cr_expect_eq(sel.n_specs, 4);
 	mtp_case_selection_fini(&sel);
-	cr_assert_eq(mtp_casefile_select(&cf, "nonesuch", &sel, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(
+		mtp_casefile_select(&cf, "nonesuch", &sel, err, sizeof(err)),
+		MTP_OK);
 	cr_expect_eq(sel.n_specs + sel.n_fixtures, 0);
 	mtp_case_selection_fini(&sel);
 	mtp_casefile_fini(&cf);
@@ -208,11 +227,14 @@ Test(casefile, a_fixture_without_filter_selects_all_of_it)
 	make_tmpdir();
 	put("fx/a.h5", "");
 	top = put("t.case", "fixtures=fx/a.h5 filter=x.*\nfixtures=fx/a.h5\n");
-	cr_assert_eq(mtp_casefile_parse(top, &cf, err, sizeof(err)), MTP_OK, "%s", err);
-	cr_assert_eq(mtp_casefile_select(&cf, "", &sel, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(mtp_casefile_parse(top, &cf, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	cr_assert_eq(mtp_casefile_select(&cf, "", &sel, err, sizeof(err)),
+		     MTP_OK);
 	cr_expect_eq(sel.n_fixtures, 1);
 	cr_expect_eq(sel.fixtures[0].filters.n, 0);
-	cr_expect(mtp_casefile_fixture_match(&sel.fixtures[0], "a.h5", "anything"));
+	cr_expect(mtp_casefile_fixture_match(&sel.fixtures[0], "a.h5",
+					     "anything"));
 	mtp_case_selection_fini(&sel);
 	mtp_casefile_fini(&cf);
 }
@@ -226,7 +248,8 @@ static void parse_fails(const char *path, const char *want_prefix,
 	cr_expect_neq(mtp_casefile_parse(path, &cf, err, sizeof(err)), MTP_OK);
 	cr_expect(strncmp(err, want_prefix, strlen(want_prefix)) == 0,
 		  "got '%s', want the prefix '%s'", err, want_prefix);
-	cr_expect(strstr(err, want_part), "got '%s', want '%s' in it", err, want_part);
+	cr_expect(strstr(err, want_part), "got '%s', want '%s' in it", err,
+		  want_part);
 	cr_expect(!strchr(err, '\n'), "one line: %s", err);
 	mtp_casefile_fini(&cf);
 }
@@ -239,7 +262,8 @@ Test(casefile, include_cycle_depth_and_missing_files)
 	make_tmpdir();
 	a = put("a.case", "op=rmsnorm\ninclude=sub/b.case\n");
 	put("sub/b.case", "# b\n  include=../a.case\n");
-	snprintf(want, sizeof(want), "%s/sub/b.case:2:11: include cycle: ", tmpdir);
+	snprintf(want, sizeof(want),
+		 "%s/sub/b.case:2:11: include cycle: ", tmpdir);
 	parse_fails(a, want, "a.case -> ");
 
 	a = put("self.case", "include=self.case\n");
@@ -255,11 +279,13 @@ Test(casefile, include_cycle_depth_and_missing_files)
 	}
 	put("d10.case", "op=rmsnorm\n");
 	snprintf(want, sizeof(want), "%s/d", tmpdir);
-	parse_fails(put("top.case", "include=d0.case\n"), want, "nested deeper than");
+	parse_fails(put("top.case", "include=d0.case\n"), want,
+		    "nested deeper than");
 
 	a = put("m.case", "op=rmsnorm\ninclude=x.case,missing.case\n");
 	put("x.case", "op=eh_proj\n");
-	snprintf(want, sizeof(want), "%s/m.case:2:16: cannot read include", tmpdir);
+	snprintf(want, sizeof(want), "%s/m.case:2:16: cannot read include",
+		 tmpdir);
 	parse_fails(a, want, "missing.case");
 
 	snprintf(want, sizeof(want), "%s/nope.case: cannot read", tmpdir);
@@ -277,7 +303,7 @@ Test(casefile, include_cycle_depth_and_missing_files)
 
 struct bad_line {
 	char text[200];
-	char where[24];  /* "LINE:COL: " after "t.case:" */
+	char where[24]; /* "LINE:COL: " after "t.case:" */
 	char part[64];
 };
 
@@ -307,14 +333,18 @@ static struct bad_line bad_lines[] = {
 	{"op=rmsnorm fixtures=x", "1:12: ", "cannot share a line"},
 	{"include=x.case op=rmsnorm", "1:16: ", "cannot share a line"},
 	{"tags=quick", "1:1: ", "a line needs op=, fixtures= or include="},
-	{"include=a.case seed=3", "1:16: ", "key 'seed' does not go with include="},
-	{"op=rmsnorm tags=qu!ck", "1:19: ", "character '!' not allowed in 'tags'"},
+	{"include=a.case seed=3",
+	 "1:16: ", "key 'seed' does not go with include="},
+	{"op=rmsnorm tags=qu!ck",
+	 "1:19: ", "character '!' not allowed in 'tags'"},
 	{"  op=rmsnorm\tT=1 dtpye=x", "1:18: ", "unknown key 'dtpye'"},
 	{"op=rmsnorm H=99999999999", "1:12: ", "H=99999999999"},
 	{"op=fused_embed_eh_norm V=1048576 H=7168", "1:1: ", "'embed_table'"},
-	{"op=mtp_step family=deepseek_v4 M=2 attr.hc_mult=4", "1:36: ", "disagrees"},
+	{"op=mtp_step family=deepseek_v4 M=2 attr.hc_mult=4",
+	 "1:36: ", "disagrees"},
 	{"op=rmsnorm R=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 "
-	 "H=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 seed=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+	 "H=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 "
+	 "seed=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
 	 "1:1: ", "more than 4096 problems"},
 };
 
@@ -330,11 +360,13 @@ ParameterizedTest(struct bad_line *b, casefile, parse_errors_name_file_line_col)
 	char err[MTP_ERR_MAX] = "", want[64];
 
 	snprintf(want, sizeof(want), "t.case:%s", b->where);
-	cr_expect_eq(mtp_casefile_parse_text("t.case", b->text, &cf, err, sizeof(err)),
+	cr_expect_eq(mtp_casefile_parse_text("t.case", b->text, &cf, err,
+					     sizeof(err)),
 		     MTP_ERR_INVALID, "%s", b->text);
-	cr_expect(strncmp(err, want, strlen(want)) == 0, "'%s': got '%s', want the prefix '%s'",
-		  b->text, err, want);
-	cr_expect(strstr(err, b->part), "'%s': got '%s', want '%s' in it", b->text, err, b->part);
+	cr_expect(strncmp(err, want, strlen(want)) == 0,
+		  "'%s': got '%s', want the prefix '%s'", b->text, err, want);
+	cr_expect(strstr(err, b->part), "'%s': got '%s', want '%s' in it",
+		  b->text, err, b->part);
 	cr_expect(!strchr(err, '\n'));
 	mtp_casefile_fini(&cf);
 }
@@ -349,12 +381,16 @@ Test(casefile, the_bundled_case_files_parse)
 		struct mtp_case_selection sel;
 		char err[MTP_ERR_MAX] = "";
 
-		cr_assert_eq(mtp_casefile_parse(files[i], &cf, err, sizeof(err)), MTP_OK,
-			     "%s", err);
-		cr_assert_eq(mtp_casefile_select(&cf, i ? "nightly" : "quick", &sel, err,
-						 sizeof(err)), MTP_OK);
-		cr_expect(sel.n_fixtures >= 10, "%s: %d fixtures", files[i], sel.n_fixtures);
-		cr_expect(sel.n_specs >= 5, "%s: %d generated", files[i], sel.n_specs);
+		cr_assert_eq(
+			mtp_casefile_parse(files[i], &cf, err, sizeof(err)),
+			MTP_OK, "%s", err);
+		cr_assert_eq(mtp_casefile_select(&cf, i ? "nightly" : "quick",
+						 &sel, err, sizeof(err)),
+			     MTP_OK);
+		cr_expect(sel.n_fixtures >= 10, "%s: %d fixtures", files[i],
+			  sel.n_fixtures);
+		cr_expect(sel.n_specs >= 5, "%s: %d generated", files[i],
+			  sel.n_specs);
 		mtp_case_selection_fini(&sel);
 		mtp_casefile_fini(&cf);
 	}

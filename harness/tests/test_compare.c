@@ -20,7 +20,8 @@ static struct mtp_tensor make(enum mtp_dtype dt, int64_t r, int64_t c,
 Test(compare, threshold_is_atol_plus_rtol_times_reference)
 {
 	double a[4] = {1.0, 2.0, 100.0, -4.0}, b[4] = {1.0, 2.0, 101.0, -4.0};
-	struct mtp_tensor ta = make(MTP_F32, 2, 2, a), tb = make(MTP_F32, 2, 2, b);
+	struct mtp_tensor ta = make(MTP_F32, 2, 2, a),
+			  tb = make(MTP_F32, 2, 2, b);
 	struct mtp_tol tol = {.rtol = 0.01, .atol = 0.0, .origin = "test"};
 	struct mtp_cmp c;
 
@@ -43,8 +44,10 @@ Test(compare, nan_and_inf_must_match_in_place_and_sign)
 {
 	double a[4] = {NAN, INFINITY, 1, 2}, b[4] = {NAN, INFINITY, 1, 2};
 	double c2[4] = {NAN, -INFINITY, 1, 2}, d[4] = {1, INFINITY, 1, NAN};
-	struct mtp_tensor ta = make(MTP_BF16, 1, 4, a), tb = make(MTP_BF16, 1, 4, b);
-	struct mtp_tensor tc = make(MTP_BF16, 1, 4, c2), td = make(MTP_BF16, 1, 4, d);
+	struct mtp_tensor ta = make(MTP_BF16, 1, 4, a),
+			  tb = make(MTP_BF16, 1, 4, b);
+	struct mtp_tensor tc = make(MTP_BF16, 1, 4, c2),
+			  td = make(MTP_BF16, 1, 4, d);
 	struct mtp_tol tol = {.rtol = 1.6e-2, .atol = 1e-5, .origin = "test"};
 	struct mtp_cmp c;
 
@@ -65,7 +68,8 @@ Test(compare, ulp_histogram_counts_bf16_steps)
 	/* around 1.0 a bf16 ulp is 2^-7 */
 	double a[4] = {1.0, 1.0 + 1.0 / 128, 1.0 + 2.0 / 128, 1.0 + 8.0 / 128};
 	double b[4] = {1.0, 1.0, 1.0, 1.0};
-	struct mtp_tensor ta = make(MTP_BF16, 1, 4, a), tb = make(MTP_BF16, 1, 4, b);
+	struct mtp_tensor ta = make(MTP_BF16, 1, 4, a),
+			  tb = make(MTP_BF16, 1, 4, b);
 	struct mtp_tol tol = {.rtol = 1.0, .atol = 0, .origin = "test"};
 	struct mtp_cmp c;
 
@@ -81,7 +85,8 @@ Test(compare, ulp_histogram_counts_bf16_steps)
 Test(compare, argmax_agreement_per_row_and_shape_mismatch)
 {
 	double a[6] = {0, 5, 1, 3, 2, 9}, b[6] = {0, 4, 1, 9, 2, 3};
-	struct mtp_tensor ta = make(MTP_F32, 2, 3, a), tb = make(MTP_F32, 2, 3, b);
+	struct mtp_tensor ta = make(MTP_F32, 2, 3, a),
+			  tb = make(MTP_F32, 2, 3, b);
 	struct mtp_tensor tc = make(MTP_F32, 3, 2, a);
 	struct mtp_tol tol = {.rtol = 1.3e-6, .atol = 1e-5, .origin = "test"};
 	struct mtp_cmp c;

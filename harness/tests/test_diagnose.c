@@ -39,8 +39,8 @@ static void expect_case(const char *id, enum mtp_verdict v, const char *diag)
 		if (strcmp(run.results[i].case_id, id) == 0)
 			r = &run.results[i];
 	cr_assert(r != NULL, "case %s in %s", id, DUMPS);
-	cr_expect_eq(r->verdict, v, "%s: %s (%s)", id, mtp_verdict_name(r->verdict),
-		     r->message);
+	cr_expect_eq(r->verdict, v, "%s: %s (%s)", id,
+		     mtp_verdict_name(r->verdict), r->message);
 	cr_expect_str_eq(mtp_diag_info(r->diag.diag)->name, diag, "%s", id);
 	if (diag[0] != 'N')
 		cr_expect(r->diag.ratio >= MTP_DIAG_MIN_RATIO, "a clear match");
@@ -101,16 +101,21 @@ static void check_budget_on(const char *file, int *legit, int *bugs)
 	struct mtp_fixture fx;
 	char err[MTP_ERR_MAX];
 
-	cr_assert_eq(mtp_fixture_open(file, &lim, &fx, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_fixture_open(file, &lim, &fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
 	for (int i = 0; i < fx.n_cases; i++) {
 		struct mtp_case *c = &fx.cases[i];
 		static struct mtp_signature sig;
 		struct mtp_tensor in[MTP_SIG_MAX] = {0}, out[MTP_SIG_MAX] = {0};
-		struct mtp_tensor hyp[MTP_SIG_MAX] = {0}, want[MTP_SIG_MAX] = {0};
+		struct mtp_tensor hyp[MTP_SIG_MAX] = {0},
+				  want[MTP_SIG_MAX] = {0};
 		struct mtp_call call = {0};
 
-		cr_assert_eq(mtp_fixture_load(&fx, i, err, sizeof(err)), MTP_OK, "%s", err);
-		cr_assert_eq(mtp_case_check(c, &sig, &call.dims, &call.act, err, sizeof(err)), MTP_OK);
+		cr_assert_eq(mtp_fixture_load(&fx, i, err, sizeof(err)), MTP_OK,
+			     "%s", err);
+		cr_assert_eq(mtp_case_check(c, &sig, &call.dims, &call.act, err,
+					    sizeof(err)),
+			     MTP_OK);
 		call.op = c->op;
 		call.params = &c->params;
 		call.sig = &sig;
@@ -119,16 +124,19 @@ static void check_budget_on(const char *file, int *legit, int *bugs)
 		call.in = in;
 		call.out = out;
 		for (int k = 0; k < sig.n_in; k++) {
-			const struct mtp_named *n = mtp_list_find(&c->inputs, sig.in[k].name);
+			const struct mtp_named *n =
+				mtp_list_find(&c->inputs, sig.in[k].name);
 
 			if (n)
 				in[k] = n->t;
 		}
 		for (int k = 0; k < sig.n_out; k++) {
-			const struct mtp_named *n = mtp_list_find(&c->expected, sig.out[k].name);
+			const struct mtp_named *n =
+				mtp_list_find(&c->expected, sig.out[k].name);
 
 			out[k].dtype = mtp_tspec_dtype(&sig.out[k], call.act);
-			mtp_tspec_shape(&sig.out[k], &call.dims, &out[k].ndim, out[k].shape);
+			mtp_tspec_shape(&sig.out[k], &call.dims, &out[k].ndim,
+					out[k].shape);
 			if (n)
 				want[k] = n->t;
 		}
@@ -136,26 +144,35 @@ static void check_budget_on(const char *file, int *legit, int *bugs)
 			bool legit_variant = d == MTP_DIAG_NORM_ROUNDING;
 			bool any_fail = false;
 
-			if (!mtp_diag_applies(d, &call) || mtp_diag_hypothesis(d, &call, hyp))
+			if (!mtp_diag_applies(d, &call) ||
+			    mtp_diag_hypothesis(d, &call, hyp))
 				continue;
 			for (int k = 0; k < sig.n_out; k++) {
 				struct mtp_tol tol;
 				struct mtp_cmp cmp;
 
-				if (!want[k].data || !mtp_dtype_is_float(want[k].dtype))
+				if (!want[k].data ||
+				    !mtp_dtype_is_float(want[k].dtype))
 					continue;
-				mtp_tol_for(c->op, sig.out[k].name, want[k].dtype, call.act,
-					    mtp_call_k_accum(&call), NULL, &tol);
-				mtp_compare(sig.out[k].name, &hyp[k], &want[k], &tol, false, &cmp);
+				mtp_tol_for(c->op, sig.out[k].name,
+					    want[k].dtype, call.act,
+					    mtp_call_k_accum(&call), NULL,
+					    &tol);
+				mtp_compare(sig.out[k].name, &hyp[k], &want[k],
+					    &tol, false, &cmp);
 				any_fail |= !cmp.passed;
 				if (legit_variant)
 					cr_expect(cmp.passed,
-						  "%s: %s with the other rounding is legitimate but "
-						  "fails the budget (normwise %.3g, headroom %.3g)",
-						  c->id, sig.out[k].name, cmp.rel_norm, cmp.headroom);
+						  "%s: %s with the other "
+						  "rounding is legitimate but "
+						  "fails the budget (normwise "
+						  "%.3g, headroom %.3g)",
+						  c->id, sig.out[k].name,
+						  cmp.rel_norm, cmp.headroom);
 			}
 			if (!legit_variant) {
-				cr_expect(any_fail, "%s: bug %s passes the budget", c->id,
+				cr_expect(any_fail,
+					  "%s: bug %s passes the budget", c->id,
 					  mtp_diag_info(d)->name);
 				*bugs += 1;
 			} else {

@@ -86,8 +86,13 @@ Test(dtype, f16_edges)
 Test(dtype, f32_rounding_matches_the_fpu)
 {
 	/* the FPU rounds double->float to nearest even: both must agree */
-	double vals[] = {1.0 + ldexp(1, -24), 1.0 + 3 * ldexp(1, -24), 1e-45,
-			 7e-46, 3.4028235677973366e38, 1e39, -1.1754942e-38};
+	double vals[] = {1.0 + ldexp(1, -24),
+			 1.0 + 3 * ldexp(1, -24),
+			 1e-45,
+			 7e-46,
+			 3.4028235677973366e38,
+			 1e39,
+			 -1.1754942e-38};
 
 	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
 		cr_expect_eq(mtp_f32_from_double(vals[i]), (float)vals[i],

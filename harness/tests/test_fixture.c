@@ -39,15 +39,16 @@ Test(fixture, round_trip_keeps_values_and_attributes)
 	/* a value that only bf16 holds exactly: 1 + 2^-7 */
 	mtp_store(MTP_BF16, c.inputs.items[0].t.data, 5, 1.0078125);
 	write_one(path, &c);
-	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)), MTP_OK,
-		     "%s", err);
+	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
 	cr_assert_eq(fx.n_cases, 1);
 	cr_expect_str_eq(fx.cases[0].id, "rms.a");
 	cr_expect_str_eq(fx.cases[0].op->name, "rmsnorm");
 	cr_expect_eq(fx.cases[0].seed, 7);
 	cr_expect_eq(fx.cases[0].params.eps, 1e-6);
 	cr_expect_eq(fx.cases[0].params.rounding, MTP_ROUNDING_EAGER);
-	cr_assert_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)), MTP_OK, "%s",
+		     err);
 	const struct mtp_named *x = mtp_list_find(&fx.cases[0].inputs, "x");
 
 	cr_assert(x && x->t.dtype == MTP_BF16 && x->t.ndim == 2);
@@ -69,7 +70,8 @@ Test(fixture, not_hdf5_is_one_line_error)
 	fputs("this is not an HDF5 file at all, just text\n", f);
 	fclose(f);
 	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID);
-	cr_expect(strstr(err, path) && strstr(err, "not an HDF5 file"), "%s", err);
+	cr_expect(strstr(err, path) && strstr(err, "not an HDF5 file"), "%s",
+		  err);
 	cr_expect(!strchr(err, '\n'), "one line");
 	remove(path);
 }
@@ -101,12 +103,14 @@ Test(fixture, missing_file)
 {
 	char err[MTP_ERR_MAX];
 
-	cr_expect_eq(open_err("/nonexistent/x.h5", err, sizeof(err)), MTP_ERR_IO);
+	cr_expect_eq(open_err("/nonexistent/x.h5", err, sizeof(err)),
+		     MTP_ERR_IO);
 	cr_expect(strstr(err, "/nonexistent/x.h5") != NULL);
 }
 
 /* Builds a case, lets `mutate` break it, writes it and checks the error. */
-static void expect_refused(void (*mutate)(struct mtp_case *), const char *needle)
+static void expect_refused(void (*mutate)(struct mtp_case *),
+			   const char *needle)
 {
 	char path[128], err[MTP_ERR_MAX];
 	struct mtp_case c;
@@ -122,24 +126,46 @@ static void expect_refused(void (*mutate)(struct mtp_case *), const char *needle
 	remove(path);
 }
 
-static void drop_weight(struct mtp_case *c) { c->inputs.n = 1; }
-static void wrong_shape(struct mtp_case *c) { c->inputs.items[1].t.shape[0] = 3; }
-static void bad_rounding(struct mtp_case *c) { snprintf(c->attrs.items[1].str, 8, "lazy"); }
-static void no_eps(struct mtp_case *c) { snprintf(c->attrs.items[0].name, 8, "epsilon"); }
+static void drop_weight(struct mtp_case *c)
+{
+	c->inputs.n = 1;
+}
+static void wrong_shape(struct mtp_case *c)
+{
+	c->inputs.items[1].t.shape[0] = 3;
+}
+static void bad_rounding(struct mtp_case *c)
+{
+	snprintf(c->attrs.items[1].str, 8, "lazy");
+}
+static void no_eps(struct mtp_case *c)
+{
+	snprintf(c->attrs.items[0].name, 8, "epsilon");
+}
 static void extra_input(struct mtp_case *c)
 {
 	int64_t s[1] = {4};
 
 	tu_add(&c->inputs, "bias", MTP_BF16, 1, s, NULL);
 }
-static void expected_shape(struct mtp_case *c) { c->expected.items[0].t.shape[1] = 2; }
-static void expected_name(struct mtp_case *c) { snprintf(c->expected.items[0].name, 8, "z"); }
-static void bad_id(struct mtp_case *c) { snprintf(c->id, sizeof(c->id), "has space"); }
+static void expected_shape(struct mtp_case *c)
+{
+	c->expected.items[0].t.shape[1] = 2;
+}
+static void expected_name(struct mtp_case *c)
+{
+	snprintf(c->expected.items[0].name, 8, "z");
+}
+static void bad_id(struct mtp_case *c)
+{
+	snprintf(c->id, sizeof(c->id), "has space");
+}
 
 Test(fixture, rule_breaks_name_the_rule)
 {
 	expect_refused(drop_weight, "input 'weight': missing");
-	expect_refused(wrong_shape, "input 'weight': shape [3] breaks the rule [H]");
+	expect_refused(wrong_shape,
+		       "input 'weight': shape [3] breaks the rule [H]");
 	expect_refused(bad_rounding, "'lazy' is not a valid value");
 	expect_refused(no_eps, "attribute 'eps': missing");
 	expect_refused(extra_input, "input 'bias': not an input");
@@ -196,12 +222,14 @@ Test(fixture, bad_dtype_attribute_and_format)
 	write_one(path, &c);
 	set_str_attr(path, "/cases/rms.d/inputs/x", "dtype", "bfloat17");
 	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID);
-	cr_expect(strstr(err, "/cases/rms.d/inputs/x: dtype 'bfloat17'"), "%s", err);
+	cr_expect(strstr(err, "/cases/rms.d/inputs/x: dtype 'bfloat17'"), "%s",
+		  err);
 	/* bf16 claimed for a float32-stored dataset: storage must match */
 	write_one(path, &c);
 	set_str_attr(path, "/cases/rms.d/inputs/x", "dtype", "float32");
 	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID);
-	cr_expect(strstr(err, "stored HDF5 type does not match") != NULL, "%s", err);
+	cr_expect(strstr(err, "stored HDF5 type does not match") != NULL, "%s",
+		  err);
 	write_one(path, &c);
 	set_str_attr(path, "/", "format", "something-else");
 	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID);
@@ -209,7 +237,8 @@ Test(fixture, bad_dtype_attribute_and_format)
 	write_one(path, &c);
 	set_str_attr(path, "/cases/rms.d", "op", "rmsnorm_v2");
 	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID);
-	cr_expect(strstr(err, "/cases/rms.d: unknown op 'rmsnorm_v2'") != NULL, "%s", err);
+	cr_expect(strstr(err, "/cases/rms.d: unknown op 'rmsnorm_v2'") != NULL,
+		  "%s", err);
 	mtp_case_fini(&c);
 	remove(path);
 }
@@ -226,7 +255,9 @@ Test(fixture, size_limit_checked_before_allocation)
 	write_one(path, &c);
 	cr_expect_eq(mtp_fixture_open(path, &small, &fx, err, sizeof(err)),
 		     MTP_ERR_LIMIT);
-	cr_expect(strstr(err, "inputs/weight: 128 bytes is over the per-dataset limit"), "%s", err);
+	cr_expect(strstr(err, "inputs/weight: 128 bytes is over the "
+			      "per-dataset limit"),
+		  "%s", err);
 	mtp_case_fini(&c);
 	remove(path);
 }
@@ -247,9 +278,12 @@ Test(fixture, ids_out_of_range_refused_at_load)
 	tu_add(&c.expected, "out", MTP_BF16, 2, so, NULL);
 	tu_tmpname(path, sizeof(path), "oob");
 	write_one(path, &c);
-	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)), MTP_OK, "%s", err);
-	cr_expect_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)), MTP_ERR_INVALID);
-	cr_expect(strstr(err, "inputs/input_ids: an id is outside [0, V)"), "%s", err);
+	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_expect_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "inputs/input_ids: an id is outside [0, V)"),
+		  "%s", err);
 	mtp_fixture_close(&fx);
 	mtp_case_fini(&c);
 	remove(path);
@@ -277,8 +311,10 @@ Test(fixture, empty_batch_is_valid_and_passes)
 	tu_add(&c.expected, "hnorm_out", MTP_BF16, 3, tmh, NULL);
 	tu_tmpname(path, sizeof(path), "t0");
 	write_one(path, &c);
-	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)), MTP_OK, "%s", err);
-	cr_expect_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_expect_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)), MTP_OK, "%s",
+		     err);
 	mtp_fixture_close(&fx);
 	mtp_case_fini(&c);
 	remove(path);
@@ -308,7 +344,8 @@ Test(fixture, fixed_length_unterminated_strings_are_read_whole)
 	H5Sclose(sp);
 	H5Tclose(t);
 	H5Fclose(f);
-	cr_expect_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_expect_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
 	mtp_fixture_close(&fx);
 	mtp_case_fini(&c);
 	remove(path);
@@ -321,7 +358,8 @@ Test(fixture, a_file_that_crashes_hdf5_is_refused_not_fatal)
 	char err[MTP_ERR_MAX];
 	const char *path = MTP_SOURCE_DIR "/harness/tests/data/hdf5_crash.h5";
 
-	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID, "%s", err);
+	cr_expect_eq(open_err(path, err, sizeof(err)), MTP_ERR_INVALID, "%s",
+		     err);
 	cr_expect(strstr(err, "hdf5_crash.h5") != NULL, "%s", err);
 	cr_expect(!strchr(err, '\n'), "one line");
 }

@@ -75,17 +75,22 @@ Test(generate, same_seed_same_bytes_other_seed_other_bytes)
 		generate_ok(&s, &b);
 		s.seed = 43;
 		generate_ok(&s, &c);
-		cr_expect(same_inputs(&a, &b), "%s: same seed, other bytes", ops[i]);
-		cr_expect(!same_inputs(&a, &c), "%s: seeds 42 and 43 agree", ops[i]);
+		cr_expect(same_inputs(&a, &b), "%s: same seed, other bytes",
+			  ops[i]);
+		cr_expect(!same_inputs(&a, &c), "%s: seeds 42 and 43 agree",
+			  ops[i]);
 		cr_expect(strcmp(a.id, c.id) != 0);
 		/* every float input differs under another seed */
 		for (int k = 0; k < a.inputs.n; k++) {
 			const struct mtp_tensor *x = &a.inputs.items[k].t;
 
-			if (mtp_dtype_is_float(x->dtype) && mtp_tensor_numel(x) > 4)
-				cr_expect(memcmp(x->data, c.inputs.items[k].t.data,
+			if (mtp_dtype_is_float(x->dtype) &&
+			    mtp_tensor_numel(x) > 4)
+				cr_expect(memcmp(x->data,
+						 c.inputs.items[k].t.data,
 						 mtp_tensor_nbytes(x)) != 0,
-					  "%s: %s", ops[i], a.inputs.items[k].name);
+					  "%s: %s", ops[i],
+					  a.inputs.items[k].name);
 		}
 		mtp_case_fini(&a);
 		mtp_case_fini(&b);
@@ -104,18 +109,20 @@ Test(generate, bits_match_an_independent_model_of_the_prng)
 {
 	static const uint16_t weight[] = {0x3f4b, 0x3ee3, 0x3f76, 0x3f1f};
 	static const uint16_t x[] = {0x3cf1, 0xbe99, 0x3f9f, 0x3e84};
-	static const int64_t pos[] = {2168, 7327, 0, 6114, 6595, 3651,
-				      2988, 0,    545, 4302, 2257, 0};
+	static const int64_t pos[] = {2168, 7327, 0,   6114, 6595, 3651,
+				      2988, 0,	  545, 4302, 2257, 0};
 	struct mtp_gen_spec s = spec_of("rmsnorm", MTP_FAMILY_DEEPSEEK_V3);
 	struct mtp_case c;
 
 	s.seed = 42;
 	generate_ok(&s, &c);
 	for (int i = 0; i < 4; i++) {
-		cr_expect_eq(((uint16_t *)mtp_list_find(&c.inputs, "weight")->t.data)[i],
+		cr_expect_eq(((uint16_t *)mtp_list_find(&c.inputs, "weight")
+				      ->t.data)[i],
 			     weight[i], "weight[%d]", i);
-		cr_expect_eq(((uint16_t *)mtp_list_find(&c.inputs, "x")->t.data)[i],
-			     x[i], "x[%d]", i);
+		cr_expect_eq(
+			((uint16_t *)mtp_list_find(&c.inputs, "x")->t.data)[i],
+			x[i], "x[%d]", i);
 	}
 	mtp_case_fini(&c);
 	s = spec_of("fused_eh_norm", MTP_FAMILY_DEEPSEEK_V3);
@@ -123,7 +130,8 @@ Test(generate, bits_match_an_independent_model_of_the_prng)
 	s.t = 12;
 	generate_ok(&s, &c);
 	for (int i = 0; i < 12; i++)
-		cr_expect_eq(((int64_t *)mtp_list_find(&c.inputs, "positions")->t.data)[i],
+		cr_expect_eq(((int64_t *)mtp_list_find(&c.inputs, "positions")
+				      ->t.data)[i],
 			     pos[i], "positions[%d]", i);
 	mtp_case_fini(&c);
 }
@@ -138,7 +146,8 @@ Test(generate, a_tensor_keeps_its_values_when_other_shapes_change)
 	s.rows = 50;
 	generate_ok(&s, &b);
 	cr_expect(memcmp(mtp_list_find(&a.inputs, "weight")->t.data,
-			 mtp_list_find(&b.inputs, "weight")->t.data, 64 * 2) == 0);
+			 mtp_list_find(&b.inputs, "weight")->t.data,
+			 64 * 2) == 0);
 	mtp_case_fini(&a);
 	mtp_case_fini(&b);
 }
@@ -150,20 +159,24 @@ Test(generate, every_op_for_every_family_passes_the_case_check)
 			for (int opt = 0; opt < 2; opt++) {
 				struct mtp_gen_spec s;
 				struct mtp_case c;
-				struct mtp_signature *sig = malloc(sizeof(*sig));
+				struct mtp_signature *sig =
+					malloc(sizeof(*sig));
 				struct mtp_dims d;
 				enum mtp_dtype act;
 				char err[MTP_ERR_MAX] = "";
 
-				mtp_gen_spec_init(&s, mtp_op_get((enum mtp_op_id)i));
+				mtp_gen_spec_init(
+					&s, mtp_op_get((enum mtp_op_id)i));
 				s.family = families[f];
 				s.optional = opt;
 				generate_ok(&s, &c);
-				cr_expect_eq(mtp_case_check(&c, sig, &d, &act, err, sizeof(err)),
+				cr_expect_eq(mtp_case_check(&c, sig, &d, &act,
+							    err, sizeof(err)),
 					     MTP_OK, "%s: %s", c.id, err);
 				cr_expect_eq(act, MTP_BF16);
 				cr_expect_str_eq(c.file, "generated");
-				cr_expect(c.has_seed && c.seed == MTP_GEN_DEFAULT_SEED);
+				cr_expect(c.has_seed &&
+					  c.seed == MTP_GEN_DEFAULT_SEED);
 				cr_expect(c.inputs.n > 0 && c.expected.n == 0 &&
 					  c.observed.n == 0);
 				free(sig);
@@ -187,23 +200,30 @@ static void check_values(const struct mtp_case *c, int64_t v)
 		for (int64_t k = 0; k < numel; k++) {
 			double x = mtp_load(t->dtype, t->data, (size_t)k);
 
-			cr_assert(isfinite(x), "%s: %s[%lld]", c->id, n->name, (long long)k);
+			cr_assert(isfinite(x), "%s: %s[%lld]", c->id, n->name,
+				  (long long)k);
 			lo = fmin(lo, x);
 			hi = fmax(hi, x);
 			zeros += x == 0;
 		}
 		if (numel > 1)
-			cr_expect(lo < hi, "%s: %s is constant", c->id, n->name);
+			cr_expect(lo < hi, "%s: %s is constant", c->id,
+				  n->name);
 		if (norm_w)
-			cr_expect(lo >= -0.101 && hi <= 1.81 && hi > 1.0 && lo < 0.2,
+			cr_expect(lo >= -0.101 && hi <= 1.81 && hi > 1.0 &&
+					  lo < 0.2,
 				  "%s: %s in [%g, %g]", c->id, n->name, lo, hi);
 		if (strcmp(n->name, "positions") == 0)
-			cr_expect(lo == 0 && zeros * 2 < numel, "%s: %lld zeros of %lld",
-				  c->id, (long long)zeros, (long long)numel);
-		if (strstr(n->name, "input_ids") || strstr(n->name, "next_tokens"))
-			cr_expect(lo >= 0 && hi < (double)v, "%s: %s", c->id, n->name);
+			cr_expect(lo == 0 && zeros * 2 < numel,
+				  "%s: %lld zeros of %lld", c->id,
+				  (long long)zeros, (long long)numel);
+		if (strstr(n->name, "input_ids") ||
+		    strstr(n->name, "next_tokens"))
+			cr_expect(lo >= 0 && hi < (double)v, "%s: %s", c->id,
+				  n->name);
 		if (mtp_dtype_is_float(t->dtype) && !norm_w && numel > 16)
-			cr_expect(zeros * 4 < numel, "%s: %s mostly zero", c->id, n->name);
+			cr_expect(zeros * 4 < numel, "%s: %s mostly zero",
+				  c->id, n->name);
 	}
 }
 
@@ -215,8 +235,9 @@ static void check_reference(struct mtp_case *c)
 	struct mtp_call call = {0};
 	char err[MTP_ERR_MAX] = "";
 
-	cr_assert_eq(mtp_case_check(c, sig, &call.dims, &call.act, err, sizeof(err)),
-		     MTP_OK, "%s", err);
+	cr_assert_eq(
+		mtp_case_check(c, sig, &call.dims, &call.act, err, sizeof(err)),
+		MTP_OK, "%s", err);
 	call.op = c->op;
 	call.params = &c->params;
 	call.sig = sig;
@@ -225,7 +246,8 @@ static void check_reference(struct mtp_case *c)
 	call.in = calloc((size_t)sig->n_in, sizeof(*call.in));
 	call.out = calloc((size_t)sig->n_out, sizeof(*call.out));
 	for (int i = 0; i < sig->n_in; i++) {
-		const struct mtp_named *n = mtp_list_find(&c->inputs, sig->in[i].name);
+		const struct mtp_named *n =
+			mtp_list_find(&c->inputs, sig->in[i].name);
 
 		if (n)
 			call.in[i] = n->t;
@@ -234,9 +256,13 @@ static void check_reference(struct mtp_case *c)
 		int nd;
 		int64_t shape[MTP_MAX_DIMS];
 
-		cr_assert(mtp_tspec_shape(&sig->out[i], &call.dims, &nd, shape));
-		cr_assert_eq(mtp_tensor_alloc(&call.out[i], mtp_tspec_dtype(&sig->out[i], call.act),
-					      nd, shape), MTP_OK);
+		cr_assert(
+			mtp_tspec_shape(&sig->out[i], &call.dims, &nd, shape));
+		cr_assert_eq(mtp_tensor_alloc(
+				     &call.out[i],
+				     mtp_tspec_dtype(&sig->out[i], call.act),
+				     nd, shape),
+			     MTP_OK);
 	}
 	cr_assert_eq(mtp_reference_run(&call), MTP_OK, "%s", c->id);
 	for (int i = 0; i < sig->n_out; i++) {
@@ -248,11 +274,13 @@ static void check_reference(struct mtp_case *c)
 		for (int64_t k = 0; k < numel; k++) {
 			double x = mtp_load(t->dtype, t->data, (size_t)k);
 
-			cr_expect(isfinite(x), "%s: %s[%lld]", c->id, sig->out[i].name, (long long)k);
+			cr_expect(isfinite(x), "%s: %s[%lld]", c->id,
+				  sig->out[i].name, (long long)k);
 			varies = varies || x != first;
 		}
 		if (mtp_dtype_is_float(t->dtype) && numel > 1)
-			cr_expect(varies, "%s: output %s is constant", c->id, sig->out[i].name);
+			cr_expect(varies, "%s: output %s is constant", c->id,
+				  sig->out[i].name);
 		mtp_tensor_fini(&call.out[i]);
 	}
 	free(call.in);
@@ -310,7 +338,8 @@ Test(generate, default_attributes_and_overrides)
 	cr_expect_eq(c.params.hc.pre_eps, 1e-6);
 	cr_expect_eq(mtp_list_find(&c.inputs, "residual")->t.shape[1], 2);
 	cr_expect_eq(mtp_list_find(&c.inputs, "fn")->t.shape[0], 2 * 2 + 2 * 2);
-	cr_expect_str_eq(c.id, "gen.hc_pre.deepseek_v4.bf16.T3.M2.H64.sinkhorn_iters-5.rms_eps-1e-05.s1");
+	cr_expect_str_eq(c.id, "gen.hc_pre.deepseek_v4.bf16.T3.M2.H64.sinkhorn_"
+			       "iters-5.rms_eps-1e-05.s1");
 	mtp_case_fini(&c);
 
 	s = spec_of("mtp_step", MTP_FAMILY_DEEPSEEK_V4);
@@ -331,24 +360,29 @@ Test(generate, bad_attributes_are_refused)
 	char err[MTP_ERR_MAX] = "";
 
 	add_attr(&s, "sinkhorn_iters", 5, NULL); /* not an rmsnorm attribute */
-	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)), MTP_ERR_INVALID);
-	cr_expect(strstr(err, "'sinkhorn_iters'") && strstr(err, "rmsnorm"), "%s", err);
+	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "'sinkhorn_iters'") && strstr(err, "rmsnorm"),
+		  "%s", err);
 	cr_expect_eq(c.inputs.n, 0);
 
 	s = spec_of("rmsnorm", MTP_FAMILY_DEEPSEEK_V3);
 	add_attr(&s, "rounding", 0, "sloppy");
-	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)), MTP_ERR_INVALID);
+	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)),
+		     MTP_ERR_INVALID);
 	cr_expect(strstr(err, "rounding"), "%s", err);
 
 	s = spec_of("mtp_step", MTP_FAMILY_DEEPSEEK_V4);
 	s.m = 2;
 	add_attr(&s, "hc_mult", 4, NULL);
-	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)), MTP_ERR_INVALID);
+	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)),
+		     MTP_ERR_INVALID);
 	cr_expect(strstr(err, "hc_mult") && strstr(err, "M=2"), "%s", err);
 
 	s = spec_of("rmsnorm", MTP_FAMILY_DEEPSEEK_V3);
 	s.act = MTP_I64;
-	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)), MTP_ERR_INVALID);
+	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)),
+		     MTP_ERR_INVALID);
 	cr_expect(strstr(err, "float"), "%s", err);
 }
 
@@ -360,34 +394,47 @@ Test(generate, case_id_encodes_the_spec)
 	s.rows = 4096;
 	s.h = 7168;
 	s.seed = 42;
-	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)), MTP_OK);
+	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)),
+		     MTP_OK);
 	cr_expect_str_eq(id, "gen.rmsnorm.deepseek_v3.bf16.R4096.H7168.s42");
 
 	s = spec_of("lm_head", MTP_FAMILY_GLM);
 	s.act = MTP_F32;
 	s.t = 8;
-	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)), MTP_OK);
+	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)),
+		     MTP_OK);
 	cr_expect_str_eq(id, "gen.lm_head.glm.fp32.T8.H64.V97.s1");
 
 	s = spec_of("hc_pre", MTP_FAMILY_DEEPSEEK_V4);
 	s.optional = true;
 	add_attr(&s, "post_mult", 1e20, NULL);
-	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)), MTP_ERR_INVALID);
+	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)),
+		     MTP_ERR_INVALID);
 	s.attrs.items[0].num = 1.5;
-	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)), MTP_OK, "%s", err);
-	cr_expect_str_eq(id, "gen.hc_pre.deepseek_v4.bf16.T3.M4.H64.post_mult-1.5.opt.s1");
+	cr_assert_eq(mtp_gen_spec_check(&s, id, sizeof(id), err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_expect_str_eq(
+		id,
+		"gen.hc_pre.deepseek_v4.bf16.T3.M4.H64.post_mult-1.5.opt.s1");
 	for (const char *p = id; *p; p++)
-		cr_expect(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", *p));
+		cr_expect(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+				 "TUVWXYZ0123456789_.-",
+				 *p));
 }
 
 Test(generate, default_families)
 {
-	cr_expect_eq(mtp_gen_default_family(mtp_op_find("hc_pre")), MTP_FAMILY_DEEPSEEK_V4);
-	cr_expect_eq(mtp_gen_default_family(mtp_op_find("eh_proj_hc")), MTP_FAMILY_DEEPSEEK_V4);
-	cr_expect_eq(mtp_gen_default_family(mtp_op_find("fused_mtp_input_rmsnorm")),
+	cr_expect_eq(mtp_gen_default_family(mtp_op_find("hc_pre")),
 		     MTP_FAMILY_DEEPSEEK_V4);
-	cr_expect_eq(mtp_gen_default_family(mtp_op_find("eh_proj")), MTP_FAMILY_DEEPSEEK_V3);
-	cr_expect_eq(mtp_gen_default_family(mtp_op_find("mtp_step")), MTP_FAMILY_DEEPSEEK_V3);
+	cr_expect_eq(mtp_gen_default_family(mtp_op_find("eh_proj_hc")),
+		     MTP_FAMILY_DEEPSEEK_V4);
+	cr_expect_eq(
+		mtp_gen_default_family(mtp_op_find("fused_mtp_input_rmsnorm")),
+		MTP_FAMILY_DEEPSEEK_V4);
+	cr_expect_eq(mtp_gen_default_family(mtp_op_find("eh_proj")),
+		     MTP_FAMILY_DEEPSEEK_V3);
+	cr_expect_eq(mtp_gen_default_family(mtp_op_find("mtp_step")),
+		     MTP_FAMILY_DEEPSEEK_V3);
 }
 
 Test(generate, full_sizes_pass_the_size_check)
@@ -403,8 +450,9 @@ Test(generate, full_sizes_pass_the_size_check)
 			s.h = 7168;
 			s.v = 129280;
 			s.f = 2048;
-			cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err, sizeof(err)), MTP_OK,
-				     "%s: %s", s.op->name, err);
+			cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err,
+							sizeof(err)),
+				     MTP_OK, "%s: %s", s.op->name, err);
 		}
 	}
 }
@@ -424,29 +472,35 @@ Test(generate, a_large_problem_generates)
 
 Test(generate, absurd_sizes_are_refused_naming_op_and_tensor)
 {
-	struct mtp_gen_spec s = spec_of("fused_embed_eh_norm", MTP_FAMILY_DEEPSEEK_V3);
+	struct mtp_gen_spec s =
+		spec_of("fused_embed_eh_norm", MTP_FAMILY_DEEPSEEK_V3);
 	struct mtp_case c;
 	char err[MTP_ERR_MAX] = "";
 
 	s.h = 7168;
 	s.v = 1 << 20; /* embed_table: 14 GiB of bf16 */
-	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)), MTP_ERR_LIMIT);
-	cr_expect(strstr(err, "fused_embed_eh_norm") && strstr(err, "'embed_table'") &&
-		  strstr(err, "GiB"), "%s", err);
+	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)),
+		     MTP_ERR_LIMIT);
+	cr_expect(strstr(err, "fused_embed_eh_norm") &&
+			  strstr(err, "'embed_table'") && strstr(err, "GiB"),
+		  "%s", err);
 	cr_expect_eq(c.inputs.n, 0);
 
 	s = spec_of("lm_head", MTP_FAMILY_DEEPSEEK_V3);
 	s.t = 65536;
 	s.v = 129280; /* logits: 31.6 GiB of float32 */
-	cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err, sizeof(err)), MTP_ERR_LIMIT);
+	cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err, sizeof(err)),
+		     MTP_ERR_LIMIT);
 	cr_expect(strstr(err, "lm_head") && strstr(err, "'logits'"), "%s", err);
 
 	s = spec_of("rmsnorm", MTP_FAMILY_DEEPSEEK_V3);
 	s.h = (int64_t)1 << 40;
-	cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err, sizeof(err)), MTP_ERR_INVALID);
+	cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err, sizeof(err)),
+		     MTP_ERR_INVALID);
 	cr_expect(strstr(err, "rmsnorm") && strstr(err, "H="), "%s", err);
 
 	s = spec_of("rmsnorm", MTP_FAMILY_DEEPSEEK_V3);
 	s.t = -1;
-	cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err, sizeof(err)), MTP_ERR_INVALID);
+	cr_expect_eq(mtp_gen_spec_check(&s, NULL, 0, err, sizeof(err)),
+		     MTP_ERR_INVALID);
 }

@@ -7,11 +7,24 @@
 
 #include "mtp/op.h"
 
-static const char *const spec_ops[] = {
-	"rmsnorm", "add_rmsnorm", "embed", "fused_eh_norm", "fused_embed_eh_norm",
-	"eh_proj", "fused_mtp_input_rmsnorm", "eh_proj_hc", "hc_pre", "hc_post",
-	"hc_fused_post_pre", "hc_head", "mtp_shared_head_rmsnorm", "lm_head",
-	"all_reduce", "mtp_block", "mtp_step", "draft_chain"};
+static const char *const spec_ops[] = {"rmsnorm",
+				       "add_rmsnorm",
+				       "embed",
+				       "fused_eh_norm",
+				       "fused_embed_eh_norm",
+				       "eh_proj",
+				       "fused_mtp_input_rmsnorm",
+				       "eh_proj_hc",
+				       "hc_pre",
+				       "hc_post",
+				       "hc_fused_post_pre",
+				       "hc_head",
+				       "mtp_shared_head_rmsnorm",
+				       "lm_head",
+				       "all_reduce",
+				       "mtp_block",
+				       "mtp_step",
+				       "draft_chain"};
 
 Test(ops, every_spec_op_is_in_the_table)
 {
@@ -26,7 +39,8 @@ static struct mtp_attr_list attrs(const char *spec)
 	char buf[512], *save;
 
 	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+	for (char *t = strtok_r(buf, " ", &save); t;
+	     t = strtok_r(NULL, " ", &save)) {
 		struct mtp_attr *a = &l.items[l.n++];
 		char *eq = strchr(t, '=');
 
@@ -55,22 +69,25 @@ static int find(const struct mtp_tspec *s, int n, const char *name)
 
 Test(ops, draft_chain_signature_has_layers_and_steps)
 {
-	struct mtp_attr_list a = attrs(
-		"eps=1e-6 rounding=fused num_steps=3 num_layers=2 pass_step_idx=1 "
-		"hc_mult=4 hc_eps=1e-6 sinkhorn_iters=20 post_mult=2 "
-		"block_contract=deferred hc_head_variant=cuda");
+	struct mtp_attr_list a =
+		attrs("eps=1e-6 rounding=fused num_steps=3 num_layers=2 "
+		      "pass_step_idx=1 "
+		      "hc_mult=4 hc_eps=1e-6 sinkhorn_iters=20 post_mult=2 "
+		      "block_contract=deferred hc_head_variant=cuda");
 	struct mtp_params p;
 	static struct mtp_signature sig;
 	char err[256];
 
 	cr_assert_eq(mtp_params_parse(mtp_op_find("draft_chain"),
 				      MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
-				      sizeof(err)), MTP_OK, "%s", err);
+				      sizeof(err)),
+		     MTP_OK, "%s", err);
 	cr_expect_eq(p.num_steps, 3);
 	cr_expect_eq(p.hc.pre_eps, 1e-6);
 	cr_expect_eq(p.hc.rms_eps, 1e-6);
 	cr_assert_eq(mtp_signature_build(mtp_op_find("draft_chain"), &p, NULL,
-					 &sig, err, sizeof(err)), MTP_OK);
+					 &sig, err, sizeof(err)),
+		     MTP_OK);
 	int i = find(sig.in, sig.n_in, "layer.1/hc_head_fn");
 
 	cr_assert(i >= 0);
@@ -86,19 +103,27 @@ Test(ops, attributes_are_range_checked)
 	struct mtp_params p;
 	char err[256];
 	const struct mtp_op *hc = mtp_op_find("hc_pre");
-	struct mtp_attr_list a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 "
-				       "post_mult=2 sinkhorn_iters=0");
+	struct mtp_attr_list a =
+		attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 "
+		      "post_mult=2 sinkhorn_iters=0");
 
 	cr_expect_eq(mtp_params_parse(hc, MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
-				      sizeof(err)), MTP_ERR_INVALID);
-	cr_expect(strstr(err, "attribute 'sinkhorn_iters': 0 is not an integer in [1,"), "%s", err);
-	a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=-1 post_mult=2 sinkhorn_iters=20");
+				      sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "attribute 'sinkhorn_iters': 0 is not an integer "
+			      "in [1,"),
+		  "%s", err);
+	a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=-1 post_mult=2 "
+		  "sinkhorn_iters=20");
 	cr_expect_eq(mtp_params_parse(hc, MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
-				      sizeof(err)), MTP_ERR_INVALID);
+				      sizeof(err)),
+		     MTP_ERR_INVALID);
 	cr_expect(strstr(err, "sinkhorn_eps") != NULL, "%s", err);
-	a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 post_mult=2 sinkhorn_iters=20");
+	a = attrs("rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 post_mult=2 "
+		  "sinkhorn_iters=20");
 	cr_expect_eq(mtp_params_parse(hc, MTP_FAMILY_DEEPSEEK_V4, &a, &p, err,
-				      sizeof(err)), MTP_OK, "%s", err);
+				      sizeof(err)),
+		     MTP_OK, "%s", err);
 	cr_expect_eq(p.hc.sinkhorn_iters, 20);
 }
 
@@ -117,18 +142,24 @@ static void bind_one(const char *op, const char *attr_spec, int n,
 	for (int i = 0; i < n; i++) {
 		struct mtp_named *e = mtp_list_add(&in, names[i]);
 
-		e->t.dtype = strstr(names[i], "fn") || strstr(names[i], "scale") ||
-				     strstr(names[i], "base") ? MTP_F32 : MTP_BF16;
+		e->t.dtype = strstr(names[i], "fn") ||
+					     strstr(names[i], "scale") ||
+					     strstr(names[i], "base")
+				     ? MTP_F32
+				     : MTP_BF16;
 		e->t.ndim = ndims[i];
 		memcpy(e->t.shape, shapes[i], sizeof(shapes[i]));
 	}
-	cr_assert_eq(mtp_params_parse(mtp_op_find(op), MTP_FAMILY_DEEPSEEK_V4, &a,
-				      &p, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_params_parse(mtp_op_find(op), MTP_FAMILY_DEEPSEEK_V4,
+				      &a, &p, err, sizeof(err)),
+		     MTP_OK, "%s", err);
 	mtp_signature_build(mtp_op_find(op), &p, &in, &sig, err, sizeof(err));
-	cr_expect_eq(mtp_signature_bind(&sig, &p, &in, dims, &act, err, sizeof(err)),
-		     want, "%s", err);
+	cr_expect_eq(
+		mtp_signature_bind(&sig, &p, &in, dims, &act, err, sizeof(err)),
+		want, "%s", err);
 	if (needle)
-		cr_expect(strstr(err, needle) != NULL, "want '%s' in '%s'", needle, err);
+		cr_expect(strstr(err, needle) != NULL, "want '%s' in '%s'",
+			  needle, err);
 	mtp_list_fini(&in);
 }
 
@@ -139,10 +170,12 @@ Test(ops, hc_pre_shapes_bind_and_mismatch_is_named)
 	const int64_t bad[4][3] = {{5, 4, 64}, {24, 255}, {3}, {24}};
 	const int nd[4] = {3, 2, 1, 1};
 	struct mtp_dims d;
-	const char *hc = "rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 post_mult=2 sinkhorn_iters=20";
+	const char *hc = "rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 "
+			 "post_mult=2 sinkhorn_iters=20";
 
 	bind_one("hc_pre", hc, 4, names, ok, nd, MTP_OK, NULL, &d);
 	cr_expect(d.t == 5 && d.m == 4 && d.h == 64);
 	bind_one("hc_pre", hc, 4, names, bad, nd, MTP_ERR_INVALID,
-		 "input 'fn': shape [24,255] breaks the rule [2*M+M*M,M*H]", &d);
+		 "input 'fn': shape [24,255] breaks the rule [2*M+M*M,M*H]",
+		 &d);
 }

@@ -39,7 +39,8 @@ static struct outcome run_with(const char *backends, const char *fixture,
 	out.code = mtp_run_exit_code(&run);
 	memcpy(out.counts, run.counts, sizeof(out.counts));
 	if (json)
-		cr_assert_eq(mtp_report_json(&run, json, err, sizeof(err)), MTP_OK);
+		cr_assert_eq(mtp_report_json(&run, json, err, sizeof(err)),
+			     MTP_OK);
 	mtp_run_fini(&run);
 	out.console = tu_slurp(log);
 	remove(log);
@@ -50,7 +51,8 @@ static void write_cases(const char *path, struct mtp_case *c, int n)
 {
 	char err[MTP_ERR_MAX];
 
-	cr_assert_eq(mtp_fixture_write(path, "test", c, n, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(mtp_fixture_write(path, "test", c, n, err, sizeof(err)),
+		     MTP_OK);
 }
 
 Test(runner, correct_golden_passes)
@@ -85,9 +87,12 @@ Test(runner, wrong_golden_fails_with_tensor_element_and_repro)
 	cr_expect_eq(o.code, MTP_EXIT_FAIL, "%s", o.console);
 	cr_expect(strstr(o.console, "FAILED") != NULL, "%s", o.console);
 	cr_expect(strstr(o.console, "rms.wrong") != NULL);
-	cr_expect(strstr(o.console, "y[1,5]: got 1 want 1.5") != NULL, "%s", o.console);
+	cr_expect(strstr(o.console, "y[1,5]: got 1 want 1.5") != NULL, "%s",
+		  o.console);
 	snprintf(want, sizeof(want),
-		 "repro: mtpcheck run --backend ref --fixtures %s --filter rms.wrong", path);
+		 "repro: mtpcheck run --backend ref --fixtures %s --filter "
+		 "rms.wrong",
+		 path);
 	cr_expect(strstr(o.console, want) != NULL, "%s", o.console);
 	free(o.console);
 	mtp_case_fini(&c);
@@ -163,8 +168,10 @@ Test(runner, verify_judges_observed_and_wrong_shape_is_a_failure)
 
 	cr_expect_eq(o.code, MTP_EXIT_FAIL, "%s", o.console);
 	cr_expect_eq(o.counts[MTP_PASSED], 1);
-	cr_expect_eq(o.counts[MTP_FAILED], 1, "a wrong shape is FAILED, not INVALID");
-	cr_expect(strstr(o.console, "y: shape [2,4], expected [2,8]") != NULL, "%s", o.console);
+	cr_expect_eq(o.counts[MTP_FAILED], 1,
+		     "a wrong shape is FAILED, not INVALID");
+	cr_expect(strstr(o.console, "y: shape [2,4], expected [2,8]") != NULL,
+		  "%s", o.console);
 	cr_assert(js != NULL);
 	cr_expect(strstr(js, "\"verdict\":\"FAILED\"") != NULL);
 	cr_expect(strstr(js, "\"repro\":\"mtpcheck verify ") != NULL);
@@ -185,7 +192,8 @@ Test(runner, filter_globs_and_exact_ids)
 	cr_expect(mtp_filter_match(pats, 1, "f.h5", "rms.b"));
 	cr_expect(!mtp_filter_match(pats, 1, "f.h5", "hc_pre.a"));
 	cr_expect(mtp_filter_match(exact, 1, "f.h5", "rms.a"));
-	cr_expect(!mtp_filter_match(exact, 1, "f.h5", "rms.ab"), "no substring match");
+	cr_expect(!mtp_filter_match(exact, 1, "f.h5", "rms.ab"),
+		  "no substring match");
 	cr_expect(mtp_filter_match(NULL, 0, "f.h5", "anything"));
 }
 
@@ -220,12 +228,19 @@ Test(runner, shards_partition_the_suite_and_junit_names_failures)
 		seen += run.n;
 		cr_expect_eq(run.n, k == 0 ? 3 : 2, "shard %d/2", k);
 		if (k == 1) {
-			cr_assert_eq(mtp_report_junit(&run, xmlp, err, sizeof(err)), MTP_OK);
+			cr_assert_eq(
+				mtp_report_junit(&run, xmlp, err, sizeof(err)),
+				MTP_OK);
 			char *x = tu_slurp(xmlp);
 
 			cr_expect(strstr(x, "failures=\"1\"") != NULL, "%s", x);
-			cr_expect(strstr(x, "<failure message=\"FAILED: y[0,0]") != NULL, "%s", x);
-			cr_expect(strstr(x, "repro: mtpcheck run --backend ref") != NULL);
+			cr_expect(strstr(x,
+					 "<failure message=\"FAILED: y[0,0]") !=
+					  NULL,
+				  "%s", x);
+			cr_expect(strstr(x,
+					 "repro: mtpcheck run --backend ref") !=
+				  NULL);
 			free(x);
 		}
 		mtp_run_fini(&run);
@@ -254,7 +269,8 @@ Test(runner, html_report_is_self_contained_and_names_the_failure)
 	o.out = fopen("/dev/null", "w");
 	mtp_run_execute(&run, &o);
 	fclose(o.out);
-	cr_assert_eq(mtp_report_html(&run, html, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_report_html(&run, html, err, sizeof(err)), MTP_OK,
+		     "%s", err);
 	char *h = tu_slurp(html);
 
 	cr_assert(h != NULL);
@@ -264,7 +280,8 @@ Test(runner, html_report_is_self_contained_and_names_the_failure)
 	cr_expect(strstr(h, "repro: <code>mtpcheck run --backend ref") != NULL);
 	cr_expect(strstr(h, "<svg") != NULL, "plots are inline SVG");
 	cr_expect(strstr(h, "src=") == NULL && strstr(h, "<link") == NULL &&
-		  strstr(h, "<script") == NULL, "nothing is fetched");
+			  strstr(h, "<script") == NULL,
+		  "nothing is fetched");
 	free(h);
 	mtp_run_fini(&run);
 	mtp_case_fini(&c);
@@ -297,14 +314,18 @@ Test(runner, isolation_turns_crash_hang_and_device_error_into_verdicts)
 	mtp_run_execute(&run, &o);
 	fclose(o.out);
 	cr_assert_eq(run.n, 3, "the run went on after the crash and the hang");
-	cr_expect_eq(run.results[0].verdict, MTP_CRASHED, "%s", run.results[0].message);
+	cr_expect_eq(run.results[0].verdict, MTP_CRASHED, "%s",
+		     run.results[0].message);
 	/* a plain build reports the signal; under ASan its handler exits instead */
 	cr_expect(strstr(run.results[0].message, "signal 11") != NULL ||
-		  strstr(run.results[0].message, "exited with status") != NULL,
+			  strstr(run.results[0].message,
+				 "exited with status") != NULL,
 		  "%s", run.results[0].message);
-	cr_expect_eq(run.results[1].verdict, MTP_TIMEOUT, "%s", run.results[1].message);
+	cr_expect_eq(run.results[1].verdict, MTP_TIMEOUT, "%s",
+		     run.results[1].message);
 	cr_expect_eq(run.results[2].verdict, MTP_FAILED);
-	cr_expect(strstr(run.results[2].message, "faultyError: the device fell over") != NULL,
+	cr_expect(strstr(run.results[2].message,
+			 "faultyError: the device fell over") != NULL,
 		  "the vendor's message: %s", run.results[2].message);
 	cr_expect_eq(mtp_run_exit_code(&run), MTP_EXIT_FAIL);
 	mtp_run_fini(&run);
@@ -342,10 +363,13 @@ Test(runner, report_merges_results_files_by_machine_and_night)
 		cr_expect_eq(merged.n, 2);
 		cr_expect_eq(merged.counts[MTP_FAILED], 2);
 		cr_expect(strncmp(merged.results[0].backend, "ref@", 4) == 0);
-		cr_expect(strcmp(merged.results[0].backend, merged.results[1].backend) != 0,
-			  "a second night of the same machine is its own column");
+		cr_expect(
+			strcmp(merged.results[0].backend,
+			       merged.results[1].backend) != 0,
+			"a second night of the same machine is its own column");
 		cr_expect_str_eq(merged.results[1].repro, run.results[0].repro);
-		cr_expect_eq(mtp_report_html(&merged, html, err, sizeof(err)), MTP_OK);
+		cr_expect_eq(mtp_report_html(&merged, html, err, sizeof(err)),
+			     MTP_OK);
 	}
 	const char *bad[1] = {path}; /* an HDF5 file is not a results file */
 

@@ -17,8 +17,10 @@ static void make(const char *op, int64_t t, int64_t h, struct mtp_case *c,
 	spec.t = t;
 	spec.rows = t;
 	spec.h = h;
-	cr_assert_eq(mtp_case_generate(&spec, c, err, sizeof(err)), MTP_OK, "%s", err);
-	cr_assert_eq(mtp_case_call_init(c, cc, err, sizeof(err)), MTP_OK, "%s", err);
+	cr_assert_eq(mtp_case_generate(&spec, c, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	cr_assert_eq(mtp_case_call_init(c, cc, err, sizeof(err)), MTP_OK, "%s",
+		     err);
 }
 
 Test(timing, rmsnorm_cost_is_hand_counted)
@@ -47,7 +49,8 @@ Test(timing, statistics_rotation_and_outputs)
 	char why[256];
 
 	make("rmsnorm", 4, 64, &c, &cc);
-	cr_assert_eq(mtp_backend_open("ref", NULL, &be, why, sizeof(why)), MTP_OK);
+	cr_assert_eq(mtp_backend_open("ref", NULL, &be, why, sizeof(why)),
+		     MTP_OK);
 	mtp_timing_opts_init(&o);
 	o.min_reps = 7;
 	o.min_seconds = 0;
@@ -59,9 +62,11 @@ Test(timing, statistics_rotation_and_outputs)
 	cr_expect(t.median > 0);
 	/* the timed outputs are the op's outputs */
 	cr_assert_eq(mtp_backend_execute(be, &cc.call, ref), MTP_OK);
-	cr_expect(memcmp(out[0].data, ref[0].data, mtp_tensor_nbytes(&ref[0])) == 0);
+	cr_expect(memcmp(out[0].data, ref[0].data,
+			 mtp_tensor_nbytes(&ref[0])) == 0);
 	o.warm = true;
-	cr_expect(t.samples && t.samples[0] == t.min, "the raw samples come back, sorted");
+	cr_expect(t.samples && t.samples[0] == t.min,
+		  "the raw samples come back, sorted");
 	mtp_timing_fini(&t);
 	mtp_tensor_fini(&out[0]);
 	cr_assert_eq(mtp_time_call(be, &cc.call, &o, &t, out), MTP_OK);
@@ -84,16 +89,20 @@ Test(timing, perf_verdicts_from_raw_samples)
 	double r, p;
 
 	for (int i = 0; i < 12; i++) {
-		base[i] = 1.0 + 0.001 * i;    /* 1.000 .. 1.011 */
+		base[i] = 1.0 + 0.001 * i; /* 1.000 .. 1.011 */
 		same[i] = 1.0 + 0.001 * (11 - i);
-		slow[i] = 1.10 + 0.001 * i;   /* 10 % slower, no overlap */
+		slow[i] = 1.10 + 0.001 * i; /* 10 % slower, no overlap */
 	}
-	cr_expect_eq(mtp_perf_compare(base, 12, same, 12, 0.03, 0.01, &r, &p), MTP_SAME);
+	cr_expect_eq(mtp_perf_compare(base, 12, same, 12, 0.03, 0.01, &r, &p),
+		     MTP_SAME);
 	cr_expect_float_eq(r, 1.0, 1e-12);
-	cr_expect_eq(mtp_perf_compare(base, 12, slow, 12, 0.03, 0.01, &r, &p), MTP_SLOWER);
+	cr_expect_eq(mtp_perf_compare(base, 12, slow, 12, 0.03, 0.01, &r, &p),
+		     MTP_SLOWER);
 	/* no overlap at 12 + 12 samples: p = 2 * P(U = 0) ~ 3.7e-5 (normal approx.) */
 	cr_expect(p < 1e-3, "p = %g", p);
-	cr_expect_eq(mtp_perf_compare(slow, 12, base, 12, 0.03, 0.01, &r, &p), MTP_FASTER);
-	cr_expect_eq(mtp_perf_compare(base, 12, noisy, 4, 0.03, 0.01, &r, &p), MTP_AMBIGUOUS,
+	cr_expect_eq(mtp_perf_compare(slow, 12, base, 12, 0.03, 0.01, &r, &p),
+		     MTP_FASTER);
+	cr_expect_eq(mtp_perf_compare(base, 12, noisy, 4, 0.03, 0.01, &r, &p),
+		     MTP_AMBIGUOUS,
 		     "a 10 %% shift in 4 noisy samples cannot be told");
 }

@@ -29,8 +29,8 @@ MTP_CPU_AVX2 static float add_pass(const uint16_t *x, const uint16_t *res,
 
 	nt = mtp_vec_nt_ok(res_out, nt);
 	for (; k + 16 <= h; k += 16) {
-		const __m256 s0 = _mm256_add_ps(mtp_vec_ld(x + k),
-						mtp_vec_ld(res + k));
+		const __m256 s0 =
+			_mm256_add_ps(mtp_vec_ld(x + k), mtp_vec_ld(res + k));
 		const __m256 s1 = _mm256_add_ps(mtp_vec_ld(x + k + 8),
 						mtp_vec_ld(res + k + 8));
 
@@ -40,8 +40,8 @@ MTP_CPU_AVX2 static float add_pass(const uint16_t *x, const uint16_t *res,
 	}
 	ss = mtp_vec_hsum(_mm256_add_ps(a, b));
 	for (; k < h; k++) {
-		const float s = mtp_cpu_bf16_to_f32(x[k]) +
-				mtp_cpu_bf16_to_f32(res[k]);
+		const float s =
+			mtp_cpu_bf16_to_f32(x[k]) + mtp_cpu_bf16_to_f32(res[k]);
 
 		ss += s * s;
 		res_out[k] = mtp_cpu_f32_to_bf16(s);
@@ -61,10 +61,10 @@ MTP_CPU_AVX2 static void norm_pass(const uint16_t *x, const uint16_t *res,
 
 	nt = mtp_vec_nt_ok(y, nt);
 	for (; k + 16 <= h; k += 16) {
-		__m256 a = mtp_vec_round(_mm256_add_ps(mtp_vec_ld(x + k),
-						       mtp_vec_ld(res + k)));
-		__m256 b = mtp_vec_round(_mm256_add_ps(mtp_vec_ld(x + k + 8),
-						       mtp_vec_ld(res + k + 8)));
+		__m256 a = mtp_vec_round(
+			_mm256_add_ps(mtp_vec_ld(x + k), mtp_vec_ld(res + k)));
+		__m256 b = mtp_vec_round(_mm256_add_ps(
+			mtp_vec_ld(x + k + 8), mtp_vec_ld(res + k + 8)));
 
 		_mm_prefetch((const char *)(x + h + k), _MM_HINT_T0);
 		_mm_prefetch((const char *)(res + h + k), _MM_HINT_T0);
@@ -79,8 +79,9 @@ MTP_CPU_AVX2 static void norm_pass(const uint16_t *x, const uint16_t *res,
 		mtp_vec_st(y + k, a, b, nt);
 	}
 	for (; k < h; k++) {
-		float v = mtp_cpu_round(MTP_BF16, mtp_cpu_bf16_to_f32(x[k]) +
-							  mtp_cpu_bf16_to_f32(res[k]));
+		float v = mtp_cpu_round(MTP_BF16,
+					mtp_cpu_bf16_to_f32(x[k]) +
+						mtp_cpu_bf16_to_f32(res[k]));
 
 		v *= r;
 		y[k] = mtp_cpu_f32_to_bf16(
@@ -89,17 +90,16 @@ MTP_CPU_AVX2 static void norm_pass(const uint16_t *x, const uint16_t *res,
 }
 
 /* Both passes at 16 lanes (AVX-512); the scalar tails are the AVX2 ones'. */
-MTP_CPU_AVX512 static float add_pass_512(const uint16_t *x,
-					 const uint16_t *res, int64_t h,
-					 bool nt, uint16_t *res_out)
+MTP_CPU_AVX512 static float add_pass_512(const uint16_t *x, const uint16_t *res,
+					 int64_t h, bool nt, uint16_t *res_out)
 {
 	__m512 a = _mm512_setzero_ps();
 	int64_t k = 0;
 
 	nt = mtp_vec_nt_ok(res_out, nt);
 	for (; k + 16 <= h; k += 16) {
-		const __m512 s = _mm512_add_ps(mtp_v16_ld(x + k),
-					       mtp_v16_ld(res + k));
+		const __m512 s =
+			_mm512_add_ps(mtp_v16_ld(x + k), mtp_v16_ld(res + k));
 
 		a = _mm512_fmadd_ps(s, s, a);
 		mtp_v16_st(res_out + k, s, nt);
@@ -109,18 +109,17 @@ MTP_CPU_AVX512 static float add_pass_512(const uint16_t *x,
 		      : 0.0f);
 }
 
-MTP_CPU_AVX512 static void norm_pass_512(const uint16_t *x,
-					 const uint16_t *res, const float *w,
-					 int64_t h, float r, bool eager,
-					 bool nt, uint16_t *y)
+MTP_CPU_AVX512 static void norm_pass_512(const uint16_t *x, const uint16_t *res,
+					 const float *w, int64_t h, float r,
+					 bool eager, bool nt, uint16_t *y)
 {
 	const __m512 rv = _mm512_set1_ps(r);
 	int64_t k = 0;
 
 	nt = mtp_vec_nt_ok(y, nt);
 	for (; k + 16 <= h; k += 16) {
-		__m512 a = mtp_v16_round(_mm512_add_ps(mtp_v16_ld(x + k),
-						       mtp_v16_ld(res + k)));
+		__m512 a = mtp_v16_round(
+			_mm512_add_ps(mtp_v16_ld(x + k), mtp_v16_ld(res + k)));
 
 		_mm_prefetch((const char *)(x + h + k), _MM_HINT_T0);
 		_mm_prefetch((const char *)(res + h + k), _MM_HINT_T0);
@@ -165,8 +164,8 @@ static void add_norm_one(const void *ctx, int64_t r, float *buf)
 
 #if MTP_CPU_VEC
 	/* res_out must not alias an input: pass 2 reads them again */
-	if (mtp_cpu_vec(g->act) && g->res_out != g->x &&
-	    g->res_out != g->res && add_norm_vec(g, o))
+	if (mtp_cpu_vec(g->act) && g->res_out != g->x && g->res_out != g->res &&
+	    add_norm_vec(g, o))
 		return;
 #endif
 	mtp_cpu_load(g->act, g->x, o, h, x);
@@ -189,8 +188,9 @@ enum mtp_status mtp_cpu_add_rmsnorm_rows(enum mtp_dtype act, const void *x,
 					 enum mtp_rounding rnd, void *y,
 					 void *res_out)
 {
-	struct add_norm_args g = {act, x,   res, NULL, y, res_out,
-				  h,   eps, rnd, mtp_cpu_nt(act, rows * h)};
+	struct add_norm_args g = {
+		act,	 x, res, NULL, y,
+		res_out, h, eps, rnd,  mtp_cpu_nt(act, rows * h)};
 	float *wf = mtp_cpu_widen(act, w, h);
 	enum mtp_status st;
 

@@ -29,9 +29,12 @@ static void reduce_row(const void *ctx, int64_t r, float *buf)
 enum mtp_status mtp_cpu_op_all_reduce(const struct mtp_call *c)
 {
 	const struct mtp_dims *d = &c->dims;
-	const struct ar_args g = {c->act, mtp_cpu_in(c, "", "parts"),
-				  mtp_cpu_out(c, "", "out"), d->p,
-				  d->r * d->h, d->h};
+	const struct ar_args g = {c->act,
+				  mtp_cpu_in(c, "", "parts"),
+				  mtp_cpu_out(c, "", "out"),
+				  d->p,
+				  d->r * d->h,
+				  d->h};
 
 	if (d->p == 0) {
 		memset(g.out, 0, (size_t)g.n * mtp_dtype_size(c->act));

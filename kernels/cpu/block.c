@@ -96,8 +96,7 @@ static enum mtp_status swiglu(const struct mtp_cpu_cfg *cfg,
 
 enum mtp_status mtp_cpu_block_v3(const struct mtp_cpu_cfg *cfg,
 				 const struct mtp_cpu_layer *w, const void *x,
-				 const void *residual, void *h_out,
-				 void *r_out)
+				 const void *residual, void *h_out, void *r_out)
 {
 	const enum mtp_dtype act = cfg->act;
 	const int64_t t = cfg->t, h = cfg->h;
@@ -107,8 +106,10 @@ enum mtp_status mtp_cpu_block_v3(const struct mtp_cpu_cfg *cfg,
 
 	if (!mtp_cpu_arena_init(&ar, 4 * MTP_CPU_PIECE(nb)))
 		return MTP_ERR_NOMEM;
-	void *xn = mtp_cpu_arena_take(&ar, nb), *r0 = mtp_cpu_arena_take(&ar, nb);
-	void *a = mtp_cpu_arena_take(&ar, nb), *x1 = mtp_cpu_arena_take(&ar, nb);
+	void *xn = mtp_cpu_arena_take(&ar, nb),
+	     *r0 = mtp_cpu_arena_take(&ar, nb);
+	void *a = mtp_cpu_arena_take(&ar, nb),
+	     *x1 = mtp_cpu_arena_take(&ar, nb);
 
 	if (residual) {
 		st = mtp_cpu_add_rmsnorm_rows(act, x, residual, w->w_in, t, h,
@@ -165,8 +166,8 @@ static bool v4_scratch_init(const struct mtp_cpu_cfg *cfg, struct v4_scratch *s)
 	const size_t np = (size_t)(t * m) * 4, nc = (size_t)(t * m * m) * 4;
 
 	if (!mtp_cpu_arena_init(&s->ar, MTP_CPU_PIECE(ns) + MTP_CPU_PIECE(np) +
-					       MTP_CPU_PIECE(nc) +
-					       3 * MTP_CPU_PIECE(nth)))
+						MTP_CPU_PIECE(nc) +
+						3 * MTP_CPU_PIECE(nth)))
 		return false;
 	s->r0 = mtp_cpu_arena_take(&s->ar, ns);
 	s->post_a = mtp_cpu_arena_take(&s->ar, np);
@@ -192,8 +193,8 @@ enum mtp_status mtp_cpu_block_v4(const struct mtp_cpu_cfg *cfg,
 		return MTP_ERR_NOMEM;
 	if (state) { /* the streams a previous layer left un-posted */
 		st = mtp_cpu_hc_post_rows(act, x, state->residual,
-					  state->post_mix, state->res_mix, t,
-					  m, h, s.r0);
+					  state->post_mix, state->res_mix, t, m,
+					  h, s.r0);
 		r0 = s.r0;
 	}
 	if (!st)
@@ -235,7 +236,8 @@ static enum mtp_status block_v4_internal(const struct mtp_cpu_cfg *cfg,
 	enum mtp_status st;
 
 	if (!mtp_cpu_arena_init(&ar, MTP_CPU_PIECE(nf) + MTP_CPU_PIECE(nr) +
-					     MTP_CPU_PIECE(np) + MTP_CPU_PIECE(nc)))
+					     MTP_CPU_PIECE(np) +
+					     MTP_CPU_PIECE(nc)))
 		return MTP_ERR_NOMEM;
 	o.f = mtp_cpu_arena_take(&ar, nf);
 	o.r1 = mtp_cpu_arena_take(&ar, nr);
@@ -253,9 +255,9 @@ enum mtp_status mtp_cpu_op_mtp_block(const struct mtp_call *c)
 	struct mtp_cpu_layer w;
 	const void *x = mtp_cpu_in(c, "", "x");
 	const void *residual = mtp_cpu_in(c, "", "residual");
-	const struct mtp_cpu_v4_state state = {
-		mtp_cpu_in(c, "", "post_mix"), mtp_cpu_in(c, "", "res_mix"),
-		residual};
+	const struct mtp_cpu_v4_state state = {mtp_cpu_in(c, "", "post_mix"),
+					       mtp_cpu_in(c, "", "res_mix"),
+					       residual};
 
 	mtp_cpu_cfg_init(c, &cfg);
 	mtp_cpu_layer_get(c, "", &w);

@@ -111,8 +111,8 @@ static inline void *mtp_cpu_at(enum mtp_dtype act, const void *base,
 }
 
 /* dst[0..n) = fp32(src[off..off+n)); store rounds each value to act. */
-void mtp_cpu_load(enum mtp_dtype act, const void *src, int64_t off,
-		  int64_t n, float *dst);
+void mtp_cpu_load(enum mtp_dtype act, const void *src, int64_t off, int64_t n,
+		  float *dst);
 void mtp_cpu_store(enum mtp_dtype act, void *dst, int64_t off, int64_t n,
 		   const float *src);
 /* A whole activation tensor (a norm weight) widened to a new fp32 array. */
@@ -165,16 +165,14 @@ int64_t *mtp_cpu_indices(const struct mtp_tensor *t);
 enum mtp_status mtp_cpu_gemm(enum mtp_dtype act, const void *x, const void *w,
 			     int64_t rows, int64_t in, int64_t out, float *y);
 /* The same, stored to act with one rounding (nn.Linear). */
-enum mtp_status mtp_cpu_linear(enum mtp_dtype act, const void *x,
-			       const void *w, int64_t rows, int64_t in,
-			       int64_t out, void *y);
+enum mtp_status mtp_cpu_linear(enum mtp_dtype act, const void *x, const void *w,
+			       int64_t rows, int64_t in, int64_t out, void *y);
 
 /* ---- tensor lookup (backend_cpu.c) ------------------------------------ */
 
 /* The data of the input/output named pfx+name, or NULL if absent. */
 void *mtp_cpu_in(const struct mtp_call *c, const char *pfx, const char *name);
-void *mtp_cpu_out(const struct mtp_call *c, const char *pfx,
-		  const char *name);
+void *mtp_cpu_out(const struct mtp_call *c, const char *pfx, const char *name);
 const struct mtp_tensor *mtp_cpu_in_tensor(const struct mtp_call *c,
 					   const char *name);
 
@@ -205,11 +203,12 @@ enum mtp_status mtp_cpu_eh_norm_rows(enum mtp_dtype act,
 				     const struct mtp_cpu_eh_norm *a,
 				     void *out);
 /* [§7.3] enorm of mask(embeds) [T,H] and hnorm of prev [T,M,H] per stream. */
-enum mtp_status mtp_cpu_mtp_input_norm_rows(
-	enum mtp_dtype act, const int64_t *positions, const void *embeds,
-	const void *prev, const void *enorm_w, const void *hnorm_w, int64_t t,
-	int64_t m, int64_t h, float eps, enum mtp_rounding rnd, void *e_out,
-	void *p_out);
+enum mtp_status
+mtp_cpu_mtp_input_norm_rows(enum mtp_dtype act, const int64_t *positions,
+			    const void *embeds, const void *prev,
+			    const void *enorm_w, const void *hnorm_w, int64_t t,
+			    int64_t m, int64_t h, float eps,
+			    enum mtp_rounding rnd, void *e_out, void *p_out);
 enum mtp_status mtp_cpu_eh_proj_hc_rows(enum mtp_dtype act, const void *e,
 					const void *p, const void *e_proj_w,
 					const void *h_proj_w, int64_t t,

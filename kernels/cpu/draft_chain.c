@@ -41,10 +41,9 @@ static enum mtp_status chain_step(struct chain *ch, int64_t s)
 		snprintf(pfx, sizeof(pfx), "step.%lld/", (long long)(s - 1));
 		mtp_cpu_step_out_get(ch->c, pfx, &prev_o);
 	}
-	return mtp_cpu_step(cfg, &w, ch->embeds, ch->pos_s,
-			    s ? prev_o.recycled
-			      : mtp_cpu_in(ch->c, "", "prev_hidden"),
-			    &o);
+	return mtp_cpu_step(
+		cfg, &w, ch->embeds, ch->pos_s,
+		s ? prev_o.recycled : mtp_cpu_in(ch->c, "", "prev_hidden"), &o);
 }
 
 enum mtp_status mtp_cpu_op_draft_chain(const struct mtp_call *c)
@@ -57,7 +56,8 @@ enum mtp_status mtp_cpu_op_draft_chain(const struct mtp_call *c)
 	ch.ids = mtp_cpu_indices(mtp_cpu_in_tensor(c, "input_ids"));
 	ch.pos = mtp_cpu_indices(mtp_cpu_in_tensor(c, "positions"));
 	ch.pos_s = mtp_cpu_alloc((size_t)ch.cfg.t * sizeof(int64_t));
-	ch.embeds = mtp_cpu_act_alloc(ch.cfg.act, (size_t)(ch.cfg.t * ch.cfg.h));
+	ch.embeds =
+		mtp_cpu_act_alloc(ch.cfg.act, (size_t)(ch.cfg.t * ch.cfg.h));
 	if (next && next->data)
 		ch.next = mtp_cpu_indices(next);
 	if (!ch.ids || !ch.pos || !ch.pos_s || !ch.embeds)

@@ -6,8 +6,7 @@
 
 enum mtp_status mtp_cpu_op_eh_proj(const struct mtp_call *c)
 {
-	return mtp_cpu_linear(c->act, mtp_cpu_in(c, "", "x"),
-			      mtp_cpu_in(c, "", "weight"), c->dims.t,
-			      2 * c->dims.h, c->dims.h,
-			      mtp_cpu_out(c, "", "y"));
+	return mtp_cpu_linear(
+		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "weight"),
+		c->dims.t, 2 * c->dims.h, c->dims.h, mtp_cpu_out(c, "", "y"));
 }

@@ -32,11 +32,10 @@ static void eh_one(const void *ctx, int64_t r, float *buf)
 }
 
 enum mtp_status mtp_cpu_eh_norm_rows(enum mtp_dtype act,
-				     const struct mtp_cpu_eh_norm *a,
-				     void *out)
+				     const struct mtp_cpu_eh_norm *a, void *out)
 {
-	struct eh_args g = {act, a, NULL, NULL, out,
-			    mtp_cpu_nt(act, 2 * a->t * a->h)};
+	struct eh_args g = {act,  a,   NULL,
+			    NULL, out, mtp_cpu_nt(act, 2 * a->t * a->h)};
 	enum mtp_status st = MTP_ERR_INVALID;
 
 	for (int64_t r = 0; a->ids && r < a->t; r++)
@@ -61,7 +60,9 @@ static enum mtp_status eh_norm_op(const struct mtp_call *c, bool from_table)
 		.prev = mtp_cpu_in(c, "", "prev_hidden"),
 		.enorm_w = mtp_cpu_in(c, "", "enorm_weight"),
 		.hnorm_w = mtp_cpu_in(c, "", "hnorm_weight"),
-		.t = c->dims.t, .h = c->dims.h, .v = c->dims.v,
+		.t = c->dims.t,
+		.h = c->dims.h,
+		.v = c->dims.v,
 		.eps = (float)c->params->eps,
 		.rnd = MTP_ROUNDING_FUSED,
 	};

@@ -34,14 +34,25 @@ static void in_one(const void *ctx, int64_t r, float *buf)
 	}
 }
 
-enum mtp_status mtp_cpu_mtp_input_norm_rows(
-	enum mtp_dtype act, const int64_t *positions, const void *embeds,
-	const void *prev, const void *enorm_w, const void *hnorm_w, int64_t t,
-	int64_t m, int64_t h, float eps, enum mtp_rounding rnd, void *e_out,
-	void *p_out)
+enum mtp_status
+mtp_cpu_mtp_input_norm_rows(enum mtp_dtype act, const int64_t *positions,
+			    const void *embeds, const void *prev,
+			    const void *enorm_w, const void *hnorm_w, int64_t t,
+			    int64_t m, int64_t h, float eps,
+			    enum mtp_rounding rnd, void *e_out, void *p_out)
 {
-	struct in_args g = {act, positions, embeds, prev, NULL, NULL,
-			    e_out, p_out, m, h, eps, rnd,
+	struct in_args g = {act,
+			    positions,
+			    embeds,
+			    prev,
+			    NULL,
+			    NULL,
+			    e_out,
+			    p_out,
+			    m,
+			    h,
+			    eps,
+			    rnd,
 			    mtp_cpu_nt(act, t * (m + 1) * h)};
 	enum mtp_status st = MTP_ERR_NOMEM;
 
@@ -67,7 +78,8 @@ enum mtp_status mtp_cpu_op_fused_mtp_input_rmsnorm(const struct mtp_call *c)
 		mtp_cpu_in(c, "", "enorm_weight"),
 		mtp_cpu_in(c, "", "hnorm_weight"), c->dims.t, c->dims.m,
 		c->dims.h, (float)c->params->eps, MTP_ROUNDING_FUSED,
-		mtp_cpu_out(c, "", "enorm_out"), mtp_cpu_out(c, "", "hnorm_out"));
+		mtp_cpu_out(c, "", "enorm_out"),
+		mtp_cpu_out(c, "", "hnorm_out"));
 	mtp_cpu_free(pos);
 	return st;
 }

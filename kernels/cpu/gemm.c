@@ -73,9 +73,8 @@ out_free:
 	return st;
 }
 
-enum mtp_status mtp_cpu_linear(enum mtp_dtype act, const void *x,
-			       const void *w, int64_t rows, int64_t in,
-			       int64_t out, void *y)
+enum mtp_status mtp_cpu_linear(enum mtp_dtype act, const void *x, const void *w,
+			       int64_t rows, int64_t in, int64_t out, void *y)
 {
 	float *yf = mtp_cpu_floats((size_t)(rows * out));
 	enum mtp_status st = MTP_ERR_NOMEM;

@@ -40,8 +40,11 @@ enum mtp_status mtp_cpu_op_hc_fused_post_pre(const struct mtp_call *c)
 	const void *norm_w = mtp_cpu_in(c, "", "norm_weight");
 	struct mtp_cpu_hc_pre k;
 	const struct fpp_args g = {
-		&k, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "residual"),
-		mtp_cpu_in(c, "", "post_mix"), mtp_cpu_in(c, "", "comb_mix"),
+		&k,
+		mtp_cpu_in(c, "", "x"),
+		mtp_cpu_in(c, "", "residual"),
+		mtp_cpu_in(c, "", "post_mix"),
+		mtp_cpu_in(c, "", "comb_mix"),
 		mtp_cpu_out(c, "", "residual_out"),
 		mtp_cpu_out(c, "", "layer_input"),
 		mtp_cpu_out(c, "", "post_mix_out"),
@@ -50,10 +53,9 @@ enum mtp_status mtp_cpu_op_hc_fused_post_pre(const struct mtp_call *c)
 	float *wf = NULL;
 	enum mtp_status st;
 
-	mtp_cpu_hc_pre_init(&k, mtp_cpu_in(c, "", "fn"),
-			    mtp_cpu_in(c, "", "scale"),
-			    mtp_cpu_in(c, "", "base"), &c->params->hc, m, h,
-			    c->act);
+	mtp_cpu_hc_pre_init(
+		&k, mtp_cpu_in(c, "", "fn"), mtp_cpu_in(c, "", "scale"),
+		mtp_cpu_in(c, "", "base"), &c->params->hc, m, h, c->act);
 	if (norm_w) {
 		wf = mtp_cpu_widen(c->act, norm_w, h);
 		if (!wf)

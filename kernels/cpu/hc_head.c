@@ -21,8 +21,8 @@ struct head_args {
 };
 
 /* The M sigmoid weights of one token's streams x [M*H]; xhat scratch. */
-static void head_weights(const struct head_args *g, const float *x,
-			 float *xhat, float *pre)
+static void head_weights(const struct head_args *g, const float *x, float *xhat,
+			 float *pre)
 {
 	const int64_t m = g->m, n = m * g->h;
 	const float rho = mtp_cpu_rms_inv(x, n, g->rms_eps);
@@ -70,7 +70,7 @@ static void head_one(const void *ctx, int64_t t, float *buf)
 #define HEAD_TB2 2
 #define HEAD_TB4 4
 /* acc of a block of tb tokens: tb sums of squares, then tb x HEAD_M dots */
-#define HEAD_DOT(tb, t, s) ((tb) + (t) * HEAD_M + (s))
+#define HEAD_DOT(tb, t, s) ((tb) + (t)*HEAD_M + (s))
 
 /* The elements [k, n) that the vector loops leave, one at a time. */
 static void head_dots_tail(const uint16_t *const *x, int tb, const float *fn,
@@ -129,7 +129,8 @@ MTP_CPU_AVX2 static void head_mix_ld(const uint16_t *x, const float *pre,
 
 	nt = mtp_vec_nt_ok(y, nt);
 	for (; i + 16 <= h; i += 16) {
-		__m256 a = _mm256_mul_ps(_mm256_set1_ps(pre[0]), mtp_vec_ld(x + i));
+		__m256 a = _mm256_mul_ps(_mm256_set1_ps(pre[0]),
+					 mtp_vec_ld(x + i));
 		__m256 b = _mm256_mul_ps(_mm256_set1_ps(pre[0]),
 					 mtp_vec_ld(x + i + 8));
 
@@ -137,7 +138,8 @@ MTP_CPU_AVX2 static void head_mix_ld(const uint16_t *x, const float *pre,
 			const __m256 p = _mm256_set1_ps(pre[s]);
 
 			a = _mm256_fmadd_ps(p, mtp_vec_ld(x + s * ld + i), a);
-			b = _mm256_fmadd_ps(p, mtp_vec_ld(x + s * ld + i + 8), b);
+			b = _mm256_fmadd_ps(p, mtp_vec_ld(x + s * ld + i + 8),
+					    b);
 		}
 		mtp_vec_st(y + i, a, b, nt);
 	}
@@ -193,7 +195,8 @@ MTP_CPU_AVX512 static void head_mix_512(const uint16_t *x, const float *pre,
 
 	nt = mtp_vec_nt_ok(y, nt);
 	for (; i + 16 <= h; i += 16) {
-		__m512 a = _mm512_mul_ps(_mm512_set1_ps(pre[0]), mtp_v16_ld(x + i));
+		__m512 a = _mm512_mul_ps(_mm512_set1_ps(pre[0]),
+					 mtp_v16_ld(x + i));
 
 		for (int s = 1; s < HEAD_M; s++)
 			a = _mm512_fmadd_ps(_mm512_set1_ps(pre[s]),
@@ -242,7 +245,8 @@ static void head_block(const void *ctx, int64_t b, float *buf)
 	float acc[HEAD_TB4 + HEAD_TB4 * HEAD_M], pre[HEAD_M];
 
 	for (int i = 0; i < tb; i++)
-		x[i] = (const uint16_t *)g->x + (t0 + (i < nt ? i : nt - 1)) * n;
+		x[i] = (const uint16_t *)g->x +
+		       (t0 + (i < nt ? i : nt - 1)) * n;
 	if (wide)
 		head_dots4_512(x, g->fn, n, acc);
 	else
@@ -266,8 +270,18 @@ enum mtp_status mtp_cpu_hc_head_rows(enum mtp_dtype act, const void *x,
 				     int64_t h, float rms_eps, float hc_eps,
 				     enum mtp_hc_head_variant variant, void *y)
 {
-	const struct head_args g = {act, x, fn, scale, base, y, m, h,
-				    rms_eps, hc_eps, variant, t,
+	const struct head_args g = {act,
+				    x,
+				    fn,
+				    scale,
+				    base,
+				    y,
+				    m,
+				    h,
+				    rms_eps,
+				    hc_eps,
+				    variant,
+				    t,
 				    mtp_cpu_nt(act, t * h)};
 	const size_t scratch = (size_t)(2 * m * h + h + m);
 
@@ -286,11 +300,9 @@ enum mtp_status mtp_cpu_op_hc_head(const struct mtp_call *c)
 {
 	const struct mtp_params *p = c->params;
 
-	return mtp_cpu_hc_head_rows(c->act, mtp_cpu_in(c, "", "x"),
-				    mtp_cpu_in(c, "", "fn"),
-				    mtp_cpu_in(c, "", "scale"),
-				    mtp_cpu_in(c, "", "base"), c->dims.t,
-				    c->dims.m, c->dims.h, (float)p->hc.rms_eps,
-				    (float)p->hc_eps, p->variant,
-				    mtp_cpu_out(c, "", "y"));
+	return mtp_cpu_hc_head_rows(
+		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "fn"),
+		mtp_cpu_in(c, "", "scale"), mtp_cpu_in(c, "", "base"),
+		c->dims.t, c->dims.m, c->dims.h, (float)p->hc.rms_eps,
+		(float)p->hc_eps, p->variant, mtp_cpu_out(c, "", "y"));
 }

@@ -41,7 +41,8 @@ struct post_args {
 /* out[j] = post[j]*x + sum_i C[i,j]*R[i] for 16 lanes at k, i ascending. */
 MTP_CPU_AVX2 static void post_lanes(const __m256 x[2], __m256 r[][2],
 				    const float *post, const float *comb,
-				    int64_t m, int64_t h, bool nt, uint16_t *out)
+				    int64_t m, int64_t h, bool nt,
+				    uint16_t *out)
 {
 	for (int64_t j = 0; j < m; j++) {
 		const __m256 pj = _mm256_set1_ps(post[j]);
@@ -97,17 +98,18 @@ MTP_CPU_AVX2 static void post_token_bf16(const uint16_t *x, const uint16_t *r,
  * this thread's next) are fetched meanwhile, as the hardware prefetcher
  * alone leaves DRAM idle. The tail is post_token_bf16's.
  */
-MTP_CPU_AVX512 static void post_token_512(const uint16_t *x,
-					  const uint16_t *r, const float *post,
-					  const float *comb, int64_t m,
-					  int64_t h, bool nt, uint16_t *out)
+MTP_CPU_AVX512 static void post_token_512(const uint16_t *x, const uint16_t *r,
+					  const float *post, const float *comb,
+					  int64_t m, int64_t h, bool nt,
+					  uint16_t *out)
 {
 	__m512 rv[POST_MAXM][2];
 	int64_t k = 0;
 
 	nt = mtp_vec_nt_ok(out, nt) && h % 16 == 0;
 	for (; k + 32 <= h; k += 32) {
-		const __m512 x0 = mtp_v16_ld(x + k), x1 = mtp_v16_ld(x + k + 16);
+		const __m512 x0 = mtp_v16_ld(x + k),
+			     x1 = mtp_v16_ld(x + k + 16);
 
 		_mm_prefetch((const char *)(x + h + k), _MM_HINT_T0);
 		for (int64_t i = 0; i < m; i++) {
@@ -118,10 +120,12 @@ MTP_CPU_AVX512 static void post_token_512(const uint16_t *x,
 		}
 		for (int64_t j = 0; j < m; j++) {
 			const __m512 pj = _mm512_set1_ps(post[j]);
-			__m512 a = _mm512_mul_ps(pj, x0), b = _mm512_mul_ps(pj, x1);
+			__m512 a = _mm512_mul_ps(pj, x0),
+			       b = _mm512_mul_ps(pj, x1);
 
 			for (int64_t i = 0; i < m; i++) {
-				const __m512 c = _mm512_set1_ps(comb[i * m + j]);
+				const __m512 c =
+					_mm512_set1_ps(comb[i * m + j]);
 
 				a = _mm512_fmadd_ps(c, rv[i][0], a);
 				b = _mm512_fmadd_ps(c, rv[i][1], b);
@@ -131,8 +135,8 @@ MTP_CPU_AVX512 static void post_token_512(const uint16_t *x,
 		}
 	}
 	if (k < h)
-		post_token_bf16(x + k, r + k, post, comb, m, h - k, h,
-				false, out + k);
+		post_token_bf16(x + k, r + k, post, comb, m, h - k, h, false,
+				out + k);
 }
 #endif
 
@@ -147,7 +151,8 @@ static void post_one(const void *ctx, int64_t t, float *buf)
 		const uint16_t *x16 = (const uint16_t *)g->x + t * h;
 		const uint16_t *r16 = (const uint16_t *)g->residual + t * n;
 		uint16_t *o16 = (uint16_t *)g->out + t * n;
-		const float *post = g->post + t * m, *comb = g->comb + t * m * m;
+		const float *post = g->post + t * m,
+			    *comb = g->comb + t * m * m;
 
 		if (mtp_cpu_vec512(g->act))
 			post_token_512(x16, r16, post, comb, m, h, g->nt, o16);
@@ -169,18 +174,17 @@ enum mtp_status mtp_cpu_hc_post_rows(enum mtp_dtype act, const void *x,
 				     const float *comb, int64_t t, int64_t m,
 				     int64_t h, void *out)
 {
-	const struct post_args g = {act, x, residual, post, comb, out,
-				    m, h, mtp_cpu_nt(act, t * m * h)};
+	const struct post_args g = {act,  x,	residual,
+				    post, comb, out,
+				    m,	  h,	mtp_cpu_nt(act, t * m * h)};
 
 	return mtp_cpu_rows(t, m * h, (size_t)(h + 2 * m * h), post_one, &g);
 }
 
 enum mtp_status mtp_cpu_op_hc_post(const struct mtp_call *c)
 {
-	return mtp_cpu_hc_post_rows(c->act, mtp_cpu_in(c, "", "x"),
-				    mtp_cpu_in(c, "", "residual"),
-				    mtp_cpu_in(c, "", "post_mix"),
-				    mtp_cpu_in(c, "", "comb_mix"), c->dims.t,
-				    c->dims.m, c->dims.h,
-				    mtp_cpu_out(c, "", "out"));
+	return mtp_cpu_hc_post_rows(
+		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "residual"),
+		mtp_cpu_in(c, "", "post_mix"), mtp_cpu_in(c, "", "comb_mix"),
+		c->dims.t, c->dims.m, c->dims.h, mtp_cpu_out(c, "", "out"));
 }

@@ -92,15 +92,15 @@ static void layer_input(const struct mtp_cpu_hc_pre *k, const float *x,
 
 /* Everything after the mixes: mu [2M+M*M] holds rho * (x . fn[o]). */
 static void pre_finish(const struct mtp_cpu_hc_pre *k, const float *x,
-		       float *mu, float *u, float *post, float *comb,
-		       float *li)
+		       float *mu, float *u, float *post, float *comb, float *li)
 {
 	const int64_t m = k->m;
 	float *c = mu + 2 * m; /* the comb logits become C in place */
 
 	for (int64_t s = 0; s < m; s++) {
 		post[s] = mtp_cpu_sigmoid(mu[m + s] * k->scale[1] +
-					  k->base[m + s]) * k->post_mult;
+					  k->base[m + s]) *
+			  k->post_mult;
 		mu[s] = mtp_cpu_sigmoid(mu[s] * k->scale[0] + k->base[s]) +
 			k->pre_eps; /* pre, in place */
 	}
@@ -209,8 +209,8 @@ MTP_CPU_AVX512 static void dots_4x3_512(const float *const x[PRE_TB],
 
 /* dot[t][o] = x[t] . fn[o] for the block's tokens (missing ones repeat the
  * last); dot is [PRE_TB][nmix], zeroed here. */
-static void block_dots(const struct mtp_cpu_hc_pre *k, const float *const x[PRE_TB],
-		       int64_t nmix, float *dot)
+static void block_dots(const struct mtp_cpu_hc_pre *k,
+		       const float *const x[PRE_TB], int64_t nmix, float *dot)
 {
 	const int64_t n = k->m * k->h;
 	const bool wide = mtp_cpu_vec512(k->act);
@@ -227,7 +227,8 @@ static void block_dots(const struct mtp_cpu_hc_pre *k, const float *const x[PRE_
 			float acc[PRE_TB][PRE_MB] = {{0}};
 
 			for (int d = 0; d < PRE_MB; d++)
-				fc[d] = k->fn + (o + d < nmix ? o + d : o) * n + kc;
+				fc[d] = k->fn + (o + d < nmix ? o + d : o) * n +
+					kc;
 			(wide ? dots_4x3_512 : dots_4x3)(xc, fc, len, acc);
 			for (int t = 0; t < PRE_TB; t++)
 				for (int d = 0; d < PRE_MB && o + d < nmix; d++)
@@ -254,8 +255,8 @@ static void pre_one(const void *ctx, int64_t r, float *buf)
 	float *x = buf, *u = x + n, *li = u + h, *mu = li + h;
 
 	mtp_cpu_load(k->act, g->residual, r * n, n, x);
-	mtp_cpu_hc_pre_token(k, x, mu, u, g->post + r * m,
-			     g->comb + r * m * m, li);
+	mtp_cpu_hc_pre_token(k, x, mu, u, g->post + r * m, g->comb + r * m * m,
+			     li);
 	mtp_cpu_store(k->act, g->li, r * h, h, li);
 }
 
@@ -285,9 +286,10 @@ static void pre_block(const void *ctx, int64_t b, float *buf)
 		float *mu = dot + i * nmix;
 
 		for (int64_t o = 0; o < nmix; o++)
-			mu[o] = isfinite(mu[o]) ? rho * mu[o]
-						: mtp_cpu_scaled_dot(
-							  rho, x[i], k->fn + o * n, n);
+			mu[o] = isfinite(mu[o])
+					? rho * mu[o]
+					: mtp_cpu_scaled_dot(rho, x[i],
+							     k->fn + o * n, n);
 		pre_finish(k, x[i], mu, u, g->post + t * m, g->comb + t * m * m,
 			   li);
 		mtp_cpu_store(k->act, g->li, t * h, h, li);

@@ -34,9 +34,8 @@ enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 
 enum mtp_status mtp_cpu_op_lm_head(const struct mtp_call *c)
 {
-	return mtp_cpu_lm_head_rows(c->act, mtp_cpu_in(c, "", "x"),
-				    mtp_cpu_in(c, "", "weight"), c->dims.t,
-				    c->dims.v, c->dims.h,
-				    mtp_cpu_out(c, "", "logits"),
-				    mtp_cpu_out(c, "", "token"));
+	return mtp_cpu_lm_head_rows(
+		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "weight"),
+		c->dims.t, c->dims.v, c->dims.h, mtp_cpu_out(c, "", "logits"),
+		mtp_cpu_out(c, "", "token"));
 }

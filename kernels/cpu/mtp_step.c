@@ -34,10 +34,15 @@ static enum mtp_status step_v3(const struct mtp_cpu_cfg *cfg,
 	const enum mtp_dtype act = cfg->act;
 	const int64_t t = cfg->t, h = cfg->h;
 	const size_t nb = (size_t)(t * h) * mtp_dtype_size(act);
-	const struct mtp_cpu_eh_norm en = {
-		.positions = positions, .embeds = embeds, .prev = prev,
-		.enorm_w = w->enorm_w, .hnorm_w = w->hnorm_w, .t = t, .h = h,
-		.eps = cfg->eps, .rnd = cfg->rnd};
+	const struct mtp_cpu_eh_norm en = {.positions = positions,
+					   .embeds = embeds,
+					   .prev = prev,
+					   .enorm_w = w->enorm_w,
+					   .hnorm_w = w->hnorm_w,
+					   .t = t,
+					   .h = h,
+					   .eps = cfg->eps,
+					   .rnd = cfg->rnd};
 	struct mtp_cpu_arena ar;
 	enum mtp_status st;
 
@@ -94,9 +99,9 @@ static enum mtp_status v4_output(const struct mtp_cpu_cfg *cfg,
 	const enum mtp_dtype act = cfg->act;
 	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
 	const bool internal = cfg->contract == MTP_CONTRACT_INTERNAL;
-	const struct mtp_cpu_v4_out bo = {
-		o->block_out, o->block_residual, o->post_mix, o->comb_mix,
-		internal ? o->streams : NULL};
+	const struct mtp_cpu_v4_out bo = {o->block_out, o->block_residual,
+					  o->post_mix, o->comb_mix,
+					  internal ? o->streams : NULL};
 	enum mtp_status st = mtp_cpu_block_v4(cfg, w, x0, NULL, &bo);
 
 	if (!st && !internal)
@@ -133,11 +138,13 @@ static enum mtp_status step_v4(const struct mtp_cpu_cfg *cfg,
 	struct mtp_cpu_arena ar;
 	enum mtp_status st;
 
-	if (!mtp_cpu_arena_init(&ar, 2 * MTP_CPU_PIECE(nth) +
-					     2 * MTP_CPU_PIECE(ns)))
+	if (!mtp_cpu_arena_init(&ar,
+				2 * MTP_CPU_PIECE(nth) + 2 * MTP_CPU_PIECE(ns)))
 		return MTP_ERR_NOMEM;
-	void *e = mtp_cpu_arena_take(&ar, nth), *hn = mtp_cpu_arena_take(&ar, nth);
-	void *p = mtp_cpu_arena_take(&ar, ns), *x0 = mtp_cpu_arena_take(&ar, ns);
+	void *e = mtp_cpu_arena_take(&ar, nth),
+	     *hn = mtp_cpu_arena_take(&ar, nth);
+	void *p = mtp_cpu_arena_take(&ar, ns),
+	     *x0 = mtp_cpu_arena_take(&ar, ns);
 
 	st = v4_input(cfg, w, embeds, positions, prev, e, p, x0);
 	if (!st)

@@ -29,8 +29,8 @@ enum mtp_status mtp_cpu_rmsnorm_rows(enum mtp_dtype act, const void *x,
 				     const void *w, int64_t rows, int64_t h,
 				     float eps, enum mtp_rounding rnd, void *y)
 {
-	struct norm_args g = {act, x, NULL, y, h,
-			      eps, rnd, mtp_cpu_nt(act, rows * h)};
+	struct norm_args g = {act, x,	NULL, y,
+			      h,   eps, rnd,  mtp_cpu_nt(act, rows * h)};
 	float *wf = mtp_cpu_widen(act, w, h);
 	enum mtp_status st;
 
@@ -44,9 +44,8 @@ enum mtp_status mtp_cpu_rmsnorm_rows(enum mtp_dtype act, const void *x,
 
 enum mtp_status mtp_cpu_op_rmsnorm(const struct mtp_call *c)
 {
-	return mtp_cpu_rmsnorm_rows(c->act, mtp_cpu_in(c, "", "x"),
-				    mtp_cpu_in(c, "", "weight"), c->dims.r,
-				    c->dims.h, (float)c->params->eps,
-				    c->params->rounding,
-				    mtp_cpu_out(c, "", "y"));
+	return mtp_cpu_rmsnorm_rows(
+		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "weight"),
+		c->dims.r, c->dims.h, (float)c->params->eps,
+		c->params->rounding, mtp_cpu_out(c, "", "y"));
 }

@@ -19,7 +19,8 @@ static int vec_level(void)
 
 	if (!l) {
 		l = 1;
-		if (!getenv("MTP_CPU_NO_AVX2") && __builtin_cpu_supports("avx2") &&
+		if (!getenv("MTP_CPU_NO_AVX2") &&
+		    __builtin_cpu_supports("avx2") &&
 		    __builtin_cpu_supports("fma"))
 			l = 2;
 		if (l == 2 && !getenv("MTP_CPU_NO_AVX512") &&
@@ -97,8 +98,8 @@ void mtp_cpu_arena_fini(struct mtp_cpu_arena *a)
 }
 
 MTP_CPU_HOT
-void mtp_cpu_load(enum mtp_dtype act, const void *src, int64_t off,
-		  int64_t n, float *dst)
+void mtp_cpu_load(enum mtp_dtype act, const void *src, int64_t off, int64_t n,
+		  float *dst)
 {
 	if (act == MTP_BF16) {
 		const uint16_t *s = (const uint16_t *)src + off;
@@ -111,7 +112,8 @@ void mtp_cpu_load(enum mtp_dtype act, const void *src, int64_t off,
 		for (int64_t i = 0; i < n; i++)
 			dst[i] = (float)s[i];
 	} else {
-		memcpy(dst, (const float *)src + off, (size_t)n * sizeof(float));
+		memcpy(dst, (const float *)src + off,
+		       (size_t)n * sizeof(float));
 	}
 }
 

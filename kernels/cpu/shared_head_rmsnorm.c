@@ -6,9 +6,8 @@
 
 enum mtp_status mtp_cpu_op_shared_head_rmsnorm(const struct mtp_call *c)
 {
-	return mtp_cpu_rmsnorm_rows(c->act, mtp_cpu_in(c, "", "x"),
-				    mtp_cpu_in(c, "", "weight"), c->dims.t,
-				    c->dims.h, (float)c->params->eps,
-				    MTP_ROUNDING_FUSED,
-				    mtp_cpu_out(c, "", "y"));
+	return mtp_cpu_rmsnorm_rows(
+		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "weight"),
+		c->dims.t, c->dims.h, (float)c->params->eps, MTP_ROUNDING_FUSED,
+		mtp_cpu_out(c, "", "y"));
 }

@@ -31,8 +31,7 @@ enum mtp_status mtp_nv_fail_blas(struct mtp_backend *be, const char *what,
 }
 
 /* Picks the device ($MTP_CUDA_DEVICE, default 0) and checks that it works. */
-static enum mtp_status nv_device_open(struct mtp_backend *be,
-				      struct nv_ctx *x)
+static enum mtp_status nv_device_open(struct mtp_backend *be, struct nv_ctx *x)
 {
 	const char *env = getenv("MTP_CUDA_DEVICE");
 	int n = 0;
@@ -48,8 +47,8 @@ static enum mtp_status nv_device_open(struct mtp_backend *be,
 	x->device = env && *env ? atoi(env) : 0;
 	if (x->device < 0 || x->device >= n)
 		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
-					"MTP_CUDA_DEVICE=%s: %d device(s)",
-					env, n);
+					"MTP_CUDA_DEVICE=%s: %d device(s)", env,
+					n);
 	e = cudaSetDevice(x->device);
 	if (e == cudaSuccess)
 		e = cudaGetDeviceProperties(&x->prop, x->device);
@@ -67,8 +66,8 @@ static enum mtp_status nv_device_open(struct mtp_backend *be,
 static enum mtp_status nv_open_resources(struct mtp_backend *be,
 					 struct nv_ctx *x)
 {
-	NV_CUDA(be, cudaStreamCreateWithFlags(&x->stream,
-					      cudaStreamNonBlocking));
+	NV_CUDA(be,
+		cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking));
 	NV_CUDA(be, cudaEventCreate(&x->ev_begin));
 	NV_CUDA(be, cudaEventCreate(&x->ev_end));
 	NV_BLAS(be, cublasLtCreate(&x->lt));
@@ -133,7 +132,8 @@ static void nv_free(struct mtp_backend *be, void *ptr)
 	cudaError_t e = cudaFree(ptr);
 
 	if (e != cudaSuccess && !be->error[0])
-		mtp_nv_fail_cuda(be, "cudaFree", e); /* the first message wins */
+		mtp_nv_fail_cuda(be, "cudaFree",
+				 e); /* the first message wins */
 }
 
 static enum mtp_status nv_upload(struct mtp_backend *be, void *dst,
@@ -159,8 +159,8 @@ static enum mtp_status nv_download(struct mtp_backend *be, void *dst,
 	return MTP_OK;
 }
 
-enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst,
-			    const void *src, size_t bytes)
+enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst, const void *src,
+			    size_t bytes)
 {
 	if (!bytes)
 		return MTP_OK;
@@ -169,16 +169,16 @@ enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst,
 	return MTP_OK;
 }
 
-enum mtp_status mtp_nv_scratch(struct mtp_backend *be, size_t bytes,
-			       void **ptr)
+enum mtp_status mtp_nv_scratch(struct mtp_backend *be, size_t bytes, void **ptr)
 {
 	struct nv_ctx *x = nv_ctx(be);
 
 	*ptr = NULL;
 	if (x->n_scratch == NV_SCRATCH_MAX)
-		return mtp_backend_fail(be, MTP_ERR_LIMIT,
-					"more than %d scratch buffers in one call",
-					NV_SCRATCH_MAX);
+		return mtp_backend_fail(
+			be, MTP_ERR_LIMIT,
+			"more than %d scratch buffers in one call",
+			NV_SCRATCH_MAX);
 	NV_CUDA(be, cudaMallocAsync(ptr, bytes ? bytes : 1, x->stream));
 	x->scratch[x->n_scratch++] = *ptr;
 	return MTP_OK;
@@ -190,8 +190,8 @@ enum mtp_status mtp_nv_scratch_release(struct mtp_backend *be)
 	cudaError_t first = cudaSuccess;
 
 	while (x->n_scratch > 0) {
-		cudaError_t e = cudaFreeAsync(x->scratch[--x->n_scratch],
-					      x->stream);
+		cudaError_t e =
+			cudaFreeAsync(x->scratch[--x->n_scratch], x->stream);
 
 		if (first == cudaSuccess)
 			first = e;
@@ -212,18 +212,10 @@ static enum mtp_status nv_launch(struct mtp_backend *be,
 	enum mtp_status st, rel;
 
 	switch (c->op->id) {
-	case MTP_OP_MTP_BLOCK:
-		st = mtp_nv_op_block(be, c);
-		break;
-	case MTP_OP_MTP_STEP:
-		st = mtp_nv_op_step(be, c);
-		break;
-	case MTP_OP_DRAFT_CHAIN:
-		st = mtp_nv_op_chain(be, c);
-		break;
-	default:
-		st = mtp_nv_op_simple(be, c);
-		break;
+	case MTP_OP_MTP_BLOCK: st = mtp_nv_op_block(be, c); break;
+	case MTP_OP_MTP_STEP: st = mtp_nv_op_step(be, c); break;
+	case MTP_OP_DRAFT_CHAIN: st = mtp_nv_op_chain(be, c); break;
+	default: st = mtp_nv_op_simple(be, c); break;
 	}
 	rel = mtp_nv_scratch_release(be);
 	return st ? st : rel;
@@ -261,9 +253,9 @@ static void nv_device_info(struct mtp_backend *be, char *buf, size_t n)
 	const struct cudaDeviceProp *p = &x->prop;
 
 	snprintf(buf, n,
-		 "%s (device %d, sm_%d%d, %d SMs, %.1f GiB), driver %d.%d, runtime %d.%d, cuBLASLt %zu",
-		 p->name, x->device, p->major, p->minor,
-		 p->multiProcessorCount,
+		 "%s (device %d, sm_%d%d, %d SMs, %.1f GiB), driver %d.%d, "
+		 "runtime %d.%d, cuBLASLt %zu",
+		 p->name, x->device, p->major, p->minor, p->multiProcessorCount,
 		 (double)p->totalGlobalMem / (1024.0 * 1024.0 * 1024.0),
 		 x->driver_version / 1000, x->driver_version % 1000 / 10,
 		 x->runtime_version / 1000, x->runtime_version % 1000 / 10,
@@ -273,7 +265,8 @@ static void nv_device_info(struct mtp_backend *be, char *buf, size_t n)
 static const struct mtp_backend_iface nv_iface = {
 	.api_version = MTP_BACKEND_API_VERSION,
 	.name = "cuda",
-	.description = "CUDA kernels and cuBLASLt GEMMs (bf16/fp16/fp32 activations, fp32 accumulation)",
+	.description = "CUDA kernels and cuBLASLt GEMMs (bf16/fp16/fp32 "
+		       "activations, fp32 accumulation)",
 	.open = nv_open,
 	.close = nv_close,
 	.alloc = nv_alloc,

@@ -22,8 +22,8 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* Median µs of EMPTY_REPS timed launches (graph replays when ge is set). */
-static enum mtp_status empty_median(struct mtp_backend *be,
-				    cudaGraphExec_t ge, float *us)
+static enum mtp_status empty_median(struct mtp_backend *be, cudaGraphExec_t ge,
+				    float *us)
 {
 	struct nv_ctx *x = nv_ctx(be);
 	float ms[EMPTY_REPS];
@@ -45,8 +45,7 @@ static enum mtp_status empty_median(struct mtp_backend *be,
 	return MTP_OK;
 }
 
-static enum mtp_status empty_graph(struct mtp_backend *be,
-				   cudaGraphExec_t *ge)
+static enum mtp_status empty_graph(struct mtp_backend *be, cudaGraphExec_t *ge)
 {
 	struct nv_ctx *x = nv_ctx(be);
 	cudaGraph_t g = NULL;
@@ -82,7 +81,8 @@ enum mtp_status mtp_nv_bench_empty(struct mtp_backend *be)
 		cudaGraphExecDestroy(ge);
 	if (!st)
 		fprintf(stderr,
-			"cuda: empty kernel, median of %d: launch %.2f us, graph replay %.2f us\n",
+			"cuda: empty kernel, median of %d: launch %.2f us, "
+			"graph replay %.2f us\n",
 			EMPTY_REPS, plain, replay);
 	return st;
 }

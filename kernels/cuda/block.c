@@ -77,12 +77,23 @@ static enum mtp_status sublayer_input(struct mtp_backend *be,
 				      float *comb, void *u, void *v)
 {
 	struct mtp_nv_hc_pre_args a = {
-		.residual = streams, .fn = fn, .scale = scale, .base = base,
-		.norm_w = NULL, .post_mix = post, .comb_mix = comb,
-		.layer_input = u, .t = cfg->t, .m = cfg->m, .h = cfg->h,
-		.rms_eps = cfg->eps, .pre_eps = cfg->hc_eps,
-		.sinkhorn_eps = cfg->hc_eps, .post_mult = cfg->post_mult,
-		.norm_eps = cfg->eps, .sinkhorn_iters = cfg->sinkhorn_iters,
+		.residual = streams,
+		.fn = fn,
+		.scale = scale,
+		.base = base,
+		.norm_w = NULL,
+		.post_mix = post,
+		.comb_mix = comb,
+		.layer_input = u,
+		.t = cfg->t,
+		.m = cfg->m,
+		.h = cfg->h,
+		.rms_eps = cfg->eps,
+		.pre_eps = cfg->hc_eps,
+		.sinkhorn_eps = cfg->hc_eps,
+		.post_mult = cfg->post_mult,
+		.norm_eps = cfg->eps,
+		.sinkhorn_iters = cfg->sinkhorn_iters,
 	};
 
 	NV_CUDA(be, mtp_nv_hc_pre(cfg->act, &a, nv_ctx(be)->stream));
@@ -107,8 +118,8 @@ enum mtp_status mtp_nv_v4_block(struct mtp_backend *be,
 	NV_TRY(sublayer_input(be, cfg, r0, b->attn_fn, b->attn_scale,
 			      b->attn_base, b->attn_norm_w, post_a, comb_a, u,
 			      u + nth));
-	NV_TRY(mtp_nv_linear(be, cfg->act, false, u + nth, b->W_a,
-			     u + 2 * nth, t, h, h));
+	NV_TRY(mtp_nv_linear(be, cfg->act, false, u + nth, b->W_a, u + 2 * nth,
+			     t, h, h));
 	NV_CUDA(be, mtp_nv_hc_post(cfg->act, u + 2 * nth, r0, post_a, comb_a,
 				   r1_out, t, m, h, nv_ctx(be)->stream));
 	NV_TRY(sublayer_input(be, cfg, r1_out, b->ffn_fn, b->ffn_scale,

@@ -53,10 +53,12 @@ static enum mtp_status gemm_describe(struct mtp_backend *be, struct nv_gemm *g,
 
 	NV_BLAS(be, cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F,
 					     CUDA_R_32F));
-	NV_BLAS(be, cublasLtMatmulDescSetAttribute(
-			    g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-	NV_BLAS(be, cublasLtMatmulDescSetAttribute(
-			    g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+	NV_BLAS(be, cublasLtMatmulDescSetAttribute(g->op,
+						   CUBLASLT_MATMUL_DESC_TRANSA,
+						   &ta, sizeof(ta)));
+	NV_BLAS(be, cublasLtMatmulDescSetAttribute(g->op,
+						   CUBLASLT_MATMUL_DESC_TRANSB,
+						   &tb, sizeof(tb)));
 	NV_BLAS(be, cublasLtMatrixLayoutCreate(&g->a, in_t, (uint64_t)in,
 					       (uint64_t)out, in));
 	NV_BLAS(be, cublasLtMatrixLayoutCreate(&g->b, in_t, (uint64_t)in,
@@ -71,7 +73,8 @@ static enum mtp_status gemm_prefer(struct mtp_backend *be, struct nv_gemm *g,
 {
 	const uint64_t ws = nv_ctx(be)->workspace_bytes;
 	const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-	const uint32_t al_a = align_of(w), al_b = align_of(x), al_d = align_of(y);
+	const uint32_t al_a = align_of(w), al_b = align_of(x),
+		       al_d = align_of(y);
 
 	NV_BLAS(be, cublasLtMatmulPreferenceCreate(&g->pref));
 	NV_BLAS(be, cublasLtMatmulPreferenceSetAttribute(
@@ -107,12 +110,13 @@ static enum mtp_status gemm_run(struct mtp_backend *be, struct nv_gemm *g,
 						   g->d, g->d, g->pref, 1,
 						   &heur, &found));
 	if (found < 1)
-		return mtp_backend_fail(be, MTP_ERR_DEVICE,
-					"cublasLtMatmulAlgoGetHeuristic: no algorithm");
-	NV_BLAS(be, cublasLtMatmul(c->lt, g->op, &alpha, w, g->a, x, g->b,
-				   &beta, y, g->d, y, g->d, &heur.algo,
-				   c->workspace, c->workspace_bytes,
-				   c->stream));
+		return mtp_backend_fail(
+			be, MTP_ERR_DEVICE,
+			"cublasLtMatmulAlgoGetHeuristic: no algorithm");
+	NV_BLAS(be,
+		cublasLtMatmul(c->lt, g->op, &alpha, w, g->a, x, g->b, &beta, y,
+			       g->d, y, g->d, &heur.algo, c->workspace,
+			       c->workspace_bytes, c->stream));
 	return MTP_OK;
 }
 
@@ -120,7 +124,7 @@ enum mtp_status mtp_nv_linear(struct mtp_backend *be, enum mtp_nv_act act,
 			      bool logits, const void *x, const void *w,
 			      void *y, int64_t rows, int64_t in, int64_t out)
 {
-	const cudaDataType_t in_t = act == MTP_NV_F32   ? CUDA_R_32F
+	const cudaDataType_t in_t = act == MTP_NV_F32	? CUDA_R_32F
 				    : act == MTP_NV_F16 ? CUDA_R_16F
 							: CUDA_R_16BF;
 	const cudaDataType_t out_t = logits ? CUDA_R_32F : in_t;

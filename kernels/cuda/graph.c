@@ -26,7 +26,8 @@ enum mtp_status mtp_nv_graph_capture(struct mtp_backend *be,
 	if (st || e != cudaSuccess) {
 		if (g)
 			cudaGraphDestroy(g);
-		return st ? st : mtp_nv_fail_cuda(be, "cudaStreamEndCapture", e);
+		return st ? st
+			  : mtp_nv_fail_cuda(be, "cudaStreamEndCapture", e);
 	}
 	e = cudaGraphInstantiate(&ge, g, 0);
 	cudaGraphDestroy(g);
@@ -37,7 +38,8 @@ enum mtp_status mtp_nv_graph_capture(struct mtp_backend *be,
 
 enum mtp_status mtp_nv_graph_launch(struct mtp_backend *be, void *graph)
 {
-	NV_CUDA(be, cudaGraphLaunch((cudaGraphExec_t)graph, nv_ctx(be)->stream));
+	NV_CUDA(be,
+		cudaGraphLaunch((cudaGraphExec_t)graph, nv_ctx(be)->stream));
 	return MTP_OK;
 }
 

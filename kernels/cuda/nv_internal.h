@@ -43,26 +43,26 @@ enum mtp_status mtp_nv_fail_cuda(struct mtp_backend *be, const char *what,
 enum mtp_status mtp_nv_fail_blas(struct mtp_backend *be, const char *what,
 				 cublasStatus_t e);
 
-#define NV_CUDA(be, call)                                                  \
-	do {                                                               \
-		cudaError_t nv_e_ = (call);                                \
-		if (nv_e_ != cudaSuccess)                                  \
-			return mtp_nv_fail_cuda((be), #call, nv_e_);       \
+#define NV_CUDA(be, call)                                                      \
+	do {                                                                   \
+		cudaError_t nv_e_ = (call);                                    \
+		if (nv_e_ != cudaSuccess)                                      \
+			return mtp_nv_fail_cuda((be), #call, nv_e_);           \
 	} while (0)
 
-#define NV_BLAS(be, call)                                                  \
-	do {                                                               \
-		cublasStatus_t nv_s_ = (call);                             \
-		if (nv_s_ != CUBLAS_STATUS_SUCCESS)                        \
-			return mtp_nv_fail_blas((be), #call, nv_s_);       \
+#define NV_BLAS(be, call)                                                      \
+	do {                                                                   \
+		cublasStatus_t nv_s_ = (call);                                 \
+		if (nv_s_ != CUBLAS_STATUS_SUCCESS)                            \
+			return mtp_nv_fail_blas((be), #call, nv_s_);           \
 	} while (0)
 
 /* Propagates a status. */
-#define NV_TRY(call)                                                       \
-	do {                                                               \
-		enum mtp_status nv_st_ = (call);                           \
-		if (nv_st_ != MTP_OK)                                      \
-			return nv_st_;                                     \
+#define NV_TRY(call)                                                           \
+	do {                                                                   \
+		enum mtp_status nv_st_ = (call);                               \
+		if (nv_st_ != MTP_OK)                                          \
+			return nv_st_;                                         \
 	} while (0)
 
 /* Stream-ordered scratch of the current launch; all of it is released by
@@ -72,8 +72,8 @@ enum mtp_status mtp_nv_scratch(struct mtp_backend *be, size_t bytes,
 enum mtp_status mtp_nv_scratch_release(struct mtp_backend *be);
 
 /* Device copy on the backend's stream. */
-enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst,
-			    const void *src, size_t bytes);
+enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst, const void *src,
+			    size_t bytes);
 
 /* Graph replay of one launch (graph.c). */
 enum mtp_status mtp_nv_graph_capture(struct mtp_backend *be,
@@ -87,10 +87,8 @@ enum mtp_status mtp_nv_bench_empty(struct mtp_backend *be);
 
 /* ---- tensors of a call -------------------------------------------------- */
 
-const struct mtp_tensor *mtp_nv_in(const struct mtp_call *c,
-				   const char *name);
-const struct mtp_tensor *mtp_nv_out(const struct mtp_call *c,
-				    const char *name);
+const struct mtp_tensor *mtp_nv_in(const struct mtp_call *c, const char *name);
+const struct mtp_tensor *mtp_nv_out(const struct mtp_call *c, const char *name);
 /* Data pointer of the input/output `prefix name`, or NULL. */
 void *mtp_nv_in_ptr(const struct mtp_call *c, const char *prefix,
 		    const char *name);
@@ -99,7 +97,9 @@ void *mtp_nv_out_ptr(const struct mtp_call *c, const char *prefix,
 
 static inline enum mtp_nv_act mtp_nv_act_of(enum mtp_dtype dt)
 {
-	return dt == MTP_F32 ? MTP_NV_F32 : dt == MTP_F16 ? MTP_NV_F16 : MTP_NV_BF16;
+	return dt == MTP_F32   ? MTP_NV_F32
+	       : dt == MTP_F16 ? MTP_NV_F16
+			       : MTP_NV_BF16;
 }
 
 /* ---- GEMM (gemm.c) ------------------------------------------------------ */
@@ -149,8 +149,8 @@ enum mtp_status mtp_nv_swiglu_ffn(struct mtp_backend *be,
 /* [Step V4-3] x [T,M,H] = act(act(h_proj(p)) + act(e_proj(e))). */
 enum mtp_status mtp_nv_eh_proj_hc(struct mtp_backend *be,
 				  const struct nv_cfg *cfg, const void *e,
-				  const void *p, const void *we,
-				  const void *wh, void *x);
+				  const void *p, const void *we, const void *wh,
+				  void *x);
 enum mtp_status mtp_nv_lm_head(struct mtp_backend *be, enum mtp_nv_act act,
 			       const void *x, const void *w, float *logits,
 			       void *token, int tok64, int64_t t, int64_t v,

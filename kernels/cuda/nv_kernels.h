@@ -71,26 +71,26 @@ cudaError_t mtp_nv_positions_add(const void *pos, int pos64, int64_t add,
 				 int64_t *out, int64_t t, cudaStream_t s);
 
 /* out[i] = act(sum_p parts[p * n + i]). */
-cudaError_t mtp_nv_all_reduce(enum mtp_nv_act act, const void *parts,
-			      int64_t p, int64_t n, void *out, cudaStream_t s);
+cudaError_t mtp_nv_all_reduce(enum mtp_nv_act act, const void *parts, int64_t p,
+			      int64_t n, void *out, cudaStream_t s);
 
 /* out[(r*rep + k)*h + i] = act(a[(r*rep + k)*h + i] + b[r*h + i]) for
  * r < rows, k < rep: a bf16 add, b broadcast over rep. */
-cudaError_t mtp_nv_add_bcast(enum mtp_nv_act act, const void *a,
-			     const void *b, void *out, int64_t rows,
-			     int64_t rep, int64_t h, cudaStream_t s);
+cudaError_t mtp_nv_add_bcast(enum mtp_nv_act act, const void *a, const void *b,
+			     void *out, int64_t rows, int64_t rep, int64_t h,
+			     cudaStream_t s);
 
 /* g[i] = act(silu(gate[i]) * up[i]), silu in float32 [§10]. */
-cudaError_t mtp_nv_swiglu(enum mtp_nv_act act, const void *gate,
-			  const void *up, void *g, int64_t n, cudaStream_t s);
+cudaError_t mtp_nv_swiglu(enum mtp_nv_act act, const void *gate, const void *up,
+			  void *g, int64_t n, cudaStream_t s);
 
 /* [§4.4.1] hc_pre for t tokens (one block each). */
 struct mtp_nv_hc_pre_args {
 	const void *residual; /* [T,M,H] act */
 	const float *fn, *scale, *base;
-	const void *norm_w;   /* [H] act, or NULL */
+	const void *norm_w; /* [H] act, or NULL */
 	float *post_mix, *comb_mix;
-	void *layer_input;    /* [T,H] act */
+	void *layer_input; /* [T,H] act */
 	int64_t t, m, h;
 	float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
 	int sinkhorn_iters;
@@ -106,11 +106,10 @@ cudaError_t mtp_nv_hc_post(enum mtp_nv_act act, const void *x,
 			   int64_t m, int64_t h, cudaStream_t s);
 
 /* [§4.4.4] y [T,H] from x [T,M,H], variant MTP_NV_HEAD_*. */
-cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
-			   const float *fn, const float *scale,
-			   const float *base, void *y, int64_t t, int64_t m,
-			   int64_t h, float rms_eps, float hc_eps, int variant,
-			   cudaStream_t s);
+cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x, const float *fn,
+			   const float *scale, const float *base, void *y,
+			   int64_t t, int64_t m, int64_t h, float rms_eps,
+			   float hc_eps, int variant, cudaStream_t s);
 
 /* An empty kernel of one warp (the launch floor, for the benchmark). */
 cudaError_t mtp_nv_empty(cudaStream_t s);

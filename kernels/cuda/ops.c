@@ -19,8 +19,7 @@ const struct mtp_tensor *mtp_nv_out(const struct mtp_call *c, const char *name)
 	return mtp_call_tensor(c, true, NULL, name);
 }
 
-void *mtp_nv_in_ptr(const struct mtp_call *c, const char *pfx,
-		    const char *name)
+void *mtp_nv_in_ptr(const struct mtp_call *c, const char *pfx, const char *name)
 {
 	const struct mtp_tensor *t = mtp_call_tensor(c, false, pfx, name);
 
@@ -48,8 +47,8 @@ void mtp_nv_cfg_init(const struct mtp_call *c, struct nv_cfg *cfg)
 	cfg->v = c->dims.v;
 	cfg->f = c->dims.f;
 	cfg->eps = (float)p->eps;
-	cfg->rounding = p->rounding == MTP_ROUNDING_EAGER ? MTP_NV_EAGER
-							  : MTP_NV_FUSED;
+	cfg->rounding =
+		p->rounding == MTP_ROUNDING_EAGER ? MTP_NV_EAGER : MTP_NV_FUSED;
 	cfg->hc_eps = (float)p->hc_eps;
 	cfg->post_mult = (float)p->hc.post_mult;
 	cfg->sinkhorn_iters = p->hc.sinkhorn_iters;
@@ -78,8 +77,7 @@ static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
 			if (dt != MTP_I64 && dt != MTP_I32)
 				return false;
 			break;
-		default:
-			break;
+		default: break;
 		}
 	}
 	return true;
@@ -106,8 +104,14 @@ enum mtp_status mtp_nv_rmsnorm_rows(struct mtp_backend *be,
 				    void *y, int64_t rows)
 {
 	struct mtp_nv_norm_job j = {
-		.x = x, .x_stride = cfg->h, .pos = pos, .pos64 = pos64,
-		.w = w, .y = y, .y_stride = cfg->h, .rows = rows,
+		.x = x,
+		.x_stride = cfg->h,
+		.pos = pos,
+		.pos64 = pos64,
+		.w = w,
+		.y = y,
+		.y_stride = cfg->h,
+		.rows = rows,
 	};
 
 	NV_CUDA(be, mtp_nv_rmsnorm(cfg->act, &j, 1, cfg->h, cfg->eps,
@@ -142,8 +146,8 @@ enum mtp_status mtp_nv_lm_head(struct mtp_backend *be, enum mtp_nv_act act,
 			       int64_t h)
 {
 	NV_TRY(mtp_nv_linear(be, act, true, x, w, logits, t, h, v));
-	NV_CUDA(be, mtp_nv_argmax(logits, token, tok64, t, v,
-				  nv_ctx(be)->stream));
+	NV_CUDA(be,
+		mtp_nv_argmax(logits, token, tok64, t, v, nv_ctx(be)->stream));
 	return MTP_OK;
 }
 
@@ -169,13 +173,22 @@ static enum mtp_status op_eh_norm(struct mtp_backend *be,
 	char *out = OUT("out");
 	const size_t es = mtp_dtype_size(c->act);
 	struct mtp_nv_norm_job j[2] = {
-		{.x = gather ? IN("embed_table") : IN("embeds"), .x_stride = h,
+		{.x = gather ? IN("embed_table") : IN("embeds"),
+		 .x_stride = h,
 		 .ids = gather ? IN("input_ids") : NULL,
 		 .ids64 = gather && is64(c, "input_ids"),
-		 .pos = IN("positions"), .pos64 = is64(c, "positions"),
-		 .w = IN("enorm_weight"), .y = out, .y_stride = 2 * h, .rows = t},
-		{.x = IN("prev_hidden"), .x_stride = h, .w = IN("hnorm_weight"),
-		 .y = out + h * es, .y_stride = 2 * h, .rows = t},
+		 .pos = IN("positions"),
+		 .pos64 = is64(c, "positions"),
+		 .w = IN("enorm_weight"),
+		 .y = out,
+		 .y_stride = 2 * h,
+		 .rows = t},
+		{.x = IN("prev_hidden"),
+		 .x_stride = h,
+		 .w = IN("hnorm_weight"),
+		 .y = out + h * es,
+		 .y_stride = 2 * h,
+		 .rows = t},
 	};
 
 	NV_CUDA(be, mtp_nv_rmsnorm(mtp_nv_act_of(c->act), j, 2, h,
@@ -190,11 +203,20 @@ static enum mtp_status op_mtp_input_norm(struct mtp_backend *be,
 {
 	const int64_t t = c->dims.t, h = c->dims.h, m = c->dims.m;
 	struct mtp_nv_norm_job j[2] = {
-		{.x = IN("embeds"), .x_stride = h, .pos = IN("positions"),
-		 .pos64 = is64(c, "positions"), .w = IN("enorm_weight"),
-		 .y = OUT("enorm_out"), .y_stride = h, .rows = t},
-		{.x = IN("prev_hidden"), .x_stride = h, .w = IN("hnorm_weight"),
-		 .y = OUT("hnorm_out"), .y_stride = h, .rows = t * m},
+		{.x = IN("embeds"),
+		 .x_stride = h,
+		 .pos = IN("positions"),
+		 .pos64 = is64(c, "positions"),
+		 .w = IN("enorm_weight"),
+		 .y = OUT("enorm_out"),
+		 .y_stride = h,
+		 .rows = t},
+		{.x = IN("prev_hidden"),
+		 .x_stride = h,
+		 .w = IN("hnorm_weight"),
+		 .y = OUT("hnorm_out"),
+		 .y_stride = h,
+		 .rows = t * m},
 	};
 
 	NV_CUDA(be, mtp_nv_rmsnorm(mtp_nv_act_of(c->act), j, 2, h,
@@ -206,8 +228,8 @@ static enum mtp_status op_mtp_input_norm(struct mtp_backend *be,
 /* eh_proj_hc [Step V4-3]: two GEMMs rounded to act, then a rounded add. */
 enum mtp_status mtp_nv_eh_proj_hc(struct mtp_backend *be,
 				  const struct nv_cfg *cfg, const void *e,
-				  const void *p, const void *we,
-				  const void *wh, void *x)
+				  const void *p, const void *we, const void *wh,
+				  void *x)
 {
 	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
 	void *ep, *hp;
@@ -260,8 +282,9 @@ static enum mtp_status op_hc(struct mtp_backend *be, const struct mtp_call *c,
 	}
 	NV_CUDA(be, mtp_nv_hc_post(cfg->act, IN("x"), IN("residual"),
 				   IN("post_mix"), IN("comb_mix"),
-				   OUT(c->op->id == MTP_OP_HC_POST ? "out"
-								  : "residual_out"),
+				   OUT(c->op->id == MTP_OP_HC_POST
+					       ? "out"
+					       : "residual_out"),
 				   cfg->t, cfg->m, cfg->h, s));
 	if (c->op->id == MTP_OP_HC_POST)
 		return MTP_OK;
@@ -299,33 +322,28 @@ enum mtp_status mtp_nv_op_simple(struct mtp_backend *be,
 					 IN("input_ids"), is64(c, "input_ids"),
 					 OUT("out"), d->t, d->h, s));
 		return MTP_OK;
-	case MTP_OP_FUSED_EH_NORM:
-		return op_eh_norm(be, c, false);
-	case MTP_OP_FUSED_EMBED_EH_NORM:
-		return op_eh_norm(be, c, true);
-	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
-		return op_mtp_input_norm(be, c);
+	case MTP_OP_FUSED_EH_NORM: return op_eh_norm(be, c, false);
+	case MTP_OP_FUSED_EMBED_EH_NORM: return op_eh_norm(be, c, true);
+	case MTP_OP_FUSED_MTP_INPUT_RMSNORM: return op_mtp_input_norm(be, c);
 	case MTP_OP_EH_PROJ:
 		return mtp_nv_linear(be, cfg.act, false, IN("x"), IN("weight"),
 				     OUT("y"), d->t, 2 * d->h, d->h);
 	case MTP_OP_EH_PROJ_HC:
 		return mtp_nv_eh_proj_hc(be, &cfg, IN("e"), IN("p"),
-				  IN("e_proj_weight"), IN("h_proj_weight"),
-				  OUT("x"));
+					 IN("e_proj_weight"),
+					 IN("h_proj_weight"), OUT("x"));
 	case MTP_OP_HC_PRE:
 	case MTP_OP_HC_POST:
-	case MTP_OP_HC_FUSED_POST_PRE:
-		return op_hc(be, c, &cfg);
+	case MTP_OP_HC_FUSED_POST_PRE: return op_hc(be, c, &cfg);
 	case MTP_OP_HC_HEAD:
-		NV_CUDA(be, mtp_nv_hc_head(cfg.act, IN("x"), IN("fn"),
-					   IN("scale"), IN("base"), OUT("y"),
-					   d->t, d->m, d->h,
-					   (float)p->hc.rms_eps,
-					   (float)p->hc_eps,
-					   p->variant == MTP_HC_HEAD_ROCM
-						   ? MTP_NV_HEAD_ROCM
-						   : MTP_NV_HEAD_CUDA,
-					   s));
+		NV_CUDA(be,
+			mtp_nv_hc_head(cfg.act, IN("x"), IN("fn"), IN("scale"),
+				       IN("base"), OUT("y"), d->t, d->m, d->h,
+				       (float)p->hc.rms_eps, (float)p->hc_eps,
+				       p->variant == MTP_HC_HEAD_ROCM
+					       ? MTP_NV_HEAD_ROCM
+					       : MTP_NV_HEAD_CUDA,
+				       s));
 		return MTP_OK;
 	case MTP_OP_LM_HEAD:
 		return mtp_nv_lm_head(be, cfg.act, IN("x"), IN("weight"),

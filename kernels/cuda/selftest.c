@@ -55,28 +55,43 @@ static const struct problem problems[] = {
 	{"hc_post", V4, BF, .t = 6, .m = 4, .h = 1024},
 	{"hc_post", V4, BF, .t = 2, .m = 2, .h = 100},
 	{"hc_fused_post_pre", V4, BF, .t = 6, .m = 4, .h = 1024, .norm = true},
-	{"hc_head", V4, BF, .t = 6, .m = 4, .h = 4096, .variant = MTP_HC_HEAD_CUDA},
-	{"hc_head", V4, BF, .t = 6, .m = 4, .h = 4096, .variant = MTP_HC_HEAD_ROCM},
+	{"hc_head", V4, BF, .t = 6, .m = 4, .h = 4096,
+	 .variant = MTP_HC_HEAD_CUDA},
+	{"hc_head", V4, BF, .t = 6, .m = 4, .h = 4096,
+	 .variant = MTP_HC_HEAD_ROCM},
 	{"mtp_shared_head_rmsnorm", V4, BF, .t = 4, .h = 4096},
 	{"lm_head", V3, BF, .t = 4, .v = 32000, .h = 1024},
 	{"lm_head", V3, F3, .t = 2, .v = 3000, .h = 512},
 	{"all_reduce", V3, BF, .p = 4, .r = 8, .h = 1024},
 	{"mtp_block", V3, BF, .t = 4, .h = 256, .f = 512, .rounding = EA},
-	{"mtp_block", V3, BF, .t = 4, .h = 256, .f = 512, .rounding = FU, .state = true},
-	{"mtp_block", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .contract = MTP_CONTRACT_DEFERRED},
-	{"mtp_block", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .contract = MTP_CONTRACT_INTERNAL, .state = true},
-	{"mtp_step", V3, BF, .t = 4, .h = 256, .f = 512, .v = 1000, .rounding = EA},
-	{"mtp_step", V3, BF, .t = 4, .h = 256, .f = 512, .v = 1000, .rounding = FU},
-	{"mtp_step", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .v = 1000, .rounding = FU},
-	{"mtp_step", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .v = 1000, .rounding = EA, .contract = MTP_CONTRACT_INTERNAL, .variant = MTP_HC_HEAD_ROCM},
-	{"mtp_step", V4, F3, .t = 3, .m = 4, .h = 128, .f = 256, .v = 500, .rounding = FU},
+	{"mtp_block", V3, BF, .t = 4, .h = 256, .f = 512, .rounding = FU,
+	 .state = true},
+	{"mtp_block", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512,
+	 .contract = MTP_CONTRACT_DEFERRED},
+	{"mtp_block", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512,
+	 .contract = MTP_CONTRACT_INTERNAL, .state = true},
+	{"mtp_step", V3, BF, .t = 4, .h = 256, .f = 512, .v = 1000,
+	 .rounding = EA},
+	{"mtp_step", V3, BF, .t = 4, .h = 256, .f = 512, .v = 1000,
+	 .rounding = FU},
+	{"mtp_step", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .v = 1000,
+	 .rounding = FU},
+	{"mtp_step", V4, BF, .t = 4, .m = 4, .h = 256, .f = 512, .v = 1000,
+	 .rounding = EA, .contract = MTP_CONTRACT_INTERNAL,
+	 .variant = MTP_HC_HEAD_ROCM},
+	{"mtp_step", V4, F3, .t = 3, .m = 4, .h = 128, .f = 256, .v = 500,
+	 .rounding = FU},
 	{"rmsnorm", V3, F6, .r = 5, .h = 4096, .rounding = EA},
 	{"hc_pre", V4, F6, .t = 3, .m = 4, .h = 512, .norm = true},
 	{"lm_head", V3, F6, .t = 3, .v = 3000, .h = 512},
-	{"mtp_step", V3, F6, .t = 3, .h = 256, .f = 512, .v = 1000, .rounding = FU},
-	{"mtp_step", V4, F6, .t = 3, .m = 4, .h = 128, .f = 256, .v = 500, .rounding = EA},
-	{"draft_chain", V3, BF, .t = 3, .h = 256, .f = 512, .v = 1000, .k = 3, .l = 2, .pass = true},
-	{"draft_chain", V4, BF, .t = 3, .m = 4, .h = 256, .f = 512, .v = 1000, .k = 3, .l = 2, .pass = true},
+	{"mtp_step", V3, F6, .t = 3, .h = 256, .f = 512, .v = 1000,
+	 .rounding = FU},
+	{"mtp_step", V4, F6, .t = 3, .m = 4, .h = 128, .f = 256, .v = 500,
+	 .rounding = EA},
+	{"draft_chain", V3, BF, .t = 3, .h = 256, .f = 512, .v = 1000, .k = 3,
+	 .l = 2, .pass = true},
+	{"draft_chain", V4, BF, .t = 3, .m = 4, .h = 256, .f = 512, .v = 1000,
+	 .k = 3, .l = 2, .pass = true},
 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -111,13 +126,15 @@ static void fill(const struct mtp_tspec *s, struct mtp_tensor *t,
 		 const struct problem *pb)
 {
 	int64_t n = mtp_tensor_numel(t);
-	const char *nm = strrchr(s->name, '/') ? strrchr(s->name, '/') + 1 : s->name;
+	const char *nm =
+		strrchr(s->name, '/') ? strrchr(s->name, '/') + 1 : s->name;
 	double *v = malloc((size_t)(n ? n : 1) * sizeof(double));
 
 	for (int64_t i = 0; i < n; i++) {
 		if (s->cls == MTP_TC_INDEX)
-			v[i] = strcmp(nm, "positions") == 0 ? floor(uni(0, 4))
-							    : floor(uni(0, (double)pb->v));
+			v[i] = strcmp(nm, "positions") == 0
+				       ? floor(uni(0, 4))
+				       : floor(uni(0, (double)pb->v));
 		else if (s->cls == MTP_TC_PARAM && strstr(nm, "scale"))
 			v[i] = uni(0.5, 1.5);
 		else if (s->cls == MTP_TC_PARAM && strstr(nm, "base"))
@@ -129,7 +146,8 @@ static void fill(const struct mtp_tspec *s, struct mtp_tensor *t,
 		else if (t->ndim == 1)
 			v[i] = uni(0.5, 1.5);
 		else if (t->ndim == 2 && strcmp(nm, "embed_table") != 0 &&
-			 (strstr(nm, "weight") || strncmp(nm, "block.W", 7) == 0))
+			 (strstr(nm, "weight") ||
+			  strncmp(nm, "block.W", 7) == 0))
 			v[i] = uni(-1, 1) / sqrt((double)t->shape[1]) * 1.7;
 		else
 			v[i] = uni(-2, 2);
@@ -144,8 +162,8 @@ static enum mtp_status build(const struct problem *pb, struct mtp_params *p,
 			     char *err, size_t errn)
 {
 	const struct mtp_op *op = mtp_op_find(pb->op);
-	struct mtp_dims d = {pb->t, pb->h, pb->m, pb->v, pb->f, pb->r, pb->p,
-			     pb->k, pb->l};
+	struct mtp_dims d = {pb->t, pb->h, pb->m, pb->v, pb->f,
+			     pb->r, pb->p, pb->k, pb->l};
 	struct mtp_tensor_list present;
 	enum mtp_status st;
 
@@ -162,7 +180,8 @@ static enum mtp_status build(const struct problem *pb, struct mtp_params *p,
 		int64_t shape[MTP_MAX_DIMS];
 		int nd;
 
-		if (s->optional && !(pb->norm && strcmp(s->name, "norm_weight") == 0) &&
+		if (s->optional &&
+		    !(pb->norm && strcmp(s->name, "norm_weight") == 0) &&
 		    !pb->state)
 			continue;
 		struct mtp_named *nn = mtp_list_add(ins, s->name);
@@ -249,10 +268,12 @@ static int run_one(struct mtp_backend *be, const struct problem *pb, int idx)
 			    mtp_call_k_accum(&c), NULL, &tol);
 		mtp_compare(sig.out[i].name, &got[i], &c.out[i], &tol,
 			    sig.out[i].cls == MTP_TC_LOGITS, &cmp);
-		printf("     %-5s %-22s max_abs %.3g max_rel %.3g headroom %.3f bad %lld/%lld at %s",
+		printf("     %-5s %-22s max_abs %.3g max_rel %.3g headroom "
+		       "%.3f bad %lld/%lld at %s",
 		       cmp.passed ? "ok" : "FAIL", sig.out[i].name, cmp.max_abs,
 		       cmp.max_rel, cmp.headroom, (long long)cmp.n_bad,
-		       (long long)cmp.n, mtp_cmp_where(&cmp, where, sizeof(where)));
+		       (long long)cmp.n,
+		       mtp_cmp_where(&cmp, where, sizeof(where)));
 		if (cmp.has_argmax)
 			printf(" argmax %lld/%lld", (long long)cmp.argmax_agree,
 			       (long long)cmp.argmax_rows);

@@ -49,8 +49,7 @@ static void step_out_get(const struct mtp_call *c, const char *pfx,
 	o->tok64 = tok && tok->dtype == MTP_I64;
 }
 
-static enum mtp_status step_v3(struct mtp_backend *be,
-			       const struct nv_cfg *cfg,
+static enum mtp_status step_v3(struct mtp_backend *be, const struct nv_cfg *cfg,
 			       const struct mtp_call *c, const char *pfx,
 			       const struct nv_step_in *in,
 			       const struct nv_step_out *o)
@@ -63,15 +62,23 @@ static enum mtp_status step_v3(struct mtp_backend *be,
 	NV_TRY(mtp_nv_scratch(be, (size_t)(3 * t * h) * cfg->es, (void **)&z));
 	x0 = z + (size_t)(2 * t * h) * cfg->es;
 	struct mtp_nv_norm_job j[2] = {
-		{.x = in->embeds, .x_stride = h, .pos = in->pos,
-		 .pos64 = in->pos64, .w = mtp_nv_in_ptr(c, pfx, "enorm_weight"),
-		 .y = z, .y_stride = 2 * h, .rows = t},
-		{.x = in->prev, .x_stride = h,
+		{.x = in->embeds,
+		 .x_stride = h,
+		 .pos = in->pos,
+		 .pos64 = in->pos64,
+		 .w = mtp_nv_in_ptr(c, pfx, "enorm_weight"),
+		 .y = z,
+		 .y_stride = 2 * h,
+		 .rows = t},
+		{.x = in->prev,
+		 .x_stride = h,
 		 .w = mtp_nv_in_ptr(c, pfx, "hnorm_weight"),
-		 .y = z + (size_t)h * cfg->es, .y_stride = 2 * h, .rows = t},
+		 .y = z + (size_t)h * cfg->es,
+		 .y_stride = 2 * h,
+		 .rows = t},
 	};
-	NV_CUDA(be, mtp_nv_rmsnorm(cfg->act, j, 2, h, cfg->eps, cfg->rounding,
-				   s));
+	NV_CUDA(be,
+		mtp_nv_rmsnorm(cfg->act, j, 2, h, cfg->eps, cfg->rounding, s));
 	NV_TRY(mtp_nv_linear(be, cfg->act, false, z,
 			     mtp_nv_in_ptr(c, pfx, "eh_proj_weight"), x0, t,
 			     2 * h, h));
@@ -80,10 +87,10 @@ static enum mtp_status step_v3(struct mtp_backend *be,
 			       o->block_residual));
 	NV_CUDA(be, mtp_nv_add_bcast(cfg->act, o->block_residual, o->block_out,
 				     o->hidden_pre, t, 1, h, s));
-	NV_TRY(mtp_nv_rmsnorm_rows(be, cfg, o->hidden_pre, NULL, 0,
-				   mtp_nv_in_ptr(c, pfx,
-						 "shared_head_norm_weight"),
-				   o->hidden_post, t));
+	NV_TRY(mtp_nv_rmsnorm_rows(
+		be, cfg, o->hidden_pre, NULL, 0,
+		mtp_nv_in_ptr(c, pfx, "shared_head_norm_weight"),
+		o->hidden_post, t));
 	NV_TRY(mtp_nv_copy(be, o->recycled, o->hidden_post,
 			   (size_t)(t * h) * cfg->es));
 	return mtp_nv_lm_head(be, cfg->act, o->hidden_post,
@@ -104,12 +111,20 @@ static enum mtp_status v4_input(struct mtp_backend *be,
 			      (void **)&e));
 	p = e + (size_t)(t * h) * cfg->es;
 	struct mtp_nv_norm_job j[2] = {
-		{.x = in->embeds, .x_stride = h, .pos = in->pos,
-		 .pos64 = in->pos64, .w = mtp_nv_in_ptr(c, pfx, "enorm_weight"),
-		 .y = e, .y_stride = h, .rows = t},
-		{.x = in->prev, .x_stride = h,
-		 .w = mtp_nv_in_ptr(c, pfx, "hnorm_weight"), .y = p,
-		 .y_stride = h, .rows = t * m},
+		{.x = in->embeds,
+		 .x_stride = h,
+		 .pos = in->pos,
+		 .pos64 = in->pos64,
+		 .w = mtp_nv_in_ptr(c, pfx, "enorm_weight"),
+		 .y = e,
+		 .y_stride = h,
+		 .rows = t},
+		{.x = in->prev,
+		 .x_stride = h,
+		 .w = mtp_nv_in_ptr(c, pfx, "hnorm_weight"),
+		 .y = p,
+		 .y_stride = h,
+		 .rows = t * m},
 	};
 	NV_CUDA(be, mtp_nv_rmsnorm(cfg->act, j, 2, h, cfg->eps, cfg->rounding,
 				   nv_ctx(be)->stream));
@@ -119,8 +134,7 @@ static enum mtp_status v4_input(struct mtp_backend *be,
 }
 
 /* Steps V4-1..8: one V4 step, the block in its deferred form. */
-static enum mtp_status step_v4(struct mtp_backend *be,
-			       const struct nv_cfg *cfg,
+static enum mtp_status step_v4(struct mtp_backend *be, const struct nv_cfg *cfg,
 			       const struct mtp_call *c, const char *pfx,
 			       const struct nv_step_in *in,
 			       const struct nv_step_out *o)
@@ -135,27 +149,25 @@ static enum mtp_status step_v4(struct mtp_backend *be,
 	hn = x0 + (size_t)(t * m * h) * cfg->es;
 	NV_TRY(v4_input(be, cfg, c, pfx, in, x0));
 	mtp_nv_v4_block_get(c, pfx, &b);
-	NV_TRY(mtp_nv_v4_block(be, cfg, x0, &b, o->block_out,
-			       o->block_residual, o->post_mix, o->comb_mix));
+	NV_TRY(mtp_nv_v4_block(be, cfg, x0, &b, o->block_out, o->block_residual,
+			       o->post_mix, o->comb_mix));
 	NV_CUDA(be, mtp_nv_hc_post(cfg->act, o->block_out, o->block_residual,
 				   o->post_mix, o->comb_mix, o->streams, t, m,
 				   h, s));
 	NV_TRY(mtp_nv_copy(be, o->recycled, o->streams,
 			   (size_t)(t * m * h) * cfg->es));
-	NV_CUDA(be, mtp_nv_hc_head(cfg->act, o->streams,
-				   mtp_nv_in_ptr(c, pfx, "hc_head_fn"),
-				   mtp_nv_in_ptr(c, pfx, "hc_head_scale"),
-				   mtp_nv_in_ptr(c, pfx, "hc_head_base"),
-				   o->head_hidden, t, m, h, cfg->eps,
-				   cfg->hc_eps,
-				   cfg->variant == MTP_HC_HEAD_ROCM
-					   ? MTP_NV_HEAD_ROCM
-					   : MTP_NV_HEAD_CUDA,
-				   s));
-	NV_TRY(mtp_nv_rmsnorm_rows(be, cfg, o->head_hidden, NULL, 0,
-				   mtp_nv_in_ptr(c, pfx,
-						 "shared_head_norm_weight"),
-				   hn, t));
+	NV_CUDA(be, mtp_nv_hc_head(
+			    cfg->act, o->streams,
+			    mtp_nv_in_ptr(c, pfx, "hc_head_fn"),
+			    mtp_nv_in_ptr(c, pfx, "hc_head_scale"),
+			    mtp_nv_in_ptr(c, pfx, "hc_head_base"),
+			    o->head_hidden, t, m, h, cfg->eps, cfg->hc_eps,
+			    cfg->variant == MTP_HC_HEAD_ROCM ? MTP_NV_HEAD_ROCM
+							     : MTP_NV_HEAD_CUDA,
+			    s));
+	NV_TRY(mtp_nv_rmsnorm_rows(
+		be, cfg, o->head_hidden, NULL, 0,
+		mtp_nv_in_ptr(c, pfx, "shared_head_norm_weight"), hn, t));
 	return mtp_nv_lm_head(be, cfg->act, hn,
 			      mtp_nv_in_ptr(c, pfx, "head_weight"), o->logits,
 			      o->token, o->tok64, t, cfg->v, h);
@@ -179,8 +191,7 @@ static int in_is64(const struct mtp_call *c, const char *name)
 	return t && t->dtype == MTP_I64;
 }
 
-enum mtp_status mtp_nv_op_step(struct mtp_backend *be,
-			       const struct mtp_call *c)
+enum mtp_status mtp_nv_op_step(struct mtp_backend *be, const struct mtp_call *c)
 {
 	struct nv_cfg cfg;
 	struct nv_step_out o;
@@ -221,14 +232,16 @@ static enum mtp_status chain_step(struct mtp_backend *be,
 	step_out_get(c, opfx, o);
 	NV_TRY(mtp_nv_scratch(be, (size_t)(t * cfg->h) * cfg->es, &emb));
 	NV_TRY(mtp_nv_scratch(be, (size_t)t * sizeof(int64_t), &pos));
-	NV_CUDA(be, mtp_nv_embed(cfg->act, mtp_nv_in_ptr(c, NULL, "embed_table"),
-				 ids, ids64, emb, t, cfg->h, st));
-	NV_CUDA(be, mtp_nv_positions_add(mtp_nv_in_ptr(c, NULL, "positions"),
-					 in_is64(c, "positions"), s, pos, t,
-					 st));
+	NV_CUDA(be,
+		mtp_nv_embed(cfg->act, mtp_nv_in_ptr(c, NULL, "embed_table"),
+			     ids, ids64, emb, t, cfg->h, st));
+	NV_CUDA(be,
+		mtp_nv_positions_add(mtp_nv_in_ptr(c, NULL, "positions"),
+				     in_is64(c, "positions"), s, pos, t, st));
 	in.embeds = emb;
 	in.pos = pos;
-	in.prev = s ? prev_out->recycled : mtp_nv_in_ptr(c, NULL, "prev_hidden");
+	in.prev =
+		s ? prev_out->recycled : mtp_nv_in_ptr(c, NULL, "prev_hidden");
 	NV_TRY(run_step(be, cfg, c, pfx, &in, o));
 	/* stream-ordered: the next step may reuse this step's scratch */
 	return mtp_nv_scratch_release(be);

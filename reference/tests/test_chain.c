@@ -11,10 +11,11 @@
 
 #define BF MTP_BF16
 
-static const struct mtp_ref_dims dims = { .t = 3, .h = 8, .m = 2, .v = 8, .f = 8 };
-static const int64_t input_ids[3] = { 5, 1, 7 };
-static const int64_t positions[3] = { 0, 3, 4 };
-static const int64_t next_tokens[2 * 3] = { 2, 2, 6, 0, 3, 1 };
+static const struct mtp_ref_dims dims = {
+	.t = 3, .h = 8, .m = 2, .v = 8, .f = 8};
+static const int64_t input_ids[3] = {5, 1, 7};
+static const int64_t positions[3] = {0, 3, 4};
+static const int64_t next_tokens[2 * 3] = {2, 2, 6, 0, 3, 1};
 
 struct chain_case {
 	double table[8 * 8], prev[3 * 2 * 8];
@@ -38,10 +39,16 @@ static void chain_init(struct chain_case *c, int64_t k, int64_t l, bool pass)
 		c->l4[i] = c->v4[i].layer;
 	}
 	c->in = (struct mtp_ref_chain_in){
-		.k = k, .l = l, .pass_step_idx = pass,
-		.embed_table = c->table, .input_ids = input_ids,
-		.positions = positions, .prev_hidden = c->prev,
-		.next_tokens = next_tokens, .v3 = c->l3, .v4 = c->l4,
+		.k = k,
+		.l = l,
+		.pass_step_idx = pass,
+		.embed_table = c->table,
+		.input_ids = input_ids,
+		.positions = positions,
+		.prev_hidden = c->prev,
+		.next_tokens = next_tokens,
+		.v3 = c->l3,
+		.v4 = c->l4,
 	};
 }
 
@@ -71,7 +78,7 @@ static void step_by_hand(const struct chain_case *c, int64_t s, int64_t layer,
 	const struct mtp_ref_step_cfg cfg = cfg_of(f);
 	double embeds[24];
 	int64_t pos[3];
-	struct mtp_ref_step_in in = { embeds, pos, prev };
+	struct mtp_ref_step_in in = {embeds, pos, prev};
 
 	mtp_ref_embed(c->table, s ? next_tokens + (s - 1) * 3 : input_ids, 3, 8,
 		      embeds);
@@ -132,12 +139,13 @@ Test(draft_chain, steps_recycle_and_shift_positions)
 Test(draft_chain, layer_selection)
 {
 	struct chain_case c;
-	const int64_t want[2][4] = { { 0, 0, 0, 0 }, { 0, 1, 0, 1 } };
+	const int64_t want[2][4] = {{0, 0, 0, 0}, {0, 1, 0, 1}};
 
 	for (int pass = 0; pass < 2; pass++) {
 		chain_init(&c, 4, 2, pass);
 		for (int64_t s = 0; s < 4; s++)
-			cr_assert_eq(mtp_ref_chain_layer(&c.in, s), want[pass][s]);
+			cr_assert_eq(mtp_ref_chain_layer(&c.in, s),
+				     want[pass][s]);
 		chain_fini(&c);
 	}
 	check_chain(MTP_FAMILY_DEEPSEEK_V3, 3, 2, true);
@@ -155,7 +163,8 @@ Test(draft_chain, layer_one_is_really_used)
 
 	chain_init(&c, 2, 2, true);
 	run_chain(&c, MTP_FAMILY_DEEPSEEK_V4, steps);
-	step_by_hand(&c, 1, 0, steps[0].o.recycled, MTP_FAMILY_DEEPSEEK_V4, &l0);
+	step_by_hand(&c, 1, 0, steps[0].o.recycled, MTP_FAMILY_DEEPSEEK_V4,
+		     &l0);
 	for (int i = 0; i < 3 * 8; i++)
 		differ += steps[1].o.logits[i] != l0.o.logits[i];
 	cr_assert_gt(differ, 0);

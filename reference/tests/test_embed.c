@@ -15,7 +15,7 @@ Test(embed, copies_rows_exactly)
 {
 	enum { V = 5, H = 4, T = 3 };
 	struct test_rng g = test_rng_init(21);
-	const int64_t ids[T] = { 4, 0, 4 };
+	const int64_t ids[T] = {4, 0, 4};
 	double table[V * H], out[T * H];
 
 	test_fill(&g, table, V * H, 10.0, BF);
@@ -27,7 +27,7 @@ Test(embed, copies_rows_exactly)
 Test(embed, pos0_mask_is_a_select)
 {
 	enum { T = 3, H = 4 };
-	const int64_t pos[T] = { 7, 0, 1 };
+	const int64_t pos[T] = {7, 0, 1};
 	double e[T * H], out[T * H];
 
 	for (int i = 0; i < T * H; i++)
@@ -54,7 +54,7 @@ struct eh_case {
 static void eh_case_init(struct eh_case *c)
 {
 	struct test_rng g = test_rng_init(22);
-	const int64_t pos[3] = { 3, 0, 9 }, ids[3] = { 2, 4, 2 };
+	const int64_t pos[3] = {3, 0, 9}, ids[3] = {2, 4, 2};
 
 	for (int i = 0; i < 3; i++) {
 		c->pos[i] = pos[i];
@@ -108,8 +108,8 @@ Test(fused_eh_norm, uses_fused_rounding)
 {
 	/* The hand case of test_rmsnorm: embedding [1, 253/256], w [1.5, 1]
 	 * gives 1.5078125 fused (1.515625 would be eager). */
-	const int64_t pos[1] = { 1 };
-	const double e[2] = { 1.0, 0.98828125 }, w[2] = { 1.5, 1.0 };
+	const int64_t pos[1] = {1};
+	const double e[2] = {1.0, 0.98828125}, w[2] = {1.5, 1.0};
 	double out[4];
 
 	mtp_ref_fused_eh_norm(pos, e, e, w, w, 1, 2, 1e-6, BF, out);
@@ -128,8 +128,8 @@ Test(fused_mtp_input_rmsnorm, per_stream_norms_and_mask)
 	test_fill(&g, prev, T * M * H, 3.0, BF);
 	for (int i = 0; i < H; i++) /* one stream of a different scale */
 		prev[(1 * M + 2) * H + i] *= 64.0;
-	mtp_ref_fused_mtp_input_rmsnorm(c.embeds, c.pos, prev, c.ew, c.hw, T,
-					M, H, 1e-6, BF, eo, ho);
+	mtp_ref_fused_mtp_input_rmsnorm(c.embeds, c.pos, prev, c.ew, c.hw, T, M,
+					H, 1e-6, BF, eo, ho);
 	for (int t = 0; t < T; t++) {
 		mtp_ref_rmsnorm(c.embeds + t * H, c.ew, 1, H, 1e-6,
 				MTP_ROUNDING_FUSED, BF, ref);

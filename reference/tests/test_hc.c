@@ -40,12 +40,12 @@ Test(hc_pre, fn_zero_hand_case)
 	 * C = [[0.35/1.05, 0.85/1.55], [0.6/1.05, 0.6/1.55]].
 	 * Equal streams r: layer_input = (1/2 + 1/2) r = r. */
 	enum { M = 2, H = 4 };
-	double r[M * H] = { 1, -2, 0.5, 3, 1, -2, 0.5, 3 };
-	double fn[8 * M * H] = { 0 }, scale[3] = { 1, 1, 1 };
-	double base[8] = { 0, 0, 0, log(3.0), 0, log(3.0), 0, 0 };
+	double r[M * H] = {1, -2, 0.5, 3, 1, -2, 0.5, 3};
+	double fn[8 * M * H] = {0}, scale[3] = {1, 1, 1};
+	double base[8] = {0, 0, 0, log(3.0), 0, log(3.0), 0, 0};
 	double post[M], comb[M * M], li[H];
 	struct mtp_hc_params p = hc_params(0.1, 1);
-	double c[4] = { 0.35 / 1.05, 0.85 / 1.55, 0.6 / 1.05, 0.6 / 1.55 };
+	double c[4] = {0.35 / 1.05, 0.85 / 1.55, 0.6 / 1.05, 0.6 / 1.55};
 
 	mtp_ref_hc_pre(r, fn, scale, base, NULL, &p, 1, M, H, BF, post, comb,
 		       li);
@@ -81,8 +81,8 @@ Test(hc_pre, rho_and_scales_of_the_mixes)
 	 * pre = sigmoid(1*s0) with s0 = 2; post = 2 sigmoid(1*s1), s1 = 1/2.
 	 * layer_input = (pre_0 + pre_1) * 1/2 = sigmoid(2). */
 	enum { M = 2, H = 2, N = M * H };
-	double x[N] = { 0.5, 0.5, 0.5, 0.5 }, fn[8 * N] = { 0 };
-	double scale[3] = { 2, 0.5, 1 }, base[8] = { 0 };
+	double x[N] = {0.5, 0.5, 0.5, 0.5}, fn[8 * N] = {0};
+	double scale[3] = {2, 0.5, 1}, base[8] = {0};
 	double post[M], comb[M * M], li[H];
 	struct mtp_hc_params p = hc_params(1e-6, 20);
 
@@ -157,7 +157,8 @@ Test(hc_pre, sinkhorn_column_sums)
 		}
 	}
 	for (int k = 0; k < 12; k++)
-		cr_assert(post[k] > 0.0 && post[k] < 2.0 && post[k] == f32(post[k]));
+		cr_assert(post[k] > 0.0 && post[k] < 2.0 &&
+			  post[k] == f32(post[k]));
 }
 
 /* layer_input from the spec's formula when pre is known (fn = 0). */
@@ -176,7 +177,11 @@ static void expected_layer_input(const struct hc_case *c, const double *pre,
 		for (int h = 0; h < 8; h++) {
 			double v = mtp_round(BF, u[h]);
 
-			out[t * 8 + h] = w ? mtp_round(BF, v * (1.0 / sqrt(ss / 8 + 1e-6)) * w[h]) : v;
+			out[t * 8 + h] =
+				w ? mtp_round(BF,
+					      v * (1.0 / sqrt(ss / 8 + 1e-6)) *
+						      w[h])
+				  : v;
 		}
 	}
 }
@@ -205,7 +210,7 @@ Test(hc_post, identity_comb_zero_post_returns_streams)
 {
 	struct hc_case c;
 	struct test_rng g = test_rng_init(43);
-	double x[24], post[12] = { 0 }, comb[48] = { 0 }, out[96];
+	double x[24], post[12] = {0}, comb[48] = {0}, out[96];
 
 	hc_case_init(&c, 43);
 	test_fill(&g, x, 24, 5.0, BF);
@@ -222,8 +227,8 @@ Test(hc_post, hand_case_row_is_source_column_is_destination)
 	 * C = [[1, 1/2], [1/4, 2]] (C[i][j], i source):
 	 * out0 = x/2 + 1*R0 + 1/4*R1 = [2, 3];
 	 * out1 = x + 1/2*R0 + 2*R1 = [5.5, 10.5]. */
-	const double x[2] = { 1, 2 }, r[4] = { 1, 1, 2, 4 };
-	const double post[2] = { 0.5, 1 }, comb[4] = { 1, 0.5, 0.25, 2 };
+	const double x[2] = {1, 2}, r[4] = {1, 1, 2, 4};
+	const double post[2] = {0.5, 1}, comb[4] = {1, 0.5, 0.25, 2};
 	double out[4];
 
 	mtp_ref_hc_post(x, r, post, comb, 1, 2, 2, BF, out);
@@ -245,8 +250,8 @@ Test(hc_fused_post_pre, is_post_then_pre_on_rounded_streams)
 	test_fill(&g, x, 24, 1.0, BF);
 	test_fill(&g, pin, 12, 1.0, MTP_F32);
 	test_fill(&g, cin, 48, 0.5, MTP_F32);
-	mtp_ref_hc_fused_post_pre(x, c.r, pin, cin, c.fn, c.scale, c.base,
-				  c.w, &p, 3, 4, 8, BF, ro, pm, cm, li);
+	mtp_ref_hc_fused_post_pre(x, c.r, pin, cin, c.fn, c.scale, c.base, c.w,
+				  &p, 3, 4, 8, BF, ro, pm, cm, li);
 	mtp_ref_hc_post(x, c.r, pin, cin, 3, 4, 8, BF, ro2);
 	mtp_ref_hc_pre(ro2, c.fn, c.scale, c.base, c.w, &p, 3, 4, 8, BF, pm2,
 		       cm2, li2);
@@ -261,16 +266,17 @@ Test(hc_head, fn_zero_hand_case)
 	/* fn = 0, hc_eps = 0: pre = sigmoid(b). M = 2, b = [0, ln 3]:
 	 * pre = [1/2, 3/4]; Y0 = 1, Y1 = 2: out = 1/2 + 3/2 = 2.
 	 * M = 4, b = 0: pre = 1/2 each, equal streams y: out = 2y. */
-	double y2[4] = { 1, 1, 2, 2 }, fn[16] = { 0 }, s = 1.0;
-	double b2[2] = { 0, log(3.0) }, out[2];
-	double y4[4 * 2] = { 1.5, -3, 1.5, -3, 1.5, -3, 1.5, -3 }, b4[4] = { 0 };
-	double fn4[4 * 8] = { 0 };
+	double y2[4] = {1, 1, 2, 2}, fn[16] = {0}, s = 1.0;
+	double b2[2] = {0, log(3.0)}, out[2];
+	double y4[4 * 2] = {1.5, -3, 1.5, -3, 1.5, -3, 1.5, -3}, b4[4] = {0};
+	double fn4[4 * 8] = {0};
 
 	for (int v = 0; v < 2; v++) {
 		mtp_ref_hc_head(y2, fn, &s, b2, 1, 2, 2, 1e-6, 0.0, v, BF, out);
 		cr_assert_eq(out[0], 2.0);
 		cr_assert_eq(out[1], 2.0);
-		mtp_ref_hc_head(y4, fn4, &s, b4, 1, 4, 2, 1e-6, 0.0, v, BF, out);
+		mtp_ref_hc_head(y4, fn4, &s, b4, 1, 4, 2, 1e-6, 0.0, v, BF,
+				out);
 		cr_assert_eq(out[0], 3.0);
 		cr_assert_eq(out[1], -6.0);
 	}
@@ -288,10 +294,10 @@ Test(hc_head, variants_agree_when_x_rho_is_exact)
 		x[k] = test_uniform(&g) < 0 ? -0.5 : 0.5;
 	test_fill(&g, fn, M * N, 0.5, MTP_F32);
 	test_fill(&g, b, M, 1.0, MTP_F32);
-	mtp_ref_hc_head(x, fn, &s, b, T, M, H, 0.0, 1e-6, MTP_HC_HEAD_CUDA,
-			BF, yc);
-	mtp_ref_hc_head(x, fn, &s, b, T, M, H, 0.0, 1e-6, MTP_HC_HEAD_ROCM,
-			BF, yr);
+	mtp_ref_hc_head(x, fn, &s, b, T, M, H, 0.0, 1e-6, MTP_HC_HEAD_CUDA, BF,
+			yc);
+	mtp_ref_hc_head(x, fn, &s, b, T, M, H, 0.0, 1e-6, MTP_HC_HEAD_ROCM, BF,
+			yr);
 	test_assert_same(yc, yr, T * H, "y");
 }
 
@@ -305,13 +311,15 @@ Test(hc_head, rocm_rounds_x_times_rho_first)
 	 * pre_1 = 1/2. out = (pre_0 + 1/2) * [1, 253/256]:
 	 * CUDA [1.09293, 1.08012] -> [1.09375, 1.078125];
 	 * ROCm [1.12246, 1.10931] -> [1.125, 1.109375]. */
-	const double x[4] = { 1, 0.98828125, 1, 0.98828125 };
-	double fn[2 * 4] = { 64 }, b[2] = { -64, 0 }, s = 1.0, y[2];
+	const double x[4] = {1, 0.98828125, 1, 0.98828125};
+	double fn[2 * 4] = {64}, b[2] = {-64, 0}, s = 1.0, y[2];
 
-	mtp_ref_hc_head(x, fn, &s, b, 1, 2, 2, 0.0, 0.0, MTP_HC_HEAD_CUDA, BF, y);
+	mtp_ref_hc_head(x, fn, &s, b, 1, 2, 2, 0.0, 0.0, MTP_HC_HEAD_CUDA, BF,
+			y);
 	cr_assert_eq(y[0], 1.09375);
 	cr_assert_eq(y[1], 1.078125);
-	mtp_ref_hc_head(x, fn, &s, b, 1, 2, 2, 0.0, 0.0, MTP_HC_HEAD_ROCM, BF, y);
+	mtp_ref_hc_head(x, fn, &s, b, 1, 2, 2, 0.0, 0.0, MTP_HC_HEAD_ROCM, BF,
+			y);
 	cr_assert_eq(y[0], 1.125);
 	cr_assert_eq(y[1], 1.109375);
 }

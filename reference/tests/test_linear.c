@@ -14,8 +14,8 @@
 Test(linear, hand_computed_2x3)
 {
 	/* w [2,3], x [2,3]: y[r,o] = sum_c w[o,c] x[r,c] */
-	const double w[6] = { 1, 2, 3, 4, 5, 6 };
-	const double x[6] = { 1, 0, -1, 0.5, 0.25, 2 };
+	const double w[6] = {1, 2, 3, 4, 5, 6};
+	const double x[6] = {1, 0, -1, 0.5, 0.25, 2};
 	double y[4];
 
 	mtp_ref_linear(x, w, 2, 3, 2, BF, y);
@@ -29,7 +29,7 @@ Test(linear, one_rounding_of_the_sum)
 {
 	/* 1 + 3*2^-9 is 0.75 of a bf16 step above 1: rounds up to
 	 * 1 + 2^-7 once, where rounding each partial sum would stay at 1. */
-	const double w[4] = { 1, 1, 1, 1 }, x[4] = { 1, P9, P9, P9 };
+	const double w[4] = {1, 1, 1, 1}, x[4] = {1, P9, P9, P9};
 	double y;
 
 	mtp_ref_linear(x, w, 1, 4, 1, BF, &y);
@@ -42,7 +42,7 @@ Test(linear, eh_proj_is_embedding_first)
 {
 	/* W = [ I | 2I ] over cat(e, p): y = e + 2p */
 	enum { H = 3 };
-	double w[H * 2 * H] = { 0 }, x[2 * H] = { 1, -2, 0.5, 4, 0.25, 1 };
+	double w[H * 2 * H] = {0}, x[2 * H] = {1, -2, 0.5, 4, 0.25, 1};
 	double y[H];
 
 	for (int o = 0; o < H; o++) {
@@ -62,8 +62,8 @@ Test(eh_proj_hc, rounds_each_gemm_then_the_sum)
 	 * bf16 [1.0078125, 3*2^-9]; sum with e: 1.0078125 + 2^-8 =
 	 * 1 + 1.5*2^-7, a tie -> 1.015625 (one rounding of the unrounded
 	 * sum would give 1.0078125). Stream 1, p = [2, 0]: [2 + 2^-8 -> 2, 0]. */
-	const double hw[4] = { 1, 1, 0, 1 }, ew[4] = { 1, 0, 0, 1 };
-	const double e[2] = { 2 * P9, 0 }, p[4] = { 1, 3 * P9, 2, 0 };
+	const double hw[4] = {1, 1, 0, 1}, ew[4] = {1, 0, 0, 1};
+	const double e[2] = {2 * P9, 0}, p[4] = {1, 3 * P9, 2, 0};
 	double x[4];
 
 	mtp_ref_eh_proj_hc(e, p, ew, hw, 1, 2, 2, BF, x);
@@ -92,7 +92,9 @@ Test(eh_proj_hc, broadcasts_e_over_streams)
 			for (int i = 0; i < H; i++) {
 				const int k = (t * M + s) * H + i;
 
-				cr_assert_eq(x[k], mtp_round(BF, hp[k] + ep[t * H + i]));
+				cr_assert_eq(
+					x[k],
+					mtp_round(BF, hp[k] + ep[t * H + i]));
 			}
 }
 
@@ -100,7 +102,7 @@ Test(all_reduce, one_rounding_of_the_wide_sum)
 {
 	/* parts [4][1,2]: column 0 sums to 1 + 3*2^-9 -> 1.0078125;
 	 * column 1 to 1 + 2 + 4 - 8 = -1 */
-	const double parts[8] = { 1, 1, P9, 2, P9, 4, P9, -8 };
+	const double parts[8] = {1, 1, P9, 2, P9, 4, P9, -8};
 	double out[2];
 
 	mtp_ref_all_reduce(parts, 4, 1, 2, BF, out);

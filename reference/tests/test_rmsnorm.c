@@ -14,8 +14,8 @@ Test(rmsnorm, constant_row_is_c_over_sqrt_c2_plus_eps)
 {
 	/* x = c everywhere, w = 1: y = act(c / sqrt(c^2 + eps)). With c = 1,
 	 * eps = 3: exactly 1/2; with c = -3, eps = 7: -3/4. */
-	const double w[4] = { 1, 1, 1, 1 };
-	double x[4] = { 1, 1, 1, 1 }, y[4];
+	const double w[4] = {1, 1, 1, 1};
+	double x[4] = {1, 1, 1, 1}, y[4];
 
 	for (int rnd = 0; rnd < 2; rnd++) {
 		mtp_ref_rmsnorm(x, w, 1, 4, 3.0, rnd, BF, y);
@@ -39,7 +39,7 @@ Test(rmsnorm, eager_and_fused_differ_as_derived_by_hand)
 	 * 1.51171875, a tie between 1.5078125 and 1.515625 -> even 1.515625.
 	 * fused: 1.005876*1.5 = 1.508814 -> 1.5078125. x1*r = 0.994088 ->
 	 * 0.9921875 both ways (w1 = 1). */
-	const double x[2] = { 1.0, 0.98828125 }, w[2] = { 1.5, 1.0 };
+	const double x[2] = {1.0, 0.98828125}, w[2] = {1.5, 1.0};
 	double ye[2], yf[2];
 
 	mtp_ref_rmsnorm(x, w, 1, 2, 1e-6, MTP_ROUNDING_EAGER, BF, ye);
@@ -81,12 +81,13 @@ Test(rmsnorm, nan_stays_in_its_row)
 	x[1 * H + 3] = NAN;
 	mtp_ref_rmsnorm(x, w, R, H, 1e-6, MTP_ROUNDING_EAGER, BF, y);
 	for (int i = 0; i < R * H; i++)
-		cr_assert_eq(isnan(y[i]) != 0, i / H == 1, "i=%d y=%g", i, y[i]);
+		cr_assert_eq(isnan(y[i]) != 0, i / H == 1, "i=%d y=%g", i,
+			     y[i]);
 }
 
 Test(rmsnorm, zero_row_gives_zeros)
 {
-	const double x[4] = { 0 }, w[4] = { 2, -1, 3, 0.5 };
+	const double x[4] = {0}, w[4] = {2, -1, 3, 0.5};
 	double y[4];
 
 	mtp_ref_rmsnorm(x, w, 1, 4, 1e-6, MTP_ROUNDING_FUSED, BF, y);
@@ -97,7 +98,7 @@ Test(rmsnorm, zero_row_gives_zeros)
 Test(rmsnorm, float32_act_keeps_float32_precision)
 {
 	/* x = [1, 2], w = 1, eps = 0: r = 1/sqrt(2.5); y = f32(x*r). */
-	const double x[2] = { 1, 2 }, w[2] = { 1, 1 };
+	const double x[2] = {1, 2}, w[2] = {1, 1};
 	double y[2];
 
 	mtp_ref_rmsnorm(x, w, 1, 2, 0.0, MTP_ROUNDING_EAGER, MTP_F32, y);
@@ -130,8 +131,8 @@ Test(add_rmsnorm, variance_from_the_unrounded_sum)
 	 * (With the variance of the rounded sum, r = 0.9961014 and
 	 * y0 = 1.003883 -> 1.0: the test tells the two apart.)
 	 * y1 = 0.9970746 -> 0.99609375. */
-	const double x[2] = { 1, 1 }, res[2] = { 0.005859375, 0 };
-	const double w[2] = { 1, 1 };
+	const double x[2] = {1, 1}, res[2] = {0.005859375, 0};
+	const double w[2] = {1, 1};
 	double y[2], ro[2];
 
 	for (int rnd = 0; rnd < 2; rnd++) {
@@ -147,7 +148,7 @@ Test(add_rmsnorm, zero_residual_is_plain_rmsnorm)
 {
 	enum { R = 2, H = 16 };
 	struct test_rng g = test_rng_init(14);
-	double x[R * H], zero[R * H] = { 0 }, w[H], y[R * H], ro[R * H];
+	double x[R * H], zero[R * H] = {0}, w[H], y[R * H], ro[R * H];
 	double ref[R * H];
 
 	test_fill(&g, x, R * H, 2.0, BF);

@@ -12,8 +12,9 @@
 
 #define BF MTP_BF16
 
-static const struct mtp_ref_dims dims = { .t = 3, .h = 8, .m = 4, .v = 8, .f = 8 };
-static const int64_t positions[3] = { 0, 4, 5 };
+static const struct mtp_ref_dims dims = {
+	.t = 3, .h = 8, .m = 4, .v = 8, .f = 8};
+static const int64_t positions[3] = {0, 4, 5};
 
 /* Step inputs: embeds [T,H] (NaN in the position-0 row), prev [T, M*H]. */
 struct step_case {
@@ -55,7 +56,8 @@ Test(mtp_step_v3, outputs_hang_together)
 	assert_finite(o.o.hidden_post, 24, "hidden_post"); /* NaN masked */
 	for (int i = 0; i < 24; i++)
 		cr_assert_eq(o.o.hidden_pre[i],
-			     mtp_round(BF, o.o.block_residual[i] + o.o.block_out[i]));
+			     mtp_round(BF, o.o.block_residual[i] +
+						   o.o.block_out[i]));
 	mtp_ref_rmsnorm(o.o.hidden_pre, w.layer.shared_head_norm_w, 3, 8, c.eps,
 			c.rounding, BF, want);
 	test_assert_same(o.o.hidden_post, want, 24, "hidden_post");
@@ -108,8 +110,10 @@ Test(mtp_step_v3, float32_activations)
 	assert_finite(o.o.logits, 24, "logits");
 	test_assert_same(o.o.recycled, o.o.hidden_post, 24, "recycled");
 	for (int i = 0; i < 24; i++) {
-		cr_assert_eq(o.o.hidden_post[i], mtp_round(MTP_F32, o.o.hidden_post[i]));
-		not_bf16 += o.o.hidden_post[i] != mtp_round(BF, o.o.hidden_post[i]);
+		cr_assert_eq(o.o.hidden_post[i],
+			     mtp_round(MTP_F32, o.o.hidden_post[i]));
+		not_bf16 +=
+			o.o.hidden_post[i] != mtp_round(BF, o.o.hidden_post[i]);
 	}
 	cr_assert_gt(not_bf16, 12);
 	test_out_fini(&o);
@@ -181,7 +185,8 @@ Test(mtp_step_v4, block_sees_the_broadcast_projection)
 	struct step_case s;
 	struct test_v4 w;
 	struct test_out o;
-	struct mtp_ref_step_cfg c = test_cfg_v4(MTP_CONTRACT_DEFERRED, MTP_HC_HEAD_CUDA);
+	struct mtp_ref_step_cfg c =
+		test_cfg_v4(MTP_CONTRACT_DEFERRED, MTP_HC_HEAD_CUDA);
 	double e[24], p[96], x0[96], f[24], r1[96], pf[12], cf[48];
 
 	c.rounding = MTP_ROUNDING_FUSED;

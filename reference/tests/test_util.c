@@ -10,7 +10,8 @@
 
 struct test_rng test_rng_init(uint64_t seed)
 {
-	struct test_rng g = { seed * 6364136223846793005ull + 1442695040888963407ull };
+	struct test_rng g = {seed * 6364136223846793005ull +
+			     1442695040888963407ull};
 
 	return g;
 }
@@ -249,17 +250,24 @@ void test_assert_same_out(const struct test_out *a, const struct test_out *b,
 	test_assert_same(x->block_out, y->block_out, th, "block_out");
 	test_assert_same(x->logits, y->logits, (size_t)(d->t * d->v), "logits");
 	for (int64_t i = 0; i < d->t; i++)
-		cr_assert_eq(x->token[i], y->token[i], "token[%lld]", (long long)i);
+		cr_assert_eq(x->token[i], y->token[i], "token[%lld]",
+			     (long long)i);
 	if (family != MTP_FAMILY_DEEPSEEK_V4) {
-		test_assert_same(x->block_residual, y->block_residual, th, "block_residual");
-		test_assert_same(x->hidden_pre, y->hidden_pre, th, "hidden_pre");
-		test_assert_same(x->hidden_post, y->hidden_post, th, "hidden_post");
+		test_assert_same(x->block_residual, y->block_residual, th,
+				 "block_residual");
+		test_assert_same(x->hidden_pre, y->hidden_pre, th,
+				 "hidden_pre");
+		test_assert_same(x->hidden_post, y->hidden_post, th,
+				 "hidden_post");
 		test_assert_same(x->recycled, y->recycled, th, "recycled");
 		return;
 	}
-	test_assert_same(x->block_residual, y->block_residual, th * m, "block_residual");
-	test_assert_same(x->post_mix, y->post_mix, (size_t)d->t * m, "post_mix");
-	test_assert_same(x->comb_mix, y->comb_mix, (size_t)d->t * m * m, "comb_mix");
+	test_assert_same(x->block_residual, y->block_residual, th * m,
+			 "block_residual");
+	test_assert_same(x->post_mix, y->post_mix, (size_t)d->t * m,
+			 "post_mix");
+	test_assert_same(x->comb_mix, y->comb_mix, (size_t)d->t * m * m,
+			 "comb_mix");
 	test_assert_same(x->streams, y->streams, th * m, "streams");
 	test_assert_same(x->recycled, y->recycled, th * m, "recycled");
 	test_assert_same(x->head_hidden, y->head_hidden, th, "head_hidden");

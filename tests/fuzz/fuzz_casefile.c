@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = 0;
 	memset(&cf, 0, sizeof(cf));
-	if (mtp_casefile_parse_text(NAME, text, &cf, err, sizeof(err)) == MTP_OK) {
+	if (mtp_casefile_parse_text(NAME, text, &cf, err, sizeof(err)) ==
+	    MTP_OK) {
 		select_tags(&cf, NULL);
 		select_tags(&cf, "quick,nightly");
 		for (int i = 0; i < cf.n; i++)

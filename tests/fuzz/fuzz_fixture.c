@@ -61,8 +61,8 @@ static void exercise(const char *path)
 }
 
 /* HDF5 ids of every kind the reader opens; a count that grows is a leak. */
-static const H5I_type_t kinds[] = {H5I_FILE, H5I_GROUP, H5I_DATATYPE,
-				   H5I_DATASPACE, H5I_DATASET, H5I_ATTR,
+static const H5I_type_t kinds[] = {H5I_FILE,	   H5I_GROUP,	H5I_DATATYPE,
+				   H5I_DATASPACE,  H5I_DATASET, H5I_ATTR,
 				   H5I_GENPROP_LST};
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -94,8 +94,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	count_ids(now);
 	for (size_t k = 0; k < N_KINDS; k++) {
 		if (now[k] > base[k]) {
-			fprintf(stderr, "fuzz_fixture: HDF5 ids of kind %d left open: %llu\n",
-				(int)kinds[k], (unsigned long long)(now[k] - base[k]));
+			fprintf(stderr,
+				"fuzz_fixture: HDF5 ids of kind %d left open: "
+				"%llu\n",
+				(int)kinds[k],
+				(unsigned long long)(now[k] - base[k]));
 			abort();
 		}
 	}

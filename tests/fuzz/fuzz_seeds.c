@@ -24,8 +24,10 @@ static const struct seed seeds[] = {
 	{"add_rmsnorm", MTP_FAMILY_GLM, .rows = 2, .h = 8, .observed = true},
 	{"fused_embed_eh_norm", MTP_FAMILY_DEEPSEEK_V3, .t = 2, .h = 8, .v = 5},
 	{"hc_pre", MTP_FAMILY_DEEPSEEK_V4, .t = 2, .h = 4, .m = 2},
-	{"hc_head", MTP_FAMILY_DEEPSEEK_V4, .t = 2, .h = 4, .m = 2, .observed = true},
-	{"draft_chain", MTP_FAMILY_DEEPSEEK_V3, .t = 2, .h = 8, .f = 4, .v = 6, .k = 2, .l = 2},
+	{"hc_head", MTP_FAMILY_DEEPSEEK_V4, .t = 2, .h = 4, .m = 2,
+	 .observed = true},
+	{"draft_chain", MTP_FAMILY_DEEPSEEK_V3, .t = 2, .h = 8, .f = 4, .v = 6,
+	 .k = 2, .l = 2},
 };
 
 /* Moves the reference's outputs of the call into the case's expected/ or
@@ -78,9 +80,11 @@ static int write_seed(const char *dir, const struct seed *s)
 	snprintf(path, sizeof(path), "%s/%s%s.h5", dir, s->op,
 		 s->observed ? ".dump" : "");
 	if (!st)
-		st = mtp_fixture_write(path, "fuzz_seeds", &c, 1, err, sizeof(err));
+		st = mtp_fixture_write(path, "fuzz_seeds", &c, 1, err,
+				       sizeof(err));
 	else
-		snprintf(err + strlen(err), sizeof(err) - strlen(err), " (%s)", s->op);
+		snprintf(err + strlen(err), sizeof(err) - strlen(err), " (%s)",
+			 s->op);
 	mtp_case_call_fini(&p);
 	mtp_case_fini(&c);
 	if (st)

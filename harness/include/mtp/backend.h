@@ -81,11 +81,11 @@ struct mtp_backend_iface {
 
 struct mtp_backend {
 	const struct mtp_backend_iface *iface;
-	void *ctx;                        /* the backend's private state */
-	struct mtp_backend *base;         /* wrapped backend (mutants), or NULL */
-	char name[128];                   /* as the user named it */
-	char error[MTP_BACKEND_ERR_MAX];  /* the last vendor message */
-	void *dl_handle;                  /* for --backend-lib */
+	void *ctx;		  /* the backend's private state */
+	struct mtp_backend *base; /* wrapped backend (mutants), or NULL */
+	char name[128];		  /* as the user named it */
+	char error[MTP_BACKEND_ERR_MAX]; /* the last vendor message */
+	void *dl_handle;		 /* for --backend-lib */
 };
 
 /* Thin wrappers: the only way the harness calls a backend. */

@@ -26,7 +26,8 @@ struct mtp_baseline {
 enum mtp_status mtp_baseline_load(const char *path, struct mtp_baseline *b,
 				  char *err, size_t errn);
 const struct mtp_baseline_row *mtp_baseline_find(const struct mtp_baseline *b,
-						 const char *op, const char *shape,
+						 const char *op,
+						 const char *shape,
 						 const char *backend);
 void mtp_baseline_free(struct mtp_baseline *b);
 

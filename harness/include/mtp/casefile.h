@@ -26,22 +26,22 @@ struct mtp_casefile_words {
 };
 
 enum mtp_casefile_kind {
-	MTP_CASEFILE_FIXTURES,  /* a fixture file or folder, with filters */
+	MTP_CASEFILE_FIXTURES,	/* a fixture file or folder, with filters */
 	MTP_CASEFILE_GENERATED, /* one generated problem */
 };
 
 /* One problem set after expansion. */
 struct mtp_casefile_entry {
 	enum mtp_casefile_kind kind;
-	char origin[MTP_PATH_MAX + 16];      /* "cases/quick.case:3" */
+	char origin[MTP_PATH_MAX + 16]; /* "cases/quick.case:3" */
 	struct mtp_casefile_words tags;
-	struct mtp_casefile_words backends;  /* none: every backend */
+	struct mtp_casefile_words backends; /* none: every backend */
 	/* MTP_CASEFILE_FIXTURES */
-	char path[MTP_PATH_MAX];             /* resolved against the case file */
-	struct mtp_casefile_words filters;   /* case-id globs; none: all */
+	char path[MTP_PATH_MAX];	   /* resolved against the case file */
+	struct mtp_casefile_words filters; /* case-id globs; none: all */
 	/* MTP_CASEFILE_GENERATED */
 	struct mtp_gen_spec spec;
-	char id[128];                        /* the generated case id */
+	char id[128]; /* the generated case id */
 };
 
 struct mtp_casefile {
@@ -91,8 +91,8 @@ struct mtp_case_selection {
  * "quick,smoke"); NULL or "" selects every entry, tagged or not. */
 enum mtp_status mtp_casefile_select(const struct mtp_casefile *cf,
 				    const char *tags,
-				    struct mtp_case_selection *sel,
-				    char *err, size_t errn);
+				    struct mtp_case_selection *sel, char *err,
+				    size_t errn);
 void mtp_case_selection_fini(struct mtp_case_selection *sel);
 
 /* Whether a case of a selected fixture is to run: its id (or FILE:ID)

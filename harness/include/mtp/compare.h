@@ -14,7 +14,7 @@
 #include "mtp/tensor.h"
 
 struct mtp_tol {
-	double rtol, atol;   /* per element: |a-b| <= atol + rtol*|b| */
+	double rtol, atol; /* per element: |a-b| <= atol + rtol*|b| */
 	/* Composite outputs (error budget): normwise |a-b|/|b| <= norm_max and
 	 * every element |a-b| <= elem_max * rms(b). */
 	bool budget;
@@ -33,7 +33,7 @@ struct mtp_cmp {
 	bool passed;
 	int64_t n, n_bad, n_special_mismatch;
 	double max_abs, max_rel, headroom, nmse;
-	double rel_norm;     /* |a-b| / |b| over the tensor */
+	double rel_norm; /* |a-b| / |b| over the tensor */
 	int64_t worst; /* flat index of the element with the largest headroom */
 	int64_t worst_coord[MTP_MAX_DIMS];
 	int worst_ndim;
@@ -51,8 +51,8 @@ struct mtp_cmp {
  * hc_head's rocm variant)
  * an error budget over the rounding steps on the flow; else the dtype
  * default of DESIGN.md. */
-void mtp_tol_for(const struct mtp_op *op, const char *output,
-		 enum mtp_dtype dt, enum mtp_dtype act, int64_t k_accum,
+void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
+		 enum mtp_dtype act, int64_t k_accum,
 		 const struct mtp_tol_override *ovr, struct mtp_tol *out);
 /* The longest reduction of a call (k_accum above): fp32 accumulation error
  * grows with it and matters where the activations are float32. */

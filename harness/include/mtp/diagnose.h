@@ -37,9 +37,9 @@ enum mtp_diag {
 
 struct mtp_diag_info {
 	const char *name;
-	const char *section;  /* MTP-SPEC section */
-	const char *history;  /* one line */
-	bool numeric;         /* computed from outputs (else: weight mapping) */
+	const char *section; /* MTP-SPEC section */
+	const char *history; /* one line */
+	bool numeric;	     /* computed from outputs (else: weight mapping) */
 };
 
 const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d);
@@ -56,17 +56,17 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 
 struct mtp_diag_score {
 	enum mtp_diag diag;
-	double err_hyp;  /* normwise error of the observed vs the hypothesis */
-	double err_ref;  /* ... vs the correct reference */
+	double err_hyp;	 /* normwise error of the observed vs the hypothesis */
+	double err_ref;	 /* ... vs the correct reference */
 	int informative; /* outputs where the hypothesis differs */
 };
 
 struct mtp_diag_result {
-	enum mtp_diag diag;  /* the claimed one, or NONE */
-	double ratio;        /* err_ref / err_hyp of the claimed one */
+	enum mtp_diag diag; /* the claimed one, or NONE */
+	double ratio;	    /* err_ref / err_hyp of the claimed one */
 	double err_hyp;
-	bool info;           /* information only (NORM_ROUNDING): no failure */
-	char text[400];      /* one line for the console and reports */
+	bool info;	/* information only (NORM_ROUNDING): no failure */
+	char text[400]; /* one line for the console and reports */
 	int n_scores;
 	struct mtp_diag_score scores[MTP_DIAG_COUNT];
 };
@@ -79,7 +79,8 @@ void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 
 /* On a passing output with a visible difference: whether the other RMSNorm
  * rounding (eager vs fused) explains it. Information, never a failure. */
-void mtp_diagnose_rounding(const struct mtp_call *c, const struct mtp_tensor *got,
+void mtp_diagnose_rounding(const struct mtp_call *c,
+			   const struct mtp_tensor *got,
 			   const struct mtp_tensor *want,
 			   struct mtp_diag_result *out);
 

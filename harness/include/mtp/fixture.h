@@ -48,8 +48,7 @@ struct mtp_fixture {
 /* Opens and validates `path`; cases hold shapes and dtypes, no data. The
  * file is first read whole in a child process (mtp_fixture_probe), because
  * HDF5 1.10 can crash or hang on a malformed file. */
-enum mtp_status mtp_fixture_open(const char *path,
-				 const struct mtp_limits *lim,
+enum mtp_status mtp_fixture_open(const char *path, const struct mtp_limits *lim,
 				 struct mtp_fixture *fx, char *err,
 				 size_t errn);
 /* The same without the child (the fuzzers and the probe itself use it). */
@@ -60,8 +59,9 @@ enum mtp_status mtp_fixture_open_direct(const char *path,
 /* Reads the whole file, every case loaded, in a child process with a memory
  * and time limit: MTP_OK if that finished cleanly, else the child's own
  * error, or a one-line error saying the library crashed or hung on it. */
-enum mtp_status mtp_fixture_probe(const char *path, const struct mtp_limits *lim,
-				  char *err, size_t errn);
+enum mtp_status mtp_fixture_probe(const char *path,
+				  const struct mtp_limits *lim, char *err,
+				  size_t errn);
 /* Reads the data of case i; values are checked (ids within the table). */
 enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 				 size_t errn);

@@ -27,13 +27,13 @@
 struct mtp_gen_spec {
 	const struct mtp_op *op;
 	enum mtp_family family;
-	enum mtp_dtype act;       /* activation dtype */
-	int64_t t, h, m, v, f;    /* tokens, hidden, hc_mult, vocab, FFN width */
-	int64_t rows, parts;      /* rmsnorm-style rows (R), all_reduce parts (P) */
-	int64_t k, l;             /* draft_chain steps and layers */
+	enum mtp_dtype act;    /* activation dtype */
+	int64_t t, h, m, v, f; /* tokens, hidden, hc_mult, vocab, FFN width */
+	int64_t rows, parts; /* rmsnorm-style rows (R), all_reduce parts (P) */
+	int64_t k, l;	     /* draft_chain steps and layers */
 	struct mtp_attr_list attrs; /* overrides of the op's default attributes */
 	uint64_t seed;
-	bool optional;            /* also generate the op's optional inputs */
+	bool optional; /* also generate the op's optional inputs */
 };
 
 /* Zeroes spec and sets op, the op's default family (deepseek_v4 for the mHC
@@ -58,7 +58,8 @@ enum mtp_status mtp_case_generate(const struct mtp_gen_spec *spec,
 
 /* Fills an allocated tensor of spec s with the values of its rule (by name and
  * class), drawn from the stream of (seed, s->name); d->v bounds ids. */
-enum mtp_status mtp_gen_fill(const struct mtp_tspec *s, const struct mtp_dims *d,
-			     uint64_t seed, struct mtp_tensor *t);
+enum mtp_status mtp_gen_fill(const struct mtp_tspec *s,
+			     const struct mtp_dims *d, uint64_t seed,
+			     struct mtp_tensor *t);
 
 #endif

@@ -124,10 +124,10 @@ struct mtp_attr_list {
 /* Parses the attributes the op needs; on error writes "attribute 'x': why"
  * into err and returns MTP_ERR_INVALID. */
 enum mtp_status mtp_params_parse(const struct mtp_op *op,
-				  enum mtp_family family,
-				  const struct mtp_attr_list *attrs,
-				  struct mtp_params *out, char *err,
-				  size_t errn);
+				 enum mtp_family family,
+				 const struct mtp_attr_list *attrs,
+				 struct mtp_params *out, char *err,
+				 size_t errn);
 
 /* Builds the signature; `present` tells which optional inputs exist
  * (it may be NULL: none). */

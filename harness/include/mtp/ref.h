@@ -42,18 +42,18 @@ enum mtp_contract {
 
 enum mtp_family {
 	MTP_FAMILY_DEEPSEEK_V3, /* also V3.1, V3.2, R1 */
-	MTP_FAMILY_GLM,         /* same math as deepseek_v3 */
+	MTP_FAMILY_GLM,		/* same math as deepseek_v3 */
 	MTP_FAMILY_DEEPSEEK_V4,
 };
 
 /* Scalars of one mHC hc_pre [§4.4.1]. */
 struct mtp_hc_params {
-	double rms_eps;      /* eps of the mixes' RMS over M*H */
-	double pre_eps;      /* added to sigmoid for pre_m */
+	double rms_eps;	     /* eps of the mixes' RMS over M*H */
+	double pre_eps;	     /* added to sigmoid for pre_m */
 	double sinkhorn_eps; /* eps of the Sinkhorn softmax and normalisations */
 	double post_mult;    /* 2.0 in vLLM */
-	int sinkhorn_iters;  /* >= 1: one softmax + column norm, then iters-1 row+column */
-	double norm_eps;     /* used only when a norm weight is given */
+	int sinkhorn_iters; /* >= 1: one softmax + column norm, then iters-1 row+column */
+	double norm_eps; /* used only when a norm weight is given */
 };
 
 /* ---- primitives ------------------------------------------------------- */
@@ -80,8 +80,8 @@ void mtp_ref_pos0_mask(const double *e, const int64_t *positions, int64_t t,
 
 /* y[r,o] = act(sum_c w[o,c] * x[r,c]): a GEMM, one rounding of its result.
  * x [rows,in], w [out,in] (nn.Linear layout), y [rows,out]. */
-void mtp_ref_linear(const double *x, const double *w, int64_t rows,
-		    int64_t in, int64_t out, enum mtp_dtype act, double *y);
+void mtp_ref_linear(const double *x, const double *w, int64_t rows, int64_t in,
+		    int64_t out, enum mtp_dtype act, double *y);
 
 /* [§7.1] out[t] = [ RMSNorm_fused(mask(embeds)[t]; enorm) | RMSNorm_fused(prev[t]; hnorm) ],
  * out is [T, 2H]. */
@@ -105,14 +105,11 @@ void mtp_ref_eh_proj(const double *x, const double *w, int64_t t, int64_t h,
 
 /* [§7.3] enorm_out [T,H] = RMSNorm_fused(mask(embeds); enorm);
  * hnorm_out [T,M,H] = RMSNorm_fused(prev[t,m,:]; hnorm) per stream. */
-void mtp_ref_fused_mtp_input_rmsnorm(const double *embeds,
-				     const int64_t *positions,
-				     const double *prev_hidden,
-				     const double *enorm_w,
-				     const double *hnorm_w, int64_t t,
-				     int64_t m, int64_t h, double eps,
-				     enum mtp_dtype act, double *enorm_out,
-				     double *hnorm_out);
+void mtp_ref_fused_mtp_input_rmsnorm(
+	const double *embeds, const int64_t *positions,
+	const double *prev_hidden, const double *enorm_w, const double *hnorm_w,
+	int64_t t, int64_t m, int64_t h, double eps, enum mtp_dtype act,
+	double *enorm_out, double *hnorm_out);
 
 /* [Step V4-3] x[t,m,:] = act( act(h_proj(p[t,m,:])) + act(e_proj(e[t,:])) ). */
 void mtp_ref_eh_proj_hc(const double *e, const double *p,
@@ -131,9 +128,8 @@ void mtp_ref_hc_pre(const double *residual, const double *fn,
 
 /* [§4.4.2] out[t,j,h] = act( post[t,j]*x[t,h] + sum_i comb[t,i,j]*R[t,i,h] ). */
 void mtp_ref_hc_post(const double *x, const double *residual,
-		     const double *post_mix, const double *comb_mix,
-		     int64_t t, int64_t m, int64_t h, enum mtp_dtype act,
-		     double *out);
+		     const double *post_mix, const double *comb_mix, int64_t t,
+		     int64_t m, int64_t h, enum mtp_dtype act, double *out);
 
 /* [§4.4.3] residual_out = hc_post(x, residual, post_in, comb_in) (stored in
  * act), then hc_pre on residual_out (the large-T path: pre reads the rounded
@@ -193,7 +189,7 @@ struct mtp_ref_v4_block {
 /* Settings of one step, from the case attributes. */
 struct mtp_ref_step_cfg {
 	enum mtp_family family;
-	double eps;                 /* rms_norm_eps */
+	double eps;		    /* rms_norm_eps */
 	enum mtp_rounding rounding; /* every RMSNorm of the step */
 	enum mtp_dtype act;
 	/* V4 only */
@@ -227,8 +223,7 @@ void mtp_ref_v4_block(const double *x, const double *post_mix,
 		      const struct mtp_ref_v4_block *b,
 		      const struct mtp_ref_dims *d,
 		      const struct mtp_ref_step_cfg *c, double *x_out,
-		      double *residual_out, double *post_out,
-		      double *comb_out);
+		      double *residual_out, double *post_out, double *comb_out);
 
 /* ---- one MTP step [§3, §4, §10] and the draft chain [§5] --------------- */
 
@@ -237,7 +232,7 @@ struct mtp_ref_v3_layer {
 	const double *eh_proj_w; /* [H,2H] */
 	struct mtp_ref_v3_block block;
 	const double *shared_head_norm_w; /* [H] */
-	const double *head_w;             /* [V,H] */
+	const double *head_w;		  /* [V,H] */
 };
 
 struct mtp_ref_v4_layer {
@@ -258,7 +253,7 @@ struct mtp_ref_v4_layer {
  * Arrays a family does not produce are ignored (may be NULL). */
 struct mtp_ref_step_out {
 	double *block_out, *block_residual;
-	double *hidden_pre, *hidden_post;               /* V3 */
+	double *hidden_pre, *hidden_post;		     /* V3 */
 	double *post_mix, *comb_mix, *streams, *head_hidden; /* V4 */
 	double *recycled, *logits;
 	int64_t *token;
@@ -266,7 +261,7 @@ struct mtp_ref_step_out {
 
 /* Inputs of one step that are not weights. */
 struct mtp_ref_step_in {
-	const double *embeds;      /* [T,H] */
+	const double *embeds;	   /* [T,H] */
 	const int64_t *positions;  /* [T] */
 	const double *prev_hidden; /* [T,H] (V3) or [T,M*H] (V4) */
 };
@@ -286,11 +281,11 @@ void mtp_ref_mtp_step_v4(const struct mtp_ref_step_in *in,
 /* [§5, FIXTURES.md draft_chain] K teacher-forced steps over L layers. */
 struct mtp_ref_chain_in {
 	int64_t k, l;
-	bool pass_step_idx;        /* layer s % L if set, else layer 0 */
-	const double *embed_table; /* [V,H] */
-	const int64_t *input_ids;  /* [T] */
-	const int64_t *positions;  /* [T]; step s uses positions + s */
-	const double *prev_hidden; /* step 0's previous hidden */
+	bool pass_step_idx;	    /* layer s % L if set, else layer 0 */
+	const double *embed_table;  /* [V,H] */
+	const int64_t *input_ids;   /* [T] */
+	const int64_t *positions;   /* [T]; step s uses positions + s */
+	const double *prev_hidden;  /* step 0's previous hidden */
 	const int64_t *next_tokens; /* [K-1, T] */
 	const struct mtp_ref_v3_layer *v3; /* [L], for the V3 family */
 	const struct mtp_ref_v4_layer *v4; /* [L], for V4 */

@@ -27,20 +27,20 @@ struct mtp_run_opts {
 	int n_inputs;
 	const char *filters[MTP_MAX_INPUTS];
 	int n_filters;
-	const char *case_file;  /* --cases: a case file (docs/CASES.md) */
-	const char *tags;       /* --tags: select its entries by tag */
+	const char *case_file; /* --cases: a case file (docs/CASES.md) */
+	const char *tags;      /* --tags: select its entries by tag */
 	const char *json_path;
 	const char *junit_path; /* --junit: JUnit XML for CI systems */
-	const char *html_path;  /* --html: the self-contained HTML report */
-	int shard_i, shard_n;   /* --shard i/n: every n-th problem from i */
-	bool isolate;           /* --isolate: each case in its own process */
-	double timeout;         /* --timeout: seconds per isolated case */
-	bool verify;     /* judge observed/ against the reference */
-	bool list_only;  /* print the selected problems and stop */
+	const char *html_path;	/* --html: the self-contained HTML report */
+	int shard_i, shard_n;	/* --shard i/n: every n-th problem from i */
+	bool isolate;		/* --isolate: each case in its own process */
+	double timeout;		/* --timeout: seconds per isolated case */
+	bool verify;		/* judge observed/ against the reference */
+	bool list_only;		/* print the selected problems and stop */
 	bool verbose;
 	uint64_t seed;
 	struct mtp_limits limits;
-	FILE *out;       /* console */
+	FILE *out; /* console */
 };
 
 struct mtp_result {
@@ -52,11 +52,11 @@ struct mtp_result {
 	enum mtp_verdict verdict;
 	char message[MTP_ERR_MAX]; /* why, for anything but PASSED */
 	int n_cmp;
-	struct mtp_cmp *cmp;       /* outputs compared, in flow order */
-	int first_bad;             /* index into cmp, or -1 */
+	struct mtp_cmp *cmp; /* outputs compared, in flow order */
+	int first_bad;	     /* index into cmp, or -1 */
 	char repro[1200];
 	double seconds;
-	bool generated;            /* made in process from a case file */
+	bool generated;		     /* made in process from a case file */
 	struct mtp_diag_result diag; /* for a failure: the known bug matched */
 };
 
@@ -65,10 +65,10 @@ struct mtp_run {
 	int n, cap;
 	struct mtp_result *results;
 	int counts[MTP_VERDICT_COUNT];
-	int n_invalid_inputs;      /* fixtures that could not be opened */
-	int n_unavailable;         /* backends that could not be opened */
-	int n_usage;               /* usage errors found while running */
-	char command[64];          /* "run" or "verify" */
+	int n_invalid_inputs; /* fixtures that could not be opened */
+	int n_unavailable;    /* backends that could not be opened */
+	int n_usage;	      /* usage errors found while running */
+	char command[64];     /* "run" or "verify" */
 };
 
 void mtp_run_opts_init(struct mtp_run_opts *o);

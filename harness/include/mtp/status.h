@@ -8,12 +8,12 @@
 enum mtp_status {
 	MTP_OK = 0,
 	MTP_ERR_INVALID,     /* bad input: file, case, shape, value */
-	MTP_ERR_NOMEM,       /* an allocation failed */
-	MTP_ERR_IO,          /* a file could not be read or written */
-	MTP_ERR_DEVICE,      /* a vendor call failed */
+	MTP_ERR_NOMEM,	     /* an allocation failed */
+	MTP_ERR_IO,	     /* a file could not be read or written */
+	MTP_ERR_DEVICE,	     /* a vendor call failed */
 	MTP_ERR_UNSUPPORTED, /* the backend does not implement this */
 	MTP_ERR_UNAVAILABLE, /* no driver, no device */
-	MTP_ERR_LIMIT,       /* a size is over the limit the run allows */
+	MTP_ERR_LIMIT,	     /* a size is over the limit the run allows */
 };
 
 const char *mtp_status_name(enum mtp_status st);

@@ -18,23 +18,23 @@
 #include "mtp/status.h"
 
 struct mtp_timing_opts {
-	int warmup;          /* launches before timing (default 3) */
-	int min_reps;        /* at least this many timed launches (default 10) */
-	int max_reps;        /* at most (default 1000) */
-	double min_seconds;  /* and at least this long in all (default 0.2) */
-	bool warm;           /* time on hot caches: no input rotation */
-	bool graph;          /* time graph replays (backends that have them) */
+	int warmup;	    /* launches before timing (default 3) */
+	int min_reps;	    /* at least this many timed launches (default 10) */
+	int max_reps;	    /* at most (default 1000) */
+	double min_seconds; /* and at least this long in all (default 0.2) */
+	bool warm;	    /* time on hot caches: no input rotation */
+	bool graph;	    /* time graph replays (backends that have them) */
 	uint64_t rotate_bytes; /* rotate input sets until they span this many
 				* bytes (default 256 MiB: past any cache) */
 };
 
 struct mtp_timing {
-	int reps, sets;      /* timed launches, input sets rotated */
+	int reps, sets;		    /* timed launches, input sets rotated */
 	double median, q1, q3, min; /* seconds per launch */
-	double iqr_pct;      /* (q3 - q1) / median * 100 */
-	bool device_timer;   /* device events (else the host clock) */
-	bool graph;          /* graph replay was used */
-	double *samples;     /* every timed launch, sorted (owned) */
+	double iqr_pct;		    /* (q3 - q1) / median * 100 */
+	bool device_timer;	    /* device events (else the host clock) */
+	bool graph;		    /* graph replay was used */
+	double *samples;	    /* every timed launch, sorted (owned) */
 };
 
 void mtp_timing_opts_init(struct mtp_timing_opts *o);

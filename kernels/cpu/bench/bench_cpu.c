@@ -22,8 +22,9 @@ struct bench {
 	struct mtp_dims d;
 };
 
-#define HC "rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 post_mult=2 " \
-	   "sinkhorn_iters=20"
+#define HC                                                                     \
+	"rms_eps=1e-6 pre_eps=1e-6 sinkhorn_eps=1e-6 post_mult=2 "             \
+	"sinkhorn_iters=20"
 
 static const struct bench benches[] = {
 	{"rmsnorm", "eps=1e-6 rounding=eager", {.r = 1024, .h = 4096}},
@@ -34,7 +35,8 @@ static const struct bench benches[] = {
 	{"fused_mtp_input_rmsnorm", "eps=1e-6", {.t = 1024, .h = 4096, .m = 4}},
 	{"hc_post", "", {.t = 1024, .h = 4096, .m = 4}},
 	{"hc_pre", HC, {.t = 1024, .h = 4096, .m = 4}},
-	{"hc_head", "rms_eps=1e-6 hc_eps=1e-6 variant=cuda",
+	{"hc_head",
+	 "rms_eps=1e-6 hc_eps=1e-6 variant=cuda",
 	 {.t = 1024, .h = 4096, .m = 4}},
 	{"all_reduce", "", {.p = 4, .r = 1024, .h = 4096}},
 };
@@ -85,8 +87,8 @@ static void fill(struct mtp_tensor *t, const struct mtp_tspec *s)
 }
 
 static enum mtp_status make_call(const struct bench *b, struct mtp_params *p,
-				 struct mtp_signature *sig,
-				 struct mtp_call *c, size_t *bytes)
+				 struct mtp_signature *sig, struct mtp_call *c,
+				 size_t *bytes)
 {
 	const struct mtp_op *op = mtp_op_find(b->op);
 	struct mtp_attr_list attrs;
@@ -115,7 +117,8 @@ static enum mtp_status make_call(const struct bench *b, struct mtp_params *p,
 	*bytes = 0;
 	for (int i = 0; i < sig->n_in + sig->n_out && !st; i++) {
 		const bool in = i < sig->n_in;
-		const struct mtp_tspec *s = in ? &sig->in[i] : &sig->out[i - sig->n_in];
+		const struct mtp_tspec *s =
+			in ? &sig->in[i] : &sig->out[i - sig->n_in];
 		struct mtp_tensor *t = in ? &c->in[i] : &c->out[i - sig->n_in];
 		int64_t shape[MTP_MAX_DIMS];
 		int nd;
@@ -123,7 +126,8 @@ static enum mtp_status make_call(const struct bench *b, struct mtp_params *p,
 		if (s->optional)
 			continue;
 		mtp_tspec_shape(s, &c->dims, &nd, shape);
-		st = mtp_tensor_alloc(t, mtp_tspec_dtype(s, MTP_BF16), nd, shape);
+		st = mtp_tensor_alloc(t, mtp_tspec_dtype(s, MTP_BF16), nd,
+				      shape);
 		if (!st && in)
 			fill(t, s);
 		*bytes += mtp_tensor_nbytes(t);
@@ -206,9 +210,11 @@ static void copy_baseline(int n)
 		s[i] = now() - t0;
 	}
 	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	printf("| copy (bandwidth baseline) | 64 MiB | %.1f | %.3f (%.3f) | %.2f | | |\n",
+	printf("| copy (bandwidth baseline) | 64 MiB | %.1f | %.3f (%.3f) | "
+	       "%.2f | | |\n",
 	       2.0 * (double)len / 1e6, s[n / 2] * 1e3,
-	       (s[(3 * n) / 4] - s[n / 4]) * 1e3, 2.0 * (double)len / s[n / 2] / 1e9);
+	       (s[(3 * n) / 4] - s[n / 4]) * 1e3,
+	       2.0 * (double)len / s[n / 2] / 1e9);
 out_free:
 	free(s);
 	free(b);
@@ -226,18 +232,25 @@ static void run_one(const struct bench *b, struct mtp_backend *cpu,
 	const int64_t rows = b->d.t ? b->d.t : b->d.r;
 
 	if (make_call(b, &p, &sig, &c, &bytes) ||
-	    time_op(cpu, &c, ncpu, &cm, &ci) || time_op(ref, &c, nref, &rm, &ri)) {
-		printf("| %s | failed: %s %s |\n", b->op, cpu->error, ref->error);
+	    time_op(cpu, &c, ncpu, &cm, &ci) ||
+	    time_op(ref, &c, nref, &rm, &ri)) {
+		printf("| %s | failed: %s %s |\n", b->op, cpu->error,
+		       ref->error);
 		free_call(&c);
 		return;
 	}
-	printf("| %s %s | T=%lld H=%lld%s | %.1f | %.3f (%.3f) | %.2f | %.1f (%.1f) | %.0fx |\n",
-	       b->op, strstr(b->attrs, "eager") ? "eager" :
-		      strstr(b->attrs, "rounding=fused") ? "fused" : "",
+	printf("| %s %s | T=%lld H=%lld%s | %.1f | %.3f (%.3f) | %.2f | %.1f "
+	       "(%.1f) | %.0fx |\n",
+	       b->op,
+	       strstr(b->attrs, "eager")	    ? "eager"
+	       : strstr(b->attrs, "rounding=fused") ? "fused"
+						    : "",
 	       (long long)rows, (long long)b->d.h,
-	       b->d.m ? " M=4" : b->d.p ? " P=4" : "", (double)bytes / 1e6,
-	       cm * 1e3, ci * 1e3, (double)bytes / cm / 1e9, rm * 1e3, ri * 1e3,
-	       rm / cm);
+	       b->d.m	? " M=4"
+	       : b->d.p ? " P=4"
+			: "",
+	       (double)bytes / 1e6, cm * 1e3, ci * 1e3,
+	       (double)bytes / cm / 1e9, rm * 1e3, ri * 1e3, rm / cm);
 	fflush(stdout);
 	free_call(&c);
 }
@@ -257,9 +270,11 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	mtp_backend_device_info(cpu, info, sizeof(info));
-	printf("cpu backend: %s; bfloat16 activations; %d cpu / %d ref repeats\n\n",
+	printf("cpu backend: %s; bfloat16 activations; %d cpu / %d ref "
+	       "repeats\n\n",
 	       info, ncpu, nref);
-	printf("| op | shape | MB moved | cpu ms median (IQR) | cpu GB/s | ref ms median (IQR) | speedup |\n");
+	printf("| op | shape | MB moved | cpu ms median (IQR) | cpu GB/s | ref "
+	       "ms median (IQR) | speedup |\n");
 	printf("|---|---|---|---|---|---|---|\n");
 	copy_baseline(ncpu);
 	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
