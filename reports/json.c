@@ -15,79 +15,53 @@
 
 #include "mtp/config.h"
 #include "mtp/runner.h"
+#include "mtp/textio.h"
 #include "report_file.h"
-
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-/* JSON has no NaN/Inf: they are written as strings. */
-static void jnum(FILE *f, double v)
-{
-	if (isnan(v))
-		fputs("\"nan\"", f);
-	else if (isinf(v))
-		fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
-	else
-		fprintf(f, "%.17g", v);
-}
 
 static void write_cmp(FILE *f, const struct mtp_cmp *c)
 {
 	fputs("{\"tensor\":", f);
-	jstr(f, c->name);
+	mtp_json_str(f, c->name);
 	fprintf(f, ",\"passed\":%s,\"shape_ok\":%s",
 		c->passed ? "true" : "false", c->shape_ok ? "true" : "false");
 	if (!c->shape_ok) {
 		fputs(",\"shape_error\":", f);
-		jstr(f, c->shape_msg);
+		mtp_json_str(f, c->shape_msg);
 	}
 	fprintf(f, ",\"elements\":%lld,\"bad\":%lld,\"nan_inf_mismatch\":%lld",
 		(long long)c->n, (long long)c->n_bad,
 		(long long)c->n_special_mismatch);
 	fputs(",\"max_abs\":", f);
-	jnum(f, c->max_abs);
+	mtp_json_num(f, c->max_abs);
 	fputs(",\"max_rel\":", f);
-	jnum(f, c->max_rel);
+	mtp_json_num(f, c->max_rel);
 	fputs(",\"headroom\":", f);
-	jnum(f, c->headroom);
+	mtp_json_num(f, c->headroom);
 	fputs(",\"nmse\":", f);
-	jnum(f, c->nmse);
+	mtp_json_num(f, c->nmse);
 	fputs(",\"normwise\":", f);
-	jnum(f, c->rel_norm);
+	mtp_json_num(f, c->rel_norm);
 	fprintf(f, ",\"tokens_inside_margin\":%lld", (long long)c->n_ambiguous);
 	fputs(",\"worst_index\":[", f);
 	for (int d = 0; c->worst >= 0 && d < c->worst_ndim; d++)
 		fprintf(f, "%s%lld", d ? "," : "",
 			(long long)c->worst_coord[d]);
 	fputs("],\"worst_got\":", f);
-	jnum(f, c->worst_got);
+	mtp_json_num(f, c->worst_got);
 	fputs(",\"worst_want\":", f);
-	jnum(f, c->worst_want);
+	mtp_json_num(f, c->worst_want);
 	fputs(",\"threshold\":{\"rtol\":", f);
-	jnum(f, c->tol.rtol);
+	mtp_json_num(f, c->tol.rtol);
 	fputs(",\"atol\":", f);
-	jnum(f, c->tol.atol);
+	mtp_json_num(f, c->tol.atol);
 	if (c->tol.budget) {
 		fputs(",\"normwise_max\":", f);
-		jnum(f, c->tol.norm_max);
+		mtp_json_num(f, c->tol.norm_max);
 		fputs(",\"element_max_of_rms\":", f);
-		jnum(f, c->tol.elem_max);
+		mtp_json_num(f, c->tol.elem_max);
 	}
 	fputs(",\"origin\":", f);
-	jstr(f, c->tol.origin);
+	mtp_json_str(f, c->tol.origin);
 	fputs("},\"ulp_histogram\":[", f);
 	for (int i = 0; i < MTP_ULP_BUCKETS; i++)
 		fprintf(f, "%s%lld", i ? "," : "", (long long)c->ulp_hist[i]);
@@ -103,23 +77,23 @@ static void write_diag(FILE *f, const struct mtp_diag_result *d)
 {
 	fputs("{\"code\":", f);
 	if (d->diag)
-		jstr(f, mtp_diag_info(d->diag)->name);
+		mtp_json_str(f, mtp_diag_info(d->diag)->name);
 	else
 		fputs("null", f);
 	fputs(",\"ratio\":", f);
-	jnum(f, d->diag ? d->ratio : 0);
+	mtp_json_num(f, d->diag ? d->ratio : 0);
 	fputs(",\"text\":", f);
-	jstr(f, d->text);
+	mtp_json_str(f, d->text);
 	fputs(",\"hypotheses\":[", f);
 	for (int i = 0; i < d->n_scores; i++) {
 		const struct mtp_diag_score *s = &d->scores[i];
 
 		fprintf(f, "%s{\"code\":", i ? "," : "");
-		jstr(f, mtp_diag_info(s->diag)->name);
+		mtp_json_str(f, mtp_diag_info(s->diag)->name);
 		fputs(",\"error_vs_hypothesis\":", f);
-		jnum(f, s->err_hyp);
+		mtp_json_num(f, s->err_hyp);
 		fputs(",\"error_vs_reference\":", f);
-		jnum(f, s->err_ref);
+		mtp_json_num(f, s->err_ref);
 		fprintf(f, ",\"informative_outputs\":%d}", s->informative);
 	}
 	fputs("]}", f);
@@ -128,30 +102,30 @@ static void write_diag(FILE *f, const struct mtp_diag_result *d)
 static void write_result(FILE *f, const struct mtp_result *r)
 {
 	fputs("{\"file\":", f);
-	jstr(f, r->file);
+	mtp_json_str(f, r->file);
 	fputs(",\"case\":", f);
-	jstr(f, r->case_id);
+	mtp_json_str(f, r->case_id);
 	fputs(",\"backend\":", f);
-	jstr(f, r->backend);
+	mtp_json_str(f, r->backend);
 	fputs(",\"op\":", f);
-	jstr(f, r->op ? r->op->name : "");
+	mtp_json_str(f, r->op ? r->op->name : "");
 	fputs(",\"family\":", f);
-	jstr(f, mtp_family_name(r->family));
+	mtp_json_str(f, mtp_family_name(r->family));
 	fputs(",\"verdict\":", f);
-	jstr(f, mtp_verdict_name(r->verdict));
+	mtp_json_str(f, mtp_verdict_name(r->verdict));
 	fputs(",\"message\":", f);
-	jstr(f, r->message);
+	mtp_json_str(f, r->message);
 	fputs(",\"first_bad_output\":", f);
 	if (r->first_bad >= 0)
-		jstr(f, r->cmp[r->first_bad].name);
+		mtp_json_str(f, r->cmp[r->first_bad].name);
 	else
 		fputs("null", f);
 	fputs(",\"diagnosis\":", f);
 	write_diag(f, &r->diag);
 	fputs(",\"repro\":", f);
-	jstr(f, r->repro);
+	mtp_json_str(f, r->repro);
 	fputs(",\"seconds\":", f);
-	jnum(f, r->seconds);
+	mtp_json_num(f, r->seconds);
 	fputs(",\"outputs\":[", f);
 	for (int i = 0; i < r->n_cmp; i++) {
 		if (i)
@@ -172,24 +146,24 @@ static void write_header(FILE *f, const struct mtp_run *run)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	fputs("{\"format\":\"mtpcheck-results\",\"format_version\":1,", f);
 	fputs("\"mtpcheck_version\":", f);
-	jstr(f, MTP_VERSION);
+	mtp_json_str(f, MTP_VERSION);
 	fputs(",\"command\":", f);
-	jstr(f, run->command);
+	mtp_json_str(f, run->command);
 	fputs(",\"created\":", f);
-	jstr(f, when);
+	mtp_json_str(f, when);
 	fputs(",\"machine\":{\"host\":", f);
-	jstr(f, host);
+	mtp_json_str(f, host);
 	fputs(",\"system\":", f);
-	jstr(f, u.sysname);
+	mtp_json_str(f, u.sysname);
 	fputs(",\"release\":", f);
-	jstr(f, u.release);
+	mtp_json_str(f, u.release);
 	fputs(",\"arch\":", f);
-	jstr(f, u.machine);
+	mtp_json_str(f, u.machine);
 	fprintf(f, ",\"cpus\":%ld},", sysconf(_SC_NPROCESSORS_ONLN));
 	fputs("\"commit\":", f);
 	const char *commit = getenv("MTP_COMMIT");
 
-	jstr(f, commit ? commit : "");
+	mtp_json_str(f, commit ? commit : "");
 	fprintf(f, ",\"seed\":%llu", (unsigned long long)run->opts.seed);
 	fputs(",\"summary\":{", f);
 	for (int v = 0, first = 1; v < MTP_VERDICT_COUNT; v++) {

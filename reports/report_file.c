@@ -9,27 +9,25 @@
 #include <unistd.h>
 
 #include "report_file.h"
+#include "mtp/textio.h"
+
+struct report_arg {
+	mtp_report_body_fn body;
+	const struct mtp_run *run;
+};
+
+static void write_body(FILE *f, const void *arg)
+{
+	const struct report_arg *a = arg;
+
+	a->body(f, a->run);
+}
 
 enum mtp_status mtp_report_write(const struct mtp_run *run, const char *path,
 				 mtp_report_body_fn body, char *err,
 				 size_t errn)
 {
-	char tmp[MTP_PATH_MAX + 32];
-	FILE *f;
+	struct report_arg a = {body, run};
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errn, "%s: cannot write: %s", path,
-			 strerror(errno));
-		return MTP_ERR_IO;
-	}
-	body(f, run);
-	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
-		snprintf(err, errn, "%s: cannot write: %s", path,
-			 strerror(errno));
-		remove(tmp);
-		return MTP_ERR_IO;
-	}
-	return MTP_OK;
+	return mtp_write_atomic(path, write_body, &a, err, errn);
 }

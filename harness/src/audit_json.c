@@ -13,39 +13,24 @@
 #include <unistd.h>
 
 #include "mtp/config.h"
-
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
+#include "mtp/textio.h"
 
 static void write_finding(FILE *f, const struct mtp_wm_finding *x)
 {
 	const struct mtp_diag_info *d = mtp_diag_info(x->diag);
 
 	fputs("{\"code\":", f);
-	jstr(f, d->name);
+	mtp_json_str(f, d->name);
 	fputs(",\"section\":", f);
-	jstr(f, d->section);
+	mtp_json_str(f, d->section);
 	fputs(",\"key\":", f);
-	jstr(f, x->key);
+	mtp_json_str(f, x->key);
 	fputs(",\"target\":", f);
-	jstr(f, x->target);
+	mtp_json_str(f, x->target);
 	fputs(",\"text\":", f);
-	jstr(f, x->text);
+	mtp_json_str(f, x->text);
 	fputs(",\"history\":", f);
-	jstr(f, d->history);
+	mtp_json_str(f, d->history);
 	fputs("}", f);
 }
 
@@ -59,18 +44,18 @@ static void write_header(FILE *f, const struct mtp_wm_audit *a,
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	fputs("{\"format\":\"mtpcheck-weight-audit\",\"format_version\":1,", f);
 	fputs("\"mtpcheck_version\":", f);
-	jstr(f, MTP_VERSION);
+	mtp_json_str(f, MTP_VERSION);
 	fputs(",\"command\":", f);
-	jstr(f, command);
+	mtp_json_str(f, command);
 	fputs(",\"created\":", f);
-	jstr(f, when);
+	mtp_json_str(f, when);
 	fputs(",\"machine\":{\"host\":", f);
-	jstr(f, host);
+	mtp_json_str(f, host);
 	fputs("},\"family\":", f);
-	jstr(f, mtp_family_name(c->family));
+	mtp_json_str(f, mtp_family_name(c->family));
 	fprintf(f, ",\"layer\":%d,\"mtp_layers\":%d,\"loader\":", c->layer,
 		c->mtp_layers);
-	jstr(f, mtp_loader_name(c->loader));
+	mtp_json_str(f, mtp_loader_name(c->loader));
 	fprintf(f,
 		",\"summary\":{\"keys\":%d,\"mtp_keys\":%d,\"mapped\":%d,"
 		"\"skipped\":%d,\"params\":%d,\"mtp_keys_unloaded\":%d,"
@@ -82,9 +67,28 @@ static void write_header(FILE *f, const struct mtp_wm_audit *a,
 		a->n ? MTP_EXIT_FAIL : MTP_EXIT_OK);
 	for (int i = 0; i < a->n_notes; i++) {
 		fputs(i ? "," : "", f);
-		jstr(f, a->notes[i]);
+		mtp_json_str(f, a->notes[i]);
 	}
 	fputs("],\n", f);
+}
+
+struct audit_doc {
+	const struct mtp_wm_audit *a;
+	const struct mtp_wm_config *c;
+	const char *command;
+};
+
+static void body(FILE *f, const void *arg)
+{
+	const struct audit_doc *d = arg;
+
+	write_header(f, d->a, d->c, d->command);
+	fputs("\"findings\":[\n", f);
+	for (int i = 0; i < d->a->n; i++) {
+		write_finding(f, &d->a->f[i]);
+		fputs(i + 1 < d->a->n ? ",\n" : "\n", f);
+	}
+	fputs("]}\n", f);
 }
 
 enum mtp_status mtp_wm_audit_json(const struct mtp_wm_audit *a,
@@ -92,28 +96,7 @@ enum mtp_status mtp_wm_audit_json(const struct mtp_wm_audit *a,
 				  const char *command, const char *path,
 				  char *err, size_t errn)
 {
-	char tmp[4096 + 32];
-	FILE *f;
+	struct audit_doc d = {a, c, command};
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errn, "%s: cannot write: %s", path,
-			 strerror(errno));
-		return MTP_ERR_IO;
-	}
-	write_header(f, a, c, command);
-	fputs("\"findings\":[\n", f);
-	for (int i = 0; i < a->n; i++) {
-		write_finding(f, &a->f[i]);
-		fputs(i + 1 < a->n ? ",\n" : "\n", f);
-	}
-	fputs("]}\n", f);
-	if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
-		snprintf(err, errn, "%s: cannot write: %s", path,
-			 strerror(errno));
-		remove(tmp);
-		return MTP_ERR_IO;
-	}
-	return MTP_OK;
+	return mtp_write_atomic(path, body, &d, err, errn);
 }

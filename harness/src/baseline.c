@@ -3,31 +3,13 @@
  * is found; baseline_none.c stands in otherwise.)
  */
 #include "mtp/baseline.h"
+#include "mtp/textio.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *s = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
-	    (s = calloc(1, (size_t)n + 1)) &&
-	    fread(s, 1, (size_t)n, f) != (size_t)n) {
-		free(s);
-		s = NULL;
-	}
-	fclose(f);
-	return s;
-}
 
 static bool take_row(const cJSON *r, struct mtp_baseline_row *row)
 {
@@ -56,7 +38,7 @@ static bool take_row(const cJSON *r, struct mtp_baseline_row *row)
 enum mtp_status mtp_baseline_load(const char *path, struct mtp_baseline *b,
 				  char *err, size_t errn)
 {
-	char *text = slurp(path);
+	char *text = mtp_read_text(path);
 	bool read_ok = text != NULL;
 	cJSON *root = text ? cJSON_Parse(text) : NULL;
 	const cJSON *rows = root ? cJSON_GetObjectItem(root, "rows") : NULL;

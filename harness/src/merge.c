@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mtp/runner.h"
+#include "mtp/textio.h"
 
 static const char *str(const cJSON *o, const char *k)
 {
@@ -120,25 +121,6 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 	return MTP_OK;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *s = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
-	    (s = calloc(1, (size_t)n + 1)) &&
-	    fread(s, 1, (size_t)n, f) != (size_t)n) {
-		free(s);
-		s = NULL;
-	}
-	fclose(f);
-	return s;
-}
-
 enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 			      int n, char *err, size_t errn)
 {
@@ -146,7 +128,7 @@ enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 
 	snprintf(run->command, sizeof(run->command), "report");
 	for (int i = 0; !st && i < n; i++) {
-		char *text = slurp(paths[i]);
+		char *text = mtp_read_text(paths[i]);
 		cJSON *root = text ? cJSON_Parse(text) : NULL;
 
 		if (!root) {
