@@ -14,6 +14,7 @@
 #include "mtp/compare.h"
 #include "mtp/backend.h"
 #include "mtp/baseline.h"
+#include "mtp/bench.h"
 #include "mtp/generate.h"
 #include "mtp/timing.h"
 
@@ -40,6 +41,9 @@ struct bench {
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
 	double min_effect; /* smallest change that is not SAME */
 	int n_slower, n_ambiguous;
+	const char *html_path;	    /* --html: the rows as a page */
+	struct mtp_bench_row *kept; /* every printed row, for --html */
+	int n_kept, cap_kept;
 };
 
 static const char *const default_ops[] = {"rmsnorm",
@@ -146,6 +150,42 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 	b->n_ambiguous += *v == MTP_AMBIGUOUS;
 }
 
+/* Keeps a copy of a printed row for the HTML page. */
+static void keep_row(struct bench *b, const struct row *r, double gbs,
+		     double gfs, enum mtp_verdict v)
+{
+	struct mtp_bench_row *k;
+
+	if (!b->html_path)
+		return;
+	if (b->n_kept == b->cap_kept) {
+		int cap = b->cap_kept ? 2 * b->cap_kept : 64;
+		struct mtp_bench_row *n =
+			realloc(b->kept, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return;
+		b->kept = n;
+		b->cap_kept = cap;
+	}
+	k = &b->kept[b->n_kept++];
+	memset(k, 0, sizeof(*k));
+	snprintf(k->op, sizeof(k->op), "%s", r->op);
+	snprintf(k->shape, sizeof(k->shape), "%s", r->shape);
+	snprintf(k->backend, sizeof(k->backend), "%s", r->backend);
+	snprintf(k->check, sizeof(k->check), "%s", r->check);
+	snprintf(k->note, sizeof(k->note), "%s", r->note ? r->note : "");
+	if (v != MTP_VERDICT_COUNT)
+		snprintf(k->vs_base, sizeof(k->vs_base), "%s",
+			 mtp_verdict_name(v));
+	k->median = r->t.median;
+	k->iqr_pct = r->t.iqr_pct;
+	k->gb_per_s = gbs;
+	k->gflop_per_s = gfs;
+	k->frac_peak = r->peak > 0 ? r->bytes / r->t.median / r->peak : 0;
+	k->speedup_vs_ref = r->ref_median > 0 ? r->ref_median / r->t.median : 0;
+}
+
 static void print_row(struct bench *b, const struct row *r)
 {
 	double gbs = r->t.median > 0 ? r->bytes / r->t.median / 1e9 : 0;
@@ -159,6 +199,7 @@ static void print_row(struct bench *b, const struct row *r)
 	if (r->ref_median > 0 && r->t.median > 0)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
+	keep_row(b, r, gbs, gfs, v);
 	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s\n",
 	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
 	       gbs, pk, gfs, sp, r->check, r->note ? r->note : "", cmp);
@@ -388,6 +429,7 @@ static const char usage_bench[] =
 	"  --no-unfused      skip the unfused comparison rows\n"
 	"  --seed N          seed of the generated inputs\n"
 	"  --json FILE       write the rows as JSON (with the raw samples)\n"
+	"  --html FILE       write the rows as a self-contained HTML page\n"
 	"  --baseline FILE   compare with an earlier --json file: FASTER, "
 	"SLOWER,\n"
 	"                    SAME or AMBIGUOUS (Mann-Whitney U on the "
@@ -426,7 +468,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		snprintf(word, sizeof(word), " %s ", a);
 		takes = strstr(" --backend --op --T --H --M --V --F --reps "
 			       "--min-time --seed --json "
-			       "--baseline --min-effect ",
+			       "--baseline --min-effect --html ",
 			       word) != NULL;
 		int64_t one[1];
 
@@ -497,6 +539,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			b->topt.min_seconds = atof(v);
 		} else if (!strcmp(a, "--json")) {
 			b->json_path = v;
+		} else if (!strcmp(a, "--html")) {
+			b->html_path = v;
 		} else if (!strcmp(a, "--baseline")) {
 			b->baseline_path = v;
 		} else if (!strcmp(a, "--min-effect")) {
@@ -622,6 +666,16 @@ int mtp_bench_main(int argc, char **argv)
 	for (int i = 0; i < b.n_backends; i++)
 		mtp_backend_close(b.be[i]);
 	mtp_baseline_free(&b.base);
+	if (b.html_path) {
+		char err[MTP_ERR_MAX];
+
+		if (mtp_bench_html(b.kept, b.n_kept, b.html_path, err,
+				   sizeof(err))) {
+			fprintf(stderr, "mtpcheck bench: %s\n", err);
+			b.failures++;
+		}
+		free(b.kept);
+	}
 	if (b.baseline_path)
 		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
 		       b.baseline_path, b.n_slower, b.n_ambiguous);
