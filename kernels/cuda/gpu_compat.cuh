@@ -9,21 +9,35 @@
 #define MTP_GPU_COMPAT_CUH
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
+/*
+ * HIP on AMD (ROCm 5.2: no hip_bf16.h; hip_bfloat16 rounds to nearest even).
+ * The wavefront is 64 lanes on every target built (gfx908, gfx90a, gfx940).
+ * A block narrower than a wavefront (nv_threads_for() starts at 32 threads)
+ * leaves the upper lanes inactive: a shuffle from such a lane reads 0, the
+ * identity of the block sums, the only reductions run on such blocks.
+ */
 #include <hip/hip_runtime.h>
-#include <hip/hip_bf16.h>
+#include <hip/hip_bfloat16.h>
 #include <hip/hip_fp16.h>
-typedef __hip_bfloat16 mtp_gpu_bf16;
+typedef hip_bfloat16 mtp_gpu_bf16;
 typedef __half mtp_gpu_f16;
 #define MTP_GPU_WARP 64
-#define mtp_gpu_shfl_xor(v, o) __shfl_xor((v), (o))
+template <typename V>
+static __device__ __forceinline__ V mtp_gpu_shfl_xor_amd(V v, int o)
+{
+	const V r = __shfl_xor(v, o);
+
+	return (threadIdx.x ^ (unsigned)o) < blockDim.x ? r : (V)0;
+}
+#define mtp_gpu_shfl_xor(v, o) mtp_gpu_shfl_xor_amd((v), (o))
 #define mtp_gpu_shfl(v, l) __shfl((v), (l))
 static __device__ __forceinline__ float mtp_gpu_bf16_to_f32(mtp_gpu_bf16 v)
 {
-	return __bfloat162float(v);
+	return static_cast<float>(v);
 }
 static __device__ __forceinline__ mtp_gpu_bf16 mtp_gpu_f32_to_bf16(float v)
 {
-	return __float2bfloat16(v); /* round to nearest even */
+	return mtp_gpu_bf16(v); /* round to nearest even */
 }
 #else
 #include <cuda_runtime.h>
