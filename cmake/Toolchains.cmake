@@ -37,6 +37,14 @@ mtp_resolve(CUDA ${_cuda_found} "${_cuda_why}")
 set(_hip_found OFF)
 set(_hip_why "no hip CMake package (libamdhip64-dev) found")
 if(NOT MTP_WITH_HIP STREQUAL "OFF")
+  # hip-config.cmake reads CMAKE_CXX_COMPILER_ID: it fails in a C-only
+  # project, so C++ is enabled first where the package is there.
+  find_file(_hip_config hip-config.cmake PATHS /usr/lib/x86_64-linux-gnu/cmake/hip
+    /opt/rocm/lib/cmake/hip NO_CACHE)
+  check_language(CXX)
+  if(_hip_config AND CMAKE_CXX_COMPILER)
+    enable_language(CXX)
+  endif()
   find_package(hip CONFIG QUIET PATHS /usr/lib/x86_64-linux-gnu/cmake/hip)
   if(hip_FOUND)
     set(_hip_found ON)
