@@ -38,8 +38,9 @@ static const struct module_def modules[] = {
 	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
 	 "this build has no CUDA backend (configured without nvcc or with "
 	 "MTP_WITH_CUDA=OFF)"},
-	{"hip", "mtp_backend_hip.so", false,
-	 "the HIP backend is not written yet"},
+	{"hip", "mtp_backend_hip.so", MTP_HAVE_HIP,
+	 "this build has no HIP backend (configured without ROCm's HIP, "
+	 "libamdhip64-dev and hipcc, or with MTP_WITH_HIP=OFF)"},
 	{"level_zero", "mtp_backend_level_zero.so", MTP_HAVE_LEVEL_ZERO,
 	 "this build has no Level Zero backend (configured without the Level "
 	 "Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)"},
