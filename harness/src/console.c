@@ -18,6 +18,9 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 		snprintf(buf, sizeof(buf),
 			 "worst %.2f of threshold, %d outputs", worst,
 			 r->n_cmp);
+	else if (r->verdict == MTP_PASSED)
+		snprintf(buf, sizeof(buf),
+			 "empty outputs (T = 0): nothing to compare");
 	where = r->verdict == MTP_PASSED ? buf : r->message;
 	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
 		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
