@@ -16,13 +16,6 @@
 
 #define NV_WORKSPACE_BYTES (32u << 20)
 
-enum mtp_status mtp_nv_fail_cuda(struct mtp_backend *be, const char *what,
-				 cudaError_t e)
-{
-	return mtp_backend_fail(be, MTP_ERR_DEVICE, "%s: %s", what,
-				cudaGetErrorString(e));
-}
-
 enum mtp_status mtp_nv_fail_blas(struct mtp_backend *be, const char *what,
 				 cublasStatus_t e)
 {
@@ -120,133 +113,6 @@ fail:
 	return MTP_ERR_UNAVAILABLE; /* be->error says why */
 }
 
-static enum mtp_status nv_alloc(struct mtp_backend *be, size_t bytes,
-				void **ptr)
-{
-	NV_CUDA(be, cudaMalloc(ptr, bytes));
-	return MTP_OK;
-}
-
-static void nv_free(struct mtp_backend *be, void *ptr)
-{
-	cudaError_t e = cudaFree(ptr);
-
-	if (e != cudaSuccess && !be->error[0])
-		mtp_nv_fail_cuda(be, "cudaFree",
-				 e); /* the first message wins */
-}
-
-static enum mtp_status nv_upload(struct mtp_backend *be, void *dst,
-				 const void *src, size_t bytes)
-{
-	struct nv_ctx *x = nv_ctx(be);
-
-	/* synchronous: the host buffer may be freed right after */
-	NV_CUDA(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
-				    x->stream));
-	NV_CUDA(be, cudaStreamSynchronize(x->stream));
-	return MTP_OK;
-}
-
-static enum mtp_status nv_download(struct mtp_backend *be, void *dst,
-				   const void *src, size_t bytes)
-{
-	struct nv_ctx *x = nv_ctx(be);
-
-	NV_CUDA(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
-				    x->stream));
-	NV_CUDA(be, cudaStreamSynchronize(x->stream));
-	return MTP_OK;
-}
-
-enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst, const void *src,
-			    size_t bytes)
-{
-	if (!bytes)
-		return MTP_OK;
-	NV_CUDA(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-				    nv_ctx(be)->stream));
-	return MTP_OK;
-}
-
-enum mtp_status mtp_nv_scratch(struct mtp_backend *be, size_t bytes, void **ptr)
-{
-	struct nv_ctx *x = nv_ctx(be);
-
-	*ptr = NULL;
-	if (x->n_scratch == NV_SCRATCH_MAX)
-		return mtp_backend_fail(
-			be, MTP_ERR_LIMIT,
-			"more than %d scratch buffers in one call",
-			NV_SCRATCH_MAX);
-	NV_CUDA(be, cudaMallocAsync(ptr, bytes ? bytes : 1, x->stream));
-	x->scratch[x->n_scratch++] = *ptr;
-	return MTP_OK;
-}
-
-enum mtp_status mtp_nv_scratch_release(struct mtp_backend *be)
-{
-	struct nv_ctx *x = nv_ctx(be);
-	cudaError_t first = cudaSuccess;
-
-	while (x->n_scratch > 0) {
-		cudaError_t e =
-			cudaFreeAsync(x->scratch[--x->n_scratch], x->stream);
-
-		if (first == cudaSuccess)
-			first = e;
-	}
-	NV_CUDA(be, first);
-	return MTP_OK;
-}
-
-static bool nv_supports(struct mtp_backend *be, const struct mtp_call *c)
-{
-	(void)be;
-	return mtp_nv_op_supported(c);
-}
-
-static enum mtp_status nv_launch(struct mtp_backend *be,
-				 const struct mtp_call *c)
-{
-	enum mtp_status st, rel;
-
-	switch (c->op->id) {
-	case MTP_OP_MTP_BLOCK: st = mtp_nv_op_block(be, c); break;
-	case MTP_OP_MTP_STEP: st = mtp_nv_op_step(be, c); break;
-	case MTP_OP_DRAFT_CHAIN: st = mtp_nv_op_chain(be, c); break;
-	default: st = mtp_nv_op_simple(be, c); break;
-	}
-	rel = mtp_nv_scratch_release(be);
-	return st ? st : rel;
-}
-
-static enum mtp_status nv_synchronize(struct mtp_backend *be)
-{
-	NV_CUDA(be, cudaStreamSynchronize(nv_ctx(be)->stream));
-	return MTP_OK;
-}
-
-static enum mtp_status nv_timer_begin(struct mtp_backend *be)
-{
-	struct nv_ctx *x = nv_ctx(be);
-
-	NV_CUDA(be, cudaEventRecord(x->ev_begin, x->stream));
-	return MTP_OK;
-}
-
-static enum mtp_status nv_timer_end(struct mtp_backend *be, double *seconds)
-{
-	struct nv_ctx *x = nv_ctx(be);
-	float ms = 0.0f;
-
-	NV_CUDA(be, cudaEventRecord(x->ev_end, x->stream));
-	NV_CUDA(be, cudaEventSynchronize(x->ev_end));
-	NV_CUDA(be, cudaEventElapsedTime(&ms, x->ev_begin, x->ev_end));
-	*seconds = ms * 1e-3;
-	return MTP_OK;
-}
-
 static void nv_device_info(struct mtp_backend *be, char *buf, size_t n)
 {
 	struct nv_ctx *x = nv_ctx(be);
@@ -269,15 +135,15 @@ static const struct mtp_backend_iface nv_iface = {
 		       "activations, fp32 accumulation)",
 	.open = nv_open,
 	.close = nv_close,
-	.alloc = nv_alloc,
-	.free = nv_free,
-	.upload = nv_upload,
-	.download = nv_download,
-	.supports = nv_supports,
-	.launch = nv_launch,
-	.synchronize = nv_synchronize,
-	.timer_begin = nv_timer_begin,
-	.timer_end = nv_timer_end,
+	.alloc = mtp_nv_alloc,
+	.free = mtp_nv_free,
+	.upload = mtp_nv_upload,
+	.download = mtp_nv_download,
+	.supports = mtp_nv_supports_call,
+	.launch = mtp_nv_launch,
+	.synchronize = mtp_nv_synchronize,
+	.timer_begin = mtp_nv_timer_begin,
+	.timer_end = mtp_nv_timer_end,
 	.device_info = nv_device_info,
 	.copy = mtp_nv_copy,
 	.graph_capture = mtp_nv_graph_capture,

@@ -185,4 +185,17 @@ enum mtp_status mtp_nv_v4_block(struct mtp_backend *be,
 				const struct nv_v4_block *b, void *f_out,
 				void *r1_out, float *post_out, float *comb_out);
 
+/* runtime.c: the interface methods the CUDA and HIP backends share. */
+enum mtp_status mtp_nv_alloc(struct mtp_backend *be, size_t bytes, void **ptr);
+void mtp_nv_free(struct mtp_backend *be, void *ptr);
+enum mtp_status mtp_nv_upload(struct mtp_backend *be, void *dst,
+			      const void *src, size_t bytes);
+enum mtp_status mtp_nv_download(struct mtp_backend *be, void *dst,
+				const void *src, size_t bytes);
+bool mtp_nv_supports_call(struct mtp_backend *be, const struct mtp_call *c);
+enum mtp_status mtp_nv_launch(struct mtp_backend *be, const struct mtp_call *c);
+enum mtp_status mtp_nv_synchronize(struct mtp_backend *be);
+enum mtp_status mtp_nv_timer_begin(struct mtp_backend *be);
+enum mtp_status mtp_nv_timer_end(struct mtp_backend *be, double *seconds);
+
 #endif

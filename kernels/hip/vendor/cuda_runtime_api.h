@@ -26,6 +26,16 @@
 
 #define cudaGetLastError hipGetLastError
 #define cudaGetErrorString hipGetErrorString
+#define cudaMalloc hipMalloc
+#define cudaFree hipFree
+#define cudaMemcpyAsync hipMemcpyAsync
+#define cudaMemcpyHostToDevice hipMemcpyHostToDevice
+#define cudaMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define cudaStreamSynchronize hipStreamSynchronize
+#define cudaEventRecord hipEventRecord
+#define cudaEventSynchronize hipEventSynchronize
+#define cudaEventElapsedTime hipEventElapsedTime
 #define cudaMallocAsync hipMallocAsync
 #define cudaFreeAsync hipFreeAsync
 #define cudaStreamBeginCapture hipStreamBeginCapture
