@@ -104,7 +104,10 @@ static enum mtp_status load_lib(const char *path, void **handle,
 {
 	const struct mtp_backend_iface *(*entry)(void);
 
-	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* NODELETE: a vendor runtime keeps state behind its globals until exit;
+	 * unmapping it at dlclose would orphan that state (LeakSanitizer saw
+	 * the HIP runtime's as leaks from an unknown module) */
+	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!*handle) {
 		snprintf(why, whyn, "cannot load %s: %s", path, dlerror());
 		return MTP_ERR_UNAVAILABLE;
