@@ -14,6 +14,7 @@
 #include "mtp/backend.h"
 #include "mtp/casefile.h"
 #include "mtp/diagnose.h"
+#include "mtp/membudget.h"
 #include "mtp/rules.h"
 #include "isolate.h"
 
@@ -22,6 +23,7 @@ void mtp_run_opts_init(struct mtp_run_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->timeout = 600;
 	o->limits.max_dataset_bytes = 4ull << 30;
+	o->seed = MTP_GEN_DEFAULT_SEED;
 	o->out = stdout;
 }
 
