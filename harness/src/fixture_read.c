@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture_guard.h"
+#include "mtp/textio.h"
 
 struct reader {
 	struct mtp_fixture *fx;
@@ -629,11 +631,12 @@ enum mtp_status mtp_fixture_open_direct(const char *path,
 	memset(fx, 0, sizeof(*fx));
 	snprintf(fx->path, sizeof(fx->path), "%s", path);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	FILE *probe = fopen(path, "rb");
+	int fd = mtp_open_regular(path, why, sizeof(why));
 
-	if (!probe)
-		return fail(&r, MTP_ERR_IO, "/", "cannot open the file%s", "");
-	fclose(probe);
+	if (fd < 0)
+		return fail(&r, MTP_ERR_IO, "/", "cannot open the file: %s",
+			    why);
+	close(fd);
 	if (H5Fis_hdf5(path) <= 0)
 		return fail(&r, MTP_ERR_INVALID, "/",
 			    "not an HDF5 file (corrupt or truncated?)%s", "");

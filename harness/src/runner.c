@@ -17,6 +17,7 @@
 #include "mtp/membudget.h"
 #include "mtp/rules.h"
 #include "isolate.h"
+#include "repro.h"
 
 void mtp_run_opts_init(struct mtp_run_opts *o)
 {
@@ -78,44 +79,6 @@ static struct mtp_result *result_add(struct mtp_run *run)
 	memset(r, 0, sizeof(*r));
 	r->first_bad = -1;
 	return r;
-}
-
-static void shell_quote(char *dst, size_t n, const char *s)
-{
-	bool plain = *s != 0;
-
-	for (const char *p = s; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
-			    "YZ0123456789_.-/:,=+",
-			    *p))
-			plain = false;
-	if (plain)
-		snprintf(dst, n, "%s", s);
-	else
-		snprintf(dst, n, "'%s'",
-			 s); /* case ids and paths hold no quote */
-}
-
-static void make_repro(const struct mtp_run *run, struct mtp_result *r)
-{
-	char f[MTP_PATH_MAX + 2], b[140];
-
-	shell_quote(f, sizeof(f), r->file);
-	shell_quote(b, sizeof(b), r->backend);
-	if (run->opts.verify)
-		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck verify %s --filter %s", f, r->case_id);
-	else if (r->generated)
-		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck run --backend %s --cases %s --filter %s", b,
-			 run->opts.case_file, r->case_id);
-	else
-		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck run --backend %s%s%s --fixtures %s --filter "
-			 "%s",
-			 b, run->opts.backend_lib ? " --backend-lib " : "",
-			 run->opts.backend_lib ? run->opts.backend_lib : "", f,
-			 r->case_id);
 }
 
 /* The block contract rule; a violation fails the case and names the bug. */
@@ -279,13 +242,12 @@ new_result(struct mtp_run *run, const struct mtp_case *c, const char *backend)
 
 	if (!r)
 		return NULL;
-	snprintf(r->file, sizeof(r->file), "%s", c->file);
 	snprintf(r->case_id, sizeof(r->case_id), "%s", c->id);
 	snprintf(r->backend, sizeof(r->backend), "%s", backend);
 	r->op = c->op;
 	r->family = c->family;
 	r->generated = strcmp(c->file, "generated") == 0;
-	make_repro(run, r);
+	mtp_result_origin(run, r, c->file);
 	return r;
 }
 
@@ -380,7 +342,7 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 	snprintf(run->command, sizeof(run->command), "%s",
 		 o->verify ? "verify" : "run");
 	mtp_sources_open(run, &s);
-	n = mtp_sources_select(run, &s, &it);
+	n = run->n_usage ? 0 : mtp_sources_select(run, &s, &it);
 	if (o->list_only) {
 		mtp_sources_list(run, &s, it, n);
 		goto out;
