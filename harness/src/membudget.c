@@ -127,8 +127,10 @@ void mtp_mem_str(uint64_t bytes, char *buf, size_t n)
 	if (bytes == UINT64_MAX)
 		snprintf(buf, n, "more than 16 EiB");
 	else
-		snprintf(buf, n, "%.1f GiB (%llu bytes)",
-			 (double)bytes / (1u << 30), (unsigned long long)bytes);
+		snprintf(buf, n, "%.1f %s (%llu bytes)",
+			 (double)bytes / (bytes >= 1u << 30 ? 1u << 30 : 1u << 20),
+			 bytes >= 1u << 30 ? "GiB" : "MiB",
+			 (unsigned long long)bytes);
 }
 
 uint64_t mtp_mem_list_bytes(const struct mtp_tensor_list *l)
