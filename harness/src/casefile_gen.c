@@ -221,13 +221,17 @@ static enum mtp_status gen_one(const struct mtp_cf_line *ln,
 	char msg[MTP_ERR_MAX], id[128];
 	enum mtp_status st = MTP_OK;
 
+	bool seeded = false;
+
 	mtp_gen_spec_init(&spec, NULL);
-	if (ln->ps->cf->has_default_seed)
-		spec.seed = ln->ps->cf->default_seed;
-	for (int i = 0; i < nax && !st; i++)
+	for (int i = 0; i < nax && !st; i++) {
 		st = apply(ln, ax[i].tok, &ax[i].items[idx[i]], &spec);
+		seeded |= ax[i].tok->id == K_SEED;
+	}
 	if (st)
 		return st;
+	if (!seeded && ln->ps->cf->has_default_seed) /* run --seed */
+		spec.seed = ln->ps->cf->default_seed;
 	st = mtp_gen_spec_check(&spec, id, sizeof(id), msg, sizeof(msg));
 	if (st)
 		return mtp_cf_error(ln, blame(ax, nax, msg), "%s", msg);

@@ -158,20 +158,29 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 void mtp_sources_list(const struct mtp_run *run, const struct sources *s,
 		      const struct item *it, int n)
 {
+	char shown[MTP_PATH_MAX], file[MTP_PATH_MAX + 16];
+
 	for (int k = 0; k < n; k++) {
 		if (it[k].f >= 0) {
 			const struct mtp_fixture *fx = &s->fx[it[k].f];
 			const struct mtp_case *c = &fx->cases[it[k].i];
 
-			fprintf(run->opts.out, "%s:%s  %s %s\n", fx->path,
-				c->id, c->op->name, mtp_family_name(c->family));
+			mtp_display_name(fx->path, shown, sizeof(shown));
+			fprintf(run->opts.out, "%s:%s  %s %s\n", shown, c->id,
+				c->op->name, mtp_family_name(c->family));
 		} else {
 			int g = it[k].g;
+			const char *org = s->cs.gen[g].origin;
+			const char *colon = strrchr(org, ':');
 
-			fprintf(run->opts.out, "generated:%s  %s %s  (%s)\n",
+			snprintf(file, sizeof(file), "%.*s",
+				 (int)(colon ? colon - org : (long)strlen(org)),
+				 org);
+			mtp_display_name(file, shown, sizeof(shown));
+			fprintf(run->opts.out, "generated:%s  %s %s  (%s%s)\n",
 				s->cs.gen[g].id, s->cs.specs[g].op->name,
-				mtp_family_name(s->cs.specs[g].family),
-				s->cs.gen[g].origin);
+				mtp_family_name(s->cs.specs[g].family), shown,
+				colon ? colon : "");
 		}
 	}
 }

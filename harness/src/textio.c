@@ -107,6 +107,11 @@ enum mtp_status mtp_output_prepare(const char *path, char *out, size_t outn,
 	slash = strrchr(dir, '/');
 	if (slash)
 		slash[slash == dir] = 0;
+	if (stat(slash ? dir : ".", &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		snprintf(err, errn, "%s: cannot write: %s is not a folder",
+			 path, dir);
+		return MTP_ERR_IO;
+	}
 	if (access(slash ? dir : ".", W_OK) != 0) {
 		snprintf(err, errn, "%s: cannot write in %s: %s", path,
 			 slash ? dir : ".", strerror(errno));
