@@ -171,7 +171,8 @@ static void write_header(FILE *f, const struct mtp_run *run)
 	} else { /* one run, unless the shards were given a common --run-id */
 		char id[400];
 
-		snprintf(id, sizeof(id), "%s-%s-%ld", host, when, (long)getpid());
+		snprintf(id, sizeof(id), "%s-%s-%ld", host, when,
+			 (long)getpid());
 		mtp_json_str(f, id);
 	}
 	fputs(",\"summary\":{", f);

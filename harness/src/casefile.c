@@ -356,7 +356,7 @@ static enum mtp_status fixture_folder(const struct mtp_cf_line *ln,
 	}
 	closedir(d);
 	if (n)
-	qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+		qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
 	for (int i = 0; i < n; i++) {
 		if (!st && names[i] &&
 		    !path_join(dir, names[i], path, sizeof(path)))
@@ -396,10 +396,11 @@ static enum mtp_status line_fixtures(const struct mtp_cf_line *ln,
 		if (S_ISDIR(sb.st_mode))
 			st = fixture_folder(ln, proto, path, items[i].col);
 		else if (!S_ISREG(sb.st_mode))
-			return mtp_cf_error(ln, items[i].col,
-					    "'%s' is neither a regular file nor "
-					    "a folder",
-					    path);
+			return mtp_cf_error(
+				ln, items[i].col,
+				"'%s' is neither a regular file nor "
+				"a folder",
+				path);
 		else if (fixture_add(ln, proto, path))
 			st = mtp_cf_error(ln, 1, "out of memory");
 	}

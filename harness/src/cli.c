@@ -310,7 +310,8 @@ static int preflight(const char *cmd, const struct mtp_run_opts *o)
 	char err[MTP_ERR_MAX];
 
 	if ((!o->verify && mtp_preflight_backends(o, err, sizeof(err))) ||
-	    (!o->list_only && mtp_preflight_outputs(outs, 3, err, sizeof(err)))) {
+	    (!o->list_only &&
+	     mtp_preflight_outputs(outs, 3, err, sizeof(err)))) {
 		fprintf(stderr, "mtpcheck %s: %s\n", cmd, err);
 		return 1;
 	}

@@ -58,8 +58,8 @@ static bool path_all_hard(hid_t file, const char *target, char *why, size_t n)
 
 /* Rule 12 for a soft link: "/cases/<id>/<part>/..." naming a dataset,
  * outside observed/, reached through hard links only. */
-static bool soft_target_ok(hid_t grp, const char *name, size_t vlen,
-			   char *why, size_t n)
+static bool soft_target_ok(hid_t grp, const char *name, size_t vlen, char *why,
+			   size_t n)
 {
 	char target[MTP_PATH_MAX], id[MTP_PATH_MAX], part[16];
 	hid_t file = H5Iget_file_id(grp);
@@ -90,7 +90,8 @@ static bool soft_target_ok(hid_t grp, const char *name, size_t vlen,
 		goto out;
 	if (H5Oget_info_by_name(file, target, &oi, H5P_DEFAULT) < 0 ||
 	    oi.type != H5O_TYPE_DATASET) {
-		snprintf(why, n, "soft link to '%s': the target is not a dataset",
+		snprintf(why, n,
+			 "soft link to '%s': the target is not a dataset",
 			 target);
 		goto out;
 	}
@@ -169,9 +170,9 @@ bool mtp_fxg_storage_ok(hid_t dset, char *why, size_t n)
 		unsigned flags, cd[8];
 		size_t ncd = 8;
 		char fname[64] = "";
-		H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags,
-						 &ncd, cd, sizeof(fname), fname,
-						 NULL);
+		H5Z_filter_t id =
+			H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd,
+				       sizeof(fname), fname, NULL);
 
 		fname[sizeof(fname) - 1] = 0;
 		if (id == H5Z_FILTER_DEFLATE || id == H5Z_FILTER_SHUFFLE ||

@@ -119,8 +119,8 @@ enum mtp_status mtp_fixture_rules_load(const struct mtp_case *c, char *why,
 		if (!e->tol.set || !mtp_dtype_is_float(e->t.dtype) || ne == 0)
 			continue;
 		for (int64_t k = 0; k < ne; k++) {
-			double v = fabs(mtp_load(e->t.dtype, e->t.data,
-						 (size_t)k));
+			double v = fabs(
+				mtp_load(e->t.dtype, e->t.data, (size_t)k));
 
 			if (isfinite(v) && v > mx)
 				mx = v;

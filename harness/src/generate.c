@@ -490,9 +490,10 @@ uint64_t mtp_gen_spec_bytes(const struct mtp_gen_spec *spec)
 		mtp_list_init(&in);
 		for (int i = 0; i < pl.sig->n_in; i++) {
 			const struct mtp_tspec *s = &pl.sig->in[i];
-			struct mtp_named *n = pl.optional || !s->optional
-						      ? mtp_list_add(&in, s->name)
-						      : NULL;
+			struct mtp_named *n =
+				pl.optional || !s->optional
+					? mtp_list_add(&in, s->name)
+					: NULL;
 
 			if (n) {
 				n->t.dtype = mtp_tspec_dtype(s, spec->act);

@@ -44,7 +44,8 @@ static uint64_t meminfo_total(void)
 	if (f)
 		fclose(f);
 	if (!kb) {
-		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+		long pages = sysconf(_SC_PHYS_PAGES),
+		     psz = sysconf(_SC_PAGESIZE);
 
 		return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
 					    : 0;
@@ -128,7 +129,8 @@ void mtp_mem_str(uint64_t bytes, char *buf, size_t n)
 		snprintf(buf, n, "more than 16 EiB");
 	else
 		snprintf(buf, n, "%.1f %s (%llu bytes)",
-			 (double)bytes / (bytes >= 1u << 30 ? 1u << 30 : 1u << 20),
+			 (double)bytes /
+				 (bytes >= 1u << 30 ? 1u << 30 : 1u << 20),
 			 bytes >= 1u << 30 ? "GiB" : "MiB",
 			 (unsigned long long)bytes);
 }
@@ -138,9 +140,9 @@ uint64_t mtp_mem_list_bytes(const struct mtp_tensor_list *l)
 	uint64_t b = 0;
 
 	for (int i = 0; i < l->n; i++)
-		b = sat_add(b, shape_bytes(l->items[i].t.dtype,
-					   l->items[i].t.ndim,
-					   l->items[i].t.shape));
+		b = sat_add(b,
+			    shape_bytes(l->items[i].t.dtype, l->items[i].t.ndim,
+					l->items[i].t.shape));
 	return b;
 }
 
@@ -154,8 +156,8 @@ uint64_t mtp_mem_outputs_bytes(const struct mtp_signature *sig,
 		int nd;
 
 		if (mtp_tspec_shape(&sig->out[i], d, &nd, shape))
-			b = sat_add(b, shape_bytes(mtp_tspec_dtype(
-							   &sig->out[i], act),
+			b = sat_add(b, shape_bytes(mtp_tspec_dtype(&sig->out[i],
+								   act),
 						   nd, shape));
 	}
 	return b;

@@ -128,8 +128,8 @@ static const char *column(struct seen *s, const char *label, const char *run,
 }
 
 static enum mtp_status add_file(struct mtp_run *run, const char *path,
-				const cJSON *root, struct seen *seen,
-				char *err, size_t errn)
+				const cJSON *root, struct seen *seen, char *err,
+				size_t errn)
 {
 	const cJSON *results = cJSON_GetObjectItem(root, "results");
 	const cJSON *machine = cJSON_GetObjectItem(root, "machine");

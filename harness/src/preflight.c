@@ -93,8 +93,8 @@ static bool known_mutant(const char *spec, char *why, size_t n)
 	return true;
 }
 
-enum mtp_status mtp_preflight_backends(const struct mtp_run_opts *o,
-				       char *err, size_t errn)
+enum mtp_status mtp_preflight_backends(const struct mtp_run_opts *o, char *err,
+				       size_t errn)
 {
 	char why[300];
 

@@ -81,8 +81,9 @@ static void put(char *dst, size_t n, const char *src)
 	size_t len = strlen(src);
 
 	if (len >= n)
-		len = (size_t)snprintf(dst, n, "(repro line too long: run with "
-					       "shorter paths)");
+		len = (size_t)snprintf(dst, n,
+				       "(repro line too long: run with "
+				       "shorter paths)");
 	else
 		memcpy(dst, src, len + 1);
 }

@@ -115,8 +115,7 @@ static void print_header(FILE *o)
  * changes no result of the selection (filtered out) is NOT APPLICABLE, which
  * is a failure only on the whole, unfiltered suite. */
 static bool print_row(FILE *o, const char *name, struct tally *t,
-		      enum mtp_diag want, const struct tally *base,
-		      bool whole)
+		      enum mtp_diag want, const struct tally *base, bool whole)
 {
 	int wrong = 0;
 	bool ok;
@@ -128,8 +127,10 @@ static bool print_row(FILE *o, const char *name, struct tally *t,
 				fprintf(o, " %5s", "-");
 		t->row = "NOT APPLICABLE";
 		fprintf(o, " %6d %6d  %s%s\n", t->undiagnosed, t->passed,
-			t->row, whole ? " (on the whole suite: a mutant that "
-					"breaks nothing)" : "");
+			t->row,
+			whole ? " (on the whole suite: a mutant that "
+				"breaks nothing)"
+			      : "");
 		return !whole;
 	}
 	fprintf(o, "%-34s", name);
@@ -224,7 +225,9 @@ int mtp_selftest(const struct mtp_run_opts *opts)
 			applied += strcmp(rw->t.row, "NOT APPLICABLE") != 0;
 		}
 	}
-	rc = !all_ok ? MTP_EXIT_FAIL : applied ? MTP_EXIT_OK : MTP_EXIT_UNTESTED;
+	rc = !all_ok   ? MTP_EXIT_FAIL
+	     : applied ? MTP_EXIT_OK
+		       : MTP_EXIT_UNTESTED;
 	fprintf(o,
 		"\nselftest %s: each mutant's row must name only its own bug "
 		"and add no\n"
@@ -234,9 +237,8 @@ int mtp_selftest(const struct mtp_run_opts *opts)
 		: rc == MTP_EXIT_FAIL ? "FAILED"
 				      : "NOT APPLICABLE (no mutant changes a "
 					"selected case)");
-	if (opts->json_path &&
-	    mtp_write_atomic(opts->json_path, json_body, rows, err,
-			     sizeof(err))) {
+	if (opts->json_path && mtp_write_atomic(opts->json_path, json_body,
+						rows, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck selftest: %s\n", err);
 		rc = MTP_EXIT_USAGE;
 	}

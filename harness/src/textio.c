@@ -22,7 +22,7 @@ int mtp_open_regular(const char *path, char *why, size_t n)
 	}
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		snprintf(why, n, "not a regular file (%s)",
-			 S_ISDIR(sb.st_mode)    ? "a folder"
+			 S_ISDIR(sb.st_mode)	? "a folder"
 			 : S_ISFIFO(sb.st_mode) ? "a FIFO"
 			 : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)
 				 ? "a device"

@@ -40,7 +40,7 @@ struct mtp_run_opts {
 	bool verbose;
 	uint64_t seed;
 	struct mtp_limits limits;
-	FILE *out; /* console */
+	FILE *out;	       /* console */
 	bool seed_set;	       /* --seed given: generated cases use it */
 	const char *mem_limit; /* --mem-limit as given (for repro lines) */
 	const char *run_id;    /* --run-id, shared by the shards of a run
