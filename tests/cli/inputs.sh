@@ -77,17 +77,19 @@ preflight) # typos and unwritable reports are found before the first case
 	expect 2 "--backend rfe: unknown backend; did you mean 'ref'" "$M" run --backend ref,rfe
 	no_case_ran
 	expect 2 "--backend mutant:NOPE: no mutant 'NOPE'" "$M" run --backend mutant:NOPE
-	expect 2 "--filter nosuch: selects no case" "$M" run --filter nosuch
+	expect 2 "--filter nosuch: selects no case" "$M" run --fixtures "$SRC/fixtures/norms.h5" --filter nosuch
 	no_case_ran
 	expect 2 "unexpected argument '--json'" "$M" list ops --json ;;
 seed) # --seed reaches the generated cases; the default is recorded truthfully
-	expect 0 "gen.lm_head.*\.s7 " "$M" run --filter 'gen.lm_head*' --seed 7 --list
-	expect 0 "gen.lm_head.*\.s1 " "$M" run --filter 'gen.lm_head*' --list
-	expect 0 "" "$M" run --filter 'gen.lm_head*' --json d.json
+	echo "op=lm_head T=4 H=64 V=256" >g.case
+	expect 0 "gen.lm_head.*\.s7 " "$M" run --cases g.case --seed 7 --list
+	expect 0 "gen.lm_head.*\.s1 " "$M" run --cases g.case --list
+	expect 0 "" "$M" run --cases g.case --json d.json
 	grep -q '"seed":1,' d.json || fail "default seed not recorded as 1"
 	grep -q '"run_id":"' d.json || fail "no run_id"
-	expect 0 "PASSED .*lm_head.*\.s7 " "$M" run --filter 'gen.lm_head*' --seed 7
-	expect 0 "        logits .* rtol" "$M" run --filter 'gen.lm_head*' -v ;;
+	expect 0 "" "$M" run --cases g.case --seed 7 --json d7.json
+	grep -q '"seed":7,' d7.json && grep -q 'T4.H64.V256.s7"' d7.json || fail "seed 7 not used"
+	expect 0 "        logits .* rtol" "$M" run --cases g.case -v ;;
 repro) # repro lines replay the same verdict from any folder
 	cd "$SRC"
 	"$M" run --backend mutant:PRE_NORM_RECYCLE --fixtures fixtures/steps_v3.h5 --isolate --timeout 60 \
