@@ -93,7 +93,8 @@ static int make_args(char *line, char **argv)
 		argv[1] = "run";
 		n++;
 	}
-	if (!strcmp(argv[1], "run")) { /* never the default suite */
+	if (!strcmp(argv[1], "run") || /* never the default suite */
+	    (!strcmp(argv[1], "list") && n > 2 && !strcmp(argv[2], "cases"))) {
 		argv[n++] = "--cases";
 		argv[n++] = "fuzz.case";
 	}

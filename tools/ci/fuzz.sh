@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-60}
-out=build-fuzz/fuzz
+out=$PWD/build-fuzz/fuzz # absolute: fuzz_cli changes its folder
 jobs=${MTP_FUZZ_JOBS:-2}
 
 CC=clang-14 cmake -S . -B build-fuzz -DMTP_FUZZ=ON -DMTP_BUILD_TESTS=OFF \
@@ -18,7 +18,7 @@ if ! cmake --build build-fuzz -j"$jobs" --target fuzz_fixture fuzz_casefile fuzz
 	>/tmp/mtp-fuzz-build.log 2>&1; then
 	tail -30 /tmp/mtp-fuzz-build.log; echo "fuzz build failed"; exit 1
 fi
-bin=build-fuzz/tests/fuzz
+bin=$PWD/build-fuzz/tests/fuzz
 
 # seeds: tiny valid fixtures written now; one case-file line per file;
 # command lines with a case file for the CLI (tests/fuzz/cli_seeds)
@@ -32,8 +32,8 @@ for f in cases/*.case; do
 	done
 done
 
-export MTP_FUZZ_TMP=$PWD/$out/tmp
-export MTP_FUZZ_FIXTURES=$PWD/$out/seeds/fixture
+export MTP_FUZZ_TMP=$out/tmp
+export MTP_FUZZ_FIXTURES=$out/seeds/fixture
 # the production allocator returns NULL for an absurd size; so does this one
 export ASAN_OPTIONS=allocator_may_return_null=1
 status=0
@@ -43,7 +43,7 @@ for t in fixture casefile cli; do
 	"$bin/fuzz_$t" "$out/corpus/$t" "$out/seeds/$t" -fork=1 -ignore_crashes=1 \
 		-ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$secs" -timeout=10 \
 		-rss_limit_mb=2048 -malloc_limit_mb=512 -artifact_prefix="$out/artifacts/$t/" \
-		$( [ -f tests/fuzz/$t.dict ] && echo -dict=tests/fuzz/$t.dict ) \
+		$( [ -f tests/fuzz/$t.dict ] && echo -dict=$PWD/tests/fuzz/$t.dict ) \
 		</dev/null >"$log" 2>&1 || true
 	last=$(grep -aE '^#[0-9]+: cov:' "$log" | tail -1)
 	runs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
