@@ -216,8 +216,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 		if (strcmp(a, "--backend") == 0 && !verify) {
 			if (split_into(o->backends, &o->n_backends,
 				       MTP_MAX_BACKENDS, val))
-				return usage_error(cmd, "too many backends%s",
-						   "");
+				return usage_error(
+					cmd, "more than 16 backends%s", "");
 		} else if (strcmp(a, "--backend-lib") == 0 && !verify) {
 			o->backend_lib = val;
 		} else if (strcmp(a, "--cases") == 0 && !verify) {
@@ -226,14 +226,18 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			o->tags = val;
 		} else if (strcmp(a, "--fixtures") == 0 && !verify) {
 			if (o->n_inputs >= MTP_MAX_INPUTS)
-				return usage_error(cmd, "too many inputs%s",
+				return usage_error(cmd,
+						   "more than 64 --fixtures%s "
+						   "(list them in a case file: "
+						   "fixtures=...)",
 						   "");
 			o->inputs[o->n_inputs++] = val;
 		} else if (strcmp(a, "--filter") == 0) {
 			if (split_into(o->filters, &o->n_filters,
 				       MTP_MAX_INPUTS, val))
-				return usage_error(cmd, "too many filters%s",
-						   "");
+				return usage_error(
+					cmd, "more than 64 --filter patterns%s",
+					"");
 		} else if (strcmp(a, "--json") == 0) {
 			o->json_path = val;
 		} else if (strcmp(a, "--junit") == 0) {
@@ -428,13 +432,17 @@ static int cmd_list(int argc, char **argv)
 		return MTP_EXIT_OK;
 	}
 	if (strcmp(argv[0], "cases") == 0) {
-		char *args[MTP_MAX_INPUTS * 2 + 2];
-		int n = 0;
+		char **args = calloc((size_t)argc + 1, sizeof(*args));
+		int n = 0, rc;
 
-		for (int i = 1; i < argc && n < MTP_MAX_INPUTS * 2; i++)
+		if (!args)
+			return MTP_EXIT_USAGE;
+		for (int i = 1; i < argc; i++) /* every one: none dropped */
 			args[n++] = argv[i];
 		args[n++] = "--list";
-		return cmd_run("run", n, args);
+		rc = cmd_run("run", n, args);
+		free(args);
+		return rc;
 	}
 	if (!strcmp(argv[0], "ops") || !strcmp(argv[0], "backends") ||
 	    !strcmp(argv[0], "mutants"))
