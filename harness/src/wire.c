@@ -51,21 +51,35 @@ double mtp_wire_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Waits until fd is ready for ev; false once the deadline has passed. */
-static bool wait_fd(int fd, short ev, double deadline)
+static int watched = -1; /* a pidfd of the peer, or -1 */
+
+void mtp_wire_watch(int pidfd)
+{
+	watched = pidfd;
+}
+
+/* Waits until fd is ready for ev: 1; 0 once the deadline has passed; -1 if
+ * the watched peer died with nothing left to read (a child it forked may
+ * hold the pipe open, so its end alone does not tell). */
+static int wait_fd(int fd, short ev, double deadline)
 {
 	for (;;) {
-		struct pollfd pfd = {fd, ev, 0};
+		struct pollfd pfd[2] = {{fd, ev, 0}, {watched, POLLIN, 0}};
 		double left = deadline < 0 ? -1 : deadline - mtp_wire_now();
 		int k;
 
 		if (deadline >= 0 && left <= 0)
-			return false;
-		k = poll(&pfd, 1, left < 0 ? -1 : (int)(left * 1000) + 1);
-		if (k > 0)
-			return true;
+			return 0;
+		k = poll(pfd, watched >= 0 ? 2 : 1,
+			 left < 0 ? -1 : (int)(left * 1000) + 1);
+		if (k > 0 && pfd[0].revents)
+			return 1;
+		if (k > 0) { /* the peer is gone: anything still buffered? */
+			pfd[0].revents = 0;
+			return poll(pfd, 1, 0) > 0 ? 1 : -1;
+		}
 		if (k < 0 && errno != EINTR)
-			return true; /* let read/write report it */
+			return 1; /* let read/write report it */
 	}
 }
 
@@ -76,7 +90,7 @@ bool mtp_wire_write(int fd, const void *buf, size_t n, double deadline)
 	while (n) {
 		ssize_t k;
 
-		if (!wait_fd(fd, POLLOUT, deadline))
+		if (wait_fd(fd, POLLOUT, deadline) != 1)
 			return false;
 		k = write(fd, p, n);
 		if (k < 0 && (errno == EINTR || errno == EAGAIN))
@@ -96,8 +110,10 @@ enum mtp_wire_end mtp_wire_read(int fd, void *buf, size_t n, double deadline)
 	while (n) {
 		ssize_t k;
 
-		if (!wait_fd(fd, POLLIN, deadline))
-			return MTP_WIRE_LATE;
+		int w = wait_fd(fd, POLLIN, deadline);
+
+		if (w <= 0)
+			return w ? MTP_WIRE_EOF : MTP_WIRE_LATE;
 		k = read(fd, p, n);
 		if (k < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;

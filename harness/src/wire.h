@@ -48,6 +48,9 @@ struct mtp_wire_outcome {
 
 /* Monotonic seconds; deadlines are in these units (< 0: none). */
 double mtp_wire_now(void);
+/* Reads and writes of the harness also end when this process (a pidfd, or
+ * -1: none) ends, even if a child of it holds the pipe open. */
+void mtp_wire_watch(int pidfd);
 bool mtp_wire_write(int fd, const void *buf, size_t n, double deadline);
 enum mtp_wire_end mtp_wire_read(int fd, void *buf, size_t n, double deadline);
 

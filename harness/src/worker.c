@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mtp/rules.h"
@@ -107,6 +108,8 @@ void mtp_worker_stop(struct mtp_worker *w)
 	close(w->req); /* a healthy worker reads EOF and leaves */
 	close(w->rep);
 	mtp_child_end(w->pid, END_GRACE_S);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
 	w->pid = 0;
 }
 
@@ -119,6 +122,8 @@ static void lose(struct mtp_worker *w, enum mtp_wire_end e, const char *why,
 	close(w->req);
 	close(w->rep);
 	status = mtp_child_end(w->pid, e == MTP_WIRE_EOF ? END_GRACE_S : 0);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
 	w->pid = 0;
 	*v = e == MTP_WIRE_LATE ? MTP_TIMEOUT : MTP_CRASHED;
 	if (e == MTP_WIRE_LATE)
@@ -162,10 +167,13 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 	}
 	w->req = req[1];
 	w->rep = rep[0];
+	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
 	fcntl(w->req, F_SETFL, O_NONBLOCK);
 	fcntl(w->rep, F_SETFL, O_NONBLOCK);
+	mtp_wire_watch(w->pidfd);
 	e = mtp_wire_recv_hello(w->rep, mtp_wire_now() + timeout_s, &st, why,
 				whyn);
+	mtp_wire_watch(-1);
 	if (e) {
 		lose(w, e, why, timeout_s, &v, how, sizeof(how));
 		snprintf(why, whyn, "while opening the backend: %.500s", how);
@@ -193,11 +201,13 @@ bool mtp_worker_run(struct mtp_worker *w, const struct mtp_case *c,
 	enum mtp_wire_end e = MTP_WIRE_EOF;
 
 	memset(o, 0, sizeof(*o));
+	mtp_wire_watch(w->pidfd);
 	if (mtp_wire_send_case(w->req, c, deadline))
 		e = mtp_wire_recv_report(w->rep, deadline, want, n_want, o, got,
 					 why, sizeof(why));
 	else if (mtp_wire_now() >= deadline)
 		e = MTP_WIRE_LATE;
+	mtp_wire_watch(-1);
 	if (e == MTP_WIRE_OK)
 		return true;
 	lose(w, e, why, timeout_s, v, msg, msgn);

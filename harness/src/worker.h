@@ -18,6 +18,7 @@
 struct mtp_worker {
 	pid_t pid;    /* 0: not running */
 	int req, rep; /* the harness's ends of its pipes */
+	int pidfd;    /* tells when it ends, or -1 */
 };
 
 /* Starts a worker for backend `name` (lib: --backend-lib) and waits up to
