@@ -22,6 +22,9 @@
 
 /* How long a worker that closed its pipe may take to end by itself. */
 #define END_GRACE_S 2.0
+/* Opening a GPU runtime can take seconds: a short --timeout for cases does
+ * not shorten the open below this. */
+#define OPEN_MIN_S 60.0
 
 static void execute(struct mtp_backend *be, struct mtp_case *c,
 		    struct mtp_case_call *p, struct mtp_wire_outcome *o,
@@ -171,6 +174,8 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 	fcntl(w->req, F_SETFL, O_NONBLOCK);
 	fcntl(w->rep, F_SETFL, O_NONBLOCK);
 	mtp_wire_watch(w->pidfd);
+	if (timeout_s < OPEN_MIN_S)
+		timeout_s = OPEN_MIN_S;
 	e = mtp_wire_recv_hello(w->rep, mtp_wire_now() + timeout_s, &st, why,
 				whyn);
 	mtp_wire_watch(-1);
