@@ -65,12 +65,15 @@ static const char usage_run[] =
 	"  --shard I/N        run every N-th selected problem, starting at I "
 	"(0-based),\n"
 	"                     so that N machines split a suite\n"
-	"  --isolate          run each case in its own process: a crash or a "
-	"hang is a\n"
-	"                     CRASHED or TIMEOUT verdict and the run goes on\n"
-	"  --timeout S        seconds an isolated case may take (default 600; "
-	"implies\n"
-	"                     --isolate)\n"
+	"  --isolate          a fresh process per case (by default each "
+	"backend runs in\n"
+	"                     one worker process, restarted after a crash: "
+	"either way a\n"
+	"                     crash or a hang is a CRASHED or TIMEOUT verdict "
+	"and the\n"
+	"                     run goes on)\n"
+	"  --timeout S        seconds a case may take on a backend "
+	"(default 600)\n"
 	"  --seed N           seed of the generated problems whose case-file "
 	"line\n"
 	"                     has no seed= (default 1; in their ids as "
@@ -255,7 +258,6 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 						   "--timeout: '%s' is not a "
 						   "number of seconds",
 						   val);
-			o->isolate = true;
 		} else if (strcmp(a, "--shard") == 0 && !verify) {
 			char *end;
 			long si = strtol(val, &end, 10),

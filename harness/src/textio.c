@@ -1,5 +1,6 @@
 /* Text-file helpers shared by the report writers and readers (textio.h). */
 #include "mtp/textio.h"
+#include "mtp/textsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -181,18 +182,26 @@ char *mtp_read_text(const char *path)
 	return s;
 }
 
-void mtp_json_str(FILE *f, const char *s)
+void mtp_json_str(FILE *f, const char *str)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str);
 
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
+	fputc('"', f);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp = 0;
+		int k = mtp_utf8_seq(s + i, n - i, &cp);
+
+		if (k == 1 && (cp == '"' || cp == '\\'))
+			fprintf(f, "\\%c", (int)cp);
+		else if (k == 1 && (cp < 0x20 || cp == 0x7F))
+			fprintf(f, "\\u%04x", (unsigned)cp);
+		else if (k)
+			fwrite(s + i, 1, (size_t)k, f);
 		else
-			fputc(ch, f);
+			fputs("\\ufffd",
+			      f); /* not UTF-8: the JSON stays valid */
+		i += k ? (size_t)k : 1;
 	}
 	fputc('"', f);
 }

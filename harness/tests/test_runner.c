@@ -318,8 +318,7 @@ Test(runner, isolation_turns_crash_hang_and_device_error_into_verdicts)
 		     run.results[0].message);
 	/* a plain build reports the signal; under ASan its handler exits instead */
 	cr_expect(strstr(run.results[0].message, "signal 11") != NULL ||
-			  strstr(run.results[0].message,
-				 "exited with status") != NULL,
+			  strstr(run.results[0].message, "exit status") != NULL,
 		  "%s", run.results[0].message);
 	cr_expect_eq(run.results[1].verdict, MTP_TIMEOUT, "%s",
 		     run.results[1].message);
