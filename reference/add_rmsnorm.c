@@ -1,5 +1,5 @@
 /*
- * Residual add fused with RMSNorm [MTP-SPEC §2.3]: the new residual is the
+ * Residual add fused with RMSNorm [SPEC.md §2.3]: the new residual is the
  * rounded sum, but the variance comes from the unrounded sum, as in vLLM's
  * fused_add_rms_norm kernel. A separate op because that difference is the
  * point.

@@ -1,5 +1,5 @@
 /*
- * Tensor-parallel all-reduce [MTP-SPEC §2.4, Step V3-7]: the sum of the P
+ * Tensor-parallel all-reduce [SPEC.md §2.4, Step V3-7]: the sum of the P
  * partial outputs, rounded once (fp32 accumulation in the fused kernels).
  */
 #include "ref_internal.h"

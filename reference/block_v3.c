@@ -1,5 +1,5 @@
 /*
- * The synthetic V3-family decoder block [MTP-SPEC §10.1]: a dense stand-in
+ * The synthetic V3-family decoder block [SPEC.md §10.1]: a dense stand-in
  * for MLA + MoE with the real block's call contract, returning the last
  * sublayer output h and the running residual r1 separately (the final h + r1
  * add is the MTP layer's).

@@ -1,5 +1,5 @@
 /*
- * The synthetic V4 decoder block [MTP-SPEC §10.2]: attention and FFN
+ * The synthetic V4 decoder block [SPEC.md §10.2]: attention and FFN
  * stand-ins, each wrapped in mHC hc_pre / hc_post, under either call
  * contract: deferred (CUDA, XPU: the final hc_post is the caller's) or
  * internal (ROCm: the block applies it and returns the streams).

@@ -1,5 +1,5 @@
 /*
- * The teacher-forced draft chain [MTP-SPEC §5, FIXTURES.md draft_chain]:
+ * The teacher-forced draft chain [SPEC.md §5, FORMAT.md draft_chain]:
  * K steps, step s on layer s % L (or layer 0 when spec_step_idx is not
  * passed), fed the next token's embedding, positions + s and the previous
  * step's recycled hidden, so that every step can be judged on its own.

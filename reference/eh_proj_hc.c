@@ -1,5 +1,5 @@
 /*
- * The V4 input projection [MTP-SPEC Step V4-3]: h_proj of every stream plus
+ * The V4 input projection [SPEC.md Step V4-3]: h_proj of every stream plus
  * e_proj of the embedding broadcast over the M streams. Each GEMM result is
  * rounded, then their sum is rounded once more (a bf16 add).
  */

@@ -1,5 +1,5 @@
 /*
- * The V3.2/GLM-5 fused MTP input kernels [MTP-SPEC §7.1, §7.2]: position-0
+ * The V3.2/GLM-5 fused MTP input kernels [SPEC.md §7.1, §7.2]: position-0
  * mask, enorm and hnorm with fused rounding (§2.2), concatenated as
  * [ e | p ]. fused_embed_eh_norm only adds the embedding gather, so both
  * share one per-token helper and are bit-identical by construction.

@@ -1,5 +1,5 @@
 /*
- * The V4 fused MTP input kernel [MTP-SPEC §7.3, Step V4-2]: position-0 mask
+ * The V4 fused MTP input kernel [SPEC.md §7.3, Step V4-2]: position-0 mask
  * and enorm of the embedding, and hnorm of each of the M previous-hidden
  * streams separately with the same weight, all with fused rounding (§2.2).
  */

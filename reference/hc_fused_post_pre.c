@@ -1,5 +1,5 @@
 /*
- * mHC fused post+pre [MTP-SPEC §4.4.3], large-T path: hc_post stores the
+ * mHC fused post+pre [SPEC.md §4.4.3], large-T path: hc_post stores the
  * new streams in act, and hc_pre reads those rounded streams. (The small-T
  * tilelang path reads the unrounded fp32 streams; that ulp-class difference
  * is a tolerance matter, not a second reference.)

@@ -1,5 +1,5 @@
 /*
- * mHC hc_head [MTP-SPEC §4.4.4]: collapses the M streams of a token into one
+ * mHC hc_head [SPEC.md §4.4.4]: collapses the M streams of a token into one
  * hidden with sigmoid weights. The CUDA (tilelang) kernel takes the mixes
  * from the unrounded streams and scales by rho afterwards; the ROCm (triton)
  * kernel first stores x*rho in the activation dtype. Both are references.

@@ -1,5 +1,5 @@
 /*
- * mHC hc_pre [MTP-SPEC §4.4.1]: from the M residual streams of a token, the
+ * mHC hc_pre [SPEC.md §4.4.1]: from the M residual streams of a token, the
  * mixes (pre, post, and the Sinkhorn-normalised comb matrix) and the
  * sublayer input sum_m pre_m * R[m], optionally with the fused RMSNorm of
  * the tilelang with_norm kernel. pre stays in double (a register in every

@@ -1,5 +1,5 @@
 /*
- * GEMMs with one rounding of the result [MTP-SPEC §10: bf16 operands, wide
+ * GEMMs with one rounding of the result [SPEC.md §10: bf16 operands, wide
  * accumulation, one store]: nn.Linear, eh_proj [Step V3-3] and the SwiGLU FFN
  * of the synthetic blocks, which is three of them.
  */

@@ -1,5 +1,5 @@
 /*
- * The LM head [MTP-SPEC Step V3-6]: float32 logits with no activation
+ * The LM head [SPEC.md Step V3-6]: float32 logits with no activation
  * rounding, and the greedy token with torch.argmax's rules (first index on
  * ties, the first NaN beats every number).
  */

@@ -1,6 +1,6 @@
 /*
  * One draft step of a V3-family MTP layer (DeepSeek V3/V3.1/V3.2/R1, GLM)
- * [MTP-SPEC §3, §10.1]: mask, enorm/hnorm, eh_proj, the synthetic block,
+ * [SPEC.md §3, §10.1]: mask, enorm/hnorm, eh_proj, the synthetic block,
  * the unfused h + r add, the shared-head norm, which is also what is
  * recycled (the post-norm hidden, §8.1), and the LM head.
  */

@@ -1,5 +1,5 @@
 /*
- * One draft step of a DeepSeek V4 MTP layer [MTP-SPEC §4, §10.2]: mask,
+ * One draft step of a DeepSeek V4 MTP layer [SPEC.md §4, §10.2]: mask,
  * enorm and per-stream hnorm, e_proj/h_proj broadcast over the M streams,
  * the synthetic mHC block under the case's contract with exactly one final
  * hc_post, the pre-hc_head streams as the recycled hidden, then hc_head, the

@@ -1,5 +1,5 @@
 /*
- * RMSNorm of each row [MTP-SPEC §2.1 eager, §2.2 fused], and the row kernel
+ * RMSNorm of each row [SPEC.md §2.1 eager, §2.2 fused], and the row kernel
  * that every other normalising op of the reference reuses, so that there is
  * exactly one place where an RMSNorm rounds.
  */

@@ -1,5 +1,5 @@
 /*
- * The V4 shared head's fused RMSNorm kernel [MTP-SPEC §7.4]: an op of its
+ * The V4 shared head's fused RMSNorm kernel [SPEC.md §7.4]: an op of its
  * own in the op table, with the fused rounding of §2.2 whatever the case.
  */
 #include "ref_internal.h"

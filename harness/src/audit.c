@@ -1,5 +1,5 @@
 /*
- * The weight-mapping audit (MTP-SPEC §8.4-§8.6, DESIGN.md "Rules and
+ * The weight-mapping audit (SPEC.md §8.4-§8.6, ARCHITECTURE.md "Rules and
  * diagnoses"): judges a mapping of checkpoint keys to engine parameters
  * (the engine's own, captured, or a simulated loader's) against the
  * engine's parameters and modules, and names each problem as one of the

@@ -1,7 +1,7 @@
 /*
  * `mtpcheck audit-weights`: reads a checkpoint's key list and, optionally,
  * the engine's parameters, modules and resolved mapping, runs the weight
- * audit and prints one line per finding. Exit codes are DESIGN.md's: 0 no
+ * audit and prints one line per finding. Exit codes are ARCHITECTURE.md's: 0 no
  * finding, 1 a finding, 2 a usage error or an input that cannot be read.
  */
 #include <stdio.h>
@@ -16,7 +16,8 @@ static const char usage_audit[] =
 	"       mtpcheck audit-weights --selftest [--fixtures DIR] [-v]\n"
 	"\n"
 	"Judges how checkpoint tensors are mapped to the engine's parameters\n"
-	"(MTP-SPEC §6) and names the known mapping bugs: STALE_WEIGHT_REMAP "
+	"(docs/SPEC.md §6) and names the known mapping bugs: "
+	"STALE_WEIGHT_REMAP "
 	"(§8.5),\n"
 	"EH_PROJ_NO_PREFIX (§8.4), MTP_HEAD_EMBED_UNLOADED (§8.6). "
 	"docs/WEIGHTS.md.\n"

@@ -1,7 +1,7 @@
 /*
  * `mtpcheck audit-weights --selftest`: the weight audit's own mutants. Each
  * loader variant that reproduces a known mapping bug runs over the bundled
- * key lists (fixtures/weights, written by hand from MTP-SPEC §6's tables,
+ * key lists (fixtures/weights, written by hand from SPEC.md §6's tables,
  * with the engine parameters derived by hand, not by this code) and must
  * be caught and named as its own bug; the fixed loader must be clean.
  */

@@ -1,7 +1,7 @@
 /*
  * The mtpcheck command line: run, verify, list, selftest (later), --help on
  * every command, --version. Parsing only; the work is the runner's. Exit codes
- * are DESIGN.md's, so `git bisect run mtpcheck ...` and CTest work unchanged.
+ * are ARCHITECTURE.md's, so `git bisect run mtpcheck ...` and CTest work unchanged.
  */
 #include <errno.h>
 #include <signal.h>
@@ -99,7 +99,7 @@ static const char usage_verify[] =
 	"usage: mtpcheck verify DUMP.h5 [options]\n"
 	"\n"
 	"Runs the reference on each case's inputs/ and judges its observed/\n"
-	"tensors (FIXTURES.md), output by output in flow order.\n"
+	"tensors (docs/FORMAT.md), output by output in flow order.\n"
 	"\n"
 	"  --filter PAT       case ids (as for run)\n"
 	"  --json FILE        write the results as JSON\n"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DESIGN.md defaults per dtype. */
+/* ARCHITECTURE.md defaults per dtype. */
 static void dtype_default(enum mtp_dtype dt, double *rtol, double *atol)
 {
 	switch (dt) {
@@ -33,7 +33,7 @@ static void dtype_default(enum mtp_dtype dt, double *rtol, double *atol)
 }
 
 /* Rounding steps of the activation dtype along the flow to each output of
- * the composite ops (MTP-SPEC §10): norms, GEMMs, adds, SwiGLU, mHC stores.
+ * the composite ops (SPEC.md §10): norms, GEMMs, adds, SwiGLU, mHC stores.
  * A draft_chain step s adds s steps' worth on top (the recycled input). */
 static int flow_depth(const struct mtp_op *op, const char *output)
 {
@@ -124,8 +124,8 @@ void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
 			 depth, depth);
 		return;
 	}
-	snprintf(out->origin, sizeof(out->origin), "%s default (DESIGN.md)",
-		 mtp_dtype_name(dt));
+	snprintf(out->origin, sizeof(out->origin),
+		 "%s default (docs/ARCHITECTURE.md)", mtp_dtype_name(dt));
 }
 
 /* Distance in units in the last place of dt between two finite values. */

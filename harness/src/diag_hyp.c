@@ -3,7 +3,7 @@
  * composed from the same reference pieces as the judge (ref_io.h): a changed
  * attribute or input (NORM_ROUNDING, MISSING_POS0_MASK), or the MTP steps run
  * one by one with the bug applied to each step's outputs before the next step
- * receives them (the recycle, hc_post and hc_head bugs, MTP-SPEC §8, §10.2).
+ * receives them (the recycle, hc_post and hc_head bugs, SPEC.md §8, §10.2).
  */
 #include "mtp/diagnose.h"
 

@@ -1,5 +1,5 @@
 /*
- * The diagnosis table (DESIGN.md "Rules and diagnoses") and the scoring that
+ * The diagnosis table (ARCHITECTURE.md "Rules and diagnoses") and the scoring that
  * names a failure: each applicable hypothesis is computed (diag_hyp.c) and
  * the observed outputs are measured against it and against the correct
  * reference, output by output, normwise.

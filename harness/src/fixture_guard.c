@@ -1,6 +1,6 @@
 /*
  * What a fixture file may make the HDF5 library do, checked before it does
- * it (FIXTURES.md v2 rules 12 and 13): links stay inside the file (hard
+ * it (FORMAT.md v2 rules 12 and 13): links stay inside the file (hard
  * links, and soft links to a dataset under /cases reached through hard links
  * only; nothing in observed/ is a link or a link's target), and datasets are
  * contiguous or chunked, stored in the file itself, with only the deflate,

@@ -1,5 +1,5 @@
 /*
- * Reading FIXTURES.md v1 files. The HDF5 library's own error printing is
+ * Reading FORMAT.md v1 files. The HDF5 library's own error printing is
  * switched off; every failure is turned into one line naming the file, the
  * object and the rule it breaks. Shapes, dtypes and sizes are validated from
  * the metadata before any tensor data is allocated.
@@ -128,7 +128,7 @@ static bool read_u64_attr(hid_t obj, const char *name, uint64_t *v)
 	return ok;
 }
 
-/* Whether the stored HDF5 type is the one FIXTURES.md requires for dt. */
+/* Whether the stored HDF5 type is the one FORMAT.md requires for dt. */
 static bool storage_matches(hid_t ft, enum mtp_dtype dt)
 {
 	H5T_class_t cls = H5Tget_class(ft);
@@ -188,7 +188,7 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 			  "missing string attribute 'dtype'%s", "");
 	else if (!mtp_dtype_parse(dts, &e->t.dtype))
 		st = fail(r, MTP_ERR_INVALID, obj,
-			  "dtype '%s' is not a FIXTURES.md dtype", dts);
+			  "dtype '%s' is not a docs/FORMAT.md dtype", dts);
 	else if (ft < 0 || !storage_matches(ft, e->t.dtype))
 		st = fail(r, MTP_ERR_INVALID, obj,
 			  "stored HDF5 type does not match dtype '%s' (16-bit "

@@ -1,5 +1,5 @@
 /*
- * Writing FIXTURES.md v1 files (dumps of observed outputs, fixtures made in
+ * Writing FORMAT.md v1 files (dumps of observed outputs, fixtures made in
  * process, test files). Strings are variable-length UTF-8, numbers scalar
  * float64 (int64 for seed and integer attributes); the file is written under a
  * temporary name and renamed, so a reader never sees half a file.

@@ -1,5 +1,5 @@
 /*
- * Contained child processes (DESIGN.md "Running at scale"): backends run in
+ * Contained child processes (ARCHITECTURE.md "Running at scale"): backends run in
  * worker processes (worker.c), one per backend or, with --isolate, one per
  * case. What a child may do to the harness is limited here: it has its own
  * process group (killing it kills whatever it started), inherits no

@@ -1,6 +1,6 @@
 /*
  * Mutants: backend wrappers that reproduce a known bug on purpose over any
- * correct backend (DESIGN.md "Rules and diagnoses"). The bug is made with the
+ * correct backend (ARCHITECTURE.md "Rules and diagnoses"). The bug is made with the
  * base backend's own kernels (sub-calls on its device buffers), never with
  * the reference, so `mutant:X:cuda` really is CUDA with bug X. Ops the bug
  * does not touch go straight to the base.

@@ -1,5 +1,5 @@
 /*
- * The op table (MTP-SPEC.md §11, FIXTURES.md): names, attributes and the
+ * The op table (SPEC.md §11, FORMAT.md): names, attributes and the
  * tensors of every op, with their shape rules. Signatures that depend on the
  * family or on the attributes are expanded here and nowhere else.
  */
@@ -12,7 +12,7 @@
 #define F_V4 (1u << MTP_FAMILY_DEEPSEEK_V4)
 #define HC_ATTRS                                                               \
 	"rms_eps pre_eps sinkhorn_eps post_mult? sinkhorn_iters norm_eps?"
-/* post_mult may be left out: vLLM hard-codes 2.0 (MTP-SPEC §1) */
+/* post_mult may be left out: vLLM hard-codes 2.0 (SPEC.md §1) */
 #define V4_STEP_ATTRS "hc_mult hc_eps sinkhorn_iters post_mult? block_contract"
 
 static const struct mtp_op op_table[MTP_OP_COUNT] = {

@@ -184,7 +184,7 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	if (st)
 		return st;
 	if (family == MTP_FAMILY_DEEPSEEK_V4 && op->attrs_v4[0]) {
-		/* the mHC scalars of a V4 layer (MTP-SPEC §1, §10.2) */
+		/* the mHC scalars of a V4 layer (SPEC.md §1, §10.2) */
 		out->hc.rms_eps = out->eps;
 		out->hc.pre_eps = out->hc.sinkhorn_eps = out->hc_eps;
 		out->hc.norm_eps = out->eps;

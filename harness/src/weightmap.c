@@ -1,5 +1,5 @@
 /*
- * The checkpoint -> parameter name rules of vLLM's MTP loaders (MTP-SPEC
+ * The checkpoint -> parameter name rules of vLLM's MTP loaders (SPEC.md
  * §6.1 for the V3 family, §6.2 for DeepSeek V4), as tables applied in the
  * loaders' order, and the loader variants that reproduce the known mapping
  * bugs. Matching is vLLM's: unanchored substring tests and replace-all, so

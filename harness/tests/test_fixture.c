@@ -1,4 +1,4 @@
-/* FIXTURES.md v1: round trips and every validation error, one line each. */
+/* FORMAT.md v1: round trips and every validation error, one line each. */
 #include <criterion/criterion.h>
 #include <hdf5.h>
 #include <stdio.h>
@@ -291,7 +291,7 @@ Test(fixture, ids_out_of_range_refused_at_load)
 
 Test(fixture, empty_batch_is_valid_and_passes)
 {
-	/* MTP-SPEC §7.3: T == 0 returns empty outputs */
+	/* SPEC.md §7.3: T == 0 returns empty outputs */
 	char path[128], err[MTP_ERR_MAX];
 	struct mtp_case c = {0};
 	struct mtp_fixture fx;

@@ -1,6 +1,6 @@
 /*
  * The weight-mapping audit:
- *  - every row of MTP-SPEC §6.1 and §6.2's mapping tables maps as the table
+ *  - every row of SPEC.md §6.1 and §6.2's mapping tables maps as the table
  *    says (expectations copied from the spec by hand);
  *  - over the bundled key lists (fixtures/weights, parameters derived by
  *    hand), the fixed loader is clean and each buggy variant is caught and
@@ -30,7 +30,7 @@ struct row {
 	int shard, expert;
 };
 
-/* MTP-SPEC §6.2 table, fixed loader, Flash N = 43, fp4 routed experts. */
+/* SPEC.md §6.2 table, fixed loader, Flash N = 43, fp4 routed experts. */
 /* one table row a line */
 /* clang-format off */
 static struct row v4_rows[] = {
@@ -75,7 +75,7 @@ static struct row v4_rows[] = {
 	{"mtp.0.ffn.experts.255.w2.scale", "model.layers.43.mtp_block.ffn.experts.w2_weight_scale", -1, 255},
 };
 /* clang-format on */
-/* MTP-SPEC §6.1 table, DeepSeek-V3 N = 61. */
+/* SPEC.md §6.1 table, DeepSeek-V3 N = 61. */
 /* one table row a line */
 /* clang-format off */
 static struct row v3_rows[] = {

@@ -1,5 +1,5 @@
 /*
- * Residual add fused with RMSNorm [MTP-SPEC §2.3], single pass: the fp32 sum
+ * Residual add fused with RMSNorm [SPEC.md §2.3], single pass: the fp32 sum
  * gives the variance, the rounded sum is the new residual and is what gets
  * normalised, as in vLLM's fused_add_rms_norm.
  */

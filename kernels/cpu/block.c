@@ -1,5 +1,5 @@
 /*
- * The synthetic decoder blocks [MTP-SPEC §10] on the CPU: the V3-family
+ * The synthetic decoder blocks [SPEC.md §10] on the CPU: the V3-family
  * block (input norm, attention stand-in, fused add+norm, SwiGLU) and the V4
  * block (two mHC-wrapped sublayers) under both call contracts, with or
  * without the optional state of a previous layer. Built from the same

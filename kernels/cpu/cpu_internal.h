@@ -6,7 +6,7 @@
  * whole-tensor kernels that the composite ops (block, step, chain) reuse.
  *
  * Arithmetic is fp32, as in the engines under test; a value is rounded to
- * the activation dtype exactly where MTP-SPEC.md stores to it. Activation
+ * the activation dtype exactly where SPEC.md stores to it. Activation
  * tensors are passed as (void *, enum mtp_dtype act); mHC parameters and
  * mixes are fp32.
  */
@@ -306,7 +306,7 @@ enum mtp_status mtp_cpu_block_v4(const struct mtp_cpu_cfg *cfg,
 				 const struct mtp_cpu_v4_state *state,
 				 const struct mtp_cpu_v4_out *out);
 
-/* Outputs of one step (see FIXTURES.md mtp_step). */
+/* Outputs of one step (see FORMAT.md mtp_step). */
 struct mtp_cpu_step_out {
 	void *block_out, *block_residual, *hidden_pre, *hidden_post;
 	float *post_mix, *comb_mix;

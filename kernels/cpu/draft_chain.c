@@ -1,5 +1,5 @@
 /*
- * The teacher-forced draft chain [MTP-SPEC §5, FIXTURES.md draft_chain] on
+ * The teacher-forced draft chain [SPEC.md §5, FORMAT.md draft_chain] on
  * the CPU: K steps, step s on layer s % L (layer 0 when spec_step_idx is
  * not passed), fed embed_table[ids_s], positions + s and the previous
  * step's recycled hidden, each step exactly one mtp_step.

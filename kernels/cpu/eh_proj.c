@@ -1,5 +1,5 @@
 /*
- * The V3-family input projection [MTP-SPEC Step V3-3]: X0 [T,H] =
+ * The V3-family input projection [SPEC.md Step V3-3]: X0 [T,H] =
  * W_eh [H,2H] . cat(e, p) [T,2H], an sgemm with one rounding of its result.
  */
 #include "cpu_internal.h"

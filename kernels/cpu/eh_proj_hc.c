@@ -1,5 +1,5 @@
 /*
- * The V4 input projection [MTP-SPEC Step V4-3]: h_proj of every stream plus
+ * The V4 input projection [SPEC.md Step V4-3]: h_proj of every stream plus
  * e_proj of the embedding broadcast over the M streams. Both products are
  * sgemms whose results are rounded to the activation dtype, and their sum is
  * rounded once more (a bf16 add), in one pass over the output.

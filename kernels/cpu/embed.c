@@ -1,5 +1,5 @@
 /*
- * The embedding gather [MTP-SPEC Step V3-0]: an exact row copy, checked
+ * The embedding gather [SPEC.md Step V3-0]: an exact row copy, checked
  * against the table's bounds.
  */
 #include "cpu_internal.h"

@@ -1,5 +1,5 @@
 /*
- * The V3.2/GLM-5 fused MTP input kernels [MTP-SPEC §7.1, §7.2]: per token,
+ * The V3.2/GLM-5 fused MTP input kernels [SPEC.md §7.1, §7.2]: per token,
  * the position-0 select, enorm of the embedding (gathered from the table in
  * fused_embed_eh_norm) and hnorm of the previous hidden, written side by
  * side as [ e | p ] in one pass with fused rounding. A V3-family mtp_step

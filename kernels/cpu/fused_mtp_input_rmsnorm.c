@@ -1,5 +1,5 @@
 /*
- * The V4 fused MTP input kernel [MTP-SPEC §7.3, Step V4-2]: per token, the
+ * The V4 fused MTP input kernel [SPEC.md §7.3, Step V4-2]: per token, the
  * position-0 select and enorm of the embedding, then hnorm of each of the M
  * previous-hidden streams with the same weight, in one pass with fused
  * rounding. A V4 mtp_step runs it with its case's rounding.

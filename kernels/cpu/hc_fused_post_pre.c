@@ -1,5 +1,5 @@
 /*
- * mHC fused post+pre [MTP-SPEC §4.4.3], large-T semantics, single pass per
+ * mHC fused post+pre [SPEC.md §4.4.3], large-T semantics, single pass per
  * token: hc_post builds the new streams in fp32, they are rounded and
  * stored once, and hc_pre runs on the rounded streams still in scratch
  * (the streams are never read back from memory).

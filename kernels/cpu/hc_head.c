@@ -1,5 +1,5 @@
 /*
- * mHC hc_head [MTP-SPEC §4.4.4]: collapses the M streams of a token into one
+ * mHC hc_head [SPEC.md §4.4.4]: collapses the M streams of a token into one
  * hidden with sigmoid weights, in fp32 per token. The CUDA (tilelang)
  * variant takes the mixes from the unrounded streams and scales them by rho
  * afterwards; the ROCm (triton) variant first rounds x*rho to the

@@ -1,5 +1,5 @@
 /*
- * mHC hc_post [MTP-SPEC §4.4.2]: the new streams after a sublayer,
+ * mHC hc_post [SPEC.md §4.4.2]: the new streams after a sublayer,
  * out[j] = post[j]*x + sum_i C[i,j]*R[i] (row i of C the source stream,
  * column j the destination), fp32 per token, one rounding on store.
  */

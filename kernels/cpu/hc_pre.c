@@ -1,5 +1,5 @@
 /*
- * mHC hc_pre [MTP-SPEC §4.4.1], one token per task in fp32 as the tilelang
+ * mHC hc_pre [SPEC.md §4.4.1], one token per task in fp32 as the tilelang
  * kernels do: the RMS scale and the 2M+M*M mixes from the M streams, pre and
  * post through sigmoids, the Sinkhorn-normalised comb matrix, and the layer
  * input sum_m pre_m * R[m], optionally with the fused RMSNorm. The token

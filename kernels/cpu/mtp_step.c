@@ -1,5 +1,5 @@
 /*
- * One draft step of one MTP layer on the CPU [MTP-SPEC §3, §4, §10]:
+ * One draft step of one MTP layer on the CPU [SPEC.md §3, §4, §10]:
  * V3 family: mask + enorm/hnorm + concat, eh_proj, the block, the unfused
  * h + r add, the shared-head norm (which is also what is recycled) and the
  * LM head. V4: mask + enorm and per-stream hnorm, e_proj/h_proj broadcast,

@@ -1,5 +1,5 @@
 /*
- * RMSNorm of each row [MTP-SPEC §2.1 eager, §2.2 fused]: one pass, each row
+ * RMSNorm of each row [SPEC.md §2.1 eager, §2.2 fused]: one pass, each row
  * read once into fp32 scratch, normalised with the shared row helper and
  * stored once. The whole-tensor kernel also serves the synthetic block's
  * norms, the per-stream hnorm and the shared head.

@@ -1,5 +1,5 @@
 /*
- * The residual-add RMSNorm [MTP-SPEC §2.3]: r' = act(x + residual) stored,
+ * The residual-add RMSNorm [SPEC.md §2.3]: r' = act(x + residual) stored,
  * the variance from the unrounded float32 sum, y from r'. Single pass: a
  * row of up to NV_ROW_VECS * 1024 vectors is held in registers, so x and
  * residual are read once and y and residual_out written once

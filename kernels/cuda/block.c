@@ -1,5 +1,5 @@
 /*
- * The synthetic decoder blocks on the device [MTP-SPEC §10.1, §10.2],
+ * The synthetic decoder blocks on the device [SPEC.md §10.1, §10.2],
  * composed from the backend's kernels and cuBLASLt GEMMs with the same
  * rounding points as the reference: the V3 block (RMSNorm, attention
  * stand-in, add_rmsnorm, SwiGLU) and the V4 block (two mHC-wrapped

@@ -1,5 +1,5 @@
 /*
- * GEMMs of the CUDA backend through cuBLASLt [MTP-SPEC §10: bf16 (fp16, fp32) operands,
+ * GEMMs of the CUDA backend through cuBLASLt [SPEC.md §10: bf16 (fp16, fp32) operands,
  * fp32 accumulation, one rounding of the result]: nn.Linear layout
  * y [rows,out] = x [rows,in] . W [out,in]^T. Split-K reductions are allowed
  * only in the compute type (fp32 workspace), never in the output type, so

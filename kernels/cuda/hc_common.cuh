@@ -1,7 +1,7 @@
 /*
  * What the mHC kernels (hc_pre, hc_head) share: the per-token mix GEMV
  * over the M*H flattened streams, q = sum x^2 and dot[o] = sum_k x_k fn[o,k]
- * in float32 [MTP-SPEC §4.4.1, §4.4.4], reduced over one block of NV_BLOCK
+ * in float32 [SPEC.md §4.4.1, §4.4.4], reduced over one block of NV_BLOCK
  * threads with warp shuffles, and the dispatch on hc_mult. Every hc kernel
  * runs one block of NV_BLOCK threads per token.
  */
@@ -91,7 +91,7 @@ static __device__ void hc_mix_dots(const T *x, const float *fn, int64_t k_len,
 
 /*
  * The float32 mix GEMV, redone in double when q or a dot overflowed float32
- * (rows near the format maximum; MTP-SPEC's math keeps them finite).
+ * (rows near the format maximum; SPEC.md's math keeps them finite).
  * Returns whether the double path was taken. Block-uniform.
  */
 template <typename T, int NMIX>

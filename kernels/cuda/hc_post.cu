@@ -1,5 +1,5 @@
 /*
- * mHC hc_post [MTP-SPEC §4.4.2]: the new streams after a sublayer,
+ * mHC hc_post [SPEC.md §4.4.2]: the new streams after a sublayer,
  * out[t,j,:] = post[t,j] x[t,:] + sum_i C[t,i,j] R[t,i,:], row i of C the
  * source stream and column j the destination; float32 arithmetic in the
  * spec's order, one rounding on store. Each thread owns one 16-byte vector

@@ -1,5 +1,5 @@
 /*
- * mHC hc_pre [MTP-SPEC §4.4.1], fused per token in one block: the mix GEMV
+ * mHC hc_pre [SPEC.md §4.4.1], fused per token in one block: the mix GEMV
  * with the RMS scale, sigmoids for pre and post, the Sinkhorn normalisation
  * of the comb matrix ("softmax, then column-first"), and the sublayer input
  * sum_m pre_m R[m], optionally with the tilelang with_norm RMSNorm (variance

@@ -1,5 +1,5 @@
 /*
- * Token tiling for the mHC mix GEMV of hc_pre and hc_head [MTP-SPEC §4.4.1,
+ * Token tiling for the mHC mix GEMV of hc_pre and hc_head [SPEC.md §4.4.1,
  * §4.4.4]: one block of NV_BLOCK threads takes a tile of TB = G*TT tokens and
  * streams over K = M*H in chunks of KC. The fn chunk [NMIX, KC] (float32) is
  * copied once per block into shared memory (cp.async, double buffered), so

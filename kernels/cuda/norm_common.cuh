@@ -1,6 +1,6 @@
 /*
  * What the RMSNorm kernels (rmsnorm.cu, add_rmsnorm.cu) share: one output
- * element in either rounding [MTP-SPEC §2.1, §2.2], and the layout of a row
+ * element in either rounding [SPEC.md §2.1, §2.2], and the layout of a row
  * held in registers: thread i owns the 16-byte vectors i, i + blockDim.x,
  * ..., at most NV_ROW_VECS of them, so every load is coalesced and a row is
  * read from memory once.

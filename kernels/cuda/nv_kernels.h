@@ -4,7 +4,7 @@
  * and returning the launch status (cudaGetLastError). Activations are
  * bfloat16, float16 or float32 (enum mtp_nv_act); mHC parameters and mixes float32;
  * index tensors int32 or int64 (the *64 flags). Every kernel accumulates in
- * float32 and rounds to the activation type exactly where MTP-SPEC.md stores.
+ * float32 and rounds to the activation type exactly where SPEC.md stores.
  */
 #ifndef MTP_NV_KERNELS_H
 #define MTP_NV_KERNELS_H

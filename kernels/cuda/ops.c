@@ -1,5 +1,5 @@
 /*
- * The single ops of the op table on the CUDA backend (MTP-SPEC §11), what
+ * The single ops of the op table on the CUDA backend (SPEC.md §11), what
  * supports() accepts, and the building blocks the composite ops share. Each
  * op finds its tensors by name in the call (harness/src/ops.c gives the
  * names and order) and enqueues kernels on the backend's stream.

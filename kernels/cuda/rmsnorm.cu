@@ -1,5 +1,5 @@
 /*
- * RMSNorm rows [MTP-SPEC §2.1 eager, §2.2 fused] and the residual-add
+ * RMSNorm rows [SPEC.md §2.1 eager, §2.2 fused] and the residual-add
  * RMSNorm [§2.3]. One kernel serves rmsnorm, the shared-head norm and the
  * fused MTP input norms (fused_eh_norm, fused_embed_eh_norm,
  * fused_mtp_input_rmsnorm): a launch carries up to two jobs (enorm and

@@ -1,5 +1,5 @@
 /*
- * The HIP backend's GEMM [MTP-SPEC §10]: nn.Linear layout, y = x . W^T.
+ * The HIP backend's GEMM [SPEC.md §10]: nn.Linear layout, y = x . W^T.
  * One thread per output element, 16x16 tiles staged in shared memory; each
  * thread sums its dot product in float32 in ascending k (no split-K), and
  * rounds it once to the output type. No wavefront shuffles, so the result

@@ -1,5 +1,5 @@
 /*
- * The residual-add RMSNorm [MTP-SPEC §2.3], one work-group per row:
+ * The residual-add RMSNorm [SPEC.md §2.3], one work-group per row:
  * residual_out = act(x + residual) is stored, the variance comes from the
  * UNROUNDED float32 sum, and y normalises the stored (rounded) residual.
  */

@@ -1,5 +1,5 @@
 /*
- * The tensor-parallel all-reduce [MTP-SPEC §2.4]: out[i] = act(sum_p
+ * The tensor-parallel all-reduce [SPEC.md §2.4]: out[i] = act(sum_p
  * parts[p, i]), the partial outputs summed in float32 in rank order and
  * rounded once.
  */

@@ -1,5 +1,5 @@
 /*
- * The synthetic decoder blocks on the device [MTP-SPEC §10.1, §10.2],
+ * The synthetic decoder blocks on the device [SPEC.md §10.1, §10.2],
  * composed from the OpenCL C kernels with the reference's rounding points:
  * the V3 block (RMSNorm, attention stand-in, add_rmsnorm, SwiGLU) and the
  * V4 block (two mHC-wrapped sublayers) under the deferred or internal

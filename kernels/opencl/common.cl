@@ -2,7 +2,7 @@
  * What every OpenCL C kernel of mtpcheck shares (the opencl backend builds
  * these sources with clCreateProgramWithSource, the level_zero backend runs
  * the same sources compiled to SPIR-V): activation loads and stores with
- * the one round-to-nearest-even of MTP-SPEC §10, index loads of either
+ * the one round-to-nearest-even of SPEC.md §10, index loads of either
  * width, the work-group sum, and the power-of-two rescaling that keeps a
  * sum of squares finite.
  *

@@ -1,6 +1,6 @@
 /*
  * The element-wise steps of a draft step and of the synthetic block
- * [MTP-SPEC §10]: the activation-type adds (h + r; h_proj + e_proj
+ * [SPEC.md §10]: the activation-type adds (h + r; h_proj + e_proj
  * broadcast over the streams) and the SwiGLU product. Each output is
  * computed in float32 and rounded once.
  */

@@ -1,7 +1,7 @@
 /*
  * The GEMM of every projection (eh_proj, e_proj/h_proj, the block's
  * matrices, lm_head) in nn.Linear layout: y [rows,out] = x [rows,in] .
- * w [out,in]^T [MTP-SPEC §10: activation operands, float32 accumulation,
+ * w [out,in]^T [SPEC.md §10: activation operands, float32 accumulation,
  * one rounding of the result]. A plain 16 x 16 tiled kernel through local
  * memory; each output sums its products in k order, so the result does not
  * depend on the tiling. logits != 0 stores float32 (the LM head) instead

@@ -1,5 +1,5 @@
 /*
- * What the mHC kernels (hc_pre, hc_head) share [MTP-SPEC §4.4.1, §4.4.4]:
+ * What the mHC kernels (hc_pre, hc_head) share [SPEC.md §4.4.1, §4.4.4]:
  * the per-token mix GEMV over the M*H flattened streams, one work-group
  * per token. Each work-item keeps partial dots for every mix row in
  * registers; the partials are then summed over the work-group one mix at a

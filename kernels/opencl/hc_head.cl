@@ -1,5 +1,5 @@
 /*
- * mHC hc_head [MTP-SPEC §4.4.4]: collapses a token's M streams into one
+ * mHC hc_head [SPEC.md §4.4.4]: collapses a token's M streams into one
  * hidden with sigmoid weights, one work-group per token. Variant cuda
  * (tilelang): the mixes from the unrounded streams, times rho afterwards.
  * Variant rocm (triton): x * rho is first stored in the activation type

@@ -1,5 +1,5 @@
 /*
- * The single ops of the op table (MTP-SPEC §11) on the OpenCL C kernels,
+ * The single ops of the op table (SPEC.md §11) on the OpenCL C kernels,
  * what supports() accepts, and the building blocks that the composite ops
  * share. Shared by the opencl and level_zero backends. Each op finds its
  * tensors by name in the call (harness/src/ops.c gives the names).

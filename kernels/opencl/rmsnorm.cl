@@ -1,5 +1,5 @@
 /*
- * RMSNorm rows [MTP-SPEC §2.1 eager, §2.2 fused], one work-group per row.
+ * RMSNorm rows [SPEC.md §2.1 eager, §2.2 fused], one work-group per row.
  * One kernel serves rmsnorm, the shared head's norm and each half of the
  * fused MTP input norms (fused_eh_norm, fused_embed_eh_norm,
  * fused_mtp_input_rmsnorm): row r reads x + r * x_stride, or

@@ -1,5 +1,5 @@
 /*
- * One MTP draft step [MTP-SPEC §3, §4, §10] and the teacher-forced draft
+ * One MTP draft step [SPEC.md §3, §4, §10] and the teacher-forced draft
  * chain [§5] on the OpenCL C kernels. A V3-family step: masked enorm and
  * hnorm into one [T,2H] buffer, eh_proj, the block, the unfused h + r add,
  * the shared head's norm (the recycled hidden) and the LM head. A V4 step:

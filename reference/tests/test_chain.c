@@ -1,5 +1,5 @@
 /*
- * Tests of the teacher-forced draft chain [§5, FIXTURES.md draft_chain]: a
+ * Tests of the teacher-forced draft chain [§5, FORMAT.md draft_chain]: a
  * one-step chain is one mtp_step; step s is one mtp_step fed next_tokens,
  * positions + s, step s-1's recycled hidden and layer s % L (or 0).
  */

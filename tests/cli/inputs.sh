@@ -55,7 +55,7 @@ sources) # FIFOs, folders, many sources, empty folders, missing plugins
 	craft filter_ok; : >many.case
 	for i in $(seq 1 140); do ln -s filter_ok.h5 f$i.h5; echo "fixtures=f$i.h5" >>many.case; done
 	expect 0 "286 results: 286 PASSED" "$M" run --cases many.case --fixtures f1.h5 --fixtures f2.h5 --fixtures f3.h5 ;;
-rules) # FIXTURES.md rules a golden must keep
+rules) # FORMAT.md rules a golden must keep
 	craft chain_missing_step; expect 2 "expected/step.1/.*: missing" "$M" run --fixtures chain_missing_step.h5
 	craft fv_float; expect 2 "fv_float.h5: /: format_version must be an integer" "$M" run --fixtures fv_float.h5
 	for k in rtol_big atol_nan; do craft $k; expect 2 "expected/y: (tolerance override|rtol/atol)" "$M" run --fixtures $k.h5; done

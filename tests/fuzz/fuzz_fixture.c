@@ -1,5 +1,5 @@
 /*
- * libFuzzer target of the fixture reader (FIXTURES.md): the input is written
+ * libFuzzer target of the fixture reader (FORMAT.md): the input is written
  * to a file (HDF5 reads files, and the reader probes the path itself), which
  * is then opened, every case loaded and turned into a call, and closed. Bad
  * input must end in a status and a one-line error; it must not crash, leak

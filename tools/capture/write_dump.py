@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A minimal dump writer for engine developers: NumPy arrays -> a FIXTURES.md v1
+"""A minimal dump writer for engine developers: NumPy arrays -> a FORMAT.md v1
 file that `mtpcheck verify` judges. Copy it into your engine's capture hook.
 
     from write_dump import Dump

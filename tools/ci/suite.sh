@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: install, build, run the default conformance suite on the CPU
-# backends, write the results to out/. Exit code is mtpcheck's (DESIGN.md).
+# backends, write the results to out/. Exit code is mtpcheck's (ARCHITECTURE.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash tools/ci/deps.sh

@@ -6,7 +6,7 @@ the buggy engine would have produced them, computed with this generator's own
 NumPy ops (never with the C code), so a diagnosis that names the bug is
 checked against an independent construction:
 
-  v3.pre_norm_recycle   mtp_step V3: recycled = hidden_pre (MTP-SPEC §8.1)
+  v3.pre_norm_recycle   mtp_step V3: recycled = hidden_pre (SPEC.md §8.1)
   v4.missing_hc_post    mtp_step V4: streams = R1 (block_residual), recycled
                         its flattening, head_hidden/logits from them (§8.2)
   v4.missing_hc_post_f  mtp_step V4: recycled = f, [T,H] instead of [T,M*H]

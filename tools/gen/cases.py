@@ -23,19 +23,19 @@ POST_MULT = 2.0
 
 FILES = {
     "norms.h5": "RMSNorm family: rmsnorm, add_rmsnorm, fused_eh_norm, fused_embed_eh_norm, "
-                "fused_mtp_input_rmsnorm (MTP-SPEC §2, §7.1-§7.3)",
-    "proj.h5": "embed, eh_proj, eh_proj_hc, all_reduce (MTP-SPEC Steps V3-0, V3-3, V4-3, §2.4)",
+                "fused_mtp_input_rmsnorm (SPEC.md §2, §7.1-§7.3)",
+    "proj.h5": "embed, eh_proj, eh_proj_hc, all_reduce (SPEC.md Steps V3-0, V3-3, V4-3, §2.4)",
     "mhc.h5": "mHC primitives: hc_pre (with and without fused norm), hc_post, hc_fused_post_pre, "
-              "hc_head cuda/rocm (MTP-SPEC §4.4)",
-    "heads.h5": "lm_head and mtp_shared_head_rmsnorm (MTP-SPEC Step V3-6, §7.4)",
-    "blocks.h5": "mtp_block: the synthetic decoder block, V3/GLM and V4 deferred/internal (MTP-SPEC §10)",
-    "steps_v3.h5": "mtp_step, families deepseek_v3 and glm (MTP-SPEC §3, §10.1)",
+              "hc_head cuda/rocm (SPEC.md §4.4)",
+    "heads.h5": "lm_head and mtp_shared_head_rmsnorm (SPEC.md Step V3-6, §7.4)",
+    "blocks.h5": "mtp_block: the synthetic decoder block, V3/GLM and V4 deferred/internal (SPEC.md §10)",
+    "steps_v3.h5": "mtp_step, families deepseek_v3 and glm (SPEC.md §3, §10.1)",
     "steps_v4.h5": "mtp_step, family deepseek_v4, both block contracts, both hc_head variants "
-                   "(MTP-SPEC §4, §10.2)",
-    "chains.h5": "draft_chain: K=3 steps, L=2 layers, pass_step_idx 0 and 1 (MTP-SPEC §5)",
+                   "(SPEC.md §4, §10.2)",
+    "chains.h5": "draft_chain: K=3 steps, L=2 layers, pass_step_idx 0 and 1 (SPEC.md §5)",
     "edge.h5": "edge cases: position 0 (whole batch), zero rows, rows near the format limits, "
                "tiny values, NaN/Inf propagation, overflow to Inf, argmax ties",
-    "fullsize.h5": "ops without an [H,H] weight at the real hidden sizes of MTP-SPEC §1 "
+    "fullsize.h5": "ops without an [H,H] weight at the real hidden sizes of SPEC.md §1 "
                    "(7168, 6144, 5120, 4096)",
 }
 

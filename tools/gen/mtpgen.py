@@ -3,8 +3,8 @@
 
 Why this exists: the golden tensors that judge the C reference and every
 backend must come from an implementation that shares no code with them. This
-is that implementation (NumPy, float64, written from MTP-SPEC.md and
-FIXTURES.md only), and `--check` lets CI prove the committed files are what
+is that implementation (NumPy, float64, written from SPEC.md and
+FORMAT.md only), and `--check` lets CI prove the committed files are what
 this code produces.
 
   /usr/bin/python3 tools/gen/mtpgen.py --out fixtures/      regenerate every file

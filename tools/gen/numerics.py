@@ -1,6 +1,6 @@
 """Rounding of float64 values to the narrow formats the fixtures use.
 
-Why this exists: the golden values must be rounded exactly where MTP-SPEC says
+Why this exists: the golden values must be rounded exactly where SPEC.md says
 bf16(...) and nowhere else, and the rounding itself must be right to the bit.
 bfloat16 and float16 are rounded here on the float64 bit pattern, directly to
 the narrow format, round-to-nearest-even (no double rounding through float32),

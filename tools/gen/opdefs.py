@@ -1,6 +1,6 @@
 """Per-op fixture definitions: case attributes, input generation, expected outputs.
 
-Why this exists: it binds the math in ops.py to the FIXTURES.md names. For
+Why this exists: it binds the math in ops.py to the FORMAT.md names. For
 each op, `attrs(p)` lists the case attributes, `gen(rng, p)` draws the inputs
 (dict name -> (values, dtype), in a fixed order so that cases with the same seed
 share their common inputs), and `compute(v, p)` returns the expected tensors

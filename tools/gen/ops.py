@@ -1,7 +1,7 @@
-"""The math of every op, one function each, in float64 (MTP-SPEC §2-§5, §7, §10).
+"""The math of every op, one function each, in float64 (SPEC.md §2-§5, §7, §10).
 
 Why this exists: it is the independent statement of the golden math, written
-from MTP-SPEC.md alone. Inputs are float64 arrays that already hold values of
+from SPEC.md alone. Inputs are float64 arrays that already hold values of
 their storage dtype; every function rounds exactly where the spec writes
 bf16(...) (to the case's activation dtype `dt`), and computes everything else
 in float64. mHC mixes that leave a kernel (post_mix, comb_mix) are rounded to
@@ -288,7 +288,7 @@ def mtp_block_v4(x, w, p, dt, state=None):
 # --------------------------------------------------------------------------- whole steps (§3, §4, §10)
 
 def mtp_step_v3(embeds, positions, prev_hidden, w, p, dt):
-    """One V3/GLM draft step; returns the FIXTURES.md outputs."""
+    """One V3/GLM draft step; returns the FORMAT.md outputs."""
     eps, rounding = p["eps"], p["rounding"]
     e = rmsnorm(mask_pos0(embeds, positions), w["enorm_weight"], eps, rounding, dt)
     ph = rmsnorm(prev_hidden, w["hnorm_weight"], eps, rounding, dt)

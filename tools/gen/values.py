@@ -1,4 +1,4 @@
-"""Input value distributions (MTP-SPEC §1 magnitudes, chosen to exercise the ops).
+"""Input value distributions (SPEC.md §1 magnitudes, chosen to exercise the ops).
 
 Why this exists: golden values are only useful if the inputs make every term
 of the math matter: activations with a per-channel spread, norm weights that
@@ -66,7 +66,7 @@ def comb_mix(rng, t, m, iters=20, eps=1e-6):
 
 
 def hc_params(rng, m, h):
-    """(fn, scale, base) of one mHC sublayer, shapes as MTP-SPEC §4.4.1."""
+    """(fn, scale, base) of one mHC sublayer, shapes as SPEC.md §4.4.1."""
     n = 2 * m + m * m
     return hc_fn(rng, n, m, h), hc_scale(rng, 3), hc_base(rng, n)
 
@@ -84,7 +84,7 @@ def v3_block(rng, h, f, dt):
 
 
 def v3_layer(rng, h, f, v, dt):
-    """Every weight one V3/GLM mtp_step takes, under the FIXTURES.md names."""
+    """Every weight one V3/GLM mtp_step takes, under the FORMAT.md names."""
     w = {
         "enorm_weight": norm_weight(rng, h, dt),
         "hnorm_weight": norm_weight(rng, h, dt),
@@ -113,7 +113,7 @@ def v4_block(rng, m, h, f, dt):
 
 
 def v4_layer(rng, m, h, f, v, dt):
-    """Every weight one V4 mtp_step takes, under the FIXTURES.md names."""
+    """Every weight one V4 mtp_step takes, under the FORMAT.md names."""
     w = {
         "enorm_weight": norm_weight(rng, h, dt),
         "hnorm_weight": norm_weight(rng, h, dt),

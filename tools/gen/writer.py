@@ -1,6 +1,6 @@
-"""HDF5 writing and bit-exact comparison of fixture files (FIXTURES.md, version 1).
+"""HDF5 writing and bit-exact comparison of fixture files (FORMAT.md, version 1).
 
-Why this exists: FIXTURES.md is the contract between this generator and the
+Why this exists: FORMAT.md is the contract between this generator and the
 harness, so the layout, attribute types and dtype tags are produced in exactly
 one place, and `--check` compares files through the same reader.
 

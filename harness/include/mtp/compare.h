@@ -1,5 +1,5 @@
 /*
- * Comparing an output tensor with the judge's (DESIGN.md "Comparison"): per
+ * Comparing an output tensor with the judge's (ARCHITECTURE.md "Comparison"): per
  * element |a-b| <= atol + rtol*|b| with NaN/Inf parity, and per tensor the
  * worst element, max abs/rel error, headroom (worst error / its threshold),
  * NMSE, a ULP-distance histogram and, for logits, the argmax agreement.
@@ -50,7 +50,7 @@ struct mtp_cmp {
  * ops (and ops with an intermediate rounding: eh_proj_hc, hc_fused_post_pre,
  * hc_head's rocm variant)
  * an error budget over the rounding steps on the flow; else the dtype
- * default of DESIGN.md. */
+ * default of ARCHITECTURE.md. */
 void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
 		 enum mtp_dtype act, int64_t k_accum,
 		 const struct mtp_tol_override *ovr, struct mtp_tol *out);

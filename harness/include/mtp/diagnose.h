@@ -1,5 +1,5 @@
 /*
- * Named diagnoses (DESIGN.md "Rules and diagnoses"): when an output fails,
+ * Named diagnoses (ARCHITECTURE.md "Rules and diagnoses"): when an output fails,
  * the reference is run under each bug hypothesis that applies to the op, and
  * the hypothesis the observed outputs match is named, with how much better it
  * matches than the correct reference and the bug's history in one line.
@@ -37,7 +37,7 @@ enum mtp_diag {
 
 struct mtp_diag_info {
 	const char *name;
-	const char *section; /* MTP-SPEC section */
+	const char *section; /* SPEC.md section */
 	const char *history; /* one line */
 	bool numeric;	     /* computed from outputs (else: weight mapping) */
 };

@@ -23,9 +23,9 @@ enum mtp_dtype {
 	MTP_DTYPE_COUNT
 };
 
-/* "float64", "bfloat16", ... as FIXTURES.md spells them. */
+/* "float64", "bfloat16", ... as FORMAT.md spells them. */
 const char *mtp_dtype_name(enum mtp_dtype dt);
-/* Parses a FIXTURES.md dtype name; false if it is not one. */
+/* Parses a FORMAT.md dtype name; false if it is not one. */
 bool mtp_dtype_parse(const char *name, enum mtp_dtype *out);
 size_t mtp_dtype_size(enum mtp_dtype dt);
 bool mtp_dtype_is_float(enum mtp_dtype dt);

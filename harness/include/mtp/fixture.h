@@ -1,5 +1,5 @@
 /*
- * FIXTURES.md version 1: golden fixtures and dumps in HDF5. Opening a file
+ * FORMAT.md version 1: golden fixtures and dumps in HDF5. Opening a file
  * validates every rule that needs no tensor data (root attributes, case ids,
  * ops, families, attributes, dataset dtypes and shapes against the op table,
  * size limits) before any tensor is allocated; loading a case then reads its
@@ -69,7 +69,7 @@ enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 void mtp_fixture_unload(struct mtp_fixture *fx, int i);
 void mtp_fixture_close(struct mtp_fixture *fx);
 
-/* Writes cases (with data) as a FIXTURES.md v1 file, atomically: to a
+/* Writes cases (with data) as a FORMAT.md v1 file, atomically: to a
  * temporary name, renamed over `path` on success. */
 enum mtp_status mtp_fixture_write(const char *path, const char *generator,
 				  const struct mtp_case *cases, int n,

@@ -1,5 +1,5 @@
 /*
- * The op table: every MTP step of MTP-SPEC.md §11 as data. For each op it
+ * The op table: every MTP step of SPEC.md §11 as data. For each op it
  * says which attributes it takes, which tensors go in and come out with their
  * shape rules and dtype classes, which spec section defines it, and how the
  * reference computes it. The harness checks a problem against this table
@@ -92,7 +92,7 @@ struct mtp_call;
 struct mtp_op {
 	enum mtp_op_id id;
 	const char *name;
-	const char *section; /* MTP-SPEC section */
+	const char *section; /* SPEC.md section */
 	const char *summary;
 	/* Attributes, space separated; a trailing '?' marks an optional one.
 	 * attrs_v4 is added for the deepseek_v4 family. */

@@ -1,5 +1,5 @@
 /*
- * The scalar reference of every MTP step (MTP-SPEC.md): the judge.
+ * The scalar reference of every MTP step (SPEC.md): the judge.
  *
  * Contract shared by every function here:
  *  - tensors are row-major arrays of double holding values that are already
@@ -15,7 +15,7 @@
  *    even if the embedding held a NaN;
  *  - outputs never alias inputs; the functions cannot fail (shapes were checked
  *    by the harness against the op table), except where they return a status.
- * Sections in brackets are MTP-SPEC.md's.
+ * Sections in brackets are SPEC.md's.
  */
 #ifndef MTP_REF_H
 #define MTP_REF_H
@@ -278,7 +278,7 @@ void mtp_ref_mtp_step_v4(const struct mtp_ref_step_in *in,
 			 const struct mtp_ref_step_cfg *c,
 			 struct mtp_ref_step_out *out);
 
-/* [§5, FIXTURES.md draft_chain] K teacher-forced steps over L layers. */
+/* [§5, FORMAT.md draft_chain] K teacher-forced steps over L layers. */
 struct mtp_ref_chain_in {
 	int64_t k, l;
 	bool pass_step_idx;	    /* layer s % L if set, else layer 0 */

@@ -1,6 +1,6 @@
 /*
  * Rules: named properties checked on a case beyond its outputs. The block
- * contract rule (HC_STATE_DEFAULTS, MTP-SPEC §8.3b, §10.2): a backend's block
+ * contract rule (HC_STATE_DEFAULTS, SPEC.md §8.3b, §10.2): a backend's block
  * entry is called with the optional state (post_mix, res_mix, residual) left
  * out and with neutral state supplied, under both contracts; both calls must
  * succeed and agree.

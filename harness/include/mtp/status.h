@@ -1,6 +1,6 @@
 /*
  * Status codes of actions, and the verdicts and exit codes that users, CI
- * systems and `git bisect run` depend on (DESIGN.md "Verdicts and exit codes").
+ * systems and `git bisect run` depend on (ARCHITECTURE.md "Verdicts and exit codes").
  */
 #ifndef MTP_STATUS_H
 #define MTP_STATUS_H

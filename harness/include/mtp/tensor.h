@@ -23,7 +23,7 @@ struct mtp_tensor {
 	void *data; /* owned, malloc'ed; NULL for an empty tensor */
 };
 
-/* A per-output tolerance override from a fixture (FIXTURES.md). */
+/* A per-output tolerance override from a fixture (FORMAT.md). */
 struct mtp_tol_override {
 	bool set;
 	double rtol, atol;

@@ -1,5 +1,5 @@
 /*
- * The timing engine (DESIGN.md "Timing"), shared by every backend: warm-up,
+ * The timing engine (ARCHITECTURE.md "Timing"), shared by every backend: warm-up,
  * then repeated launches until both a minimum count and a minimum time;
  * median and IQR; device timers where the backend has them, the monotonic
  * clock otherwise; input rotation (several input sets on the device, cycled)
@@ -40,7 +40,7 @@ struct mtp_timing {
 void mtp_timing_opts_init(struct mtp_timing_opts *o);
 void mtp_timing_fini(struct mtp_timing *t);
 
-/* Compares timings against a baseline (DESIGN.md "Timing"): a two-sided
+/* Compares timings against a baseline (ARCHITECTURE.md "Timing"): a two-sided
  * Mann-Whitney U test on the raw samples at level alpha, and the ratio of
  * medians. FASTER/SLOWER need both significance and a change of at least
  * min_effect (0.03 = 3 %); SAME when the change is below min_effect;

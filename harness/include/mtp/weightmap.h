@@ -1,5 +1,5 @@
 /*
- * The weight-mapping audit (MTP-SPEC §6, §8.4-§8.6): the loader rules that
+ * The weight-mapping audit (SPEC.md §6, §8.4-§8.6): the loader rules that
  * turn checkpoint tensor names into engine parameter names, written as data
  * with a few small functions, and the checks that name the three known
  * mapping bugs (STALE_WEIGHT_REMAP, EH_PROJ_NO_PREFIX,
