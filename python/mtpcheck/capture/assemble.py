@@ -1,0 +1,167 @@
+"""From recorded chains to a captured-block dump (FIXTURES v2): one
+`draft_chain` case per chain (when its steps line up: same rows, positions
+advancing by one) and one `mtp_step` case per step.  Weights are written once
+and linked from every case that uses them."""
+
+import numpy as np
+
+from ..dump import Dump, Tensor
+
+V3_BLOCK = ("block_in", "block_out", "block_residual")
+V4_BLOCK = ("block_in", "block_out", "block_residual", "post_mix", "comb_mix")
+
+
+def _np_int(t):
+    return t.to("cpu").long().numpy()
+
+
+def layer_weights(spec, layer, root):
+    """dump name -> Tensor of the layer's parameters (live_sha256 = what the
+    engine held), skipping the ones this layer does not have."""
+    out = {}
+    for name, dotted in spec.weights.items():
+        if dotted.startswith(".."):
+            param = spec.weight(root, dotted[2:])
+        else:
+            param = spec.weight(layer, dotted)
+        if param is None or not hasattr(param, "detach"):
+            continue
+        t = Tensor(param.detach())
+        t.attrs["live_sha256"] = t.sha256()
+        out[name] = t
+    return out
+
+
+def case_attrs(capture, step, family):
+    attrs = dict(step.spec.extra_attrs(step.module))
+    attrs.update(step.spec.conventions)
+    attrs["block"] = "captured"
+    logits = step.tensors.get("logits")
+    if logits is not None:
+        tag = str(logits.dtype).replace("torch.", "")
+        if tag in ("bfloat16", "float32"):
+            attrs["logits_dtype"] = tag
+    attrs.update(capture.engine_conventions(step))
+    if family != "deepseek_v4":
+        for key in ("hc_mult", "hc_eps", "sinkhorn_iters", "block_contract", "post_mult",
+                    "hc_head_variant"):
+            attrs.pop(key, None)
+    return attrs
+
+
+def _block_tensors(step, family):
+    names = V4_BLOCK if family == "deepseek_v4" else V3_BLOCK
+    out = {}
+    for name in names:
+        t = step.tensors.get(name)
+        if t is None:
+            continue
+        if name == "post_mix" and t.dim() == 3 and t.shape[-1] == 1:
+            t = t[..., 0]
+        out[name] = t
+    return out
+
+
+def _observed(capture, chain, s, family):
+    step = chain[s]
+    obs = {}
+    nxt = chain[s + 1] if s + 1 < len(chain) else None
+    rows = step.tensors["prev_hidden"].shape[0] if "prev_hidden" in step.tensors else None
+    if nxt is not None and "prev_hidden" in nxt.tensors and nxt.tensors["prev_hidden"].shape[0] == rows:
+        obs["recycled"] = nxt.tensors["prev_hidden"]  # what the engine fed to the next step
+        if "input_ids" in nxt.tensors:
+            obs["token"] = Tensor(_np_int(nxt.tensors["input_ids"]), "int64")
+    else:
+        recycled = capture.recycled_of(step)
+        if recycled is not None:
+            obs["recycled"] = recycled
+    if "logits" in step.tensors and step.tensors["logits"].shape[0] == rows:
+        obs["logits"] = step.tensors["logits"]
+        if family != "deepseek_v4" and "hidden_post" in step.tensors:
+            obs["hidden_post"] = step.tensors["hidden_post"]
+    return obs
+
+
+def _chain_layout(chain):
+    """(max_position or None, problem or None): do the steps line up as a
+    draft_chain (FIXTURES: ids_s = next_tokens[s-1], positions + s)?"""
+    need = ("input_ids", "positions", "prev_hidden", "block_in")
+    for st in chain:
+        missing = [n for n in need if n not in st.tensors]
+        if missing:
+            return None, "step %d lacks %s" % (st.index, ", ".join(missing))
+    rows = {st.tensors["positions"].shape[0] for st in chain}
+    if len(rows) != 1:
+        return None, "the steps have different token counts %s" % sorted(rows)
+    p0 = _np_int(chain[0].tensors["positions"])
+    clamp = None
+    for st in chain[1:]:
+        p = _np_int(st.tensors["positions"])
+        want = p0 + st.index
+        if np.array_equal(p, want):
+            continue
+        top = int(p.max())
+        if np.array_equal(p, np.minimum(want, top)) and clamp in (None, top):
+            clamp = top
+            continue
+        return None, "step %d positions are not step 0's + %d" % (st.index, st.index)
+    return clamp, None
+
+
+def write(capture, path, generator, max_bytes):
+    """Writes the dump; returns (case ids, notes)."""
+    cases, notes = [], list(capture.recorder.notes)
+    with Dump(path, generator, description=capture.describe(), max_bytes=max_bytes) as d:
+        for c, chain in enumerate(capture.recorder.chains):
+            family = chain[0].spec.family_of(chain[0].module)
+            weights = {l: layer_weights(chain[0].spec, m, capture.root)
+                       for l, m in enumerate(capture.layer_modules)}
+            clamp, problem = _chain_layout(chain)
+            if problem is None:
+                cases.append(_write_chain(d, capture, c, chain, family, weights, clamp))
+            else:
+                notes.append("chain %d: no draft_chain case: %s" % (c, problem))
+            for s, step in enumerate(chain):
+                cid = "chain%d.step%d.layer%d" % (c, s, step.layer)
+                inputs = {k: step.tensors[k] for k in ("embeds", "positions", "prev_hidden")
+                          if k in step.tensors}
+                if "positions" in inputs:
+                    inputs["positions"] = Tensor(_np_int(inputs["positions"]), "int64")
+                inputs.update(weights[step.layer])
+                inputs.update(_block_tensors(step, family))
+                d.case(cid, op="mtp_step", family=family, attrs=case_attrs(capture, step, family),
+                       inputs=inputs, observed=_observed(capture, chain, s, family))
+                cases.append(cid)
+    return cases, notes
+
+
+def _write_chain(d, capture, c, chain, family, weights, clamp):
+    s0 = chain[0]
+    L = len(capture.layer_modules)
+    layers = [st.layer for st in chain]
+    pass_idx = 1 if any(l != 0 for l in layers) else 0
+    attrs = case_attrs(capture, s0, family)
+    attrs.update(num_steps=len(chain), num_layers=L, pass_step_idx=pass_idx)
+    if clamp is not None:
+        attrs["max_position"] = clamp
+    inputs = {"input_ids": Tensor(_np_int(s0.tensors["input_ids"]), "int64"),
+              "positions": Tensor(_np_int(s0.tensors["positions"]), "int64"),
+              "prev_hidden": s0.tensors["prev_hidden"]}
+    table = capture.embed_table()
+    if table is not None:
+        inputs["embed_table"] = Tensor(table.detach())
+    if len(chain) > 1:
+        nt = np.stack([_np_int(st.tensors["input_ids"]) for st in chain[1:]])
+        inputs["next_tokens"] = Tensor(nt, "int64")
+    for l, w in weights.items():
+        for name, t in w.items():
+            inputs["layer.%d/%s" % (l, name)] = t
+    observed = {}
+    for s, st in enumerate(chain):
+        for name, t in _block_tensors(st, family).items():
+            inputs["step.%d/%s" % (s, name)] = t
+        for name, t in _observed(capture, chain, s, family).items():
+            observed["step.%d/%s" % (s, name)] = t
+    cid = "chain%d" % c
+    d.case(cid, op="draft_chain", family=family, attrs=attrs, inputs=inputs, observed=observed)
+    return cid
