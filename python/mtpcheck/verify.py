@@ -32,10 +32,12 @@ class Verdict:
         self.text = text
         self.diagnoses = re.findall(r"diagnosis: ([A-Z0-9_]+)", text)
         self.cases = {}
+        # "[  1/2] FAILED        dump       FILE:case  ..."
+        pat = re.compile(r"^\[\s*\d+/\d+\]\s+(%s)\s+\S+\s+(\S+)" % "|".join(VERDICTS))
         for line in text.splitlines():
-            m = re.search(r":([A-Za-z0-9_.-]+)\s+(%s)\b" % "|".join(VERDICTS), line)
-            if m:
-                self.cases[m.group(1)] = m.group(2)
+            m = pat.match(line.strip())
+            if m and ":" in m.group(2):
+                self.cases[m.group(2).rsplit(":", 1)[1]] = m.group(1)
 
     @property
     def version_unsupported(self):

@@ -34,7 +34,7 @@ def layer_weights(spec, layer, root):
 
 def case_attrs(capture, step, family):
     attrs = dict(step.spec.extra_attrs(step.module))
-    attrs.update(step.spec.conventions)
+    attrs.update(step.spec.conventions_of(step.module))
     attrs["block"] = "captured"
     logits = step.tensors.get("logits")
     if logits is not None:

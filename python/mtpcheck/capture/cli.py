@@ -19,7 +19,8 @@ def describe(engine, bounds):
     lines = ["engine %s; bounds: %s" % (engine, bounds.describe()), "hooked MTP layer classes:"]
     for spec in SPECS[engine]:
         lines.append("  %s  (%s)" % (", ".join(spec.classes), spec.source))
-        conv = ", ".join("%s=%s" % kv for kv in sorted(spec.conventions.items()))
+        conv = spec.conventions if not callable(spec.conventions) else {"final_add": "by platform"}
+        conv = ", ".join("%s=%s" % kv for kv in sorted(conv.items()))
         lines.append("    declares: block=captured, %s%s" % (conv, ", logits_dtype from the logits"))
         lines.append("    per step, from the layer call: %s" % ", ".join(spec.layer_inputs))
         lines.append("    from the block (%s): %s" % (spec.block_attr,

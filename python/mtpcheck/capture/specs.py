@@ -37,6 +37,10 @@ class LayerSpec:
     def weight(self, layer, dotted):
         return _path(layer, dotted)
 
+    def conventions_of(self, layer):
+        c = self.conventions
+        return dict(c(layer) if callable(c) else c)
+
     def family_of(self, layer):
         return self.family(layer) if callable(self.family) else self.family
 
@@ -70,6 +74,20 @@ VLLM_LAYER_INPUTS = {
     "prev_hidden": ("previous_hidden_states",),
     "embeds": ("inputs_embeds",),
 }
+
+
+def _embeds_from_table(module, named):
+    """V3.2 CUDA layer called with `embed_table` instead of `inputs_embeds`
+    (fused_embed_eh_norm): the rows the kernel gathers."""
+    table, ids = named.get("embed_table"), named.get("input_ids")
+    return None if table is None or ids is None else table[ids.long()]
+
+
+def _v32_conventions(layer):
+    """nvidia: the final add fused with the norm (fused_allreduce_rms_norm);
+    amd: `residual + hidden_states` then shared_head.norm, unfused."""
+    amd = ".amd." in type(layer).__module__
+    return {"pos0_mask": 1, "final_add": "unfused" if amd else "fused", "add_norm_input": "sum"}
 
 
 def _glm_or_v3(layer):
@@ -109,15 +127,16 @@ VLLM_V3 = LayerSpec(
     source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
 
-# vLLM 0.33 deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input norms
-# (fused_eh_norm: one rounding) and the final add fused with the norm.
+# vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
+# norms (fused_eh_norm: one rounding); nvidia fuses the final add with the norm.
 VLLM_V32 = LayerSpec(
     engine="vllm", family=_glm_or_v3,
     classes=("DeepseekV32MultiTokenPredictorLayer", "DeepSeekV32MultiTokenPredictorLayer"),
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
-    conventions={"pos0_mask": 1, "final_add": "fused", "add_norm_input": "sum"},
-    source="vllm/model_executor/models/deepseek_v32/{nvidia,amd}/mtp.py",
+    layer_inputs_from={"embeds": _embeds_from_table},
+    conventions=_v32_conventions,
+    source="vllm/models/deepseek_v32/{nvidia,amd}/mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
     notes="input norms are Triton kernels: under TRITON_INTERPRET=1 (CPU) bf16 stores truncate")
 
@@ -130,7 +149,7 @@ VLLM_V4 = LayerSpec(
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("x", "hidden_states"),
     block_outputs=("block_out", "block_residual", "post_mix", "comb_mix"), weights=V4_WEIGHTS,
     conventions={"pos0_mask": 1},
-    source="vllm/model_executor/models/deepseek_v4/*/mtp.py",
+    source="vllm/models/deepseek_v4/{nvidia,amd,xpu}/mtp.py",
     extra_attrs=lambda layer: dict(_v4_attrs(layer), rounding="fused", block_contract="deferred",
                                    post_mult=2.0, hc_head_variant="cuda"),
     notes="the whole V4 step does not run on CPU (TileLang); hooks tested on a mirror module tree")
