@@ -125,34 +125,56 @@ def sglang_draft(model, ids, positions, target_hidden, steps):
 
 
 # ---- vLLM DeepSeek V4 MTP layer mirror (deepseek_v4/nvidia/mtp.py names) --------------------
-class V4Block(nn.Module):
-    """Deferred contract: returns (f, residual, post_mix, res_mix); hc_post is the layer's."""
+def vllm_mhc():
+    """vLLM's own mHC torch ops (kernels/mhc/torch.py: the pieces of a V4 step
+    that run on CPU), or None where vLLM is not installed."""
+    try:
+        from vllm.model_executor.kernels.mhc.torch import mhc_post_torch, mhc_pre_torch
+    except Exception:
+        return None
+    return mhc_pre_torch, mhc_post_torch
 
-    def __init__(self, h, m, f):
-        super().__init__()
-        self.hc_mult = m
-        k = 2 * m + m * m
-        self.hc_attn_fn = nn.Parameter(torch.zeros(k, m * h))
-        self.hc_ffn_fn = nn.Parameter(torch.zeros(k, m * h))
-        self.attn = nn.Linear(h, h, bias=False, dtype=BF16)
-        self.ffn = nn.Linear(h, h, bias=False, dtype=BF16)
 
-    def forward(self, x, positions, input_ids=None, post_mix=None, res_mix=None, residual=None):
-        t, m, h = x.shape
-        pre = torch.full((t, m), 1.0 / m)
-        comb = torch.eye(m).expand(t, m, m)
-        post = torch.full((t, m), 2.0 / m)
-        a = self.attn((pre.unsqueeze(-1) * x.float()).sum(1).to(BF16))
-        r1 = hc_post(a, x, post, comb)
-        f = self.ffn((pre.unsqueeze(-1) * r1.float()).sum(1).to(BF16))
-        return f, r1, post.unsqueeze(-1), comb
+def _plain_pre(x, fn, scale, base, *rest):
+    """Without vLLM: fixed mixes (mean in, identity comb), same shapes."""
+    t, m, _ = x.shape
+    u = x.float().mean(1).to(BF16)
+    return torch.full((t, m, 1), 2.0 / m), torch.eye(m).expand(t, m, m).contiguous(), u
 
 
 def hc_post(x, residual, post, comb):
-    post = post.reshape(post.shape[0], -1)
-    out = post.unsqueeze(-1) * x.float().unsqueeze(1) + torch.einsum(
+    out = post.reshape(post.shape[0], -1, 1) * x.float().unsqueeze(1) + torch.einsum(
         "tij,tih->tjh", comb.float(), residual.float())
     return out.to(residual.dtype)
+
+
+class V4Block(nn.Module):
+    """Deferred contract (nvidia model.py): returns (f, residual, post_mix,
+    res_mix); the layer applies the last hc_post. The sublayers are linear
+    stand-ins; the mixing is vLLM's mhc_pre_torch / mhc_post_torch when present."""
+
+    def __init__(self, h, m, f, eps=1e-6):
+        super().__init__()
+        self.hc_mult, self.eps = m, eps
+        k = 2 * m + m * m
+        for sub in ("attn", "ffn"):
+            setattr(self, "hc_%s_fn" % sub, nn.Parameter(torch.zeros(k, m * h)))
+            setattr(self, "hc_%s_scale" % sub, nn.Parameter(torch.ones(3)))
+            setattr(self, "hc_%s_base" % sub, nn.Parameter(torch.zeros(k)))
+        self.attn = nn.Linear(h, h, bias=False, dtype=BF16)
+        self.ffn = nn.Linear(h, h, bias=False, dtype=BF16)
+        ops = vllm_mhc()
+        self.pre, self.post = ops if ops else (_plain_pre, hc_post)
+
+    def _pre(self, x, sub):
+        return self.pre(x, getattr(self, "hc_%s_fn" % sub), getattr(self, "hc_%s_scale" % sub),
+                        getattr(self, "hc_%s_base" % sub), self.eps, 1e-6, 1e-6, 2.0, 20)
+
+    def forward(self, x, positions, input_ids=None, post_mix=None, res_mix=None, residual=None):
+        post_a, comb_a, u_a = self._pre(x, "attn")
+        r1 = self.post(self.attn(u_a), x, post_a, comb_a)
+        post_f, comb_f, u_f = self._pre(r1, "ffn")
+        return self.ffn(u_f), r1, post_f, comb_f
 
 
 class DeepSeekV4MultiTokenPredictorLayer(nn.Module):
@@ -178,4 +200,4 @@ class DeepSeekV4MultiTokenPredictorLayer(nn.Module):
         e = self.enorm(torch.where(positions.unsqueeze(-1) == 0, 0, inputs_embeds))
         x = self.h_proj(self.hnorm(p)) + self.e_proj(e).unsqueeze(-2)
         f, r1, post, comb = self.mtp_block(x=x, positions=positions, input_ids=input_ids)
-        return hc_post(f, r1, post, comb).flatten(1)
+        return self.mtp_block.post(f, r1, post, comb).flatten(1)

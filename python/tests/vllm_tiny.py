@@ -53,14 +53,12 @@ class LinearAttention(nn.Module):
         return self.W_a(hidden_states)
 
 
-_dist_ready = False
-
-
 def _distributed():
-    global _dist_ready
-    if _dist_ready:
-        return
     from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    from vllm.distributed.parallel_state import model_parallel_is_initialized
+
+    if model_parallel_is_initialized():
+        return
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -68,43 +66,57 @@ def _distributed():
     init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
                                  distributed_init_method="tcp://127.0.0.1:%d" % port)
     initialize_model_parallel(1, 1)
-    _dist_ready = True
 
 
-def _patch_attention():
-    from vllm.model_executor.models import deepseek_v2, glm4_moe
+def _patch_for_cpu():
+    """The attention classes -> LinearAttention; GLM's MTP model asks for an
+    MoE layer only to copy expert counts (EPLB bookkeeping): with the dense
+    block there is none, so that copy is skipped."""
+    from vllm.model_executor.models import deepseek_v2, glm4_moe, glm4_moe_mtp
 
     for mod, names in ((deepseek_v2, ("DeepseekV2MLAAttention", "DeepseekV2Attention",
                                       "DeepseekAttention")), (glm4_moe, ("Glm4MoeAttention",))):
         for name in names:
             setattr(mod, name, LinearAttention)
+    cls = glm4_moe_mtp.Glm4MoeMTP
+    if not getattr(cls, "_mtpcheck_dense", False):
+        orig = cls.extract_moe_parameters
+
+        def extract(self, example_moe):
+            if example_moe is not None:
+                orig(self, example_moe)
+
+        cls.extract_moe_parameters = extract
+        cls._mtpcheck_dense = True
 
 
 def build(model_type, workdir, K=3, seed=0):
     """(draft model, vllm_config): vLLM's MTP model for `model_type` with
     random bf16 weights, norm weights away from 1 (so that a pre-norm recycle
     shows)."""
-    from vllm.config import (CompilationConfig, ModelConfig, SpeculativeConfig, VllmConfig,
-                             set_current_vllm_config)
+    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
+                             VllmConfig, set_current_vllm_config)
     from vllm.config.compilation import CompilationMode
     from vllm.model_executor.model_loader.utils import get_model_architecture
 
-    _distributed()
-    _patch_attention()
+    _patch_for_cpu()
     d = os.path.join(workdir, model_type)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(CONFIGS[model_type], f)
     target = ModelConfig(model=d, tokenizer=d, skip_tokenizer_init=True, dtype="bfloat16",
                          max_model_len=256, enforce_eager=True)
-    spec = SpeculativeConfig(method="mtp", num_speculative_tokens=K, target_model_config=target)
+    parallel = ParallelConfig()
+    spec = SpeculativeConfig(method="mtp", num_speculative_tokens=K, target_model_config=target,
+                             target_parallel_config=parallel)
     draft_cfg = spec.draft_model_config
     # eager: forward hooks do not fire inside compiled regions (docs/DUMPS.md)
-    vcfg = VllmConfig(model_config=draft_cfg, speculative_config=spec,
+    vcfg = VllmConfig(model_config=draft_cfg, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(vcfg):
+            _distributed()
             cls, _ = get_model_architecture(draft_cfg)
             model = cls(vllm_config=vcfg, prefix="")
     finally:
@@ -116,6 +128,16 @@ def build(model_type, workdir, K=3, seed=0):
                 p.copy_((0.3 + 1.4 * torch.rand(p.shape, generator=gen)).to(p.dtype))
             else:
                 p.copy_((torch.randn(p.shape, generator=gen) / p.shape[-1] ** 0.5).to(p.dtype))
+    # what vLLM's loader does after loading (on CPU: picks the linear kernels).
+    # The PyPI wheel has no vllm._C, so the AMX "sgl" kernels it would pick on
+    # this CPU are absent: keep vLLM's own fallback, F.linear.
+    from vllm.model_executor.layers import utils as layer_utils
+    from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+    layer_utils.check_cpu_sgl_kernel = lambda *a: False
+
+    with set_current_vllm_config(vcfg):
+        process_weights_after_loading(model, draft_cfg, torch.device("cpu"))
     return model.eval(), vcfg
 
 
