@@ -96,3 +96,43 @@ def test_v4_mirror_hooks(tmp_path):
         assert c["inputs/layer.0/hc_head_fn"].attrs["dtype"] == "float32"
         assert c["observed/step.0/recycled"].shape == (T, M * H)
         assert "chain0.step1.layer0" in cases
+
+
+def test_byte_bound_stops_recording(tmp_path):
+    """A capture cannot grow past max_bytes: recording stops, the dump holds what fit."""
+    gen = torch.Generator().manual_seed(5)
+    model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / "small.h5")
+    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=6000)
+    with torch.no_grad():
+        mirrors.sglang_draft(model, torch.arange(T), torch.arange(1, 1 + T),
+                             torch.randn(T, H).to(torch.bfloat16), K)
+    assert cap.recorder.full and cap.recorder.bytes <= 6000
+    assert any("byte bound" in n for n in cap.recorder.notes)
+    with pytest.raises(Exception, match="bound"):
+        cap.write()  # the weights alone do not fit either: refused, not truncated silently
+
+
+def test_env_install(tmp_path, monkeypatch):
+    """MTPCHECK_CAPTURE, as the vLLM plugin reads it: the capture is installed
+    and attaches to the first MTP model that runs (a global pre-hook)."""
+    from mtpcheck.capture import plugin
+
+    monkeypatch.setenv("MTPCHECK_CAPTURE", str(tmp_path / "env-%p.h5") + ":2:engine=sglang")
+    before = len(capture._active)
+    plugin.register()
+    cap = capture._active[-1]
+    assert len(capture._active) == before + 1 and cap.bounds.steps == 2 and "%p" not in cap.path
+    try:
+        gen = torch.Generator().manual_seed(6)
+        model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+        mirrors.randomize(model, gen)
+        with torch.no_grad():
+            mirrors.sglang_draft(model, torch.arange(T), torch.arange(1, 1 + T),
+                                 torch.randn(T, H).to(torch.bfloat16), 2)
+        assert cap.root is model
+        assert cap.write()[0] == "chain0"
+    finally:
+        cap.remove()
+        capture._active.remove(cap)

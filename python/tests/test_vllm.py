@@ -125,3 +125,19 @@ def test_global_install_finds_the_model(tmp_path):
     assert cap.root is model and "chain0" in cases
     with h5py.File(str(tmp_path / "g.h5")) as f:
         assert f["cases/chain0/inputs/step.1/block_in"].shape == (2, vllm_tiny.H)  # max_tokens
+
+
+def test_vllm_finds_the_plugin():
+    """vLLM's plugin loader sees the package's entry point (once `pip install ./python`)."""
+    from importlib.metadata import entry_points
+
+    from conftest import ENGINE_TESTS
+
+    names = [e.value for e in entry_points(group="vllm.general_plugins")]
+    if "mtpcheck.capture.plugin:register" not in names:
+        if ENGINE_TESTS:
+            pytest.fail("the mtpcheck package is not installed in the engine venv")
+        pytest.skip("mtpcheck not pip-installed here (tools/ci/engines.sh installs it)")
+    from vllm.plugins import load_plugins_by_group
+
+    assert "mtpcheck_capture" in load_plugins_by_group("vllm.general_plugins")
