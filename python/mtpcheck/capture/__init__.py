@@ -77,22 +77,32 @@ class Capture:
         self.engine_info = self.integration.engine_info(self, model)
 
     def _install_global(self):
-        """No model at hand (a plugin or a call before the engine is built): a
-        global forward pre-hook attaches to the first MTP model that runs."""
+        """No model at hand (a plugin or a call before the engine is built):
+        global forward hooks keep the stack of modules in flight; the first
+        MTP layer that runs is hooked with the outermost of them (the draft
+        model), and the global hooks come off."""
         import torch
 
+        stack = []
+
         def pre(module, args, kwargs=None):
+            stack.append(module)
             if self.root is not None or not _specs.spec_for(self.engine, module):
                 return
-            root = self.integration.find_root(module)
-            self.attach(root)
+            root = stack[0] if any(m is module for m in stack[0].modules()) else None
+            self.attach(root if root is not None else self.integration.find_root(module))
             for a in self.attached:
                 if a.layer is module:
                     a._pre(module, args, kwargs or {})
-                    a.step_started_by_global = True
             self._remove_global()
 
-        self.global_handles.append(torch.nn.modules.module.register_module_forward_pre_hook(pre))
+        def post(module, args, out):
+            if stack and stack[-1] is module:
+                stack.pop()
+
+        reg = torch.nn.modules.module
+        self.global_handles.append(reg.register_module_forward_pre_hook(pre))
+        self.global_handles.append(reg.register_module_forward_hook(post, always_call=True))
 
     def _remove_global(self):
         for h in self.global_handles:

@@ -19,18 +19,21 @@ def find_root(module):
     hook sees only its own module, so we walk up the module tree (once, when
     the first MTP layer runs)."""
     import gc
+    import warnings
 
     best = module
     parents = {}
-    for obj in gc.get_objects():
-        try:
-            is_mod = _is_module(obj)
-        except Exception:
-            continue
-        if is_mod:
-            for child in obj._modules.values():
-                if child is not None:
-                    parents.setdefault(id(child), obj)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # isinstance on deprecated module proxies warns
+        for obj in gc.get_objects():
+            try:
+                is_mod = _is_module(obj)
+            except Exception:
+                continue
+            if is_mod:
+                for child in obj._modules.values():
+                    if child is not None:
+                        parents.setdefault(id(child), obj)
     while id(best) in parents:
         best = parents[id(best)]
     return best
@@ -55,7 +58,22 @@ def _version():
         return "vllm (not importable)"
 
 
-def returns_tuple_rule(model):
+def _draft_hf_config(model, layers):
+    """The draft model's hf_config: on the model, on an MTP layer, or vLLM's
+    current config."""
+    for obj in [model] + list(layers):
+        config = getattr(obj, "config", None)
+        if config is not None and hasattr(config, "architectures"):
+            return config
+    try:
+        from vllm.config import get_current_vllm_config
+
+        return get_current_vllm_config().speculative_config.draft_model_config.hf_config
+    except Exception:
+        return None
+
+
+def returns_tuple_rule(model, layers=()):
     """vLLM's own answer to "does this draft model return a tuple?": the
     proposer's model_returns_tuple() run on the model's config.  None when
     vLLM's proposer cannot be imported."""
@@ -63,15 +81,10 @@ def returns_tuple_rule(model):
         from vllm.v1.spec_decode import llm_base_proposer as lbp
     except Exception:
         return None
-    cls = None
-    for name in dir(lbp):
-        obj = getattr(lbp, name)
-        if isinstance(obj, type) and hasattr(obj, "model_returns_tuple"):
-            cls = obj
-            break
-    if cls is None:
+    cls = getattr(lbp, "SpecDecodeBaseProposer", None)
+    if cls is None or not hasattr(cls, "model_returns_tuple"):
         return None
-    config = getattr(model, "config", None)
+    config = _draft_hf_config(model, layers)
     fake = types.SimpleNamespace(
         method="mtp",
         draft_model_config=types.SimpleNamespace(hf_config=config),
@@ -87,7 +100,7 @@ def returns_tuple_rule(model):
 
 def engine_info(capture, model):
     info = {"version": _version(), "notes": []}
-    info["returns_tuple"] = returns_tuple_rule(model)
+    info["returns_tuple"] = returns_tuple_rule(model, capture.layer_modules)
     if info["returns_tuple"] is None:
         info["notes"].append("vLLM's model_returns_tuple() not available: the last step's "
                              "recycled state is left out")
@@ -101,12 +114,16 @@ def engine_info(capture, model):
 
 
 def recycled_of(capture, step):
-    """The last step's recycled state, by the proposer's unpacking rule."""
+    """The last step's recycled state, by the proposer's unpacking rule, on
+    the draft model's return value. vLLM's MTP models return their layer's
+    value unchanged, and their top-level class (wrapped for torch.compile) runs
+    no module hooks, so the layer's return value stands in when the model's
+    was not seen."""
     rule = capture.engine_info.get("returns_tuple")
-    top = step.tensors.get("model_out.1") if rule else step.tensors.get("model_out.0")
-    if top is not None:
-        return top
-    return None
+    if rule is None:
+        return None
+    prefix = "model_out" if "model_out.0" in step.tensors else "out"
+    return step.tensors.get("%s.%d" % (prefix, 1 if rule else 0))
 
 
 def conventions(capture, step):
