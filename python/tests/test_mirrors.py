@@ -136,3 +136,29 @@ def test_env_install(tmp_path, monkeypatch):
     finally:
         cap.remove()
         capture._active.remove(cap)
+
+
+def test_large_head_and_table_as_row_subsets(tmp_path):
+    """A head or embedding table too large for the bound is written as a row
+    subset (FIXTURES v2 rules 1-6): the top logits and every token fed on."""
+    gen = torch.Generator().manual_seed(7)
+    model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / "subset.h5")
+    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=100000)
+    ids = torch.randint(0, V, (T,), generator=gen)
+    with torch.no_grad():
+        mirrors.sglang_draft(model, ids, torch.arange(1, 1 + T), torch.randn(T, H).to(torch.bfloat16), K)
+    cap.write()
+    with h5py.File(path) as f:
+        c = f["cases/chain0"]
+        rows = c["inputs/layer.0/head_rows"][()]
+        assert c["inputs/layer.0/head_weight"].attrs["full_rows"] == V
+        assert c["inputs/layer.0/head_weight"].shape == (len(rows), H) and len(rows) < V
+        assert np.all(np.diff(rows) > 0)
+        table_rows = c["inputs/embed_table_rows"][()]
+        used = set(c["inputs/input_ids"][()]) | set(c["inputs/next_tokens"][()].ravel())
+        assert used <= set(table_rows) and used <= set(rows)
+        assert c["observed/step.0/logits"].shape == (T, len(rows))
+        assert np.array_equal(c["observed/step.0/logits_rows"][()], rows)
+        assert "head written as" in f.attrs["description"]

@@ -39,7 +39,6 @@ class Capture:
         self.global_handles = []
         self.last_step = None
         self.written = None
-        self.finished = False
         self.manual_chains = False
         self.engine_info = {}
         self.integration = None
@@ -117,7 +116,6 @@ class Capture:
 
     def end_chain(self):
         self.recorder.end_chain()
-        self._maybe_finish()
 
     def auto_chain(self):
         """Called at each layer call: without explicit chain marks, a chain is
@@ -134,13 +132,6 @@ class Capture:
         rec = self.recorder
         if not self.manual_chains and rec.current is not None and len(rec.current) >= self.bounds.steps:
             rec.end_chain()
-        self._maybe_finish()
-
-    def _maybe_finish(self):
-        """Nothing more to record: the hooks come off (the dump is written by
-        write(), or at exit)."""
-        if self.recorder.done and self.attached and self.root is not None:
-            self.finished = True
 
     # -- engine rules -------------------------------------------------------------------
     def recycled_of(self, step):
@@ -167,7 +158,11 @@ class Capture:
         if not self.recorder.chains:
             return []
         path = path or self.path
-        cases, notes = assemble.write(self, path, self.generator, self.bounds.max_bytes)
+        try:
+            cases, notes = assemble.write(self, path, self.generator, self.bounds.max_bytes)
+        except Exception as e:
+            self.written = (path, [], ["not written: %s" % e])  # not retried at exit
+            raise
         self.written = (path, cases, notes)
         return cases
 

@@ -5,7 +5,7 @@ and linked from every case that uses them."""
 
 import numpy as np
 
-from ..dump import Dump, Tensor
+from ..dump import Dump, Tensor, set_attr
 
 V3_BLOCK = ("block_in", "block_out", "block_residual")
 V4_BLOCK = ("block_in", "block_out", "block_residual", "post_mix", "comb_mix")
@@ -15,9 +15,24 @@ def _np_int(t):
     return t.to("cpu").long().numpy()
 
 
-def layer_weights(spec, layer, root):
+def _subset(param, rows):
+    """Rows of a [V,H] weight (FIXTURES v2 rules 1, 2): the dataset, full_rows
+    on it, and the companion `<p>_rows`. live_sha256 is left out (on a subset it
+    is informational, and hashing the whole table would copy it)."""
+    idx = torch_rows(rows, param.device)
+    return Tensor(param.detach()[idx], full_rows=int(param.shape[0])), Tensor(rows, "int64")
+
+
+def torch_rows(rows, device):
+    import torch
+
+    return torch.as_tensor(rows, dtype=torch.long, device=device)
+
+
+def layer_weights(spec, layer, root, head_rows=None):
     """dump name -> Tensor of the layer's parameters (live_sha256 = what the
-    engine held), skipping the ones this layer does not have."""
+    engine held), skipping the ones this layer does not have; the head as a
+    row subset when `head_rows` is given."""
     out = {}
     for name, dotted in spec.weights.items():
         if dotted.startswith(".."):
@@ -25,6 +40,9 @@ def layer_weights(spec, layer, root):
         else:
             param = spec.weight(layer, dotted)
         if param is None or not hasattr(param, "detach"):
+            continue
+        if name == "head_weight" and head_rows is not None:
+            out["head_weight"], out["head_rows"] = _subset(param, head_rows)
             continue
         t = Tensor(param.detach())
         t.attrs["live_sha256"] = t.sha256()
@@ -62,7 +80,7 @@ def _block_tensors(step, family):
     return out
 
 
-def _observed(capture, chain, s, family):
+def _observed(capture, chain, s, family, head_rows=None):
     step = chain[s]
     obs = {}
     nxt = chain[s + 1] if s + 1 < len(chain) else None
@@ -77,6 +95,9 @@ def _observed(capture, chain, s, family):
             obs["recycled"] = recycled
     if "logits" in step.tensors and step.tensors["logits"].shape[0] == rows:
         obs["logits"] = step.tensors["logits"]
+        if head_rows is not None:
+            obs["logits"] = obs["logits"][:, torch_rows(head_rows, "cpu")]
+            obs["logits_rows"] = Tensor(head_rows, "int64")
         if family != "deepseek_v4" and "hidden_post" in step.tensors:
             obs["hidden_post"] = step.tensors["hidden_post"]
     return obs
@@ -108,17 +129,50 @@ def _chain_layout(chain):
     return clamp, None
 
 
+def _ids_used(chains):
+    ids = [_np_int(st.tensors[n]) for ch in chains for st in ch for n in ("input_ids",)
+           if n in st.tensors]
+    return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.int64)
+
+
+def _too_big(param, max_bytes):
+    return param is not None and param.numel() * param.element_size() > max_bytes // 8
+
+
+def head_subset(capture, max_bytes, top=16):
+    """Rows of the head to keep when the head is large: the top logits of every
+    captured row and every token the engine fed on (rule 6: the token must be
+    listed). None: the head is written whole."""
+    spec = capture.recorder.chains[0][0].spec
+    dotted = spec.weights["head_weight"]
+    owner = capture.root if dotted.startswith("..") else capture.layer_modules[0]
+    param = spec.weight(owner, dotted.lstrip("."))
+    if not _too_big(param, max_bytes):
+        return None
+    rows = [_ids_used(capture.recorder.chains)]
+    for chain in capture.recorder.chains:
+        for st in chain:
+            if "logits" in st.tensors:
+                k = min(top, st.tensors["logits"].shape[-1])
+                rows.append(st.tensors["logits"].float().topk(k, dim=-1).indices.numpy().ravel())
+    return np.unique(np.concatenate(rows)).astype(np.int64)
+
+
 def write(capture, path, generator, max_bytes):
     """Writes the dump; returns (case ids, notes)."""
     cases, notes = [], list(capture.recorder.notes)
+    head_rows = head_subset(capture, max_bytes)
+    if head_rows is not None:
+        notes.append("head written as %d rows (top logits and tokens); logits judged there" %
+                     len(head_rows))
     with Dump(path, generator, description=capture.describe(), max_bytes=max_bytes) as d:
         for c, chain in enumerate(capture.recorder.chains):
             family = chain[0].spec.family_of(chain[0].module)
-            weights = {l: layer_weights(chain[0].spec, m, capture.root)
+            weights = {l: layer_weights(chain[0].spec, m, capture.root, head_rows)
                        for l, m in enumerate(capture.layer_modules)}
             clamp, problem = _chain_layout(chain)
             if problem is None:
-                cases.append(_write_chain(d, capture, c, chain, family, weights, clamp))
+                cases.append(_write_chain(d, capture, c, chain, family, weights, clamp, head_rows))
             else:
                 notes.append("chain %d: no draft_chain case: %s" % (c, problem))
             for s, step in enumerate(chain):
@@ -130,12 +184,14 @@ def write(capture, path, generator, max_bytes):
                 inputs.update(weights[step.layer])
                 inputs.update(_block_tensors(step, family))
                 d.case(cid, op="mtp_step", family=family, attrs=case_attrs(capture, step, family),
-                       inputs=inputs, observed=_observed(capture, chain, s, family))
+                       inputs=inputs, observed=_observed(capture, chain, s, family, head_rows))
                 cases.append(cid)
+        if notes:
+            set_attr(d.f, "description", capture.describe() + "; " + "; ".join(notes))
     return cases, notes
 
 
-def _write_chain(d, capture, c, chain, family, weights, clamp):
+def _write_chain(d, capture, c, chain, family, weights, clamp, head_rows):
     s0 = chain[0]
     L = len(capture.layer_modules)
     layers = [st.layer for st in chain]
@@ -148,7 +204,10 @@ def _write_chain(d, capture, c, chain, family, weights, clamp):
               "positions": Tensor(_np_int(s0.tensors["positions"]), "int64"),
               "prev_hidden": s0.tensors["prev_hidden"]}
     table = capture.embed_table()
-    if table is not None:
+    if table is not None and _too_big(table, capture.bounds.max_bytes):
+        inputs["embed_table"], inputs["embed_table_rows"] = _subset(
+            table, _ids_used(capture.recorder.chains))
+    elif table is not None:
         inputs["embed_table"] = Tensor(table.detach())
     if len(chain) > 1:
         nt = np.stack([_np_int(st.tensors["input_ids"]) for st in chain[1:]])
@@ -160,7 +219,7 @@ def _write_chain(d, capture, c, chain, family, weights, clamp):
     for s, st in enumerate(chain):
         for name, t in _block_tensors(st, family).items():
             inputs["step.%d/%s" % (s, name)] = t
-        for name, t in _observed(capture, chain, s, family).items():
+        for name, t in _observed(capture, chain, s, family, head_rows).items():
             observed["step.%d/%s" % (s, name)] = t
     cid = "chain%d" % c
     d.case(cid, op="draft_chain", family=family, attrs=attrs, inputs=inputs, observed=observed)
