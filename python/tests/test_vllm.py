@@ -147,3 +147,12 @@ def test_vllm_finds_the_plugin():
     from vllm.plugins import load_plugins_by_group
 
     assert "mtpcheck_capture" in load_plugins_by_group("vllm.general_plugins")
+
+
+def test_interpreter_made_capture_says_so(tmp_path, monkeypatch):
+    """Under TRITON_INTERPRET=1 (Triton kernels on CPU, bf16 stores truncated)
+    the dump says it was interpreter-made."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    cases, path, _ = _capture(tmp_path, "deepseek_v3")
+    with h5py.File(path) as f:
+        assert "interpreter" in f.attrs["description"]
