@@ -35,13 +35,6 @@ def recycled_of(capture, step):
     return step.tensors.get("out.0")
 
 
-def conventions(capture, step):
-    dev = getattr(step, "device", "cpu")
-    return {"silu_mul_rounding": "twice" if dev == "cpu" else "once"}
-
-
-def embed_table(capture):
-    for name, m in capture.root.named_modules():
-        if name.endswith("embed_tokens") and hasattr(m, "weight"):
-            return m.weight
-    return None
+# the same rules as vLLM's: SiluAndMul rounding by device, the embedding table by name
+conventions = _common.conventions
+embed_table = _common.embed_table
