@@ -20,20 +20,20 @@ from mtpcheck import capture  # noqa: E402
 K, T = 3, 4
 
 
-def _capture(tmp_path, model_type, mutate=None):
-    model, vcfg = vllm_tiny.build(model_type, str(tmp_path), K=K)
+def _capture(tmp_path, model_type, mutate=None, mtp_layers=1, steps=K):
+    model, vcfg = vllm_tiny.build(model_type, str(tmp_path), K=steps, mtp_layers=mtp_layers)
     if mutate is not None:
         mutate(model)
     path = str(tmp_path / ("%s.h5" % model_type))
-    cap = capture.install(engine="vllm", path=path, steps=K, model=model)
+    cap = capture.install(engine="vllm", path=path, steps=steps, model=model)
     gen = torch.Generator().manual_seed(11)
     ids = torch.randint(2, vllm_tiny.V, (T,), generator=gen)
     pos = torch.tensor([0, 7, 8, 20])  # row 0 at position 0: the mask is exercised
     hidden = torch.randn(T, vllm_tiny.H, generator=gen).to(torch.bfloat16)
-    vllm_tiny.draft(model, vcfg, ids, pos, hidden, K)
+    vllm_tiny.draft(model, vcfg, ids, pos, hidden, steps)
     cases = cap.write()
     cap.remove()
-    return cases, path, vcfg
+    return cases, path, cap
 
 
 def _recycled_is_post_norm(path):
@@ -156,3 +156,19 @@ def test_interpreter_made_capture_says_so(tmp_path, monkeypatch):
     cases, path, _ = _capture(tmp_path, "deepseek_v3")
     with h5py.File(path) as f:
         assert "interpreter" in f.attrs["description"]
+
+
+def test_two_mtp_layers_every_step_runs_layer_0(tmp_path):
+    """FINDING (docs/FINDINGS.md F5): with two MTP layers, vLLM 0.33.0's legacy
+    proposer passes no spec_step_idx, so every draft step runs the first layer
+    (SPEC_STEP_LAYER_REUSE, MTP-SPEC 12.4). The capture records what ran: the
+    chain declares pass_step_idx 0 and passes; the second layer is never used."""
+    cases, path, cap = _capture(tmp_path, "deepseek_v3", mtp_layers=2, steps=4)  # K % L == 0
+    assert [st.layer for st in cap.recorder.chains[0]] == [0, 0, 0, 0]
+    assert cases == ["chain0"] + ["chain0.step%d.layer0" % s for s in range(4)]
+    with h5py.File(path) as f:
+        c = f["cases/chain0"]
+        assert c.attrs["num_layers"] == 2 and c.attrs["pass_step_idx"] == 0
+        assert "layer.1/eh_proj_weight" in c["inputs"]
+    v = judge(path)
+    assert v.returncode == 0 and set(v.cases.values()) == {"PASSED"}, v.text

@@ -90,7 +90,7 @@ def _patch_for_cpu():
         cls._mtpcheck_dense = True
 
 
-def build(model_type, workdir, K=3, seed=0):
+def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     """(draft model, vllm_config): vLLM's MTP model for `model_type` with
     random bf16 weights, norm weights away from 1 (so that a pre-norm recycle
     shows)."""
@@ -100,10 +100,10 @@ def build(model_type, workdir, K=3, seed=0):
     from vllm.model_executor.model_loader.utils import get_model_architecture
 
     _patch_for_cpu()
-    d = os.path.join(workdir, model_type)
+    d = os.path.join(workdir, "%s.L%d" % (model_type, mtp_layers))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(CONFIGS[model_type], f)
+        json.dump(dict(CONFIGS[model_type], num_nextn_predict_layers=mtp_layers), f)
     target = ModelConfig(model=d, tokenizer=d, skip_tokenizer_init=True, dtype="bfloat16",
                          max_model_len=256, enforce_eager=True)
     parallel = ParallelConfig()
