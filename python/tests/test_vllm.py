@@ -159,7 +159,7 @@ def test_interpreter_made_capture_says_so(tmp_path, monkeypatch):
 
 
 def test_two_mtp_layers_every_step_runs_layer_0(tmp_path):
-    """FINDING (docs/FINDINGS.md F5): with two MTP layers, vLLM 0.33.0's legacy
+    """FINDING (docs/FINDINGS.md F4): with two MTP layers, vLLM 0.33.0's legacy
     proposer passes no spec_step_idx, so every draft step runs the first layer
     (SPEC_STEP_LAYER_REUSE, MTP-SPEC 12.4). The capture records what ran: the
     chain declares pass_step_idx 0 and passes; the second layer is never used."""
