@@ -130,8 +130,11 @@ cwd_ids) # the file part of a case's name does not depend on the folder
 	(cd "$SRC/fixtures" && "$M" run --list --fixtures norms.h5) >c.txt
 	cmp -s a.txt b.txt && cmp -s a.txt c.txt || fail "ids differ by folder: $(diff a.txt b.txt | head -3)"
 	grep -q '^fixtures/norms.h5:rmsnorm' a.txt || fail "unexpected id form: $(head -1 a.txt)"
-	(cd / && "$M" run --list) >d.txt; (cd "$SRC" && "$M" run --list) >e.txt
-	cmp -s d.txt e.txt || fail "default suite ids differ by folder" ;;
+	printf 'fixtures=%s/fixtures/norms.h5\nop=rmsnorm R=2 H=8\n' "$SRC" >"$SRC/build-cwd-$$.case"
+	(cd / && "$M" run --list --cases "$SRC/build-cwd-$$.case") >d.txt
+	(cd "$SRC" && "$M" run --list --cases "build-cwd-$$.case") >e.txt
+	rm -f "$SRC/build-cwd-$$.case"
+	cmp -s d.txt e.txt || fail "case-file ids differ by folder: $(diff d.txt e.txt | head -3)" ;;
 *) fail "unknown test" ;;
 esac
 echo "ok [$T]"

@@ -46,5 +46,10 @@ tail -3 /tmp/mtp-ref.log
 echo "== fuzzing: the fixture reader, the case-file parser and the CLI, 30 s each (docs/CI.md)"
 bash tools/ci/fuzz.sh 30
 
+echo "== the Python package (python/): pip install, its tests (docs/DUMPS.md)"
+bash tools/ci/python.sh
+echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
+bash tools/ci/engines.sh
+
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 7 passed, 0 failed"
+echo "ci steps: 9 passed, 0 failed"
