@@ -32,7 +32,7 @@ STR = h5py.string_dtype("utf-8")
 CASE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 FAMILIES = ("deepseek_v3", "glm", "deepseek_v4")
 
-# FIXTURES v2 conventions: attribute -> allowed values
+# FORMAT.md v2 conventions: attribute -> allowed values
 CONVENTIONS = {
     "add_norm_input": ("residual", "sum"),
     "final_add": ("unfused", "fused"),
@@ -74,7 +74,7 @@ class Tensor:
         return int(self.stored.nbytes)
 
     def sha256(self):
-        """SHA-256 of the stored bytes (row-major, little-endian): FIXTURES v2 rule 14."""
+        """SHA-256 of the stored bytes (row-major, little-endian): FORMAT.md v2 rule 14."""
         return hashlib.sha256(self.stored.tobytes()).hexdigest()
 
     def values(self):

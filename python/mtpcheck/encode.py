@@ -1,4 +1,4 @@
-"""Storage encodings of the dump format (FIXTURES v2): what each `dtype` tag
+"""Storage encodings of the dump format (FORMAT.md v2): what each `dtype` tag
 is stored as, and the conversions from NumPy values or torch tensors.
 
 bfloat16 / float16 are 16-bit bit patterns (<u2), float8_e4m3fn and

@@ -140,7 +140,7 @@ def test_env_install(tmp_path, monkeypatch):
 
 def test_large_head_and_table_as_row_subsets(tmp_path):
     """A head or embedding table too large for the bound is written as a row
-    subset (FIXTURES v2 rules 1-6): the top logits and every token fed on."""
+    subset (FORMAT.md v2 rules 1-6): the top logits and every token fed on."""
     gen = torch.Generator().manual_seed(7)
     model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
     mirrors.randomize(model, gen)

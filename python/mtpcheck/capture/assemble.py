@@ -1,4 +1,4 @@
-"""From recorded chains to a captured-block dump (FIXTURES v2): one
+"""From recorded chains to a captured-block dump (FORMAT.md v2): one
 `draft_chain` case per chain (when its steps line up: same rows, positions
 advancing by one) and one `mtp_step` case per step.  Weights are written once
 and linked from every case that uses them."""
@@ -16,7 +16,7 @@ def _np_int(t):
 
 
 def _subset(param, rows):
-    """Rows of a [V,H] weight (FIXTURES v2 rules 1, 2): the dataset, full_rows
+    """Rows of a [V,H] weight (FORMAT.md v2 rules 1, 2): the dataset, full_rows
     on it, and the companion `<p>_rows`. live_sha256 is left out (on a subset it
     is informational, and hashing the whole table would copy it)."""
     idx = torch_rows(rows, param.device)
