@@ -3,7 +3,7 @@
  * every mutant over each base, and prints the detection matrix (mutant x
  * diagnosis named). It passes only if every mutant is caught and every case
  * it breaks is named as its own bug, and no diagnosis fires on a correct
- * backend (ARCHITECTURE.md: "Each diagnosis is demonstrated by a mutant").
+ * backend (ARCHITECTURE.md "Rules and diagnoses").
  */
 #include <stdio.h>
 #include <stdlib.h>
