@@ -32,7 +32,7 @@ if [ -f tools/gen/mtpgen.py ]; then
 	/usr/bin/python3 tools/gen/mtpgen.py --check fixtures/
 fi
 
-echo "== the bug dumps regenerate and are named (SPEC.md §8)"
+echo "== the bug dumps regenerate and are named (docs/SPEC.md §8)"
 /usr/bin/python3 tools/gen/bug_dumps.py /tmp/mtp-bugs.h5
 ./build/mtpcheck verify /tmp/mtp-bugs.h5 >/tmp/mtp-bugs.log && { echo "bug dumps passed?"; exit 1; } || true
 for d in PRE_NORM_RECYCLE MISSING_HC_POST HC_POST_TWICE HC_HEAD_OWNER; do
