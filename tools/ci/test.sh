@@ -51,5 +51,8 @@ bash tools/ci/python.sh
 echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
 bash tools/ci/engines.sh
 
+echo "== the docs: no reference outside the repository, every op specified, ARCHITECTURE.md matches the tree"
+bash tools/ci/docs.sh build/mtpcheck || exit 1
+
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 9 passed, 0 failed"
+echo "ci steps: 10 passed, 0 failed"

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The repository explains itself (issue 14): checks that
+#  1. nothing in the tree refers to files outside it (the briefs the project
+#     grew from: ../shared/, MTP-SPEC, FIXTURES.md, DESIGN.md), HDF5 fixtures
+#     included (their description attributes come from tools/gen/cases.py);
+#  2. every op that `mtpcheck list ops` prints is specified in docs/SPEC.md
+#     (a row of the §11 table, in backquotes);
+#  3. the harness/src table of docs/ARCHITECTURE.md lists exactly the files of
+#     harness/src.
+# Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
+#        tools/ci/docs.sh --fix                 rewrites the references of 1.
+#          in text files (MTP-SPEC -> SPEC.md, FIXTURES.md -> FORMAT.md,
+#          DESIGN.md -> ARCHITECTURE.md); fixtures must then be regenerated:
+#          /usr/bin/python3 tools/gen/mtpgen.py --out fixtures/
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+pattern='\.\./shared\|shared/MTP\|MTP-SPEC\|FIXTURES\.md\|FIXTURES v2\|DESIGN\.md'
+
+if [ "${1:-}" = "--fix" ]; then
+	files=$(git grep -lI "$pattern" -- . ':!tools/ci/docs.sh' || true)
+	[ -z "$files" ] && { echo "docs.sh --fix: nothing to rewrite"; exit 0; }
+	# shellcheck disable=SC2086
+	sed -i -e 's#\.\./shared/MTP-SPEC\.md#docs/SPEC.md#g' \
+		-e 's#\.\./shared/FIXTURES\.md#docs/FORMAT.md#g' \
+		-e 's#\.\./shared/DESIGN\.md#docs/ARCHITECTURE.md#g' \
+		-e 's#MTP-SPEC\.md#SPEC.md#g' -e 's#MTP-SPEC#SPEC.md#g' \
+		-e 's#FIXTURES v2#FORMAT.md v2#g' -e 's#FIXTURES\.md#FORMAT.md#g' \
+		-e 's#DESIGN\.md#ARCHITECTURE.md#g' $files
+	echo "docs.sh --fix: rewrote $(echo "$files" | wc -l) files; run clang-format -i on the C ones and regenerate fixtures"
+	exit 0
+fi
+
+bin=${1:-build/mtpcheck}
+fail=0
+
+# 1. references to files outside the repository, binary files included
+refs=$(git grep -n "$pattern" -- . ':!tools/ci/docs.sh' 2>/dev/null || true)
+if [ -n "$refs" ]; then
+	echo "$refs" | head -40
+	echo "docs: $(echo "$refs" | wc -l) references to files outside the repository (tools/ci/docs.sh --fix)"
+	fail=1
+fi
+
+# 2. every op of `mtpcheck list ops` in the §11 table of docs/SPEC.md
+if [ -x "$bin" ]; then
+	ops=$("$bin" list ops | awk '{print $1}')
+	[ -n "$ops" ] || { echo "docs: $bin list ops printed nothing"; fail=1; }
+	table=$(awk '/^## 11\./,/^## 12\./' docs/SPEC.md)
+	for op in $ops; do
+		if ! grep -q "^| \`$op\` |" <<<"$table"; then
+			echo "docs: op $op (mtpcheck list ops) has no row in docs/SPEC.md §11"
+			fail=1
+		fi
+	done
+else
+	echo "docs: SKIPPED the op check: no binary at $bin"
+fi
+
+# 3. docs/ARCHITECTURE.md's harness/src table against the tree
+listed=$(awk '/^`harness\/src\/` by responsibility/,/^The `\*_none.c`/' docs/ARCHITECTURE.md |
+	grep '^|' | tail -n +3 | cut -d'|' -f3 | grep -o '`[^`]*`' | tr -d '`' | sort)
+present=$(cd harness/src && ls | sort)
+missing=$(comm -13 <(echo "$listed") <(echo "$present"))
+gone=$(comm -23 <(echo "$listed") <(echo "$present"))
+[ -n "$missing" ] && { echo "docs: in harness/src, not in docs/ARCHITECTURE.md's table:" $missing; fail=1; }
+[ -n "$gone" ] && { echo "docs: in docs/ARCHITECTURE.md's table, not in harness/src:" $gone; fail=1; }
+
+if [ $fail -ne 0 ]; then
+	echo "docs: FAILED"
+	exit 1
+fi
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src"
