@@ -66,6 +66,8 @@ static void repro_options(const struct mtp_run_opts *o, char *buf, size_t n)
 
 	buf[0] = 0;
 	if (o->isolate && !o->verify)
+		k += (size_t)snprintf(buf + k, n - k, " --isolate");
+	if (o->timeout != MTP_DEFAULT_TIMEOUT && !o->verify && k < n)
 		k += (size_t)snprintf(buf + k, n - k, " --timeout %g",
 				      o->timeout);
 	if (o->seed_set && !o->verify && k < n)

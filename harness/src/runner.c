@@ -23,7 +23,7 @@
 void mtp_run_opts_init(struct mtp_run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->timeout = 600;
+	o->timeout = MTP_DEFAULT_TIMEOUT;
 	o->limits.max_dataset_bytes = 4ull << 30;
 	o->seed = MTP_GEN_DEFAULT_SEED;
 	o->out = stdout;

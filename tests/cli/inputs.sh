@@ -95,7 +95,7 @@ repro) # repro lines replay the same verdict from any folder
 	"$M" run --backend mutant:PRE_NORM_RECYCLE --fixtures fixtures/steps_v3.h5 --isolate --timeout 60 \
 		--seed 3 --mem-limit 8G >"$W/out" 2>&1
 	line=$(grep -m1 'repro:' "$W/out" | sed 's/.*repro: //')
-	case "$line" in *"--timeout 60"*"--seed 3"*"--mem-limit 8G"*) ;; *) fail "repro lacks options: $line";; esac
+	case "$line" in *"--isolate --timeout 60"*"--seed 3"*"--mem-limit 8G"*) ;; *) fail "repro lacks options: $line";; esac
 	cd "$W" && mkdir -p elsewhere && cd elsewhere
 	eval "\"$M\" ${line#mtpcheck }" >"$W/out2" 2>&1; rc=$?
 	[ $rc = 1 ] && grep -q "FAILED" "$W/out2" || fail "replayed repro exited $rc: $line"

@@ -17,6 +17,7 @@
 #include "mtp/status.h"
 
 #define MTP_MAX_BACKENDS 16
+#define MTP_DEFAULT_TIMEOUT 600.0 /* seconds a case may take on a backend */
 #define MTP_MAX_INPUTS 64
 
 struct mtp_run_opts {
