@@ -47,6 +47,9 @@ static const struct module_def modules[] = {
 	{"opencl", "mtp_backend_opencl.so", MTP_HAVE_OPENCL,
 	 "this build has no OpenCL backend (configured without the OpenCL "
 	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)"},
+	{"python", "mtp_backend_python.so", MTP_HAVE_PYTHON,
+	 "this build has no python backend (configured without Python 3 "
+	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)"},
 	{"cpu", NULL, MTP_HAVE_CPU,
 	 "the optimized CPU backend is not written yet"},
 };
@@ -154,7 +157,8 @@ static enum mtp_status find_iface(const char *name, const char *lib,
 			return MTP_OK;
 		}
 	}
-	m = module_find(name);
+	/* python:ADAPTER[:MODE]: the python module reads the rest itself */
+	m = module_find(strncmp(name, "python:", 7) ? name : "python");
 	if (!m) {
 		snprintf(why, whyn,
 			 "unknown backend '%s' (mtpcheck list backends)", name);
@@ -198,7 +202,7 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 		snprintf(why, whyn, "%s",
 			 be->error[0] ? be->error : mtp_status_name(st));
 		mtp_backend_close(be);
-		return st == MTP_ERR_UNAVAILABLE ? st : MTP_ERR_UNAVAILABLE;
+		return st == MTP_ERR_INVALID ? st : MTP_ERR_UNAVAILABLE;
 	}
 	*out = be;
 	return MTP_OK;
