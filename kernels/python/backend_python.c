@@ -130,7 +130,7 @@ static enum mtp_status load_adapter(struct mtp_backend *be, struct py_ctx *x)
 		r = PyObject_CallMethod(pkg, "open_adapter", "ss", x->spec,
 					x->mode[0] ? x->mode : NULL);
 	if (!r) {
-		bool skip = pkg && mtp_py_unavailable();
+		bool skip = pkg && mtp_py_unavailable(pkg);
 
 		st = mtp_py_fail(be, skip ? MTP_ERR_UNAVAILABLE
 					  : MTP_ERR_INVALID,

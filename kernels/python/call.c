@@ -105,19 +105,31 @@ enum mtp_status mtp_py_fail(struct mtp_backend *be, enum mtp_status st,
 	return st;
 }
 
-bool mtp_py_unavailable(void)
+static void restore(PyObject *type, PyObject *value, PyObject *tb)
 {
-	PyObject *mod, *cls;
+#if PY_VERSION_HEX >= 0x030C0000
+	Py_XDECREF(type);
+	Py_XDECREF(tb);
+	PyErr_SetRaisedException(value);
+#else
+	PyErr_Restore(type, value, tb);
+#endif
+}
+
+bool mtp_py_unavailable(PyObject *pkg)
+{
+	PyObject *type, *value, *tb, *cls;
 	bool hit;
 
-	if (!PyErr_Occurred())
+	fetch(&type, &value, &tb);
+	if (!type)
 		return false;
-	if (PyErr_ExceptionMatches(PyExc_ImportError))
-		return true;
-	mod = PyImport_AddModule("mtpcheck.adapters"); /* borrowed */
-	cls = mod ? PyObject_GetAttrString(mod, "Unavailable") : NULL;
-	hit = cls && PyErr_ExceptionMatches(cls);
+	cls = PyObject_GetAttrString(pkg, "Unavailable");
+	PyErr_Clear();
+	hit = PyErr_GivenExceptionMatches(type, PyExc_ImportError) ||
+	      (cls && PyErr_GivenExceptionMatches(type, cls));
 	Py_XDECREF(cls);
+	restore(type, value, tb);
 	return hit;
 }
 
@@ -205,15 +217,17 @@ static PyObject *view(struct py_ctx *x, const struct mtp_tensor *t)
 	const struct py_buf *b = t->data;
 	PyObject *shape;
 
-	if (!b)
-		return Py_NewRef(Py_None); /* absent optional input */
+	/* the harness has no buffer for an empty tensor (T = 0): view(None)
+	 * makes an empty one; otherwise no buffer is an absent optional input */
+	if (!b && mtp_tensor_numel(t) != 0)
+		return Py_NewRef(Py_None);
 	shape = PyTuple_New(t->ndim);
 	for (int i = 0; shape && i < t->ndim; i++)
 		PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(t->shape[i]));
 	if (!shape)
 		return NULL;
 	return mtp_py_method(x, "view",
-			     Py_BuildValue("(OsN)", b->obj,
+			     Py_BuildValue("(OsN)", b ? b->obj : Py_None,
 					   mtp_dtype_name(t->dtype), shape));
 }
 

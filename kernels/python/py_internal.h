@@ -50,8 +50,9 @@ static inline struct py_ctx *py_ctx(struct mtp_backend *be)
 enum mtp_status mtp_py_fail(struct mtp_backend *be, enum mtp_status st,
 			    const char *what);
 /* Whether the pending exception says the framework or device is missing
- * (an ImportError, or mtpcheck.adapters.Unavailable). */
-bool mtp_py_unavailable(void);
+ * (an ImportError, or pkg.Unavailable of the mtpcheck.adapters package pkg);
+ * the exception stays pending. */
+bool mtp_py_unavailable(PyObject *pkg);
 
 /* Calls adapter.<method>(*args), stealing args (NULL: no arguments, or a
  * failed Py_BuildValue if an exception is pending); a new reference, or

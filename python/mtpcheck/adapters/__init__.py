@@ -57,7 +57,8 @@ class Adapter:
         raise NotImplementedError
 
     def view(self, buf, dtype, shape):
-        """A tensor of dtype name and shape over buf (no copy)."""
+        """A tensor of dtype name and shape over buf (no copy); buf None: an
+        empty tensor (a dimension is 0, and the harness has no buffer)."""
         raise NotImplementedError
 
     def copy(self, dst, src, nbytes):

@@ -5,7 +5,11 @@ A kit `k` holds the activation dtype and gives: f(t) (a stored tensor as
 float32), rnd(x) (x rounded to the activation dtype, kept float32),
 rms_inv(x, eps, y=None) (1/sqrt(mean(s^2) + eps) of s = x + y over the last
 axis, keepdims, safe from float32 overflow of s and of its squares), linear(x, w) (x @ w.T in float32), sum(x, axis),
-amax(x, axis), exp, sigmoid, where, cat, argmax, index(t) (int64), zeros_like.
+amax(x, axis), exp, sigmoid, where, cat, argmax, index(t) (int64).
+linear(x, w, wide=False) takes x as float32 holding activation values and w
+as stored: it returns the GEMM in float32, rounded to the activation dtype
+unless wide (logits) or w is float32 (mHC), so a kit may run it as one
+bf16 GEMM with float32 accumulation.
 
 Arithmetic is float32, as in the engines; a value is rounded to the
 activation dtype exactly where MTP-SPEC stores it (a GEMM's result once, eager
@@ -23,7 +27,7 @@ def _normed(k, x, r, w, rounding):
 
 
 def _rmsnorm(k, x, w, eps, rounding):
-    return _normed(k, x, k.rms_inv(x, eps), w, rounding)
+    return _normed(k, x, k.rms_inv(x, eps), k.f(w), rounding)
 
 
 def rmsnorm(k, i, a):
@@ -34,7 +38,7 @@ def _add_rmsnorm(k, x, res, w, eps, rounding):
     res_out = k.rnd(x + res)
     # the variance of the unrounded sum, which may overflow float32 where
     # the stored (rounded) sum is Inf: the kit sums it wide
-    return _normed(k, res_out, k.rms_inv(x, eps, res), w, rounding), res_out
+    return _normed(k, res_out, k.rms_inv(x, eps, res), k.f(w), rounding), res_out
 
 
 def add_rmsnorm(k, i, a):
@@ -79,7 +83,7 @@ def mtp_shared_head_rmsnorm(k, i, a):
 # ---------------------------------------------------------------- projections
 
 def eh_proj(k, i, a):
-    return {"y": k.rnd(k.linear(k.f(i["x"]), k.f(i["weight"])))}
+    return {"y": k.rnd(k.linear(k.f(i["x"]), i["weight"]))}
 
 
 def _eh_proj_hc(k, e, p, we, wh):
@@ -89,8 +93,8 @@ def _eh_proj_hc(k, e, p, we, wh):
 
 
 def eh_proj_hc(k, i, a):
-    return {"x": _eh_proj_hc(k, k.f(i["e"]), k.f(i["p"]), k.f(i["e_proj_weight"]),
-                             k.f(i["h_proj_weight"]))}
+    return {"x": _eh_proj_hc(k, k.f(i["e"]), k.f(i["p"]), i["e_proj_weight"],
+                             i["h_proj_weight"])}
 
 
 def all_reduce(k, i, a):
@@ -102,12 +106,12 @@ def all_reduce(k, i, a):
 
 
 def _lm_head(k, x, w):
-    logits = k.linear(x, w)
+    logits = k.linear(x, w, wide=True)
     return logits, k.argmax(logits)
 
 
 def lm_head(k, i, a):
-    logits, token = _lm_head(k, k.f(i["x"]), k.f(i["weight"]))
+    logits, token = _lm_head(k, k.f(i["x"]), i["weight"])
     return {"logits": logits, "token": token}
 
 
@@ -142,7 +146,7 @@ def _hc_pre(k, res, fn, scale, base, hc, norm_w=None):
     u = _stream_sum(pre, res)
     if norm_w is None:
         return post, comb, k.rnd(u)
-    return post, comb, k.rnd(k.rnd(u) * k.rms_inv(u, hc["norm_eps"]) * norm_w)
+    return post, comb, k.rnd(k.rnd(u) * k.rms_inv(u, hc["norm_eps"]) * k.f(norm_w))
 
 
 def _hc_post(k, x, res, post, comb):
@@ -152,13 +156,9 @@ def _hc_post(k, x, res, post, comb):
     return k.rnd(acc)
 
 
-def _opt(k, t):
-    return None if t is None else k.f(t)
-
-
 def hc_pre(k, i, a):
     post, comb, li = _hc_pre(k, k.f(i["residual"]), i["fn"], i["scale"], i["base"], a,
-                             _opt(k, i.get("norm_weight")))
+                             i.get("norm_weight"))
     return {"post_mix": post, "comb_mix": comb, "layer_input": li}
 
 
@@ -168,8 +168,7 @@ def hc_post(k, i, a):
 
 def hc_fused_post_pre(k, i, a):
     r = _hc_post(k, k.f(i["x"]), k.f(i["residual"]), i["post_mix"], i["comb_mix"])
-    post, comb, li = _hc_pre(k, r, i["fn"], i["scale"], i["base"], a,
-                             _opt(k, i.get("norm_weight")))
+    post, comb, li = _hc_pre(k, r, i["fn"], i["scale"], i["base"], a, i.get("norm_weight"))
     return {"residual_out": r, "post_mix_out": post, "comb_mix_out": comb, "layer_input": li}
 
 
@@ -209,8 +208,8 @@ def _block_v3(k, w, a, x, residual):
 
 
 def _hc_w(w, which):
-    return (w("block.hc_%s_fn" % which, 0), w("block.hc_%s_scale" % which, 0),
-            w("block.hc_%s_base" % which, 0))
+    return (w("block.hc_%s_fn" % which), w("block.hc_%s_scale" % which),
+            w("block.hc_%s_base" % which))
 
 
 def _block_v4(k, w, a, r0):
@@ -225,17 +224,16 @@ def _block_v4(k, w, a, r0):
 
 
 def _weights(k, i, pfx=""):
-    """w(name) -> the float32 weight pfx+name (raw=0: mHC float32 as is)."""
-    def w(name, conv=1):
-        t = i[pfx + name]
-        return k.f(t) if conv else t
-    return w
+    """w(name) -> the stored weight pfx+name (the kit widens it where used:
+    norms take k.f(w), GEMMs pass it to k.linear as stored)."""
+    return lambda name: i[pfx + name]
 
 
 def mtp_block(k, i, a):
     w = _weights(k, i)
     if a["family"] != "deepseek_v4":
-        h, r1 = _block_v3(k, w, a, k.f(i["x"]), _opt(k, i.get("residual")))
+        res = i.get("residual")
+        h, r1 = _block_v3(k, w, a, k.f(i["x"]), None if res is None else k.f(res))
         return {"h": h, "residual_out": r1}
     x = k.f(i["x"])
     if i.get("residual") is not None:
@@ -269,7 +267,7 @@ def _step_v4(k, w, a, embeds, positions, prev):
     x0 = _eh_proj_hc(k, e, ph, w("e_proj_weight"), w("h_proj_weight"))
     f, r1, post_f, c_f = _block_v4(k, w, a, x0)
     streams = _hc_post(k, f, r1, post_f, c_f)
-    hh = _hc_head(k, streams, w("hc_head_fn", 0), w("hc_head_scale", 0), w("hc_head_base", 0),
+    hh = _hc_head(k, streams, w("hc_head_fn"), w("hc_head_scale"), w("hc_head_base"),
                   eps, a["hc_eps"], a["hc_head_variant"])
     hn = _rmsnorm(k, hh, w("shared_head_norm_weight"), eps, rnd)
     logits, token = _lm_head(k, hn, w("head_weight"))

@@ -49,8 +49,9 @@ class Kit:
         ss = np.sum(s * s, axis=-1, keepdims=True)
         return (1.0 / np.sqrt(ss / x.shape[-1] + eps)).astype(np.float32)
 
-    def linear(self, x, w):
-        return np.matmul(x, w.T, dtype=np.float32)
+    def linear(self, x, w, wide=False):
+        y = np.matmul(x, self.f(w).T, dtype=np.float32)
+        return y if wide or w.dtype == np.float32 else self.rnd(y)
 
     def sum(self, x, axis):
         return np.sum(x, axis=axis, keepdims=True)
@@ -101,6 +102,8 @@ class NumpyAdapter(Adapter):
         return np.empty(nbytes, dtype=np.uint8)
 
     def view(self, buf, dtype, shape):
+        if buf is None:
+            return np.empty(shape, dtype=_NP[dtype])
         n = 1
         for d in shape:
             n *= d
