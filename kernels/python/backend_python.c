@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,10 +149,12 @@ static void py_close(struct mtp_backend *be)
 
 	if (!x)
 		return;
-	g = PyGILState_Ensure();
-	mtp_py_cache_clear(x);
-	Py_XDECREF(x->adapter);
-	PyGILState_Release(g);
+	if (Py_IsInitialized()) { /* not when the name was refused first */
+		g = PyGILState_Ensure();
+		mtp_py_cache_clear(x);
+		Py_XDECREF(x->adapter);
+		PyGILState_Release(g);
+	}
 	free(x);
 	be->ctx = NULL;
 }
@@ -288,15 +291,23 @@ static enum mtp_status py_download(struct mtp_backend *be, void *dst,
 	return transfer(be, (struct py_buf *)src, dst, bytes, false);
 }
 
-/* Calls a method that returns nothing of interest. */
+/* Calls adapter.method(*Py_BuildValue(fmt, ...)) (fmt NULL: no arguments)
+ * for its effect; the arguments are built under the GIL too. */
 static enum mtp_status call_void(struct mtp_backend *be, const char *method,
-				 PyObject *args)
+				 const char *fmt, ...)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
-	PyObject *r = mtp_py_method(py_ctx(be), method, args);
-	enum mtp_status st =
-		r ? MTP_OK : mtp_py_fail(be, MTP_ERR_DEVICE, method);
+	PyObject *args = NULL, *r;
+	enum mtp_status st;
+	va_list ap;
 
+	if (fmt) {
+		va_start(ap, fmt);
+		args = Py_VaBuildValue(fmt, ap);
+		va_end(ap);
+	}
+	r = mtp_py_method(py_ctx(be), method, args);
+	st = r ? MTP_OK : mtp_py_fail(be, MTP_ERR_DEVICE, method);
 	Py_XDECREF(r);
 	PyGILState_Release(g);
 	return st;
@@ -307,9 +318,8 @@ static enum mtp_status py_copy(struct mtp_backend *be, void *dst,
 {
 	const struct py_buf *d = dst, *s = src;
 
-	return call_void(be, "copy",
-			 Py_BuildValue("(OOn)", d->obj, s->obj,
-				       (Py_ssize_t)bytes));
+	return call_void(be, "copy", "(OOn)", d->obj, s->obj,
+			 (Py_ssize_t)bytes);
 }
 
 static enum mtp_status py_synchronize(struct mtp_backend *be)
