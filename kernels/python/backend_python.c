@@ -24,24 +24,36 @@
 static pthread_once_t py_once = PTHREAD_ONCE_INIT;
 static char py_init_error[256];
 
-/* Fork with the interpreter alive: take the GIL around fork() as os.fork
- * does, so that the child inherits a consistent interpreter. */
+/*
+ * Fork with the interpreter alive: a fork by the harness (--isolate) takes
+ * the GIL around fork() as os.fork does, so that the child inherits a
+ * consistent interpreter. A fork by Python itself (os.fork, subprocess)
+ * happens with the GIL held and does its own bookkeeping: left alone.
+ */
 static PyGILState_STATE fork_gil;
+static bool fork_ours;
 
 static void fork_prepare(void)
 {
+	fork_ours = !PyGILState_Check();
+	if (!fork_ours)
+		return;
 	fork_gil = PyGILState_Ensure();
 	PyOS_BeforeFork();
 }
 
 static void fork_parent(void)
 {
+	if (!fork_ours)
+		return;
 	PyOS_AfterFork_Parent();
 	PyGILState_Release(fork_gil);
 }
 
 static void fork_child(void)
 {
+	if (!fork_ours)
+		return;
 	PyOS_AfterFork_Child();
 	PyGILState_Release(fork_gil);
 }

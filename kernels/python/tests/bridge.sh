@@ -38,8 +38,8 @@ for bad in "$T/syntax_error.py:SyntaxError" "no.such.adapter:no adapter module" 
 	grep -q "$want" "$err" || fail "$name: stderr does not say '$want'"
 done
 
-run run --backend python:mtpcheck.adapters.numpy --isolate --filter 'hc_pre.*.T3.*,mtp_step.deepseek_v4.bf16.*'
-[ $rc = 0 ] || fail "isolate (fork after the interpreter started): exit $rc"
+run run --backend python:$T/forking.py --isolate --timeout 60 --filter 'hc_pre.*.T3.*,mtp_step.deepseek_v4.bf16.*'
+[ $rc = 0 ] || fail "isolate (forks by Python, then by the harness): exit $rc"
 
 run bench --backend python:mtpcheck.adapters.numpy --op rmsnorm,hc_head --T 1,8 --H 512
 [ $rc = 0 ] && grep -q "hc_head .*python:mtpcheck.adapters.numpy .* ok" "$out" || fail "bench: exit $rc"
