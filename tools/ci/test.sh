@@ -46,5 +46,8 @@ tail -3 /tmp/mtp-ref.log
 echo "== fuzzing: the fixture reader and the case-file parser, 30 s each (docs/CI.md)"
 bash tools/ci/fuzz.sh 30
 
+echo "== python backend: the torch adapter on the CPU (SKIPPED without a torch venv)"
+bash tools/ci/python.sh
+
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 7 passed, 0 failed"
+echo "ci steps: 8 passed, 0 failed"

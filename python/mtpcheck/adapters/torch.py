@@ -96,12 +96,12 @@ class TorchAdapter(Adapter):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         if mode == "compile":
-            import torch._dynamo
+            from torch import _dynamo
             # one compiled graph per op, attribute set and (after the first
             # recompile, dynamic) shape: the suite has many
-            torch._dynamo.config.cache_size_limit = 256
-            if hasattr(torch._dynamo.config, "accumulated_cache_size_limit"):
-                torch._dynamo.config.accumulated_cache_size_limit = 4096
+            _dynamo.config.cache_size_limit = 256
+            if hasattr(_dynamo.config, "accumulated_cache_size_limit"):
+                _dynamo.config.accumulated_cache_size_limit = 4096
         if self.cuda:
             torch.cuda.set_device(self.device)
             self.ev = (torch.cuda.Event(enable_timing=True),
