@@ -37,14 +37,18 @@ class Kit:
         return x if self.adt == torch.float32 else x.to(self.adt).float()
 
     def rms_inv(self, x, eps, y=None):
-        s = x if y is None else x + y
-        n = s.shape[-1]
+        # float32 throughout, as an engine sums, but scaled per row by a
+        # power of two, 2^-e with e = max(0, floor(log2 max|.|)), so that rows
+        # near the float32 maximum (or an x + y beyond it) do not overflow;
+        # the scaling is exact, so every other row gets the plain float32 sum
+        m = torch.linalg.vector_norm(x, float("inf"), dim=-1, keepdim=True)
+        if y is not None:
+            m = torch.maximum(m, torch.linalg.vector_norm(y, float("inf"), dim=-1, keepdim=True))
+        e = torch.clamp(torch.floor(torch.log2(m)), min=0.0)
+        scale = torch.exp2(-torch.where(torch.isfinite(e), e, 0.0))
+        s = x * scale if y is None else x * scale + y * scale
         ss = (s * s).sum(-1, keepdim=True)
-        # rows whose float32 sum of squares overflows (|x| above ~1e19, or
-        # x + y beyond the float32 range) are summed again in float64
-        w = s.double() if y is None else x.double() + y.double()
-        r64 = torch.rsqrt((w * w).sum(-1, keepdim=True) / n + eps).float()
-        return torch.where(torch.isfinite(ss), torch.rsqrt(ss / n + eps), r64)
+        return torch.rsqrt(ss / s.shape[-1] + eps * scale * scale) * scale
 
     def linear(self, x, w, wide=False):
         if wide or w.dtype == torch.float32:
@@ -76,12 +80,14 @@ class Kit:
         return t.long()
 
 
-def _runner(fn, kit):
-    """The op with its outputs written into the harness's buffers."""
+def _runner(fn, kits, compiled):
+    """An op of _math as an adapter op: the kit of the call's activation
+    dtype, the outputs written into the harness's buffers (inside the
+    compiled graph under compile), one torch.compile per op."""
     def run(ins, outs, a):
-        for name, value in fn(kit, ins, a).items():
+        for name, value in fn(kits[a["act"]], ins, a).items():
             outs[name].copy_(value)
-    return run
+    return torch.compile(run) if compiled else run
 
 
 class TorchAdapter(Adapter):
@@ -90,8 +96,8 @@ class TorchAdapter(Adapter):
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         self.name = "torch-" + mode
-        self.ops = dict(_math.OPS)
-        self.runners = {}
+        kits = {act: Kit(act) for act in ("bfloat16", "float16", "float32")}
+        self.ops = {op: _runner(fn, kits, mode == "compile") for op, fn in _math.OPS.items()}
         torch.set_grad_enabled(False)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
@@ -113,21 +119,6 @@ class TorchAdapter(Adapter):
     def describe(self):
         where = torch.cuda.get_device_name(self.device) if self.cuda else "host CPU"
         return "torch %s %s on %s" % (torch.__version__, self.mode, where)
-
-    def _runner(self, op, act):
-        key = (op, act)
-        r = self.runners.get(key)
-        if r is None:
-            r = _runner(_math.OPS[op], Kit(act))
-            if self.mode == "compile":
-                r = torch.compile(r)
-            self.runners[key] = r
-        return r
-
-    def bind(self, op, ins, outs, a):
-        run = self._runner(op, a["act"])
-
-        return lambda: run(ins, outs, a)
 
     # ---- memory ----
     def alloc(self, nbytes):
