@@ -315,7 +315,7 @@ static void list_ops(void)
 
 static void list_backends(void)
 {
-	static const char *const gpu[] = {"cpu",    "cuda",	"hip",
+	static const char *const gpu[] = {"cpu",	"cuda",	  "hip",
 					  "level_zero", "opencl", "python"};
 
 	for (int i = 0; i < mtp_backend_builtin_count(); i++) {

@@ -101,7 +101,8 @@ static void py_init(void)
 	PyConfig_Clear(&config);
 	if (PyStatus_Exception(s)) {
 		snprintf(py_init_error, sizeof(py_init_error),
-			 "cannot start Python: %s", s.err_msg ? s.err_msg : "?");
+			 "cannot start Python: %s",
+			 s.err_msg ? s.err_msg : "?");
 		return;
 	}
 	if (!add_package_dir())
@@ -113,7 +114,8 @@ static void py_init(void)
 /* "python:SPEC[:MODE]" into x->spec and x->mode. */
 static enum mtp_status parse_name(struct mtp_backend *be, struct py_ctx *x)
 {
-	const char *s = strncmp(be->name, "python:", 7) == 0 ? be->name + 7 : "";
+	const char *s =
+		strncmp(be->name, "python:", 7) == 0 ? be->name + 7 : "";
 	const char *colon = strchr(s, ':');
 	size_t n = colon ? (size_t)(colon - s) : strlen(s);
 
@@ -145,8 +147,8 @@ static enum mtp_status load_adapter(struct mtp_backend *be, struct py_ctx *x)
 	if (!r) {
 		bool skip = pkg && mtp_py_unavailable(pkg);
 
-		st = mtp_py_fail(be, skip ? MTP_ERR_UNAVAILABLE
-					  : MTP_ERR_INVALID,
+		st = mtp_py_fail(be,
+				 skip ? MTP_ERR_UNAVAILABLE : MTP_ERR_INVALID,
 				 x->spec);
 	}
 	Py_XDECREF(pkg);
@@ -364,10 +366,9 @@ static void py_device_info(struct mtp_backend *be, char *buf, size_t n)
 	PyObject *r = mtp_py_method(py_ctx(be), "describe", NULL);
 	const char *s = r ? PyUnicode_AsUTF8(r) : NULL;
 
-	snprintf(buf, n, "python %s (%s%s%s), Python %d.%d",
-		 s ? s : "adapter", py_ctx(be)->spec,
-		 py_ctx(be)->mode[0] ? ":" : "", py_ctx(be)->mode,
-		 PY_MAJOR_VERSION, PY_MINOR_VERSION);
+	snprintf(buf, n, "python %s (%s%s%s), Python %d.%d", s ? s : "adapter",
+		 py_ctx(be)->spec, py_ctx(be)->mode[0] ? ":" : "",
+		 py_ctx(be)->mode, PY_MAJOR_VERSION, PY_MINOR_VERSION);
 	if (!s)
 		PyErr_Clear();
 	Py_XDECREF(r);

@@ -43,11 +43,11 @@ static void where(PyObject *tb, char *buf, size_t n)
 	if (t) {
 		PyObject *line = PyObject_GetAttrString(t, "tb_lineno");
 		PyObject *frame = PyObject_GetAttrString(t, "tb_frame");
-		PyObject *code = frame ? PyObject_GetAttrString(frame, "f_code")
-				       : NULL;
-		PyObject *name = code ? PyObject_GetAttrString(code,
-							       "co_filename")
-				      : NULL;
+		PyObject *code =
+			frame ? PyObject_GetAttrString(frame, "f_code") : NULL;
+		PyObject *name =
+			code ? PyObject_GetAttrString(code, "co_filename")
+			     : NULL;
 		const char *s = name ? PyUnicode_AsUTF8(name) : NULL;
 		const char *base = s ? strrchr(s, '/') : NULL;
 
@@ -151,8 +151,8 @@ PyObject *mtp_py_method(struct py_ctx *x, const char *method, PyObject *args)
 /* ---- what an op receives ----------------------------------------------- */
 
 static const char *const class_names[] = {
-	[MTP_TC_ACT] = "act",	    [MTP_TC_PARAM] = "param",
-	[MTP_TC_INDEX] = "index",   [MTP_TC_LOGITS] = "logits",
+	[MTP_TC_ACT] = "act",	  [MTP_TC_PARAM] = "param",
+	[MTP_TC_INDEX] = "index", [MTP_TC_LOGITS] = "logits",
 	[MTP_TC_TOKEN] = "token",
 };
 
@@ -160,12 +160,9 @@ static const char *const class_names[] = {
 static const char *family(enum mtp_family f)
 {
 	switch (f) {
-	case MTP_FAMILY_DEEPSEEK_V3:
-		return "deepseek_v3";
-	case MTP_FAMILY_GLM:
-		return "glm";
-	case MTP_FAMILY_DEEPSEEK_V4:
-		return "deepseek_v4";
+	case MTP_FAMILY_DEEPSEEK_V3: return "deepseek_v3";
+	case MTP_FAMILY_GLM: return "glm";
+	case MTP_FAMILY_DEEPSEEK_V4: return "deepseek_v4";
 	}
 	return "?";
 }
@@ -192,9 +189,10 @@ static PyObject *attrs(const struct mtp_call *c)
 		"hc_mult", (long long)p->hc_mult, "num_steps",
 		(long long)p->num_steps, "num_layers", (long long)p->num_layers,
 		"pass_step_idx", (int)p->pass_step_idx, "T", (long long)d->t,
-		"H", (long long)d->h, "M", (long long)d->m, "V", (long long)d->v,
-		"F", (long long)d->f, "R", (long long)d->r, "P", (long long)d->p,
-		"K", (long long)d->k, "L", (long long)d->l);
+		"H", (long long)d->h, "M", (long long)d->m, "V",
+		(long long)d->v, "F", (long long)d->f, "R", (long long)d->r,
+		"P", (long long)d->p, "K", (long long)d->k, "L",
+		(long long)d->l);
 }
 
 /* hc_head_variant is the step's name for the same attribute. */
@@ -285,16 +283,17 @@ static PyObject *bind(struct py_ctx *x, const struct mtp_call *c)
 	PyObject *ins, *outs, *a;
 
 	bound_fini(b);
-	b->key = PyMem_Malloc(sizeof(void *) * (size_t)(c->n_in + c->n_out + 1));
+	b->key =
+		PyMem_Malloc(sizeof(void *) * (size_t)(c->n_in + c->n_out + 1));
 	if (!b->key)
 		return PyErr_NoMemory();
 	ins = views(x, c, false);
 	outs = ins ? views(x, c, true) : NULL;
 	a = outs ? attrs_full(c) : NULL;
 	if (a)
-		b->run = mtp_py_method(x, "bind",
-				       Py_BuildValue("(sOOO)", c->op->name, ins,
-						     outs, a));
+		b->run = mtp_py_method(
+			x, "bind",
+			Py_BuildValue("(sOOO)", c->op->name, ins, outs, a));
 	Py_XDECREF(ins);
 	Py_XDECREF(outs);
 	Py_XDECREF(a);
@@ -333,7 +332,8 @@ static PyObject *tensor_kinds(const struct mtp_call *c)
 		bool out = i >= c->n_in;
 		int k = out ? i - c->n_in : i;
 		const struct mtp_tensor *t = out ? &c->out[k] : &c->in[k];
-		const struct mtp_tspec *s = out ? &c->sig->out[k] : &c->sig->in[k];
+		const struct mtp_tspec *s =
+			out ? &c->sig->out[k] : &c->sig->in[k];
 		PyObject *v;
 
 		if (!out && !t->data)

@@ -28,8 +28,8 @@ struct py_bound {
 	enum mtp_op_id op;
 	struct mtp_dims dims;
 	enum mtp_dtype act;
-	int n;		/* pointers in key */
-	void **key;	/* input then output data pointers */
+	int n;	       /* pointers in key */
+	void **key;    /* input then output data pointers */
 	PyObject *run; /* zero-argument callable */
 };
 
@@ -61,8 +61,7 @@ PyObject *mtp_py_method(struct py_ctx *x, const char *method, PyObject *args);
 
 /* call.c: supports, launch, graphs, the bound-call cache. */
 bool mtp_py_supports(struct mtp_backend *be, const struct mtp_call *c);
-enum mtp_status mtp_py_launch(struct mtp_backend *be,
-			      const struct mtp_call *c);
+enum mtp_status mtp_py_launch(struct mtp_backend *be, const struct mtp_call *c);
 enum mtp_status mtp_py_graph_capture(struct mtp_backend *be,
 				     const struct mtp_call *c, void **graph);
 enum mtp_status mtp_py_graph_launch(struct mtp_backend *be, void *graph);
