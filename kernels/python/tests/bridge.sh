@@ -17,6 +17,7 @@ run() { "$M" "$@" >"$out" 2>"$err"; rc=$?; }
 run run --backend python:mtpcheck.adapters.numpy --filter rmsnorm.bf16.fused.T1.H64
 if [ $rc = 125 ]; then echo "SKIPPED: $(head -1 "$out")"; exit 125; fi
 [ $rc = 0 ] || fail "numpy adapter: exit $rc"
+${PYTHON:-/usr/bin/python3} $T/test_rounding.py >"$out" 2>&1 || fail "NumPy adapter's rounding"
 
 run run --backend python:$T/recycle_prenorm.py --filter 'mtp_step.deepseek_v3.bf16.*'
 [ $rc = 1 ] || fail "recycle_prenorm: exit $rc, want 1"
