@@ -58,13 +58,13 @@ static void fork_child(void)
 	PyGILState_Release(fork_gil);
 }
 
-/* Appends the repository's python/ folder to sys.path (after PYTHONPATH and
- * site-packages, so that an installed mtpcheck wins). */
+/* Puts the repository's python/ folder first on sys.path: its adapters speak
+ * this module's protocol, so they win over an installed mtpcheck package. */
 static bool add_package_dir(void)
 {
 	PyObject *path = PySys_GetObject("path"); /* borrowed */
 	PyObject *dir = PyUnicode_FromString(MTP_PY_PACKAGE_DIR);
-	bool ok = path && dir && PyList_Append(path, dir) == 0;
+	bool ok = path && dir && PyList_Insert(path, 0, dir) == 0;
 
 	Py_XDECREF(dir);
 	return ok;
