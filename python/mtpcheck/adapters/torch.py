@@ -95,6 +95,8 @@ class TorchAdapter(Adapter):
         self.mode = mode
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
+        if self.cuda and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self.name = "torch-" + mode
         kits = {act: Kit(act) for act in ("bfloat16", "float16", "float32")}
         self.ops = {op: _runner(fn, kits, mode == "compile") for op, fn in _math.OPS.items()}
