@@ -45,5 +45,11 @@ run run --backend python:$T/forking.py --isolate --timeout 60 --filter 'hc_pre.*
 run bench --backend python:mtpcheck.adapters.numpy --op rmsnorm,hc_head --T 1,8 --H 512
 [ $rc = 0 ] && grep -q "hc_head .*python:mtpcheck.adapters.numpy .* ok" "$out" || fail "bench: exit $rc"
 
+json=$(mktemp)
+run bench --backend python:$T/fake_device.py --graph --op rmsnorm --T 1 --H 256 --json "$json"
+[ $rc = 0 ] && grep -q '"graph": *true' "$json" && grep -q '"device_timer": *true' "$json" &&
+	grep -q "rmsnorm .* ok" "$out" || fail "bench --graph with the adapter's timers and replay: exit $rc"
+rm -f "$json"
+
 [ $fails = 0 ] && echo "python bridge: all checks passed"
 [ $fails = 0 ]
