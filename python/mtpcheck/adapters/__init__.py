@@ -45,6 +45,9 @@ class Adapter:
 
     # ---- memory: untyped byte buffers, typed at launch by view() ----
     def alloc(self, nbytes):
+        """A buffer of nbytes bytes; better not zeroed or left as found (the
+        shipped adapters fill it with 0xFF bytes), so that an output an op
+        forgets to write cannot pass on a stale copy of the right answer."""
         raise NotImplementedError
 
     def upload(self, dst, src):

@@ -99,7 +99,9 @@ class NumpyAdapter(Adapter):
         return "NumPy %s on the host CPU (float32 arithmetic)" % np.__version__
 
     def alloc(self, nbytes):
-        return np.empty(nbytes, dtype=np.uint8)
+        # all-ones bytes (NaN, -1): an op that leaves an output unwritten
+        # must not pass on what an earlier case left in reused memory
+        return np.full(nbytes, 0xFF, dtype=np.uint8)
 
     def view(self, buf, dtype, shape):
         if buf is None:

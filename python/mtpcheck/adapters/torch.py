@@ -124,7 +124,9 @@ class TorchAdapter(Adapter):
 
     # ---- memory ----
     def alloc(self, nbytes):
-        return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+        # all-ones bytes (NaN, -1): an output left unwritten never passes on
+        # what the caching allocator's reused block held
+        return torch.full((nbytes,), 0xFF, dtype=torch.uint8, device=self.device)
 
     def upload(self, dst, src):
         dst.copy_(torch.frombuffer(bytearray(src) if src.readonly else src, dtype=torch.uint8))
