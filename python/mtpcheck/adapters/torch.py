@@ -87,7 +87,10 @@ def _runner(fn, kits, compiled):
     def run(ins, outs, a):
         for name, value in fn(kits[a["act"]], ins, a).items():
             outs[name].copy_(value)
-    return torch.compile(run) if compiled else run
+    # dynamic shapes from the start, as engines compile the token dimension:
+    # one graph per op and attribute set serves every T (sizes 0 and 1 are
+    # still specialised)
+    return torch.compile(run, dynamic=True) if compiled else run
 
 
 class TorchAdapter(Adapter):
