@@ -11,7 +11,7 @@
 # short leaves its .txt and says so. Trimmed to fit: the bench covers the 8
 # memory-bound ops of tools/bench/h200.sh (not the GEMM and composite ops),
 # T = 16384 runs without the reference check, and the compile suite runs
-# only as far as its 90 s allow (one graph per op, attribute set and shape).
+# only as far as its 90 s allow (one graph per op and attribute set, dynamic shapes).
 set -uo pipefail
 out=${OUT:-out}
 py=${PY:-/opt/torch/.venv/bin/python}
