@@ -25,16 +25,17 @@ step() { # step NAME SECONDS COMMAND...: runs it with a limit, logs to $out/NAME
 	echo "== $name: exit $rc, $((SECONDS - t0)) s"
 	tail -3 "$out/$name.txt"
 }
-step build 170 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
-	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
-[ -f build/mtp_backend_python.so ] || { echo "no python backend built (see $out/build.txt)"; exit 1; }
+# its own build folder: build/ of tools/bench/h200.sh may hold another Python
+step build 170 sh -c "cmake -S . -B build-py -U '_Python3*' -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON \
+	-DMTP_CUDA_ARCHS=90 -DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build-py -j$(nproc)"
+[ -f build-py/mtp_backend_python.so ] || { echo "no python backend built (see $out/build.txt)"; exit 1; }
 "$py" -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__, torch.cuda.get_device_name())' \
 	>"$out/versions.txt" 2>&1
 cat "$out/versions.txt"
 export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
 eager=python:mtpcheck.adapters.torch:eager
 compiled=python:mtpcheck.adapters.torch:compile
-m=./build/mtpcheck
+m=./build-py/mtpcheck
 
 step suite_eager 45 $m run --backend $eager --json "$out/suite_eager.json"
 step suite_compile 90 $m run --backend $compiled --json "$out/suite_compile.json"
