@@ -43,7 +43,7 @@ echo "== the reference against every bundled golden (ASan build)"
 ./build-san/mtpcheck run --backend ref --fixtures fixtures/ >/tmp/mtp-ref.log || { tail -40 /tmp/mtp-ref.log; exit 1; }
 tail -3 /tmp/mtp-ref.log
 
-echo "== fuzzing: the fixture reader and the case-file parser, 30 s each (docs/CI.md)"
+echo "== fuzzing: the fixture reader, the case-file parser and the CLI, 30 s each (docs/CI.md)"
 bash tools/ci/fuzz.sh 30
 
 echo "== python backend: the torch adapter on the CPU (SKIPPED without a torch venv)"
