@@ -385,7 +385,7 @@ static void py_device_info(struct mtp_backend *be, char *buf, size_t n)
 	.synchronize = py_synchronize, .device_info = py_device_info,          \
 	.copy = py_copy, .graph_capture = mtp_py_graph_capture,                \
 	.graph_launch = mtp_py_graph_launch,                                   \
-	.graph_destroy = mtp_py_graph_destroy
+	.graph_destroy = mtp_py_graph_destroy, .opaque_buffers = true
 
 /* Host clock (the harness times launch + synchronize) ... */
 static const struct mtp_backend_iface py_iface = {PY_IFACE_COMMON};
