@@ -7,7 +7,7 @@
 # Needs the image's torch venv (/opt/torch/.venv: torch 2.11, Triton 3.6,
 # Python 3.12 with its libpython); PY=... picks another interpreter.
 # Wall time: every step has its own limit so that the whole stays under
-# 9 minutes (build 170 s, suites 45 + 90 s, benches 120 + 50 + 50 s); a step cut
+# 9 minutes (build 170 s, suites 60 + 90 s, benches 120 + 50 + 40 s); a step cut
 # short leaves its .txt and says so. Trimmed to fit: the bench covers the 8
 # memory-bound ops of tools/bench/h200.sh (not the GEMM and composite ops),
 # T = 16384 runs without the reference check, and the compile suite runs
@@ -37,7 +37,7 @@ eager=python:mtpcheck.adapters.torch:eager
 compiled=python:mtpcheck.adapters.torch:compile
 m=./build-py/mtpcheck
 
-step suite_eager 45 $m run --backend $eager --json "$out/suite_eager.json"
+step suite_eager 60 $m run --backend $eager --json "$out/suite_eager.json"
 step suite_compile 90 $m run --backend $compiled --json "$out/suite_compile.json"
 
 ops=rmsnorm,add_rmsnorm,fused_eh_norm,fused_mtp_input_rmsnorm,mtp_shared_head_rmsnorm,hc_post,hc_head,hc_pre
@@ -47,6 +47,6 @@ step bench 120 $m bench --backend cuda,$eager,$compiled --op $ops --T 1,8,64,512
 step bench_t16384 50 $m bench --backend cuda,$eager,$compiled --op $ops --T 16384 --H 7168 --M 4 \
 	--graph --no-unfused --no-check --json "$out/bench_t16384.json"
 # plain launches: what Python's dispatch adds when an engine does not capture graphs
-step bench_launch 50 $m bench --backend cuda,$eager,$compiled --op $ops --T 1,4096 --H 7168 --M 4 \
+step bench_launch 40 $m bench --backend cuda,$eager,$compiled --op $ops --T 1,4096 --H 7168 --M 4 \
 	--no-unfused --no-check --json "$out/bench_launch.json"
 echo "total $SECONDS s"
