@@ -43,10 +43,10 @@ step suite_compile 90 $m run --backend $compiled --json "$out/suite_compile.json
 ops=rmsnorm,add_rmsnorm,fused_eh_norm,fused_mtp_input_rmsnorm,mtp_shared_head_rmsnorm,hc_post,hc_head,hc_pre
 # graph replay (kernels only; the cuda table of docs/BENCHMARKS.md is graph replay too)
 step bench 120 $m bench --backend cuda,$eager,$compiled --op $ops --T 1,8,64,512,4096 --H 7168 --M 4 \
-	--graph --no-unfused --json "$out/bench.json"
+	--graph --no-unfused --min-time 0.1 --json "$out/bench.json"
 step bench_t16384 50 $m bench --backend cuda,$eager,$compiled --op $ops --T 16384 --H 7168 --M 4 \
-	--graph --no-unfused --no-check --json "$out/bench_t16384.json"
+	--graph --no-unfused --no-check --min-time 0.1 --json "$out/bench_t16384.json"
 # plain launches: what Python's dispatch adds when an engine does not capture graphs
 step bench_launch 40 $m bench --backend cuda,$eager,$compiled --op $ops --T 1,4096 --H 7168 --M 4 \
-	--no-unfused --no-check --json "$out/bench_launch.json"
+	--no-unfused --no-check --min-time 0.1 --json "$out/bench_launch.json"
 echo "total $SECONDS s"
