@@ -79,3 +79,17 @@ mtp_resolve(OPENCL ${_ocl_found} "${_ocl_why}")
 
 # BLAS for the optimized CPU backend
 find_package(BLAS QUIET)
+
+# Python (the python backend embeds it): the interpreter and its embedding
+# files (python3-dev). -DPython3_EXECUTABLE=/path/to/venv/bin/python picks
+# another one.
+set(_py_found OFF)
+set(_py_why "Python 3 development files (python3-dev: Python.h, libpython3) not found")
+if(NOT MTP_WITH_PYTHON STREQUAL "OFF")
+  find_package(Python3 QUIET COMPONENTS Interpreter Development.Embed)
+  if(Python3_Development.Embed_FOUND AND Python3_Interpreter_FOUND)
+    set(_py_found ON)
+    set(_py_why "Python ${Python3_VERSION}, ${Python3_EXECUTABLE}")
+  endif()
+endif()
+mtp_resolve(PYTHON ${_py_found} "${_py_why}")

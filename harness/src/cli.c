@@ -385,8 +385,8 @@ static void list_ops(void)
 
 static void list_backends(void)
 {
-	static const char *const gpu[] = {"cpu", "cuda", "hip", "level_zero",
-					  "opencl"};
+	static const char *const gpu[] = {"cpu",	"cuda",	  "hip",
+					  "level_zero", "opencl", "python"};
 
 	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
 		const struct mtp_backend_iface *b = mtp_backend_builtin(i);
@@ -407,6 +407,8 @@ static void list_backends(void)
 	}
 	printf("%-12s wraps another backend and reproduces a known bug\n",
 	       "mutant:<DIAGNOSIS>[:base]");
+	printf("%-12s runs a Python adapter's ops (docs/PYTHON.md)\n",
+	       "python:<ADAPTER>[:MODE]");
 }
 
 static int cmd_list(int argc, char **argv)

@@ -16,8 +16,8 @@
 #include "mtp/mutant.h"
 #include "mtp/textio.h"
 
-static const char *const modules[] = {"cuda", "hip", "level_zero", "opencl",
-				      "cpu"};
+static const char *const modules[] = {"cuda",	"hip", "level_zero",
+				      "opencl", "cpu", "python"};
 
 static bool known_base(const char *name)
 {
@@ -27,7 +27,7 @@ static bool known_base(const char *name)
 	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
 		if (!strcmp(modules[i], name))
 			return true;
-	return false;
+	return !strncmp(name, "python:", 7); /* the module checks the adapter */
 }
 
 static int edit_distance(const char *a, const char *b)

@@ -47,6 +47,9 @@ static const struct module_def modules[] = {
 	{"opencl", "mtp_backend_opencl.so", MTP_HAVE_OPENCL,
 	 "this build has no OpenCL backend (configured without the OpenCL "
 	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)"},
+	{"python", "mtp_backend_python.so", MTP_HAVE_PYTHON,
+	 "this build has no python backend (configured without Python 3 "
+	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)"},
 	{"cpu", NULL, MTP_HAVE_CPU,
 	 "the optimized CPU backend is not written yet"},
 };
@@ -145,7 +148,8 @@ static bool name_reserved(const char *name)
 		if (strcmp(builtins[i]->name, name) == 0)
 			return true;
 	return module_find(name) != NULL || strcmp(name, "mutant") == 0 ||
-	       strncmp(name, "mutant:", 7) == 0;
+	       strncmp(name, "mutant:", 7) == 0 ||
+	       strncmp(name, "python:", 7) == 0;
 }
 
 /* The plugin of --backend-lib, bound to the one name it declares. */
@@ -197,7 +201,8 @@ static enum mtp_status find_iface(const char *name, const char *lib,
 			return MTP_OK;
 		}
 	}
-	m = module_find(name);
+	/* python:ADAPTER[:MODE]: the python module reads the rest itself */
+	m = module_find(strncmp(name, "python:", 7) ? name : "python");
 	if (!m && lib)
 		return load_plugin(name, lib, handle, iface, why, whyn);
 	if (!m) {
@@ -244,7 +249,7 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 		snprintf(why, whyn, "%s",
 			 be->error[0] ? be->error : mtp_status_name(st));
 		mtp_backend_close(be);
-		return st == MTP_ERR_UNAVAILABLE ? st : MTP_ERR_UNAVAILABLE;
+		return st == MTP_ERR_INVALID ? st : MTP_ERR_UNAVAILABLE;
 	}
 	*out = be;
 	return MTP_OK;

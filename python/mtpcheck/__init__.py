@@ -1,6 +1,7 @@
 """mtpcheck: dump writer and engine capture hooks for the mtpcheck harness.
 
-Submodules: `mtpcheck.dump` (the writer), `mtpcheck.encode` (bf16/fp16/fp8 bit
+Submodules: `mtpcheck.dump` (the writer), `mtpcheck.adapters` (adapters of the
+`python` backend: NumPy, torch), `mtpcheck.encode` (bf16/fp16/fp8 bit
 patterns), `mtpcheck.capture` (hooks for vLLM and SGLang; imports torch only
 when installed), `mtpcheck.verify` (runs the C `mtpcheck verify`).
 """

@@ -51,8 +51,11 @@ bash tools/ci/python.sh
 echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
 bash tools/ci/engines.sh
 
+echo "== python backend: the torch adapter on the CPU through the embedded interpreter (SKIPPED without a torch venv)"
+bash tools/ci/torch_adapter.sh
+
 echo "== the docs: no reference outside the repository, every op specified, ARCHITECTURE.md matches the tree"
 bash tools/ci/docs.sh build/mtpcheck || exit 1
 
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 10 passed, 0 failed"
+echo "ci steps: 11 passed, 0 failed"

@@ -1,0 +1,403 @@
+/*
+ * The python backend (module mtp_backend_python.so): `--backend
+ * python:ADAPTER[:MODE]` runs the ops of a Python adapter (docs/PYTHON.md)
+ * through an embedded CPython. This file holds the interpreter (started once
+ * per process, lazily, in the process that opens the backend; fork handled
+ * as os.fork does), the adapter's loading and the memory, timer and copy
+ * methods; call.c binds and launches calls.
+ *
+ * Threads: the interpreter is started with the GIL released, and every
+ * method takes it for its own duration (PyGILState), so any harness thread
+ * may call in. Buffers are the adapter's objects; ones that expose the
+ * buffer protocol (NumPy arrays) are filled with memcpy, others (torch
+ * tensors on a GPU) through the adapter's upload/download hooks.
+ */
+#include "py_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_once_t py_once = PTHREAD_ONCE_INIT;
+static char py_init_error[256];
+
+/*
+ * Fork with the interpreter alive: a fork by the harness (--isolate) takes
+ * the GIL around fork() as os.fork does, so that the child inherits a
+ * consistent interpreter. A fork by Python itself (os.fork, subprocess)
+ * happens with the GIL held and does its own bookkeeping: left alone.
+ */
+static PyGILState_STATE fork_gil;
+static bool fork_ours;
+
+static void fork_prepare(void)
+{
+	fork_ours = !PyGILState_Check();
+	if (!fork_ours)
+		return;
+	fork_gil = PyGILState_Ensure();
+	PyOS_BeforeFork();
+}
+
+static void fork_parent(void)
+{
+	if (!fork_ours)
+		return;
+	PyOS_AfterFork_Parent();
+	PyGILState_Release(fork_gil);
+}
+
+static void fork_child(void)
+{
+	if (!fork_ours)
+		return;
+	PyOS_AfterFork_Child();
+	PyGILState_Release(fork_gil);
+}
+
+/* Puts the repository's python/ folder first on sys.path: its adapters speak
+ * this module's protocol, so they win over an installed mtpcheck package. */
+static bool add_package_dir(void)
+{
+	PyObject *path = PySys_GetObject("path"); /* borrowed */
+	PyObject *dir = PyUnicode_FromString(MTP_PY_PACKAGE_DIR);
+	bool ok = path && dir && PyList_Insert(path, 0, dir) == 0;
+
+	Py_XDECREF(dir);
+	return ok;
+}
+
+/* mtpcheck loads this module RTLD_LOCAL, which hides libpython's symbols
+ * from the extension modules that Python loads in turn (NumPy's "Importing
+ * the numpy C-extensions failed"): make them global. */
+static void export_libpython(void)
+{
+	Dl_info info;
+
+	if (dladdr((void *)&Py_InitializeFromConfig, &info) && info.dli_fname)
+		dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+}
+
+static void py_init(void)
+{
+	const char *exe = getenv("MTP_PYTHON");
+	PyConfig config;
+	PyStatus s;
+
+	if (Py_IsInitialized())
+		return; /* a host that embeds Python already */
+	export_libpython();
+	PyConfig_InitPythonConfig(&config);
+	config.install_signal_handlers = 0;
+	config.parse_argv = 0;
+	/* the interpreter (a venv's python) whose prefix and packages to use */
+	s = PyConfig_SetBytesString(&config, &config.program_name,
+				    exe && *exe ? exe : MTP_PY_EXECUTABLE);
+	if (!PyStatus_Exception(s))
+		s = Py_InitializeFromConfig(&config);
+	PyConfig_Clear(&config);
+	if (PyStatus_Exception(s)) {
+		snprintf(py_init_error, sizeof(py_init_error),
+			 "cannot start Python: %s",
+			 s.err_msg ? s.err_msg : "?");
+		return;
+	}
+	if (!add_package_dir())
+		PyErr_Clear();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	PyEval_SaveThread(); /* release the GIL: methods take it */
+}
+
+/* "python:SPEC[:MODE]" into x->spec and x->mode. */
+static enum mtp_status parse_name(struct mtp_backend *be, struct py_ctx *x)
+{
+	const char *s =
+		strncmp(be->name, "python:", 7) == 0 ? be->name + 7 : "";
+	const char *colon = strchr(s, ':');
+	size_t n = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (n == 0 || n >= sizeof(x->spec))
+		return mtp_backend_fail(be, MTP_ERR_INVALID,
+					"the python backend needs an adapter: "
+					"--backend python:ADAPTER[:MODE] "
+					"(a module such as "
+					"mtpcheck.adapters.numpy, or a .py "
+					"file)");
+	memcpy(x->spec, s, n);
+	x->spec[n] = 0;
+	snprintf(x->mode, sizeof(x->mode), "%s", colon ? colon + 1 : "");
+	return MTP_OK;
+}
+
+/* Imports the adapter and calls its adapter(mode). A missing module, a
+ * syntax error or a bad mode is a usage error (exit 2); a missing framework
+ * (ImportError of a dependency, Unavailable) is a SKIPPED backend. */
+static enum mtp_status load_adapter(struct mtp_backend *be, struct py_ctx *x)
+{
+	PyObject *pkg = PyImport_ImportModule("mtpcheck.adapters");
+	PyObject *r = NULL;
+	enum mtp_status st = MTP_OK;
+
+	if (pkg)
+		r = PyObject_CallMethod(pkg, "open_adapter", "ss", x->spec,
+					x->mode[0] ? x->mode : NULL);
+	if (!r) {
+		bool skip = pkg && mtp_py_unavailable(pkg);
+
+		st = mtp_py_fail(be,
+				 skip ? MTP_ERR_UNAVAILABLE : MTP_ERR_INVALID,
+				 x->spec);
+	}
+	Py_XDECREF(pkg);
+	x->adapter = r;
+	return st;
+}
+
+static void py_close(struct mtp_backend *be)
+{
+	struct py_ctx *x = py_ctx(be);
+	PyGILState_STATE g;
+
+	if (!x)
+		return;
+	if (Py_IsInitialized()) { /* not when the name was refused first */
+		g = PyGILState_Ensure();
+		mtp_py_cache_clear(x);
+		Py_XDECREF(x->adapter);
+		PyGILState_Release(g);
+	}
+	free(x);
+	be->ctx = NULL;
+}
+
+static const struct mtp_backend_iface py_iface_timed;
+
+static enum mtp_status py_open(struct mtp_backend *be)
+{
+	struct py_ctx *x = calloc(1, sizeof(*x));
+	enum mtp_status st;
+	PyGILState_STATE g;
+
+	if (!x)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	be->ctx = x;
+	st = parse_name(be, x);
+	if (st)
+		goto fail;
+	pthread_once(&py_once, py_init);
+	if (!Py_IsInitialized()) {
+		st = mtp_backend_fail(be, MTP_ERR_UNAVAILABLE, "%s",
+				      py_init_error);
+		goto fail;
+	}
+	g = PyGILState_Ensure();
+	st = load_adapter(be, x);
+	/* device timers where the adapter offers them (torch CUDA events),
+	 * else the harness's host clock around launch + synchronize */
+	if (!st && PyObject_HasAttrString(x->adapter, "timer_begin")) {
+		PyObject *t = PyObject_GetAttrString(x->adapter, "timer_begin");
+
+		if (t && t != Py_None)
+			be->iface = &py_iface_timed;
+		Py_XDECREF(t);
+		PyErr_Clear();
+	}
+	PyGILState_Release(g);
+	if (!st)
+		return MTP_OK;
+fail:
+	py_close(be);
+	return st;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static enum mtp_status py_alloc(struct mtp_backend *be, size_t bytes,
+				void **ptr)
+{
+	struct py_buf *b = calloc(1, sizeof(*b));
+	PyGILState_STATE g;
+	enum mtp_status st = MTP_OK;
+
+	*ptr = NULL;
+	if (!b)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	g = PyGILState_Ensure();
+	b->obj = mtp_py_method(py_ctx(be), "alloc",
+			       Py_BuildValue("(n)", (Py_ssize_t)bytes));
+	if (!b->obj)
+		st = mtp_py_fail(be, MTP_ERR_NOMEM, "alloc");
+	PyGILState_Release(g);
+	if (st) {
+		free(b);
+		return st;
+	}
+	b->bytes = bytes;
+	*ptr = b;
+	return MTP_OK;
+}
+
+static void py_free(struct mtp_backend *be, void *ptr)
+{
+	struct py_buf *b = ptr;
+	PyGILState_STATE g = PyGILState_Ensure();
+
+	mtp_py_cache_clear(py_ctx(be)); /* bound calls may view this buffer */
+	Py_XDECREF(b->obj);
+	PyGILState_Release(g);
+	free(b);
+}
+
+/* Copies between host memory and a buffer: memcpy through the buffer
+ * protocol where the object has it, else adapter.upload/download. */
+static enum mtp_status transfer(struct mtp_backend *be, struct py_buf *b,
+				void *host, size_t bytes, bool up)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	enum mtp_status st = MTP_OK;
+	Py_buffer view;
+
+	if (PyObject_CheckBuffer(b->obj) &&
+	    PyObject_GetBuffer(b->obj, &view, PyBUF_CONTIG) == 0) {
+		if ((size_t)view.len < bytes)
+			st = mtp_backend_fail(be, MTP_ERR_INVALID,
+					      "python: buffer of %zd bytes, "
+					      "%zu copied",
+					      view.len, bytes);
+		else if (up)
+			memcpy(view.buf, host, bytes);
+		else
+			memcpy(host, view.buf, bytes);
+		PyBuffer_Release(&view);
+	} else {
+		PyObject *mv;
+		PyObject *r;
+
+		PyErr_Clear();
+		mv = PyMemoryView_FromMemory(host, (Py_ssize_t)bytes,
+					     up ? PyBUF_READ : PyBUF_WRITE);
+		r = mv ? mtp_py_method(py_ctx(be), up ? "upload" : "download",
+				       up ? Py_BuildValue("(OO)", b->obj, mv)
+					  : Py_BuildValue("(OO)", mv, b->obj))
+		       : NULL;
+		if (!r)
+			st = mtp_py_fail(be, MTP_ERR_DEVICE,
+					 up ? "upload" : "download");
+		Py_XDECREF(r);
+		Py_XDECREF(mv);
+	}
+	PyGILState_Release(g);
+	return st;
+}
+
+static enum mtp_status py_upload(struct mtp_backend *be, void *dst,
+				 const void *src, size_t bytes)
+{
+	return transfer(be, dst, (void *)src, bytes, true);
+}
+
+static enum mtp_status py_download(struct mtp_backend *be, void *dst,
+				   const void *src, size_t bytes)
+{
+	return transfer(be, (struct py_buf *)src, dst, bytes, false);
+}
+
+/* Calls adapter.method(*Py_BuildValue(fmt, ...)) (fmt NULL: no arguments)
+ * for its effect; the arguments are built under the GIL too. */
+static enum mtp_status call_void(struct mtp_backend *be, const char *method,
+				 const char *fmt, ...)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *args = NULL, *r;
+	enum mtp_status st;
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		args = Py_VaBuildValue(fmt, ap);
+		va_end(ap);
+	}
+	r = mtp_py_method(py_ctx(be), method, args);
+	st = r ? MTP_OK : mtp_py_fail(be, MTP_ERR_DEVICE, method);
+	Py_XDECREF(r);
+	PyGILState_Release(g);
+	return st;
+}
+
+static enum mtp_status py_copy(struct mtp_backend *be, void *dst,
+			       const void *src, size_t bytes)
+{
+	const struct py_buf *d = dst, *s = src;
+
+	return call_void(be, "copy", "(OOn)", d->obj, s->obj,
+			 (Py_ssize_t)bytes);
+}
+
+static enum mtp_status py_synchronize(struct mtp_backend *be)
+{
+	return call_void(be, "synchronize", NULL);
+}
+
+static enum mtp_status py_timer_begin(struct mtp_backend *be)
+{
+	return call_void(be, "timer_begin", NULL);
+}
+
+static enum mtp_status py_timer_end(struct mtp_backend *be, double *seconds)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *r = mtp_py_method(py_ctx(be), "timer_end", NULL);
+	enum mtp_status st = MTP_OK;
+
+	*seconds = r ? PyFloat_AsDouble(r) : -1.0;
+	if (!r || PyErr_Occurred())
+		st = mtp_py_fail(be, MTP_ERR_DEVICE, "timer_end");
+	Py_XDECREF(r);
+	PyGILState_Release(g);
+	return st;
+}
+
+static void py_device_info(struct mtp_backend *be, char *buf, size_t n)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *r = mtp_py_method(py_ctx(be), "describe", NULL);
+	const char *s = r ? PyUnicode_AsUTF8(r) : NULL;
+
+	snprintf(buf, n, "python %s (%s%s%s), Python %d.%d", s ? s : "adapter",
+		 py_ctx(be)->spec, py_ctx(be)->mode[0] ? ":" : "",
+		 py_ctx(be)->mode, PY_MAJOR_VERSION, PY_MINOR_VERSION);
+	if (!s)
+		PyErr_Clear();
+	Py_XDECREF(r);
+	PyGILState_Release(g);
+}
+
+#define PY_IFACE_COMMON                                                        \
+	.api_version = MTP_BACKEND_API_VERSION, .name = "python",              \
+	.description = "ops of a Python adapter run by an embedded CPython "   \
+		       "(--backend python:ADAPTER[:MODE])",                    \
+	.open = py_open, .close = py_close, .alloc = py_alloc,                 \
+	.free = py_free, .upload = py_upload, .download = py_download,         \
+	.supports = mtp_py_supports, .launch = mtp_py_launch,                  \
+	.synchronize = py_synchronize, .device_info = py_device_info,          \
+	.copy = py_copy, .graph_capture = mtp_py_graph_capture,                \
+	.graph_launch = mtp_py_graph_launch,                                   \
+	.graph_destroy = mtp_py_graph_destroy, .opaque_buffers = true
+
+/* Host clock (the harness times launch + synchronize) ... */
+static const struct mtp_backend_iface py_iface = {PY_IFACE_COMMON};
+/* ... or the adapter's device timers, chosen at open. */
+static const struct mtp_backend_iface py_iface_timed = {
+	PY_IFACE_COMMON,
+	.timer_begin = py_timer_begin,
+	.timer_end = py_timer_end,
+};
+
+__attribute__((visibility("default"))) const struct mtp_backend_iface *
+mtp_backend_entry(void)
+{
+	return &py_iface;
+}

@@ -1,0 +1,435 @@
+/*
+ * The python backend's calls: the attribute dict and the tensor views that
+ * an op receives, adapter.bind() once per distinct call (cached while its
+ * buffers live, so that a launch in bench is one Python call), supports(),
+ * graph replay, and Python exceptions turned into one-line messages that
+ * become the case's verdict.
+ */
+#include "py_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- exceptions -------------------------------------------------------- */
+
+static void fetch(PyObject **type, PyObject **value, PyObject **tb)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+	*value = PyErr_GetRaisedException();
+	*type = *value ? Py_NewRef((PyObject *)Py_TYPE(*value)) : NULL;
+	*tb = *value ? PyException_GetTraceback(*value) : NULL;
+#else
+	PyErr_Fetch(type, value, tb);
+	PyErr_NormalizeException(type, value, tb);
+#endif
+}
+
+/* "file:line" of the innermost frame of a traceback into buf. */
+static void where(PyObject *tb, char *buf, size_t n)
+{
+	PyObject *t = tb ? Py_NewRef(tb) : NULL;
+
+	buf[0] = 0;
+	while (t) {
+		PyObject *next = PyObject_GetAttrString(t, "tb_next");
+
+		if (!next || next == Py_None) {
+			Py_XDECREF(next);
+			break;
+		}
+		Py_DECREF(t);
+		t = next;
+	}
+	if (t) {
+		PyObject *line = PyObject_GetAttrString(t, "tb_lineno");
+		PyObject *frame = PyObject_GetAttrString(t, "tb_frame");
+		PyObject *code =
+			frame ? PyObject_GetAttrString(frame, "f_code") : NULL;
+		PyObject *name =
+			code ? PyObject_GetAttrString(code, "co_filename")
+			     : NULL;
+		const char *s = name ? PyUnicode_AsUTF8(name) : NULL;
+		const char *base = s ? strrchr(s, '/') : NULL;
+
+		if (s && line)
+			snprintf(buf, n, " (%s:%ld)", base ? base + 1 : s,
+				 PyLong_AsLong(line));
+		Py_XDECREF(name);
+		Py_XDECREF(code);
+		Py_XDECREF(frame);
+		Py_XDECREF(line);
+		Py_DECREF(t);
+	}
+	PyErr_Clear();
+}
+
+/* A multi-line message (NumPy's import advice) folded into one line. */
+static void one_line(char *s)
+{
+	char *w = s;
+	bool space = false;
+
+	for (char *r = s; *r; r++) {
+		bool ws = *r == '\n' || *r == '\r' || *r == '\t' || *r == ' ';
+
+		if (ws && (space || w == s))
+			continue;
+		*w++ = ws ? ' ' : *r;
+		space = ws;
+	}
+	*w = 0;
+}
+
+enum mtp_status mtp_py_fail(struct mtp_backend *be, enum mtp_status st,
+			    const char *what)
+{
+	PyObject *type, *value, *tb, *msg = NULL;
+	const char *tname = "error", *m = NULL;
+	char loc[160];
+
+	fetch(&type, &value, &tb);
+	if (type)
+		tname = ((PyTypeObject *)type)->tp_name;
+	msg = value ? PyObject_Str(value) : NULL;
+	m = msg ? PyUnicode_AsUTF8(msg) : NULL;
+	if (!m)
+		PyErr_Clear();
+	where(tb, loc, sizeof(loc));
+	mtp_backend_fail(be, st, "python %s: %s%s%s%s", what, tname,
+			 m && *m ? ": " : "", m ? m : "", loc);
+	one_line(be->error);
+	Py_XDECREF(msg);
+	Py_XDECREF(type);
+	Py_XDECREF(value);
+	Py_XDECREF(tb);
+	return st;
+}
+
+static void restore(PyObject *type, PyObject *value, PyObject *tb)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+	Py_XDECREF(type);
+	Py_XDECREF(tb);
+	PyErr_SetRaisedException(value);
+#else
+	PyErr_Restore(type, value, tb);
+#endif
+}
+
+bool mtp_py_unavailable(PyObject *pkg)
+{
+	PyObject *type, *value, *tb, *cls;
+	bool hit;
+
+	fetch(&type, &value, &tb);
+	if (!type)
+		return false;
+	cls = PyObject_GetAttrString(pkg, "Unavailable");
+	PyErr_Clear();
+	hit = PyErr_GivenExceptionMatches(type, PyExc_ImportError) ||
+	      (cls && PyErr_GivenExceptionMatches(type, cls));
+	Py_XDECREF(cls);
+	restore(type, value, tb);
+	return hit;
+}
+
+PyObject *mtp_py_method(struct py_ctx *x, const char *method, PyObject *args)
+{
+	PyObject *fn, *r = NULL;
+
+	if (!args && PyErr_Occurred())
+		return NULL; /* building the arguments failed */
+	fn = PyObject_GetAttrString(x->adapter, method);
+	if (fn)
+		r = args ? PyObject_Call(fn, args, NULL)
+			 : PyObject_CallNoArgs(fn);
+	Py_XDECREF(fn);
+	Py_XDECREF(args);
+	return r;
+}
+
+/* ---- what an op receives ----------------------------------------------- */
+
+static const char *const class_names[] = {
+	[MTP_TC_ACT] = "act",	  [MTP_TC_PARAM] = "param",
+	[MTP_TC_INDEX] = "index", [MTP_TC_LOGITS] = "logits",
+	[MTP_TC_TOKEN] = "token",
+};
+
+/* ops.c (and mtp_family_name) is not in mtp_base, which modules link */
+static const char *family(enum mtp_family f)
+{
+	switch (f) {
+	case MTP_FAMILY_DEEPSEEK_V3: return "deepseek_v3";
+	case MTP_FAMILY_GLM: return "glm";
+	case MTP_FAMILY_DEEPSEEK_V4: return "deepseek_v4";
+	}
+	return "?";
+}
+
+/* The attributes and bound dimensions, as one dict. */
+static PyObject *attrs(const struct mtp_call *c)
+{
+	const struct mtp_params *p = c->params;
+	const struct mtp_dims *d = &c->dims;
+
+	return Py_BuildValue(
+		"{s:s,s:s,s:s,s:d,s:s,s:d,s:d,s:d,s:d,s:i,s:d,s:d,s:s,s:s,"
+		"s:L,s:L,s:L,s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}",
+		"op", c->op->name, "act", mtp_dtype_name(c->act), "family",
+		family(p->family), "eps", p->eps, "rounding",
+		p->rounding == MTP_ROUNDING_EAGER ? "eager" : "fused",
+		"rms_eps", p->hc.rms_eps, "pre_eps", p->hc.pre_eps,
+		"sinkhorn_eps", p->hc.sinkhorn_eps, "post_mult",
+		p->hc.post_mult, "sinkhorn_iters", p->hc.sinkhorn_iters,
+		"norm_eps", p->hc.norm_eps, "hc_eps", p->hc_eps, "variant",
+		p->variant == MTP_HC_HEAD_CUDA ? "cuda" : "rocm",
+		"block_contract",
+		p->contract == MTP_CONTRACT_DEFERRED ? "deferred" : "internal",
+		"hc_mult", (long long)p->hc_mult, "num_steps",
+		(long long)p->num_steps, "num_layers", (long long)p->num_layers,
+		"pass_step_idx", (int)p->pass_step_idx, "T", (long long)d->t,
+		"H", (long long)d->h, "M", (long long)d->m, "V",
+		(long long)d->v, "F", (long long)d->f, "R", (long long)d->r,
+		"P", (long long)d->p, "K", (long long)d->k, "L",
+		(long long)d->l);
+}
+
+/* hc_head_variant is the step's name for the same attribute. */
+static PyObject *attrs_full(const struct mtp_call *c)
+{
+	PyObject *a = attrs(c), *v;
+
+	if (!a)
+		return NULL;
+	v = PyDict_GetItemString(a, "variant"); /* borrowed */
+	if (PyDict_SetItemString(a, "hc_head_variant", v) < 0) {
+		Py_DECREF(a);
+		return NULL;
+	}
+	return a;
+}
+
+static PyObject *view(struct py_ctx *x, const struct mtp_tensor *t)
+{
+	const struct py_buf *b = t->data;
+	PyObject *shape;
+
+	/* the harness has no buffer for an empty tensor (T = 0): view(None)
+	 * makes an empty one; otherwise no buffer is an absent optional input */
+	if (!b && mtp_tensor_numel(t) != 0)
+		return Py_NewRef(Py_None);
+	shape = PyTuple_New(t->ndim);
+	for (int i = 0; shape && i < t->ndim; i++)
+		PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(t->shape[i]));
+	if (!shape)
+		return NULL;
+	return mtp_py_method(x, "view",
+			     Py_BuildValue("(OsN)", b ? b->obj : Py_None,
+					   mtp_dtype_name(t->dtype), shape));
+}
+
+/* {name: view} of the inputs (out = false) or outputs. */
+static PyObject *views(struct py_ctx *x, const struct mtp_call *c, bool out)
+{
+	int n = out ? c->n_out : c->n_in;
+	const struct mtp_tspec *spec = out ? c->sig->out : c->sig->in;
+	PyObject *d = PyDict_New();
+
+	for (int i = 0; d && i < n; i++) {
+		PyObject *v = view(x, out ? &c->out[i] : &c->in[i]);
+
+		if (!v || PyDict_SetItemString(d, spec[i].name, v) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(v);
+	}
+	return d;
+}
+
+/* ---- the bound-call cache ---------------------------------------------- */
+
+static void bound_fini(struct py_bound *b)
+{
+	Py_CLEAR(b->run);
+	PyMem_Free(b->key);
+	memset(b, 0, sizeof(*b));
+}
+
+void mtp_py_cache_clear(struct py_ctx *x)
+{
+	for (int i = 0; x && i < PY_CACHE; i++)
+		bound_fini(&x->cache[i]);
+}
+
+static bool bound_matches(const struct py_bound *b, const struct mtp_call *c)
+{
+	if (!b->run || b->op != c->op->id || b->act != c->act ||
+	    b->n != c->n_in + c->n_out ||
+	    memcmp(&b->dims, &c->dims, sizeof(c->dims)) != 0)
+		return false;
+	for (int i = 0; i < c->n_in; i++)
+		if (b->key[i] != c->in[i].data)
+			return false;
+	for (int i = 0; i < c->n_out; i++)
+		if (b->key[c->n_in + i] != c->out[i].data)
+			return false;
+	return true;
+}
+
+/* adapter.bind(op, ins, outs, a) into a cache slot; borrowed callable. */
+static PyObject *bind(struct py_ctx *x, const struct mtp_call *c)
+{
+	struct py_bound *b = &x->cache[x->next];
+	PyObject *ins, *outs, *a;
+
+	bound_fini(b);
+	b->key =
+		PyMem_Malloc(sizeof(void *) * (size_t)(c->n_in + c->n_out + 1));
+	if (!b->key)
+		return PyErr_NoMemory();
+	ins = views(x, c, false);
+	outs = ins ? views(x, c, true) : NULL;
+	a = outs ? attrs_full(c) : NULL;
+	if (a)
+		b->run = mtp_py_method(
+			x, "bind",
+			Py_BuildValue("(sOOO)", c->op->name, ins, outs, a));
+	Py_XDECREF(ins);
+	Py_XDECREF(outs);
+	Py_XDECREF(a);
+	if (!b->run) {
+		bound_fini(b);
+		return NULL;
+	}
+	b->op = c->op->id;
+	b->act = c->act;
+	b->dims = c->dims;
+	b->n = c->n_in + c->n_out;
+	for (int i = 0; i < c->n_in; i++)
+		b->key[i] = c->in[i].data;
+	for (int i = 0; i < c->n_out; i++)
+		b->key[c->n_in + i] = c->out[i].data;
+	x->next = (x->next + 1) % PY_CACHE;
+	return b->run;
+}
+
+static PyObject *bound_get(struct py_ctx *x, const struct mtp_call *c)
+{
+	for (int i = 0; i < PY_CACHE; i++)
+		if (bound_matches(&x->cache[i], c))
+			return x->cache[i].run;
+	return bind(x, c);
+}
+
+/* ---- the interface's call methods --------------------------------------- */
+
+/* {name: (dtype, class)} of the present tensors, for supports(). */
+static PyObject *tensor_kinds(const struct mtp_call *c)
+{
+	PyObject *d = PyDict_New();
+
+	for (int i = 0; d && i < c->n_in + c->n_out; i++) {
+		bool out = i >= c->n_in;
+		int k = out ? i - c->n_in : i;
+		const struct mtp_tensor *t = out ? &c->out[k] : &c->in[k];
+		const struct mtp_tspec *s =
+			out ? &c->sig->out[k] : &c->sig->in[k];
+		PyObject *v;
+
+		if (!out && !t->data)
+			continue;
+		v = Py_BuildValue("(ss)", mtp_dtype_name(t->dtype),
+				  class_names[s->cls]);
+		if (!v || PyDict_SetItemString(d, s->name, v) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(v);
+	}
+	return d;
+}
+
+bool mtp_py_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *a = attrs_full(c), *k = tensor_kinds(c), *r = NULL;
+	bool yes = false;
+
+	if (a && k)
+		r = mtp_py_method(py_ctx(be), "supports",
+				  Py_BuildValue("(sOO)", c->op->name, a, k));
+	if (r)
+		yes = PyObject_IsTrue(r) == 1;
+	if (!r || PyErr_Occurred()) {
+		/* no verdict carries this: say it once per case on stderr */
+		mtp_py_fail(be, MTP_ERR_INVALID, "supports");
+		fprintf(stderr, "mtpcheck: %s: %s\n", be->name, be->error);
+		yes = false;
+	}
+	Py_XDECREF(r);
+	Py_XDECREF(a);
+	Py_XDECREF(k);
+	PyGILState_Release(g);
+	return yes;
+}
+
+enum mtp_status mtp_py_launch(struct mtp_backend *be, const struct mtp_call *c)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *run = bound_get(py_ctx(be), c);
+	PyObject *r = run ? PyObject_CallNoArgs(run) : NULL;
+	enum mtp_status st = MTP_OK;
+
+	if (!r)
+		st = mtp_py_fail(be, MTP_ERR_DEVICE, c->op->name);
+	Py_XDECREF(r);
+	PyGILState_Release(g);
+	return st;
+}
+
+enum mtp_status mtp_py_graph_capture(struct mtp_backend *be,
+				     const struct mtp_call *c, void **graph)
+{
+	struct py_ctx *x = py_ctx(be);
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *fn = PyObject_GetAttrString(x->adapter, "graph");
+	PyObject *run = NULL, *r = NULL;
+	enum mtp_status st = MTP_OK;
+
+	*graph = NULL;
+	if (!fn || fn == Py_None) {
+		PyErr_Clear();
+		st = mtp_backend_fail(be, MTP_ERR_UNSUPPORTED,
+				      "python adapter %s has no graph replay",
+				      x->spec);
+		goto out;
+	}
+	run = bound_get(x, c);
+	r = run ? PyObject_CallOneArg(fn, run) : NULL;
+	if (!r)
+		st = mtp_py_fail(be, MTP_ERR_DEVICE, "graph");
+	*graph = r;
+out:
+	Py_XDECREF(fn);
+	PyGILState_Release(g);
+	return st;
+}
+
+enum mtp_status mtp_py_graph_launch(struct mtp_backend *be, void *graph)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *r = PyObject_CallMethod(graph, "replay", NULL);
+	enum mtp_status st =
+		r ? MTP_OK : mtp_py_fail(be, MTP_ERR_DEVICE, "graph replay");
+
+	Py_XDECREF(r);
+	PyGILState_Release(g);
+	return st;
+}
+
+void mtp_py_graph_destroy(struct mtp_backend *be, void *graph)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+
+	(void)be;
+	Py_XDECREF((PyObject *)graph);
+	PyGILState_Release(g);
+}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# The python backend's failures, each named (CTest python.bridge): a wrong
+# adapter op is diagnosed, an adapter that raises gets a verdict carrying the
+# exception's line, a missing op is UNIMPLEMENTED, a broken or missing adapter
+# is exit 2 with one line, fork (--isolate) and bench work.
+# Needs $MTPCHECK; runs from the repository root. Exit 125: no NumPy here.
+set -u
+cd "$(dirname "$0")/../../.."
+M=${MTPCHECK:?set MTPCHECK to the mtpcheck binary}
+T=kernels/python/tests
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; sed -n 1,20p "$out" "$err"; fails=$((fails + 1)); }
+run() { "$M" "$@" >"$out" 2>"$err"; rc=$?; }
+
+run run --backend python:mtpcheck.adapters.numpy --filter rmsnorm.bf16.fused.T1.H64
+if [ $rc = 125 ]; then echo "SKIPPED: $(head -1 "$out")"; exit 125; fi
+[ $rc = 0 ] || fail "numpy adapter: exit $rc"
+${PYTHON:-/usr/bin/python3} $T/test_rounding.py >"$out" 2>&1 || fail "NumPy adapter's rounding"
+
+run run --backend python:$T/recycle_prenorm.py --filter 'mtp_step.deepseek_v3.bf16.*'
+[ $rc = 1 ] || fail "recycle_prenorm: exit $rc, want 1"
+grep -q "diagnosis: PRE_NORM_RECYCLE" "$out" || fail "recycle_prenorm: not named PRE_NORM_RECYCLE"
+
+run run --backend python:$T/raising.py --filter 'rmsnorm.bf16.fused.T1.H64,lm_head.bf16.T1.H64.V97'
+[ $rc = 1 ] || fail "raising: exit $rc, want 1"
+grep -q "FAILED .*ZeroDivisionError: deliberate failure in rmsnorm (raising.py:" "$out" ||
+	fail "raising: no FAILED verdict with the exception's line"
+grep -q "UNIMPLEMENTED .*lm_head" "$out" || fail "raising: lm_head not UNIMPLEMENTED"
+
+for bad in "$T/syntax_error.py:SyntaxError" "no.such.adapter:no adapter module" \
+	"mtpcheck.adapters.numpy:turbo:has no mode" "/nonexistent/x.py:does not exist" "python:needs an adapter"; do
+	spec=${bad%:*} want=${bad##*:}
+	[ "$spec" = python ] && name=python || name=python:$spec
+	run run --backend "$name" --filter rmsnorm.bf16.fused.T1.H64
+	[ $rc = 2 ] || fail "$name: exit $rc, want 2"
+	[ "$(wc -l <"$err")" = 1 ] || fail "$name: $(wc -l <"$err") lines on stderr, want 1"
+	grep -q "$want" "$err" || fail "$name: stderr does not say '$want'"
+done
+
+run run --backend python:$T/forking.py --isolate --timeout 60 --filter 'hc_pre.*.T3.*,mtp_step.deepseek_v4.bf16.*'
+[ $rc = 0 ] || fail "isolate (forks by Python, then by the harness): exit $rc"
+
+run bench --backend python:mtpcheck.adapters.numpy --op rmsnorm,hc_head --T 1,8 --H 512
+[ $rc = 0 ] && grep -q "hc_head .*python:mtpcheck.adapters.numpy .* ok" "$out" || fail "bench: exit $rc"
+
+json=$(mktemp)
+run bench --backend python:$T/fake_device.py --graph --op rmsnorm --T 1 --H 256 --json "$json"
+[ $rc = 0 ] && grep -q '"graph": *true' "$json" && grep -q '"device_timer": *true' "$json" &&
+	grep -q "rmsnorm .* ok" "$out" || fail "bench --graph with the adapter's timers and replay: exit $rc"
+rm -f "$json"
+
+[ $fails = 0 ] && echo "python bridge: all checks passed"
+[ $fails = 0 ]

@@ -1,0 +1,145 @@
+"""Adapters of mtpcheck's `python` backend (docs/PYTHON.md).
+
+`mtpcheck run --backend python:ADAPTER[:MODE]` embeds CPython, imports ADAPTER
+(a module path such as `mtpcheck.adapters.numpy`, or a `.py` file) and calls
+its `adapter(mode)`, which returns an `Adapter`. The harness then calls only
+the methods below; everything else is the adapter's business.
+
+An op is a callable `fn(ins, outs, a)`: `ins` and `outs` map the op table's
+tensor names (`mtpcheck list ops`) to tensors of the adapter's kind (NumPy
+arrays, torch tensors) viewing the harness's buffers without a copy; an absent
+optional input is None. `a` holds the attributes and the bound dimensions
+(`a["eps"]`, `a["rounding"]`, `a["T"]`, `a["act"]` = "bfloat16", ...). The op
+writes its outputs in place, or returns them (a dict by name, or a tuple in
+the table's order) and `store` copies them in.
+"""
+
+
+class Unavailable(Exception):
+    """Raised by adapter(mode) when its framework or device is missing: the
+    backend is then SKIPPED (exit 125 if nothing else ran), not a usage error."""
+
+
+ACT_DTYPES = ("bfloat16", "float16", "float32")
+
+
+class Adapter:
+    """What the C side calls. Subclasses fill `ops` and the memory hooks."""
+
+    name = "python"
+    ops = {}
+
+    def describe(self):
+        """One line for reports."""
+        return self.name
+
+    def supports(self, op, a, tensors):
+        """Whether this call is implemented; must not touch data. `tensors`
+        maps each present tensor's name to (dtype, class), the class one of
+        act, param (mHC parameters and mixes), index, logits, token. The
+        default: every op in self.ops, bf16/fp16/fp32 activations, float32
+        mHC parameters."""
+        if op not in self.ops or a["act"] not in ACT_DTYPES:
+            return False
+        return all(dt == "float32" for dt, cls in tensors.values() if cls == "param")
+
+    # ---- memory: untyped byte buffers, typed at launch by view() ----
+    def alloc(self, nbytes):
+        """A buffer of nbytes bytes; better not zeroed or left as found (the
+        shipped adapters fill it with 0xFF bytes), so that an output an op
+        forgets to write cannot pass on a stale copy of the right answer."""
+        raise NotImplementedError
+
+    def upload(self, dst, src):
+        """Copy the host memoryview src into dst (not called for buffers that
+        expose the buffer protocol: the C side copies those itself)."""
+        raise NotImplementedError
+
+    def download(self, dst, src):
+        """Copy src into the writable host memoryview dst."""
+        raise NotImplementedError
+
+    def view(self, buf, dtype, shape):
+        """A tensor of dtype name and shape over buf (no copy); buf None: an
+        empty tensor (a dimension is 0, and the harness has no buffer)."""
+        raise NotImplementedError
+
+    def copy(self, dst, src, nbytes):
+        """Device-to-device copy for bench's bandwidth probe."""
+        raise NotImplementedError
+
+    def synchronize(self):
+        pass
+
+    # ---- running ----
+    def bind(self, op, ins, outs, a):
+        """A zero-argument callable that runs op on these tensors: called once
+        per distinct call, then once per launch (so per-launch work stays out
+        of bench's timings)."""
+        fn = self.ops[op]
+        store = self.store
+
+        def run():
+            r = fn(ins, outs, a)
+            if r is not None:
+                store(outs, r)
+
+        return run
+
+    def store(self, outs, r):
+        """Copies an op's returned outputs into the harness's buffers."""
+        if isinstance(r, dict):
+            items = r.items()
+        else:
+            if not isinstance(r, (tuple, list)):
+                r = (r,)
+            if len(r) != len(outs):
+                raise ValueError("op returned %d outputs, the table has %d" % (len(r), len(outs)))
+            items = zip(outs.keys(), r)
+        for name, value in items:
+            if name not in outs:
+                raise KeyError("op returned an output %r the table does not have" % name)
+            self.assign(outs[name], value)
+
+    def assign(self, dst, value):
+        raise NotImplementedError
+
+    # Optional: device timers (timer_begin/timer_end -> seconds) and graph
+    # replay (graph(run) -> object with replay()); leave them None if absent.
+    timer_begin = None
+    timer_end = None
+    graph = None
+
+
+def load(spec):
+    """Imports an adapter module from a dotted path or a .py file. Raises
+    LookupError (a usage error) when the module itself is missing."""
+    import importlib
+    import importlib.util
+    import os
+
+    if spec.endswith(".py"):
+        if not os.path.isfile(spec):
+            raise LookupError("adapter file %s does not exist" % spec)
+        name = "mtpcheck_adapter_" + os.path.basename(spec)[:-3]
+        loader_spec = importlib.util.spec_from_file_location(name, spec)
+        mod = importlib.util.module_from_spec(loader_spec)
+        loader_spec.loader.exec_module(mod)
+        return mod
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as e:
+        # the adapter itself (or a package above it) is missing: a usage
+        # error; a dependency it imports (torch) is missing: unavailable
+        if e.name and (spec == e.name or spec.startswith(e.name + ".")):
+            raise LookupError("no adapter module '%s' (%s)" % (spec, e)) from None
+        raise Unavailable(str(e)) from None
+
+
+def open_adapter(spec, mode):
+    """The C side's entry: the adapter object for spec and mode."""
+    mod = load(spec)
+    make = getattr(mod, "adapter", None)
+    if make is None:
+        raise LookupError("adapter %s has no adapter(mode) function" % spec)
+    return make(mode)

@@ -1,0 +1,127 @@
+"""The NumPy adapter: every op on the CPU in float32 NumPy, rounding to
+bfloat16 (on the float32 bit pattern, nearest-even) and float16 (NumPy's
+cast) exactly where MTP-SPEC stores; the bridge's end-to-end test in CI.
+
+Buffers are NumPy byte arrays that the harness fills through the buffer
+protocol; a tensor is a view of one (bfloat16 as its uint16 bit patterns).
+"""
+import numpy as np
+
+from mtpcheck.adapters import Adapter, _math
+
+_NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
+       "bfloat16": np.uint16, "int64": np.int64, "int32": np.int32}
+
+
+def bf16_to_f32(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16(x):
+    """Round to nearest even on the bit pattern; NaN stays a quiet NaN."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rne = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = ((u >> 16) | 0x40).astype(np.uint16)
+    return np.where((u & 0x7FFFFFFF) > 0x7F800000, nan, rne)
+
+
+class Kit:
+    """The array kit of _math for one activation dtype."""
+
+    def __init__(self, act):
+        self.act = act
+
+    def f(self, t):
+        if t.dtype == np.uint16:
+            return bf16_to_f32(t)
+        return t.astype(np.float32, copy=False)
+
+    def rnd(self, x):
+        if self.act == "bfloat16":
+            return bf16_to_f32(f32_to_bf16(x))
+        if self.act == "float16":
+            return x.astype(np.float16).astype(np.float32)
+        return x
+
+    def rms_inv(self, x, eps, y=None):
+        # float64 sum of squares: a float32 one overflows on rows near 1e38
+        s = x.astype(np.float64) if y is None else x.astype(np.float64) + y
+        ss = np.sum(s * s, axis=-1, keepdims=True)
+        return (1.0 / np.sqrt(ss / x.shape[-1] + eps)).astype(np.float32)
+
+    def linear(self, x, w, wide=False):
+        y = np.matmul(x, self.f(w).T, dtype=np.float32)
+        return y if wide or w.dtype == np.float32 else self.rnd(y)
+
+    def sum(self, x, axis):
+        return np.sum(x, axis=axis, keepdims=True)
+
+    def amax(self, x, axis):
+        return np.max(x, axis=axis, keepdims=True)
+
+    def exp(self, x):
+        return np.exp(x)
+
+    def sigmoid(self, x):
+        with np.errstate(over="ignore"):
+            return (1.0 / (1.0 + np.exp(-x))).astype(np.float32)
+
+    def where(self, c, a, b):
+        return np.where(c, np.float32(a), b)
+
+    def cat(self, xs, axis):
+        return np.concatenate(xs, axis=axis)
+
+    def argmax(self, x):
+        return np.argmax(x, axis=-1).astype(np.int64)
+
+    def index(self, t):
+        return np.asarray(t).astype(np.int64, copy=False)
+
+
+class NumpyAdapter(Adapter):
+    name = "numpy"
+
+    def __init__(self):
+        self.ops = {n: self._wrap(fn) for n, fn in _math.OPS.items()}
+        self.kits = {}
+
+    def _wrap(self, fn):
+        def op(ins, outs, a):
+            kit = self.kits.get(a["act"])
+            if kit is None:
+                kit = self.kits[a["act"]] = Kit(a["act"])
+            with np.errstate(all="ignore"):
+                return fn(kit, ins, a)
+        return op
+
+    def describe(self):
+        return "NumPy %s on the host CPU (float32 arithmetic)" % np.__version__
+
+    def alloc(self, nbytes):
+        # all-ones bytes (NaN, -1): an op that leaves an output unwritten
+        # must not pass on what an earlier case left in reused memory
+        return np.full(nbytes, 0xFF, dtype=np.uint8)
+
+    def view(self, buf, dtype, shape):
+        if buf is None:
+            return np.empty(shape, dtype=_NP[dtype])
+        n = 1
+        for d in shape:
+            n *= d
+        return buf[:n * np.dtype(_NP[dtype]).itemsize].view(_NP[dtype]).reshape(shape)
+
+    def assign(self, dst, value):
+        value = np.asarray(value)
+        if dst.dtype == np.uint16 and value.dtype != np.uint16:
+            value = f32_to_bf16(value)
+        np.copyto(dst, value.reshape(dst.shape), casting="unsafe")
+
+    def copy(self, dst, src, nbytes):
+        np.copyto(dst[:nbytes], src[:nbytes])
+
+
+def adapter(mode=None):
+    if mode not in (None, "", "default"):
+        raise ValueError("the numpy adapter has no mode '%s'" % mode)
+    return NumpyAdapter()

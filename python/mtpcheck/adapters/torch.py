@@ -1,0 +1,187 @@
+"""The torch adapter: every op as torch code (the shared math of _math.py
+over torch tensors), the baseline an engine author would write instead of a
+kernel. Modes: `eager` (default) and `compile` (each op under torch.compile,
+its outputs written inside the compiled graph).
+
+Device: $MTP_TORCH_DEVICE (cpu, cuda, cuda:1, ...), else cuda when torch
+sees one, else cpu. Buffers are uint8 tensors on that device that the
+harness fills through upload/download; a tensor is a view of one. On CUDA,
+bench times with CUDA events on the current stream and `--graph` replays a
+captured CUDA graph of the bound call.
+
+GEMMs whose weights are activations run as one bf16/fp16 GEMM with float32
+accumulation (F.linear), rounded once, as the spec writes them; logits and
+the mHC mixes are float32 GEMMs (TF32 off).
+"""
+import os
+
+import torch
+
+from mtpcheck.adapters import Adapter, Unavailable, _math
+
+_DT = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+       "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32}
+
+
+class Kit:
+    """The array kit of _math over torch tensors, for one activation dtype."""
+
+    def __init__(self, act):
+        self.act = act
+        self.adt = _DT[act]
+
+    def f(self, t):
+        return t.float() if t.is_floating_point() else t
+
+    def rnd(self, x):
+        return x if self.adt == torch.float32 else x.to(self.adt).float()
+
+    def rms_inv(self, x, eps, y=None):
+        # float32 throughout, as an engine sums, but scaled per row by a
+        # power of two, 2^-e with e = max(0, floor(log2 max|.|)), so that rows
+        # near the float32 maximum (or an x + y beyond it) do not overflow;
+        # the scaling is exact, so every other row gets the plain float32 sum
+        m = torch.linalg.vector_norm(x, float("inf"), dim=-1, keepdim=True)
+        if y is not None:
+            m = torch.maximum(m, torch.linalg.vector_norm(y, float("inf"), dim=-1, keepdim=True))
+        e = torch.clamp(torch.floor(torch.log2(m)), min=0.0)
+        scale = torch.exp2(-torch.where(torch.isfinite(e), e, 0.0))
+        s = x * scale if y is None else x * scale + y * scale
+        ss = (s * s).sum(-1, keepdim=True)
+        return torch.rsqrt(ss / s.shape[-1] + eps * scale * scale) * scale
+
+    def linear(self, x, w, wide=False):
+        if wide or w.dtype == torch.float32:
+            return torch.matmul(x, w.float().t())
+        return torch.nn.functional.linear(x.to(w.dtype), w).float()
+
+    def sum(self, x, axis):
+        return x.sum(dim=axis, keepdim=True)
+
+    def amax(self, x, axis):
+        return x.amax(dim=axis, keepdim=True)
+
+    def exp(self, x):
+        return torch.exp(x)
+
+    def sigmoid(self, x):
+        return torch.sigmoid(x)
+
+    def where(self, c, a, b):
+        return torch.where(c, a, b)
+
+    def cat(self, xs, axis):
+        return torch.cat(tuple(xs), dim=axis)
+
+    def argmax(self, x):
+        return x.argmax(dim=-1)
+
+    def index(self, t):
+        return t.long()
+
+
+def _runner(fn, kits, compiled):
+    """An op of _math as an adapter op: the kit of the call's activation
+    dtype, the outputs written into the harness's buffers (inside the
+    compiled graph under compile), one torch.compile per op."""
+    def run(ins, outs, a):
+        for name, value in fn(kits[a["act"]], ins, a).items():
+            outs[name].copy_(value)
+    # dynamic shapes from the start, as engines compile the token dimension:
+    # one graph per op and attribute set serves every T (sizes 0 and 1 are
+    # still specialised)
+    return torch.compile(run, dynamic=True) if compiled else run
+
+
+class TorchAdapter(Adapter):
+    def __init__(self, mode, device):
+        self.mode = mode
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        if self.cuda and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        self.name = "torch-" + mode
+        kits = {act: Kit(act) for act in ("bfloat16", "float16", "float32")}
+        self.ops = {op: _runner(fn, kits, mode == "compile") for op, fn in _math.OPS.items()}
+        torch.set_grad_enabled(False)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        if mode == "compile":
+            from torch import _dynamo
+            # one compiled graph per op, attribute set and (after the first
+            # recompile, dynamic) shape: the suite has many
+            _dynamo.config.cache_size_limit = 256
+            if hasattr(_dynamo.config, "accumulated_cache_size_limit"):
+                _dynamo.config.accumulated_cache_size_limit = 4096
+        if self.cuda:
+            torch.cuda.set_device(self.device)
+            self.ev = (torch.cuda.Event(enable_timing=True),
+                       torch.cuda.Event(enable_timing=True))
+            self.timer_begin = self._timer_begin
+            self.timer_end = self._timer_end
+            self.graph = self._graph
+
+    def describe(self):
+        where = torch.cuda.get_device_name(self.device) if self.cuda else "host CPU"
+        return "torch %s %s on %s" % (torch.__version__, self.mode, where)
+
+    # ---- memory ----
+    def alloc(self, nbytes):
+        # all-ones bytes (NaN, -1): an output left unwritten never passes on
+        # what the caching allocator's reused block held
+        return torch.full((nbytes,), 0xFF, dtype=torch.uint8, device=self.device)
+
+    def upload(self, dst, src):
+        dst.copy_(torch.frombuffer(bytearray(src) if src.readonly else src, dtype=torch.uint8))
+
+    def download(self, dst, src):
+        torch.frombuffer(dst, dtype=torch.uint8).copy_(src)
+
+    def view(self, buf, dtype, shape):
+        dt = _DT[dtype]
+        if buf is None:
+            return torch.empty(shape, dtype=dt, device=self.device)
+        n = 1
+        for d in shape:
+            n *= d
+        return buf[:n * dt.itemsize].view(dt).view(shape)
+
+    def copy(self, dst, src, nbytes):
+        dst[:nbytes].copy_(src[:nbytes])
+
+    def synchronize(self):
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+
+    # ---- CUDA timers and graphs ----
+    def _timer_begin(self):
+        self.ev[0].record()
+
+    def _timer_end(self):
+        self.ev[1].record()
+        self.ev[1].synchronize()
+        return self.ev[0].elapsed_time(self.ev[1]) / 1e3
+
+    def _graph(self, run):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):  # warm up (and compile) off the capture
+                run()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            run()
+        return g
+
+
+def adapter(mode=None):
+    mode = mode or "eager"
+    if mode not in ("eager", "compile"):
+        raise ValueError("the torch adapter's modes are eager and compile, not '%s'" % mode)
+    device = os.environ.get("MTP_TORCH_DEVICE") or (
+        "cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise Unavailable("MTP_TORCH_DEVICE=%s but torch %s sees no CUDA device"
+                          % (device, torch.__version__))
+    return TorchAdapter(mode, device)

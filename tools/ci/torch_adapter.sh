@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The python backend beyond CTest (which runs the NumPy adapter and the bridge
+# checks): the torch adapter, eager and under torch.compile, on the CPU through
+# the embedded interpreter, when a venv with torch exists. It reuses the venv
+# of tools/ci/engines.sh (or $MTP_TORCH_VENV); installing torch only for this
+# would cost more than the whole CI, so without one it says SKIPPED and why.
+# The venv's Python must be the one ./build's module embeds (3.11 on Debian 12).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+m=./build/mtpcheck
+if [ ! -f build/mtp_backend_python.so ]; then
+	echo "SKIPPED: torch adapter: this build has no python backend ($m list backends)"
+	exit 0
+fi
+venv=
+for v in ${MTP_TORCH_VENV:-} /opt/mtpcheck-venvs/vllm-0.33; do
+	if [ -x "$v/bin/python" ] && "$v/bin/python" -c 'import torch' 2>/dev/null; then
+		venv=$v
+		break
+	fi
+done
+if [ -z "$venv" ]; then
+	echo "SKIPPED: torch adapter: no venv with torch (tools/ci/engines.sh makes /opt/mtpcheck-venvs/vllm-0.33, or set MTP_TORCH_VENV)"
+	exit 0
+fi
+export MTP_PYTHON=$venv/bin/python MTP_TORCH_DEVICE=cpu
+for mode in eager compile; do
+	# compile: one graph per op, attribute set and shape (10 to 90 s each on
+	# 2 cores): five cases that cover a norm, the overflow rows, mHC and steps
+	filter=
+	[ $mode = compile ] && filter="--filter rmsnorm.bf16.fused.T1.H64,add_rmsnorm.bf16.eager.edge_overflow.T6.H64,hc_pre.v4flash.bf16.M4.it20.norm.T3.H4096,mtp_step.deepseek_v3.bf16.eager.T1.H64,mtp_step.deepseek_v4.bf16.fused.internal.rocm.M4.it20.T3.H64"
+	log=/tmp/mtp-torch-$mode.log
+	timeout 900 $m run --backend python:mtpcheck.adapters.torch:$mode $filter >$log 2>&1
+	rc=$?
+	tail -1 $log
+	if [ $rc = 125 ]; then
+		echo "SKIPPED: torch adapter ($mode): $(grep -m1 SKIPPED $log)"
+	elif [ $rc != 0 ]; then
+		grep -v PASSED $log | tail -30
+		echo "torch adapter ($mode) failed (exit $rc)"
+		exit 1
+	fi
+done
