@@ -15,8 +15,9 @@
 #         llvm-spirv-14 writes blocks out of dominance order or two loops
 #         sharing one merge block, and spirv-val rejects the module.
 # Either way spirv-val checks the result, and the build stops if it fails.
-# Without clang-14, llvm-spirv-14 or spirv-val (or opt-14 for "safe") the
-# embedded module is empty and both backends say so when opened.
+# "safe" without opt-14 (Debian: llvm-14) falls back to O0. Without
+# clang-14, llvm-spirv-14 or spirv-val the embedded module is empty and
+# both backends say so when opened.
 include(${CMAKE_CURRENT_LIST_DIR}/sources.cmake)
 if(TARGET mtp_ocl_spirv) # made by the first backend that includes this
   return()
@@ -44,9 +45,12 @@ if(NOT MTP_SPIRV_OPT MATCHES "^(O0|safe)$")
   message(FATAL_ERROR "MTP_SPIRV_OPT=${MTP_SPIRV_OPT}: O0 or safe")
 endif()
 
-if(MTP_CLANG_SPIR AND MTP_LLVM_SPIRV AND MTP_SPIRV_VAL
-   AND (MTP_LLVM_OPT OR MTP_SPIRV_OPT STREQUAL "O0"))
-  if(MTP_SPIRV_OPT STREQUAL "O0")
+set(_level ${MTP_SPIRV_OPT})
+if(_level STREQUAL "safe" AND NOT MTP_LLVM_OPT)
+  set(_level O0) # no opt-14 (Debian package llvm-14)
+endif()
+if(MTP_CLANG_SPIR AND MTP_LLVM_SPIRV AND MTP_SPIRV_VAL)
+  if(_level STREQUAL "O0")
     set(_to_bc COMMAND ${_clang} -O0 -Xclang -disable-O0-optnone -o ${_bc})
   else()
     # -O2 without its passes: IR free of the noinline that -O0 adds
@@ -62,14 +66,14 @@ if(MTP_CLANG_SPIR AND MTP_LLVM_SPIRV AND MTP_SPIRV_VAL
     COMMAND ${MTP_LLVM_SPIRV} ${_bc} -o ${MTP_SPIRV_FILE}
     COMMAND ${MTP_SPIRV_VAL} ${MTP_SPIRV_FILE}
     DEPENDS ${MTP_OCL_CL_SOURCES} ${MTP_OCL_DIR}/embed.cmake ${MTP_OCL_DIR}/spirv.cmake
-    COMMENT "Compiling the OpenCL C kernels to SPIR-V (${MTP_SPIRV_OPT})"
+    COMMENT "Compiling the OpenCL C kernels to SPIR-V (${_level})"
     VERBATIM)
   set(_spv_inputs ${MTP_SPIRV_FILE})
-  set(MTP_SPIRV_WHY "SPIR-V by ${MTP_CLANG_SPIR} + ${MTP_LLVM_SPIRV}, ${MTP_SPIRV_OPT}" CACHE INTERNAL "")
+  set(MTP_SPIRV_WHY "SPIR-V by ${MTP_CLANG_SPIR} + ${MTP_LLVM_SPIRV}, ${_level}" CACHE INTERNAL "")
 else()
   set(MTP_SPIRV_FILE "")
   set(_spv_inputs "")
-  set(MTP_SPIRV_WHY "NO SPIR-V: clang-14, llvm-spirv-14, spirv-val or opt-14 missing" CACHE INTERNAL "")
+  set(MTP_SPIRV_WHY "NO SPIR-V: clang-14, llvm-spirv-14 or spirv-val missing" CACHE INTERNAL "")
 endif()
 add_custom_command(
   OUTPUT ${_spv_c}
@@ -80,4 +84,4 @@ add_custom_command(
   VERBATIM)
 add_library(mtp_ocl_spirv OBJECT ${_spv_c})
 set_target_properties(mtp_ocl_spirv PROPERTIES C_VISIBILITY_PRESET hidden)
-target_compile_definitions(mtp_ocl_spirv INTERFACE "MTP_SPIRV_OPT_NAME=\"${MTP_SPIRV_OPT}\"")
+target_compile_definitions(mtp_ocl_spirv INTERFACE "MTP_SPIRV_OPT_NAME=\"${_level}\"")
