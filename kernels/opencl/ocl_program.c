@@ -8,7 +8,8 @@
  * each optionally followed by @PLATFORM (a part of the platform's name or
  * vendor, any case; else $MTP_OPENCL_PLATFORM). The device line ends with
  * where the program came from, the SPIR-V with its size and hash.
- * Float32 divide and sqrt are correctly rounded where the device offers it.
+ * Float32 divide and sqrt are correctly rounded where the device offers it;
+ * $MTP_OPENCL_BUILD_FLAGS replaces these build options.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -184,8 +185,9 @@ static void append_log(struct mtp_backend *be, struct ocl_ctx *x)
 
 enum mtp_status mtp_ocl_build_program(struct mtp_backend *be, struct ocl_ctx *x)
 {
+	const char *env = getenv("MTP_OPENCL_BUILD_FLAGS");
 	cl_device_fp_config fp = 0;
-	char opts[96];
+	char opts[256];
 	cl_int e;
 
 	OCL_TRY(x->spirv ? create_from_il(be, x) : create_from_source(be, x));
@@ -197,6 +199,8 @@ enum mtp_status mtp_ocl_build_program(struct mtp_backend *be, struct ocl_ctx *x)
 		 fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
 			 ? "-cl-fp32-correctly-rounded-divide-sqrt"
 			 : "");
+	if (env) /* instead of ours, as $MTP_L0_BUILD_FLAGS for Level Zero */
+		snprintf(opts, sizeof(opts), "%s", env);
 	e = clBuildProgram(x->program, 1, &x->device, opts, NULL, NULL);
 	if (e != CL_SUCCESS) {
 		mtp_ocl_fail_cl(be, MTP_ERR_DEVICE, "clBuildProgram", e);
