@@ -96,7 +96,10 @@ static enum mtp_status describe(struct mtp_backend *be, struct l0_ctx *x)
 	snprintf(x->info, sizeof(x->info),
 		 "%s (%s, vendor 0x%04x device 0x%04x, %u EUs, %.1f GHz), "
 		 "Level Zero driver 0x%08x",
-		 p.name, p.type == ZE_DEVICE_TYPE_GPU ? "GPU" : "other",
+		 p.name,
+		 p.type == ZE_DEVICE_TYPE_GPU	? "GPU"
+		 : p.type == ZE_DEVICE_TYPE_CPU ? "CPU"
+						: "other",
 		 p.vendorId, p.deviceId,
 		 p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice,
 		 p.coreClockRate / 1000.0, d.driverVersion);
@@ -179,7 +182,10 @@ static enum mtp_status make_module(struct mtp_backend *be, struct l0_ctx *x)
 		.format = ZE_MODULE_FORMAT_IL_SPIRV,
 		.inputSize = mtp_ocl_spirv_len,
 		.pInputModule = mtp_ocl_spirv,
-		.pBuildFlags = flags ? flags : "",
+		/* correctly rounded float32 divide and sqrt, as the opencl
+		 * backend asks for (Intel's name for the OpenCL option) */
+		.pBuildFlags = flags ? flags
+				     : "-ze-fp32-correctly-rounded-divide-sqrt",
 	};
 	ze_module_build_log_handle_t log = NULL;
 	ze_result_t r =

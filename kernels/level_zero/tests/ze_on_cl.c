@@ -246,6 +246,36 @@ EXPORT ze_result_t zeMemFree(ze_context_handle_t c, void *p)
 				  : ZE_RESULT_SUCCESS;
 }
 
+/* Level Zero build flags as OpenCL build options: -ze-X becomes -cl-X for
+ * the two that have one; the rest pass as they are. */
+static void cl_options(const char *ze, char *out, size_t n)
+{
+	static const char *const map[][2] = {
+		{"-ze-fp32-correctly-rounded-divide-sqrt",
+		 "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{"-ze-opt-disable", "-cl-opt-disable"},
+	};
+	size_t used = 0;
+
+	out[0] = 0;
+	while (ze && *ze && used + 1 < n) {
+		size_t len = strcspn(ze, " ");
+		const char *word = ze;
+		size_t wlen = len;
+
+		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (strlen(map[i][0]) == len &&
+			    strncmp(ze, map[i][0], len) == 0) {
+				word = map[i][1];
+				wlen = strlen(word);
+			}
+		used += (size_t)snprintf(out + used, n - used, "%.*s ",
+					 (int)wlen, word);
+		ze += len;
+		ze += strspn(ze, " ");
+	}
+}
+
 /* The program's build log as a Level Zero build log. */
 static ze_module_build_log_handle_t make_log(cl_program p)
 {
@@ -270,8 +300,10 @@ EXPORT ze_result_t zeModuleCreate(ze_context_handle_t c, ze_device_handle_t d,
 {
 	ze_module_handle_t m = calloc(1, sizeof(*m));
 	cl_int e = CL_SUCCESS;
+	char opts[512];
 
 	(void)d;
+	cl_options(desc->pBuildFlags, opts, sizeof(opts));
 	if (!m)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 	if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV)
@@ -280,8 +312,8 @@ EXPORT ze_result_t zeModuleCreate(ze_context_handle_t c, ze_device_handle_t d,
 		m->program = clCreateProgramWithIL(c->cl, desc->pInputModule,
 						   desc->inputSize, &e);
 	if (!e)
-		e = clBuildProgram(m->program, 1, &drv.device,
-				   desc->pBuildFlags, NULL, NULL);
+		e = clBuildProgram(m->program, 1, &drv.device, opts, NULL,
+				   NULL);
 	if (log)
 		*log = make_log(m->program);
 	*out = m;
