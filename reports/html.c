@@ -13,19 +13,12 @@
 
 #include "mtp/config.h"
 #include "mtp/runner.h"
+#include "mtp/textsafe.h"
 #include "report_file.h"
 
 static void esc(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
+	mtp_xml_str(f, s);
 }
 
 static const char *color(enum mtp_verdict v)

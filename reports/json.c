@@ -165,6 +165,16 @@ static void write_header(FILE *f, const struct mtp_run *run)
 
 	mtp_json_str(f, commit ? commit : "");
 	fprintf(f, ",\"seed\":%llu", (unsigned long long)run->opts.seed);
+	fputs(",\"run_id\":", f);
+	if (run->opts.run_id) {
+		mtp_json_str(f, run->opts.run_id);
+	} else { /* one run, unless the shards were given a common --run-id */
+		char id[400];
+
+		snprintf(id, sizeof(id), "%s-%s-%ld", host, when,
+			 (long)getpid());
+		mtp_json_str(f, id);
+	}
 	fputs(",\"summary\":{", f);
 	for (int v = 0, first = 1; v < MTP_VERDICT_COUNT; v++) {
 		if (!run->counts[v])

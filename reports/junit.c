@@ -11,22 +11,12 @@
 #include <unistd.h>
 
 #include "mtp/runner.h"
+#include "mtp/textsafe.h"
 #include "report_file.h"
 
 static void xml(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
-			    *s == '\t')
-				fputc(*s, f);
-		}
-	}
+	mtp_xml_str(f, s);
 }
 
 static const char *kind_of(enum mtp_verdict v)

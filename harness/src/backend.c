@@ -67,16 +67,148 @@ enum mtp_status mtp_backend_synchronize(struct mtp_backend *be)
 
 void mtp_backend_device_info(struct mtp_backend *be, char *buf, size_t n)
 {
+	if (!n)
+		return;
+	buf[0] = 0;
 	if (be->iface->device_info)
 		be->iface->device_info(be, buf, n);
 	else
 		snprintf(buf, n, "%s", be->iface->description);
+	buf[n - 1] = 0; /* a backend may fill it without a NUL */
+}
+
+/* Whether the harness may offset this backend's buffers (guard zones):
+ * every backend in the chain (mutants wrap one) must say its buffers are
+ * addresses, which version 2 could not. */
+static bool guarded(const struct mtp_backend *be)
+{
+	for (; be; be = be->base)
+		if (be->iface->api_version < 3 || be->iface->opaque_buffers)
+			return false;
+	return true;
+}
+
+static unsigned char guard_byte(size_t i)
+{
+	return (unsigned char)(0xA5u ^ (i * 0x3Bu));
+}
+
+static void guard_pattern(unsigned char *g)
+{
+	for (size_t i = 0; i < MTP_BACKEND_GUARD_BYTES; i++)
+		g[i] = guard_byte(i);
+}
+
+/* An output buffer: with guards, base is the allocation and data sits
+ * MTP_BACKEND_GUARD_BYTES into it. */
+static enum mtp_status alloc_output(struct mtp_backend *be, size_t n,
+				    bool guard, void **base, void **data)
+{
+	unsigned char g[MTP_BACKEND_GUARD_BYTES];
+	enum mtp_status st;
+
+	*data = NULL;
+	if (!guard || n == 0) {
+		st = mtp_backend_alloc(be, n, base);
+		*data = *base;
+		return st;
+	}
+	st = mtp_backend_alloc(be, n + 2 * sizeof(g), base);
+	if (st)
+		return st;
+	guard_pattern(g);
+	st = mtp_backend_upload(be, *base, g, sizeof(g));
+	if (!st)
+		st = mtp_backend_upload(be, (char *)*base + sizeof(g) + n, g,
+					sizeof(g));
+	*data = (char *)*base + sizeof(g);
+	return st;
+}
+
+/* Reads both guard zones of an output back; a changed byte is a write
+ * outside the buffer, reported with how far it reached. */
+static enum mtp_status check_guards(struct mtp_backend *be, void *base,
+				    size_t n, const char *name)
+{
+	unsigned char g[MTP_BACKEND_GUARD_BYTES];
+	size_t gn = sizeof(g), before = 0, past = 0;
+	enum mtp_status st = mtp_backend_download(be, g, base, gn);
+
+	for (size_t i = 0; !st && i < gn; i++)
+		if (g[i] != guard_byte(i) && !before)
+			before = gn - i;
+	if (!st)
+		st = mtp_backend_download(be, g, (char *)base + gn + n, gn);
+	for (size_t i = 0; !st && i < gn; i++)
+		if (g[i] != guard_byte(i))
+			past = i + 1;
+	if (st || (!past && !before))
+		return st;
+	if (past)
+		return mtp_backend_fail(be, MTP_ERR_CORRUPT,
+					"wrote %zu bytes past output %s "
+					"(guard zone)",
+					past, name);
+	return mtp_backend_fail(be, MTP_ERR_CORRUPT,
+				"wrote %zu bytes before output %s (guard zone)",
+				before, name);
 }
 
 static void free_device(struct mtp_backend *be, struct mtp_tensor *t, int n)
 {
 	for (int i = 0; i < n; i++)
 		mtp_backend_free(be, t[i].data);
+}
+
+static enum mtp_status upload_inputs(struct mtp_backend *be,
+				     const struct mtp_call *host_call,
+				     struct mtp_tensor *din)
+{
+	enum mtp_status st = MTP_OK;
+
+	for (int i = 0; !st && i < host_call->n_in; i++) {
+		const struct mtp_tensor *h = &host_call->in[i];
+		size_t n = mtp_tensor_nbytes(h);
+
+		din[i] = *h;
+		din[i].data = NULL;
+		if (!h->data)
+			continue; /* absent optional input */
+		st = mtp_backend_alloc(be, n, &din[i].data);
+		if (!st)
+			st = mtp_backend_upload(be, din[i].data, h->data, n);
+	}
+	return st;
+}
+
+/* Launches, waits, checks the guard zones and brings the outputs home. */
+static enum mtp_status launch_and_fetch(struct mtp_backend *be,
+					const struct mtp_call *host_call,
+					const struct mtp_call *dc, void **base,
+					bool guard, struct mtp_tensor *out)
+{
+	enum mtp_status st = mtp_backend_launch(be, dc);
+
+	if (!st)
+		st = mtp_backend_synchronize(be);
+	for (int i = 0; guard && !st && i < dc->n_out; i++) {
+		size_t n = mtp_tensor_nbytes(&dc->out[i]);
+
+		if (n)
+			st = check_guards(be, base[i], n,
+					  dc->sig ? dc->sig->out[i].name : "?");
+	}
+	for (int i = 0; !st && i < dc->n_out; i++) {
+		out[i] = host_call->out[i];
+		out[i].data = NULL;
+		st = mtp_tensor_alloc(&out[i], dc->out[i].dtype,
+				      dc->out[i].ndim, dc->out[i].shape);
+		if (!st)
+			st = mtp_backend_download(be, out[i].data,
+						  dc->out[i].data,
+						  mtp_tensor_nbytes(&out[i]));
+	}
+	return st;
 }
 
 enum mtp_status mtp_backend_execute(struct mtp_backend *be,
@@ -86,54 +218,30 @@ enum mtp_status mtp_backend_execute(struct mtp_backend *be,
 	struct mtp_call dc = *host_call;
 	struct mtp_tensor *din = calloc((size_t)dc.n_in + 1, sizeof(*din));
 	struct mtp_tensor *dout = calloc((size_t)dc.n_out + 1, sizeof(*dout));
+	void **base = calloc((size_t)dc.n_out + 1, sizeof(*base));
+	bool guard = guarded(be);
 	enum mtp_status st = MTP_ERR_NOMEM;
-	int i;
 
-	if (!din || !dout)
+	if (!din || !dout || !base)
 		goto out_free;
 	dc.in = din;
 	dc.out = dout;
-	for (i = 0; i < dc.n_in; i++) {
-		const struct mtp_tensor *h = &host_call->in[i];
-
-		din[i] = *h;
-		din[i].data = NULL;
-		if (!h->data)
-			continue; /* absent optional input */
-		size_t n = mtp_tensor_nbytes(h);
-
-		st = mtp_backend_alloc(be, n, &din[i].data);
-		if (!st)
-			st = mtp_backend_upload(be, din[i].data, h->data, n);
-		if (st)
-			goto out_dev;
-	}
-	for (i = 0; i < dc.n_out; i++) {
+	st = upload_inputs(be, host_call, din);
+	for (int i = 0; !st && i < dc.n_out; i++) {
 		dout[i] = host_call->out[i];
-		dout[i].data = NULL;
-		st = mtp_backend_alloc(be, mtp_tensor_nbytes(&dout[i]),
-				       &dout[i].data);
-		if (st)
-			goto out_dev;
+		st = alloc_output(be, mtp_tensor_nbytes(&dout[i]), guard,
+				  &base[i], &dout[i].data);
 	}
-	st = mtp_backend_launch(be, &dc);
 	if (!st)
-		st = mtp_backend_synchronize(be);
-	for (i = 0; !st && i < dc.n_out; i++) {
-		out[i] = host_call->out[i];
-		out[i].data = NULL;
-		st = mtp_tensor_alloc(&out[i], dout[i].dtype, dout[i].ndim,
-				      dout[i].shape);
-		if (!st)
-			st = mtp_backend_download(be, out[i].data, dout[i].data,
-						  mtp_tensor_nbytes(&out[i]));
-	}
-out_dev:
+		st = launch_and_fetch(be, host_call, &dc, base, guard, out);
 	free_device(be, din, dc.n_in);
-	free_device(be, dout, dc.n_out);
+	for (int i = 0; i < dc.n_out; i++)
+		mtp_backend_free(be, base[i]);
 out_free:
+	be->error[sizeof(be->error) - 1] = 0;
 	free(din);
 	free(dout);
+	free(base);
 	return st;
 }
 

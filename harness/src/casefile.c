@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "casefile_int.h"
+#include "mtp/textio.h"
 
 #define MAX_LINE 4096
 #define MAX_FILE_BYTES (1 << 20)
@@ -332,22 +333,30 @@ static enum mtp_status fixture_folder(const struct mtp_cf_line *ln,
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	char *names[1024], path[MTP_PATH_MAX];
-	int n = 0;
+	char **names = NULL, path[MTP_PATH_MAX];
+	int n = 0, cap = 0;
 	enum mtp_status st = MTP_OK;
 
 	if (!d)
 		return mtp_cf_error(ln, col, "cannot list '%s': %s", dir,
 				    strerror(errno));
-	while ((de = readdir(d)) && n < 1024) {
+	while (!st && (de = readdir(d))) {
 		size_t len = strlen(de->d_name);
+		char **v = names;
 
-		if (len > 3 && strcmp(de->d_name + len - 3, ".h5") == 0 &&
-		    !(names[n++] = strdup(de->d_name)))
+		if (len <= 3 || strcmp(de->d_name + len - 3, ".h5") != 0)
+			continue;
+		if (n == cap)
+			v = realloc(names, (size_t)(cap = cap ? 2 * cap : 64) *
+						   sizeof(*names));
+		if (v)
+			names = v;
+		if (!v || !(names[n++] = strdup(de->d_name)))
 			st = MTP_ERR_NOMEM;
 	}
 	closedir(d);
-	qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+	if (n)
+		qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
 	for (int i = 0; i < n; i++) {
 		if (!st && names[i] &&
 		    !path_join(dir, names[i], path, sizeof(path)))
@@ -356,6 +365,7 @@ static enum mtp_status fixture_folder(const struct mtp_cf_line *ln,
 			st = fixture_add(ln, proto, path);
 		free(names[i]);
 	}
+	free(names);
 	if (!st && n == 0)
 		st = mtp_cf_error(ln, col, "no *.h5 file in the folder '%s'",
 				  dir);
@@ -385,6 +395,12 @@ static enum mtp_status line_fixtures(const struct mtp_cf_line *ln,
 				strerror(errno));
 		if (S_ISDIR(sb.st_mode))
 			st = fixture_folder(ln, proto, path, items[i].col);
+		else if (!S_ISREG(sb.st_mode))
+			return mtp_cf_error(
+				ln, items[i].col,
+				"'%s' is neither a regular file nor "
+				"a folder",
+				path);
 		else if (fixture_add(ln, proto, path))
 			st = mtp_cf_error(ln, 1, "out of memory");
 	}
@@ -530,12 +546,16 @@ static enum mtp_status parse_text(struct mtp_cf_parser *ps, const char *name,
 
 static char *slurp(const char *path, char *why, size_t n)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = mtp_open_regular(path, why, n); /* a FIFO is never waited on */
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	char *buf = NULL;
 	size_t len = 0;
 
 	if (!f) {
-		snprintf(why, n, "%s", strerror(errno));
+		if (fd >= 0) {
+			snprintf(why, n, "%s", strerror(errno));
+			close(fd);
+		}
 		return NULL;
 	}
 	buf = malloc(MAX_FILE_BYTES + 1);

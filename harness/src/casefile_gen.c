@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "casefile_int.h"
+#include "mtp/membudget.h"
 
 /* One list-valued key of a generated line: the product runs over these. */
 struct axis {
@@ -220,14 +221,23 @@ static enum mtp_status gen_one(const struct mtp_cf_line *ln,
 	char msg[MTP_ERR_MAX], id[128];
 	enum mtp_status st = MTP_OK;
 
+	bool seeded = false;
+
 	mtp_gen_spec_init(&spec, NULL);
-	for (int i = 0; i < nax && !st; i++)
+	for (int i = 0; i < nax && !st; i++) {
 		st = apply(ln, ax[i].tok, &ax[i].items[idx[i]], &spec);
+		seeded |= ax[i].tok->id == K_SEED;
+	}
 	if (st)
 		return st;
+	if (!seeded && ln->ps->cf->has_default_seed) /* run --seed */
+		spec.seed = ln->ps->cf->default_seed;
 	st = mtp_gen_spec_check(&spec, id, sizeof(id), msg, sizeof(msg));
 	if (st)
 		return mtp_cf_error(ln, blame(ax, nax, msg), "%s", msg);
+	if (mtp_mem_check(mtp_gen_spec_bytes(&spec), mtp_mem_budget(), msg,
+			  sizeof(msg)))
+		return mtp_cf_error(ln, 1, "%s: %s", id, msg);
 	e = mtp_cf_entry_add(ln->ps->cf);
 	if (!e)
 		return mtp_cf_error(ln, 1, "out of memory");

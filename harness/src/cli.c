@@ -4,6 +4,7 @@
  * are DESIGN.md's, so `git bisect run mtpcheck ...` and CTest work unchanged.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,10 @@
 
 #include "mtp/backend.h"
 #include "mtp/config.h"
+#include "mtp/membudget.h"
 #include "mtp/mutant.h"
 #include "mtp/runner.h"
+#include "preflight.h"
 
 static const char usage_main[] =
 	"usage: mtpcheck <command> [options]\n"
@@ -62,19 +65,35 @@ static const char usage_run[] =
 	"  --shard I/N        run every N-th selected problem, starting at I "
 	"(0-based),\n"
 	"                     so that N machines split a suite\n"
-	"  --isolate          run each case in its own process: a crash or a "
-	"hang is a\n"
-	"                     CRASHED or TIMEOUT verdict and the run goes on\n"
-	"  --timeout S        seconds an isolated case may take (default 600; "
-	"implies\n"
-	"                     --isolate)\n"
-	"  --seed N           seed of generated problems (recorded in "
-	"results)\n"
+	"  --isolate          a fresh process per case (by default each "
+	"backend runs in\n"
+	"                     one worker process, restarted after a crash: "
+	"either way a\n"
+	"                     crash or a hang is a CRASHED or TIMEOUT verdict "
+	"and the\n"
+	"                     run goes on)\n"
+	"  --timeout S        seconds a case may take on a backend "
+	"(default 600)\n"
+	"  --seed N           seed of the generated problems whose case-file "
+	"line\n"
+	"                     has no seed= (default 1; in their ids as "
+	".s<N>)\n"
 	"  --max-bytes N      refuse any dataset larger than N bytes (default "
 	"4 GiB)\n"
+	"  --mem-limit SIZE   memory one case may take, e.g. 40G (default: "
+	"50 % of\n"
+	"                     physical memory); a case over it is refused\n"
+	"  --run-id ID        the run's id in the JSON results: shards given "
+	"the same\n"
+	"                     one merge into one column (mtpcheck report)\n"
 	"  --list             list the selected cases and stop\n"
-	"  -v, --verbose      more detail per case\n"
-	"  -h, --help         this text\n";
+	"  -v, --verbose      every output of every case: error, threshold, "
+	"origin\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Report folders are created (mkdir -p); a report path that is a "
+	"symbolic link\n"
+	"is written through to its target.\n";
 
 static const char usage_verify[] =
 	"usage: mtpcheck verify DUMP.h5 [options]\n"
@@ -84,8 +103,17 @@ static const char usage_verify[] =
 	"\n"
 	"  --filter PAT       case ids (as for run)\n"
 	"  --json FILE        write the results as JSON\n"
+	"  --junit FILE       write the results as JUnit XML\n"
+	"  --html FILE        write a self-contained HTML report\n"
 	"  --max-bytes N      refuse any dataset larger than N bytes\n"
-	"  -h, --help         this text\n";
+	"  --mem-limit SIZE   memory one case may take (as for run)\n"
+	"  -v, --verbose      every output of every case\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"A case without observed/ datasets is INVALID (exit 2); an observed "
+	"output\n"
+	"whose shape differs from the reference's (e.g. 0 rows where T are "
+	"due) FAILS.\n";
 
 static const char usage_list[] =
 	"usage: mtpcheck list ops|backends|mutants|cases [--fixtures PATH] "
@@ -94,15 +122,21 @@ static const char usage_list[] =
 static const char usage_selftest[] =
 	"usage: mtpcheck selftest [--backend LIST] [--fixtures PATH] [--filter "
 	"PAT]\n"
+	"                         [--cases FILE] [--tags LIST] [--json "
+	"FILE]\n"
 	"\n"
 	"Runs the suite on each base backend (default: ref, and cpu when "
 	"built) and on\n"
 	"every mutant over it, and prints the detection matrix. Exit 0 only if "
 	"every\n"
 	"mutant is caught and named as its own bug and no diagnosis fires on a "
-	"base.\n";
+	"base.\n"
+	"A mutant that changes no selected case (--filter, --tags) is NOT "
+	"APPLICABLE;\n"
+	"exit 125 if none applies.\n";
 
 int mtp_selftest(const struct mtp_run_opts *opts);
+int mtp_cli_report(int argc, char **argv);
 int mtp_bench_main(int argc, char **argv);
 int mtp_audit_weights_main(int argc, char **argv);
 
@@ -167,7 +201,9 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			strcmp(a, "--junit") == 0 ||
 			strcmp(a, "--shard") == 0 || strcmp(a, "--html") == 0 ||
 			strcmp(a, "--timeout") == 0 ||
-			strcmp(a, "--max-bytes") == 0;
+			strcmp(a, "--max-bytes") == 0 ||
+			strcmp(a, "--mem-limit") == 0 ||
+			strcmp(a, "--run-id") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(verify			     ? usage_verify
@@ -183,8 +219,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 		if (strcmp(a, "--backend") == 0 && !verify) {
 			if (split_into(o->backends, &o->n_backends,
 				       MTP_MAX_BACKENDS, val))
-				return usage_error(cmd, "too many backends%s",
-						   "");
+				return usage_error(
+					cmd, "more than 16 backends%s", "");
 		} else if (strcmp(a, "--backend-lib") == 0 && !verify) {
 			o->backend_lib = val;
 		} else if (strcmp(a, "--cases") == 0 && !verify) {
@@ -193,14 +229,18 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			o->tags = val;
 		} else if (strcmp(a, "--fixtures") == 0 && !verify) {
 			if (o->n_inputs >= MTP_MAX_INPUTS)
-				return usage_error(cmd, "too many inputs%s",
+				return usage_error(cmd,
+						   "more than 64 --fixtures%s "
+						   "(list them in a case file: "
+						   "fixtures=...)",
 						   "");
 			o->inputs[o->n_inputs++] = val;
 		} else if (strcmp(a, "--filter") == 0) {
 			if (split_into(o->filters, &o->n_filters,
 				       MTP_MAX_INPUTS, val))
-				return usage_error(cmd, "too many filters%s",
-						   "");
+				return usage_error(
+					cmd, "more than 64 --filter patterns%s",
+					"");
 		} else if (strcmp(a, "--json") == 0) {
 			o->json_path = val;
 		} else if (strcmp(a, "--junit") == 0) {
@@ -218,7 +258,6 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 						   "--timeout: '%s' is not a "
 						   "number of seconds",
 						   val);
-			o->isolate = true;
 		} else if (strcmp(a, "--shard") == 0 && !verify) {
 			char *end;
 			long si = strtol(val, &end, 10),
@@ -237,12 +276,25 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 						   "--seed: '%s' is not an "
 						   "unsigned integer",
 						   val);
+			o->seed_set = true;
 		} else if (strcmp(a, "--max-bytes") == 0) {
 			if (!parse_u64(val, &o->limits.max_dataset_bytes))
 				return usage_error(cmd,
 						   "--max-bytes: '%s' is not "
 						   "an unsigned integer",
 						   val);
+		} else if (strcmp(a, "--mem-limit") == 0) {
+			uint64_t b;
+
+			if (!mtp_mem_parse(val, &b))
+				return usage_error(cmd,
+						   "--mem-limit: '%s' is not a "
+						   "size such as 40G or 512M",
+						   val);
+			mtp_mem_budget_set(b);
+			o->mem_limit = val;
+		} else if (strcmp(a, "--run-id") == 0 && !verify) {
+			o->run_id = val;
 		} else if (strcmp(a, "--list") == 0 && !verify) {
 			o->list_only = true;
 		} else if (strcmp(a, "-v") == 0 ||
@@ -255,6 +307,21 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 		}
 	}
 	return -1;
+}
+
+/* Before the first case: backends known, report paths writable. */
+static int preflight(const char *cmd, const struct mtp_run_opts *o)
+{
+	const char *outs[] = {o->json_path, o->junit_path, o->html_path};
+	char err[MTP_ERR_MAX];
+
+	if ((!o->verify && mtp_preflight_backends(o, err, sizeof(err))) ||
+	    (!o->list_only &&
+	     mtp_preflight_outputs(outs, 3, err, sizeof(err)))) {
+		fprintf(stderr, "mtpcheck %s: %s\n", cmd, err);
+		return 1;
+	}
+	return 0;
 }
 
 static int cmd_run(const char *cmd, int argc, char **argv)
@@ -279,12 +346,15 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	}
 	if (o.n_inputs == 0 && !o.case_file)
 		o.case_file = default_cases();
+	if (preflight(cmd, &o))
+		return MTP_EXIT_USAGE;
 	if (selftest)
 		return mtp_selftest(&o);
 	memset(&run, 0, sizeof(run));
 	mtp_run_execute(&run, &o);
-	rc = o.list_only ? (run.n_invalid_inputs ? MTP_EXIT_USAGE : MTP_EXIT_OK)
-			 : (int)mtp_run_exit_code(&run);
+	rc = !o.list_only ? (int)mtp_run_exit_code(&run)
+	     : run.n_invalid_inputs || run.n_usage ? MTP_EXIT_USAGE
+						   : MTP_EXIT_OK;
 	if (o.json_path && !o.list_only &&
 	    mtp_report_json(&run, o.json_path, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck: %s\n", err);
@@ -364,65 +434,25 @@ static int cmd_list(int argc, char **argv)
 		return MTP_EXIT_OK;
 	}
 	if (strcmp(argv[0], "cases") == 0) {
-		char *args[MTP_MAX_INPUTS * 2 + 2];
-		int n = 0;
+		char **args = calloc((size_t)argc + 1, sizeof(*args));
+		int n = 0, rc;
 
-		for (int i = 1; i < argc && n < MTP_MAX_INPUTS * 2; i++)
+		if (!args)
+			return MTP_EXIT_USAGE;
+		for (int i = 1; i < argc; i++) /* every one: none dropped */
 			args[n++] = argv[i];
 		args[n++] = "--list";
-		return cmd_run("run", n, args);
+		rc = cmd_run("run", n, args);
+		free(args);
+		return rc;
 	}
+	if (!strcmp(argv[0], "ops") || !strcmp(argv[0], "backends") ||
+	    !strcmp(argv[0], "mutants"))
+		return usage_error("list",
+				   "unexpected argument '%s' (list ops, "
+				   "backends and mutants take none)",
+				   argv[1]);
 	return usage_error("list", "unknown list '%s'", argv[0]);
-}
-
-static const char usage_report[] =
-	"usage: mtpcheck report RESULTS.json... [--html FILE] [--junit FILE]\n"
-	"\n"
-	"Merges results files written by `mtpcheck run --json` (one per "
-	"vendor\n"
-	"machine, or one per night) into one report: each file's backends "
-	"become\n"
-	"columns backend@host, a later night of the same one is dated.\n";
-
-static int cmd_report(int argc, char **argv)
-{
-	const char *paths[MTP_MAX_INPUTS], *html = NULL, *junit = NULL;
-	struct mtp_run run = {0};
-	char err[MTP_ERR_MAX];
-	int n = 0, rc = MTP_EXIT_OK;
-
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_report, stdout);
-			return MTP_EXIT_OK;
-		}
-		if ((!strcmp(argv[i], "--html") ||
-		     !strcmp(argv[i], "--junit")) &&
-		    i + 1 < argc) {
-			*(argv[i][2] == 'h' ? &html : &junit) = argv[i + 1];
-			i++;
-		} else if (argv[i][0] != '-' && n < MTP_MAX_INPUTS) {
-			paths[n++] = argv[i];
-		} else {
-			return usage_error("report", "unknown argument '%s'",
-					   argv[i]);
-		}
-	}
-	if (!n || (!html && !junit))
-		return usage_error(
-			"report", "needs results files and --html or --junit%s",
-			"");
-	if (mtp_run_merge(&run, paths, n, err, sizeof(err)) ||
-	    (html && mtp_report_html(&run, html, err, sizeof(err))) ||
-	    (junit && mtp_report_junit(&run, junit, err, sizeof(err)))) {
-		fprintf(stderr, "mtpcheck report: %s\n", err);
-		rc = MTP_EXIT_USAGE;
-	}
-	if (!rc)
-		printf("mtpcheck report: %d results from %d file(s)\n", run.n,
-		       n);
-	mtp_run_fini(&run);
-	return rc;
 }
 
 int mtp_cli_main(int argc, char **argv)
@@ -432,6 +462,10 @@ int mtp_cli_main(int argc, char **argv)
 		return MTP_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
+
+	/* a console piped into `head` must not kill the run: writes to it fail
+	 * (EPIPE) and are dropped, the reports and the exit code stay */
+	signal(SIGPIPE, SIG_IGN);
 
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
 	    strcmp(cmd, "help") == 0) {
@@ -452,7 +486,7 @@ int mtp_cli_main(int argc, char **argv)
 	if (strcmp(cmd, "bench") == 0)
 		return mtp_bench_main(argc - 2, argv + 2);
 	if (strcmp(cmd, "report") == 0)
-		return cmd_report(argc - 2, argv + 2);
+		return mtp_cli_report(argc - 2, argv + 2);
 	if (strcmp(cmd, "audit-weights") == 0)
 		return mtp_audit_weights_main(argc - 2, argv + 2);
 	fprintf(stderr, "mtpcheck: unknown command '%s'\n\n%s", cmd,

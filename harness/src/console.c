@@ -6,6 +6,26 @@
 
 #include "runner_int.h"
 
+/* -v: every output compared, with its error, threshold and origin. */
+static void print_outputs(FILE *o, const struct mtp_result *r)
+{
+	for (int i = 0; i < r->n_cmp; i++) {
+		const struct mtp_cmp *m = &r->cmp[i];
+
+		if (!m->shape_ok)
+			fprintf(o, "        %-24s FAILED %s\n", m->name,
+				m->shape_msg);
+		else
+			fprintf(o,
+				"        %-24s %s %.3g of threshold, %lld of "
+				"%lld elements off; rtol %.3g atol %.3g (%s)\n",
+				m->name, m->passed ? "ok    " : "FAILED",
+				m->headroom, (long long)m->n_bad,
+				(long long)m->n, m->tol.rtol, m->tol.atol,
+				m->tol.origin);
+	}
+}
+
 void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 		      int idx, int total)
 {
@@ -28,8 +48,10 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	if (r->diag.diag)
 		fprintf(o, "        %s: %s\n",
 			r->diag.info ? "note" : "diagnosis", r->diag.text);
-	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||
-	    r->verdict == MTP_CRASHED || r->verdict == MTP_INVALID)
+	if (run->opts.verbose)
+		print_outputs(o, r);
+	if (r->verdict != MTP_PASSED && r->verdict != MTP_SKIPPED &&
+	    r->verdict != MTP_UNIMPLEMENTED)
 		fprintf(o, "        repro: %s\n", r->repro);
 	fflush(o);
 }

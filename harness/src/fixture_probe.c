@@ -19,6 +19,7 @@
 
 #include "mtp/config.h"
 #include "mtp/fixture.h"
+#include "mtp/textio.h"
 
 #define PROBE_SECONDS 120
 
@@ -141,8 +142,17 @@ enum mtp_status mtp_fixture_probe(const char *path,
 enum mtp_status mtp_fixture_open(const char *path, const struct mtp_limits *lim,
 				 struct mtp_fixture *fx, char *err, size_t errn)
 {
-	enum mtp_status st = mtp_fixture_probe(path, lim, err, errn);
+	char why[128];
+	int fd = mtp_open_regular(path, why, sizeof(why));
+	enum mtp_status st;
 
 	memset(fx, 0, sizeof(*fx));
+	if (fd < 0) { /* a FIFO or a device would stall the probe */
+		snprintf(err, errn, "%s: /: cannot open the file: %s", path,
+			 why);
+		return MTP_ERR_IO;
+	}
+	close(fd);
+	st = mtp_fixture_probe(path, lim, err, errn);
 	return st ? st : mtp_fixture_open_direct(path, lim, fx, err, errn);
 }

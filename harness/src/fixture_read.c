@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "fixture_guard.h"
+#include "mtp/textio.h"
 
 struct reader {
 	struct mtp_fixture *fx;
@@ -175,7 +179,11 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 	int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
 	hsize_t dims[MTP_MAX_DIMS];
 
-	if (!read_str_attr(d, "dtype", dts, sizeof(dts)))
+	char why[MTP_ERR_MAX];
+
+	if (!mtp_fxg_storage_ok(d, why, sizeof(why)))
+		st = fail(r, MTP_ERR_INVALID, obj, "%s", why);
+	else if (!read_str_attr(d, "dtype", dts, sizeof(dts)))
 		st = fail(r, MTP_ERR_INVALID, obj,
 			  "missing string attribute 'dtype'%s", "");
 	else if (!mtp_dtype_parse(dts, &e->t.dtype))
@@ -240,6 +248,16 @@ struct group_walk {
 static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 			void *arg);
 
+/* Whether a group path "/cases/<id>/observed[/...]" is in observed/. */
+static bool in_observed(const char *base)
+{
+	const char *p = strchr(base + (base[0] == '/'), '/');
+
+	p = p ? strchr(p + 1, '/') : NULL;
+	return p && strncmp(p + 1, "observed", 8) == 0 &&
+	       (p[9] == '/' || p[9] == 0);
+}
+
 static enum mtp_status walk_group(struct reader *r, hid_t grp,
 				  struct mtp_tensor_list *list,
 				  const char *base, const char *prefix,
@@ -260,11 +278,13 @@ static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 			void *arg)
 {
 	struct group_walk *w = arg;
-	char obj[MTP_PATH_MAX], full[MTP_NAME_MAX + 8];
+	char obj[MTP_PATH_MAX], full[MTP_NAME_MAX + 8], why[MTP_ERR_MAX];
+	bool observed = in_observed(w->base);
 	H5O_info_t oi;
 
-	(void)info;
 	snprintf(obj, sizeof(obj), "%s/%s", w->base, name);
+	if (!mtp_fxg_link_ok(grp, name, info, !observed, why, sizeof(why)))
+		return fail(w->r, MTP_ERR_INVALID, obj, "%s", why), -1;
 	snprintf(full, sizeof(full), "%s%s", w->prefix, name);
 	if (strlen(full) >= MTP_NAME_MAX)
 		return fail(w->r, MTP_ERR_INVALID, obj, "name too long%s", ""),
@@ -294,6 +314,12 @@ static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 	}
 	if (oi.type != H5O_TYPE_DATASET)
 		return fail(w->r, MTP_ERR_INVALID, obj, "not a dataset%s", ""),
+		       -1;
+	if (observed && oi.rc > 1)
+		return fail(w->r, MTP_ERR_INVALID, obj,
+			    "an observed/ dataset is linked from elsewhere "
+			    "too (never a link target)%s",
+			    ""),
 		       -1;
 	struct mtp_named *e = mtp_list_add(w->list, full);
 
@@ -341,8 +367,12 @@ static enum mtp_status scan_part(struct reader *r, hid_t cg, const char *id,
 	char base[MTP_PATH_MAX];
 
 	snprintf(base, sizeof(base), "/cases/%s/%s", id, part);
+	char why[MTP_ERR_MAX];
+
 	if (H5Lexists(cg, part, H5P_DEFAULT) <= 0)
 		return MTP_OK;
+	if (!mtp_fxg_hard_link(cg, part, why, sizeof(why)))
+		return fail(r, MTP_ERR_INVALID, base, "%s", why);
 	hid_t g = H5Gopen2(cg, part, H5P_DEFAULT);
 
 	if (g < 0)
@@ -420,6 +450,9 @@ static enum mtp_status scan_case(struct reader *r, hid_t cases, const char *id,
 	if (!sig)
 		return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s", "");
 	st = mtp_case_check(c, sig, &dims, &act, why, sizeof(why));
+	if (!st)
+		st = mtp_fixture_rules_scan(c, sig, &dims, act, why,
+					    sizeof(why));
 	free(sig);
 	if (st)
 		return fail(r, st, obj, "%s", why);
@@ -432,8 +465,11 @@ static herr_t scan_case_cb(hid_t cases, const char *name,
 	struct reader *r = arg;
 	struct mtp_fixture *fx = r->fx;
 	struct mtp_case *c;
+	char obj[MTP_PATH_MAX], why[MTP_ERR_MAX];
 
-	(void)info;
+	snprintf(obj, sizeof(obj), "/cases/%s", name);
+	if (!mtp_fxg_link_ok(cases, name, info, false, why, sizeof(why)))
+		return fail(r, MTP_ERR_INVALID, obj, "%s", why), -1;
 	c = realloc(fx->cases, (size_t)(fx->n_cases + 1) * sizeof(*c));
 	if (!c)
 		return fail(r, MTP_ERR_NOMEM, "/cases", "out of memory%s", ""),
@@ -552,7 +588,8 @@ out:
 static enum mtp_status check_root(struct reader *r, hid_t f)
 {
 	char fmt[64];
-	double ver;
+	int64_t ver;
+	bool is_int;
 
 	if (!read_str_attr(f, "format", fmt, sizeof(fmt)))
 		return fail(r, MTP_ERR_INVALID, "/",
@@ -560,11 +597,16 @@ static enum mtp_status check_root(struct reader *r, hid_t f)
 	if (strcmp(fmt, MTP_FORMAT_NAME) != 0)
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "format is '%s', not 'mtpcheck-fixture'", fmt);
-	if (!read_num_attr(f, "format_version", &ver))
+	if (!mtp_fxg_int_attr(f, "format_version", &ver, &is_int))
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "missing integer attribute 'format_version'%s", "");
+	if (!is_int)
+		return fail(r, MTP_ERR_INVALID, "/",
+			    "format_version must be an integer attribute (a "
+			    "float or a string is refused)%s",
+			    "");
 	if (ver != MTP_FORMAT_VERSION) {
-		snprintf(fmt, sizeof(fmt), "%g", ver);
+		snprintf(fmt, sizeof(fmt), "%lld", (long long)ver);
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "format_version %s is not supported (this reader "
 			    "knows 1)",
@@ -582,17 +624,19 @@ enum mtp_status mtp_fixture_open_direct(const char *path,
 					size_t errn)
 {
 	struct reader r = {fx, lim, err, errn, MTP_OK};
+	char why[MTP_ERR_MAX];
 	hsize_t idx = 0;
 	hid_t f, cases;
 
 	memset(fx, 0, sizeof(*fx));
 	snprintf(fx->path, sizeof(fx->path), "%s", path);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	FILE *probe = fopen(path, "rb");
+	int fd = mtp_open_regular(path, why, sizeof(why));
 
-	if (!probe)
-		return fail(&r, MTP_ERR_IO, "/", "cannot open the file%s", "");
-	fclose(probe);
+	if (fd < 0)
+		return fail(&r, MTP_ERR_IO, "/", "cannot open the file: %s",
+			    why);
+	close(fd);
 	if (H5Fis_hdf5(path) <= 0)
 		return fail(&r, MTP_ERR_INVALID, "/",
 			    "not an HDF5 file (corrupt or truncated?)%s", "");
@@ -607,6 +651,11 @@ enum mtp_status mtp_fixture_open_direct(const char *path,
 			    "");
 	if (check_root(&r, f))
 		goto out_close;
+	if (H5Lexists(f, "cases", H5P_DEFAULT) > 0 &&
+	    !mtp_fxg_hard_link(f, "cases", why, sizeof(why))) {
+		fail(&r, MTP_ERR_INVALID, "/cases", "%s", why);
+		goto out_close;
+	}
 	cases = H5Gopen2(f, "cases", H5P_DEFAULT);
 	if (cases < 0) {
 		fail(&r, MTP_ERR_INVALID, "/cases", "missing group%s", "");
@@ -688,6 +737,16 @@ static enum mtp_status check_indices(struct reader *r, struct mtp_case *c)
 	return MTP_OK;
 }
 
+static enum mtp_status load_rules(struct reader *r, struct mtp_case *c)
+{
+	char obj[MTP_PATH_MAX], why[MTP_ERR_MAX];
+
+	snprintf(obj, sizeof(obj), "/cases/%s", c->id);
+	if (mtp_fixture_rules_load(c, why, sizeof(why)))
+		return fail(r, MTP_ERR_INVALID, obj, "%s", why);
+	return MTP_OK;
+}
+
 enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 				 size_t errn)
 {
@@ -705,8 +764,9 @@ enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 			    "");
 	if (!load_list(&r, f, c->id, "inputs", &c->inputs) &&
 	    !load_list(&r, f, c->id, "expected", &c->expected) &&
-	    !load_list(&r, f, c->id, "observed", &c->observed))
-		check_indices(&r, c);
+	    !load_list(&r, f, c->id, "observed", &c->observed) &&
+	    !check_indices(&r, c))
+		load_rules(&r, c);
 	H5Fclose(f);
 	c->loaded = r.st == MTP_OK;
 	if (r.st)

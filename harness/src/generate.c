@@ -7,6 +7,7 @@
  * before anything is allocated.
  */
 #include "mtp/generate.h"
+#include "mtp/membudget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,6 +476,39 @@ enum mtp_status mtp_gen_spec_check(const struct mtp_gen_spec *spec, char *id,
 		snprintf(id, idn, "%s", pl.id);
 	plan_fini(&pl);
 	return st;
+}
+
+uint64_t mtp_gen_spec_bytes(const struct mtp_gen_spec *spec)
+{
+	struct plan pl;
+	char err[MTP_ERR_MAX];
+	uint64_t b = UINT64_MAX;
+
+	if (!plan_build(spec, &pl, err, sizeof(err))) {
+		struct mtp_tensor_list in;
+
+		mtp_list_init(&in);
+		for (int i = 0; i < pl.sig->n_in; i++) {
+			const struct mtp_tspec *s = &pl.sig->in[i];
+			struct mtp_named *n =
+				pl.optional || !s->optional
+					? mtp_list_add(&in, s->name)
+					: NULL;
+
+			if (n) {
+				n->t.dtype = mtp_tspec_dtype(s, spec->act);
+				mtp_tspec_shape(s, &pl.dims, &n->t.ndim,
+						n->t.shape);
+			}
+		}
+		uint64_t o = mtp_mem_outputs_bytes(pl.sig, &pl.dims, spec->act);
+
+		b = mtp_mem_list_bytes(&in);
+		b = o > (UINT64_MAX - b) / 3 ? UINT64_MAX : b + 3 * o;
+		mtp_list_fini(&in);
+	}
+	plan_fini(&pl);
+	return b;
 }
 
 /* ---- the case --------------------------------------------------------- */

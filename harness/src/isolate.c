@@ -1,146 +1,179 @@
 /*
- * Per-case isolation (DESIGN.md "Running at scale"): a case runs in a child
- * process, so a kernel that crashes or hangs becomes a CRASHED or TIMEOUT
- * verdict on that case and the run goes on. The child opens its backend
- * itself (GPU runtimes do not survive fork), fills a result and sends it back
- * through a pipe; the parent waits with a deadline.
+ * Contained child processes (DESIGN.md "Running at scale"): backends run in
+ * worker processes (worker.c), one per backend or, with --isolate, one per
+ * case. What a child may do to the harness is limited here: it has its own
+ * process group (killing it kills whatever it started), inherits no
+ * descriptor but its two pipe ends, cannot write on the console's stdout,
+ * and dies with the harness. A signal that ends the run kills every live
+ * child group first.
  */
+#define _GNU_SOURCE /* pipe2, close_range: Linux is where workers run */
 #include "isolate.h"
 
 #include <errno.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static bool write_all(int fd, const void *buf, size_t n)
+#define MAX_CHILDREN 64
+
+static volatile pid_t live[MAX_CHILDREN];
+static volatile sig_atomic_t caught;
+static struct sigaction old_int, old_term, old_pipe;
+static int depth;
+
+static void on_signal(int sig)
 {
-	const char *p = buf;
-
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-/* Reads n bytes before the deadline (monotonic seconds); false on EOF,
- * error or time-out (*late set). */
-static bool read_all(int fd, void *buf, size_t n, double deadline, bool *late)
-{
-	char *p = buf;
-
-	while (n) {
-		struct timespec ts;
-		struct pollfd pfd = {fd, POLLIN, 0};
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		double left = deadline -
-			      ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
-
-		if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) == 0) {
-			*late = true;
-			return false;
+	caught = sig;
+	for (int i = 0; i < MAX_CHILDREN; i++) {
+		if (live[i] > 0) {
+			kill(-live[i], SIGKILL);
+			kill(live[i], SIGKILL);
 		}
-		ssize_t k = read(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		n -= (size_t)k;
 	}
-	return true;
+	signal(sig, SIG_DFL); /* a second one ends the harness at once */
 }
 
-static void child(int fd, mtp_isolated_fn fn, void *arg, struct mtp_result *r)
+void mtp_signals_begin(void)
 {
-	fn(arg, r);
-	bool ok = write_all(fd, r, sizeof(*r)) &&
-		  write_all(fd, r->cmp, (size_t)r->n_cmp * sizeof(*r->cmp));
+	struct sigaction sa;
 
-	_exit(ok ? 0 : 3);
+	if (depth++)
+		return;
+	caught = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &old_pipe);
 }
 
-static void verdict_from_status(struct mtp_result *r, int status, bool late,
-				double timeout)
+void mtp_signals_end(void)
 {
-	if (late) {
-		r->verdict = MTP_TIMEOUT;
-		snprintf(r->message, sizeof(r->message),
-			 "no result within %.0f s (--timeout); the case was "
-			 "killed",
-			 timeout);
-	} else if (WIFSIGNALED(status)) {
-		r->verdict = MTP_CRASHED;
-		snprintf(r->message, sizeof(r->message),
-			 "the case crashed: %s (signal %d)",
-			 strsignal(WTERMSIG(status)), WTERMSIG(status));
-	} else {
-		r->verdict = MTP_CRASHED;
-		snprintf(r->message, sizeof(r->message),
-			 "the case's process exited with status %d before "
-			 "reporting",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (--depth)
+		return;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+}
+
+int mtp_signals_caught(void)
+{
+	return caught;
+}
+
+static void track(pid_t pid, pid_t was)
+{
+	for (int i = 0; i < MAX_CHILDREN; i++) {
+		if (live[i] == was) {
+			live[i] = pid;
+			return;
+		}
 	}
-	r->n_cmp = 0;
-	r->cmp = NULL;
-	r->first_bad = -1;
-	memset(&r->diag, 0, sizeof(r->diag));
 }
 
-void mtp_isolate_run(mtp_isolated_fn fn, void *arg, double timeout,
-		     struct mtp_result *r)
+/* Moves keep[] out of the way, closes everything else. */
+static void child_fds(int *keep, int n)
 {
-	int fds[2], status = 0;
-	bool late = false, ok;
-	struct timespec ts;
-	struct mtp_result got;
-	pid_t pid;
+	struct rlimit rl;
+	int top = 1000, fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024)
+		top = (int)rl.rlim_cur - 1 - n;
+	for (int i = 0; i < n; i++) {
+		int hi = fcntl(keep[i], F_DUPFD_CLOEXEC, top + i);
+
+		if (hi < 0)
+			_exit(127);
+		keep[i] = hi;
+	}
+	if (close_range(3, (unsigned)top - 1, 0) != 0)
+		for (fd = 3; fd < top; fd++)
+			close(fd);
+	close_range((unsigned)(top + n), ~0u, 0);
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0 && fd != 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	dup2(2, 1); /* the console's stdout is the harness's */
+}
+
+/* A backend that leaks memory is the OOM killer's first choice, not the
+ * harness: its case becomes CRASHED (signal 9) and the run goes on. */
+static void oom_first(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "1000", 4) != 4) {
+		/* not allowed here: the worker stays an ordinary process */
+	}
+	close(fd);
+}
+
+pid_t mtp_child_spawn(int *keep, int n)
+{
+	pid_t parent = getpid(), pid;
 
 	fflush(NULL);
-	if (pipe(fds) != 0 || (pid = fork()) < 0) {
-		fn(arg, r); /* cannot isolate: run in process */
-		return;
+	pid = fork();
+	if (pid != 0) {
+		if (pid > 0) {
+			setpgid(pid, pid);
+			track(pid, 0);
+		}
+		return pid;
 	}
-	if (pid == 0) {
-		close(fds[0]);
-		child(fds[1], fn, arg, r);
-	}
-	close(fds[1]);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double deadline =
-		(double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + timeout;
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127); /* the harness is gone already */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	oom_first();
+	child_fds(keep, n);
+	return 0;
+}
 
-	ok = read_all(fds[0], &got, sizeof(got), deadline, &late);
-	if (ok) {
-		got.cmp = got.n_cmp
-				  ? calloc((size_t)got.n_cmp, sizeof(*got.cmp))
-				  : NULL;
-		ok = (!got.n_cmp || got.cmp) &&
-		     read_all(fds[0], got.cmp,
-			      (size_t)got.n_cmp * sizeof(*got.cmp), deadline,
-			      &late);
-		if (!ok)
-			free(got.cmp);
+int mtp_child_end(pid_t pid, double grace_s)
+{
+	struct timespec ms = {0, 1000000};
+	int status = 0;
+
+	for (double t = 0; t < grace_s; t += 1e-3) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			goto reaped;
+		nanosleep(&ms, NULL);
 	}
-	if (late)
-		kill(pid, SIGKILL);
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	if (ok)
-		*r = got;
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+reaped:
+	kill(-pid, SIGKILL); /* whatever it left behind in its group */
+	track(0, pid);
+	return status;
+}
+
+void mtp_child_describe(int status, char *buf, size_t n)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, n, "the backend crashed: %s (signal %d)",
+			 strsignal(WTERMSIG(status)), WTERMSIG(status));
 	else
-		verdict_from_status(r, status, late, timeout);
+		snprintf(buf, n,
+			 "the backend ended the process (exit status %d) "
+			 "before reporting",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }

@@ -199,6 +199,25 @@ double mtp_result_worst_headroom(const struct mtp_result *r)
 	return w;
 }
 
+/* A case with nothing compared is never PASSED: a dump without observed/
+ * is an invalid input for verify, any other case a failure. */
+static void nothing_compared(struct mtp_result *r, const struct mtp_case *c,
+			     const struct mtp_tensor_list *got_named)
+{
+	if (got_named && got_named->n == 0) {
+		r->verdict = MTP_INVALID;
+		snprintf(r->message, sizeof(r->message),
+			 "no observed/ datasets: verify judges a dump's "
+			 "observed/ outputs, and this case has none");
+		return;
+	}
+	r->verdict = MTP_FAILED;
+	snprintf(r->message, sizeof(r->message),
+		 "nothing compared: none of the outputs of %s is in both the "
+		 "result and the judge",
+		 c->op->name);
+}
+
 /* Compares every output the judge has, in flow order; names the first that
  * fails, and for a failure, the known bug it matches. */
 enum mtp_status mtp_judge_outputs(struct mtp_result *r,
@@ -230,15 +249,20 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 	if (judge && mistrusted(c, judge, r->message, sizeof(r->message)))
 		r->verdict = MTP_MISTRUSTED;
 	for (int k = 0; k < n; k++) {
+		const char *name = p->sig->out[k].name;
 		const struct mtp_named *jn =
-			judge ? mtp_list_find(judge, p->sig->out[k].name)
-			      : NULL;
+			judge ? mtp_list_find(judge, name) : NULL;
+		bool has = !got_named || mtp_list_find(got_named, name);
 
-		if (have[k].data && want[k].data)
+		/* present is compared, empty or not: a [0,V] output where
+		 * [T,V] is due fails on its shape */
+		if (has && (!judge || jn))
 			compare_one(r, c, p, k, have, want,
 				    jn ? &jn->tol : NULL);
 	}
-	if (r->verdict != MTP_MISTRUSTED) {
+	if (r->n_cmp == 0 && r->verdict != MTP_MISTRUSTED) {
+		nothing_compared(r, c, got_named);
+	} else if (r->verdict != MTP_MISTRUSTED) {
 		r->verdict = r->first_bad < 0 ? MTP_PASSED : MTP_FAILED;
 		if (r->first_bad >= 0) {
 			describe_failure(r);

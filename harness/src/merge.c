@@ -6,6 +6,7 @@
  * trend side by side. Built with libcjson (merge_none.c stands in otherwise).
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 		worst = cJSON_IsNumber(h)
 				? (h->valuedouble > worst ? h->valuedouble
 							  : worst)
-			: cJSON_IsString(h) ? 1e300
+			: cJSON_IsString(h) ? INFINITY /* "inf" */
 					    : worst;
 	}
 	if (outs && outs->child) {
@@ -60,6 +61,11 @@ static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 			return false;
 		r->n_cmp = 1;
 		r->cmp[0].headroom = worst;
+	} else if (r->verdict == MTP_PASSED) { /* nothing compared */
+		r->verdict = MTP_INVALID;
+		snprintf(r->message, sizeof(r->message),
+			 "PASSED in the results file, but with no output "
+			 "compared");
 	}
 	if (diag && cJSON_IsString(cJSON_GetObjectItem(diag, "code"))) {
 		mtp_diag_parse(str(diag, "code"), &r->diag.diag);
@@ -70,22 +76,66 @@ static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 	return true;
 }
 
-/* Whether an earlier file (results before `upto`) used this label. */
-static bool label_used(const struct mtp_run *run, const char *label, int upto)
+/* The labels earlier files used, and the run each came from: a shard of
+ * the same run (same run_id; without one, the same host, command and
+ * minute of creation) shares its column, another run gets a dated one. */
+struct seen {
+	int n, cap;
+	struct {
+		char label[128], run[160], column[128];
+	} * v;
+};
+
+static void run_key(const cJSON *root, char *key, size_t n)
 {
-	for (int i = 0; i < upto; i++)
-		if (!strcmp(run->results[i].backend, label))
-			return true;
-	return false;
+	const char *id = str(root, "run_id");
+
+	if (*id)
+		snprintf(key, n, "%s", id);
+	else
+		snprintf(key, n, "%s|%.16s", str(root, "command"),
+			 str(root, "created"));
+}
+
+/* The column of (label, run): the one this run got before (a shard), the
+ * label itself if no other run used it, else the label dated. */
+static const char *column(struct seen *s, const char *label, const char *run,
+			  const char *created)
+{
+	bool other = false;
+
+	for (int i = 0; i < s->n; i++) {
+		if (strcmp(s->v[i].label, label))
+			continue;
+		if (!strcmp(s->v[i].run, run))
+			return s->v[i].column;
+		other = true;
+	}
+	if (s->n == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 32;
+		void *v = realloc(s->v, (size_t)cap * sizeof(*s->v));
+
+		if (!v)
+			return NULL;
+		s->v = v;
+		s->cap = cap;
+	}
+	snprintf(s->v[s->n].label, sizeof(s->v[s->n].label), "%s", label);
+	snprintf(s->v[s->n].run, sizeof(s->v[s->n].run), "%s", run);
+	snprintf(s->v[s->n].column, sizeof(s->v[s->n].column), "%.110s%s%.16s",
+		 label, other ? " " : "", other ? created : "");
+	return s->v[s->n++].column;
 }
 
 static enum mtp_status add_file(struct mtp_run *run, const char *path,
-				const cJSON *root, char *err, size_t errn)
+				const cJSON *root, struct seen *seen, char *err,
+				size_t errn)
 {
 	const cJSON *results = cJSON_GetObjectItem(root, "results");
 	const cJSON *machine = cJSON_GetObjectItem(root, "machine");
-	int base = run->n;
+	char key[160];
 
+	run_key(root, key, sizeof(key));
 	if (strcmp(str(root, "format"), "mtpcheck-results") ||
 	    !cJSON_IsArray(results)) {
 		snprintf(err, errn, "%s: not an mtpcheck results file (format)",
@@ -94,14 +144,14 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 	}
 	for (const cJSON *o = results->child; o; o = o->next) {
 		char label[128];
+		const char *col;
 		struct mtp_result *r;
 
 		snprintf(label, sizeof(label), "%s@%s", str(o, "backend"),
 			 str(machine, "host"));
-		if (label_used(run, label, base)) /* another night of it */
-			snprintf(label + strlen(label),
-				 sizeof(label) - strlen(label), " %.16s",
-				 str(root, "created"));
+		col = column(seen, label, key, str(root, "created"));
+		if (!col)
+			return MTP_ERR_NOMEM;
 		if (run->n == run->cap) {
 			int cap = run->cap ? 2 * run->cap : 256;
 			struct mtp_result *v =
@@ -113,7 +163,7 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 			run->cap = cap;
 		}
 		r = &run->results[run->n];
-		if (!take_result(o, label, r))
+		if (!take_result(o, col, r))
 			return MTP_ERR_NOMEM;
 		run->counts[r->verdict]++;
 		run->n++;
@@ -125,6 +175,7 @@ enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 			      int n, char *err, size_t errn)
 {
 	enum mtp_status st = MTP_OK;
+	struct seen seen = {0};
 
 	snprintf(run->command, sizeof(run->command), "report");
 	for (int i = 0; !st && i < n; i++) {
@@ -137,10 +188,11 @@ enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 				      : "cannot read the file");
 			st = MTP_ERR_INVALID;
 		} else {
-			st = add_file(run, paths[i], root, err, errn);
+			st = add_file(run, paths[i], root, &seen, err, errn);
 		}
 		cJSON_Delete(root);
 		free(text);
 	}
+	free(seen.v);
 	return st;
 }

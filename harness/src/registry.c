@@ -129,10 +129,11 @@ static enum mtp_status load_lib(const char *path, void **handle,
 		snprintf(why, whyn, "%s: no mtp_backend_entry()", path);
 		goto bad;
 	}
-	if ((*iface)->api_version != MTP_BACKEND_API_VERSION) {
+	if ((*iface)->api_version != MTP_BACKEND_API_VERSION &&
+	    (*iface)->api_version != 2) {
 		snprintf(why, whyn,
-			 "%s: api_version %d, this mtpcheck needs %d", path,
-			 (*iface)->api_version, MTP_BACKEND_API_VERSION);
+			 "%s: api_version %d, this mtpcheck needs 2 or %d",
+			 path, (*iface)->api_version, MTP_BACKEND_API_VERSION);
 		goto bad;
 	}
 	if (!(*iface)->open || !(*iface)->alloc || !(*iface)->free ||
@@ -148,6 +149,50 @@ bad:
 	return MTP_ERR_INVALID;
 }
 
+/* A built-in or module name (which a plugin may not take), or not. */
+static bool name_reserved(const char *name)
+{
+	for (int i = 0; i < mtp_backend_builtin_count(); i++)
+		if (strcmp(builtins[i]->name, name) == 0)
+			return true;
+	return module_find(name) != NULL || strcmp(name, "mutant") == 0 ||
+	       strncmp(name, "mutant:", 7) == 0;
+}
+
+/* The plugin of --backend-lib, bound to the one name it declares. */
+static enum mtp_status load_plugin(const char *name, const char *lib,
+				   void **handle,
+				   const struct mtp_backend_iface **iface,
+				   char *why, size_t whyn)
+{
+	enum mtp_status st = load_lib(lib, handle, iface, why, whyn);
+	const char *decl;
+
+	if (st)
+		return st == MTP_ERR_INVALID ? st : MTP_ERR_INVALID;
+	decl = (*iface)->name ? (*iface)->name : "";
+	if (!memchr(decl, 0, 64) || !*decl) {
+		snprintf(why, whyn, "%s declares no backend name", lib);
+	} else if (name_reserved(decl)) {
+		snprintf(why, whyn,
+			 "%s declares the name '%s', which is a built-in "
+			 "backend's",
+			 lib, decl);
+	} else if (strcmp(decl, name) != 0) {
+		snprintf(why, whyn,
+			 "unknown backend '%s' (%s declares '%s'; mtpcheck "
+			 "list backends)",
+			 name, lib, decl);
+	} else {
+		return MTP_OK;
+	}
+	dlclose(*handle);
+	*handle = NULL;
+	return MTP_ERR_INVALID;
+}
+
+/* Binds a name: built-ins and modules by their own name, whatever --backend-lib
+ * says; any other name only to the plugin that declares it. */
 static enum mtp_status find_iface(const char *name, const char *lib,
 				  void **handle,
 				  const struct mtp_backend_iface **iface,
@@ -157,8 +202,6 @@ static enum mtp_status find_iface(const char *name, const char *lib,
 	const struct module_def *m;
 
 	*handle = NULL;
-	if (lib)
-		return load_lib(lib, handle, iface, why, whyn);
 	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
 		if (strcmp(builtins[i]->name, name) == 0) {
 			*iface = builtins[i];
@@ -166,6 +209,8 @@ static enum mtp_status find_iface(const char *name, const char *lib,
 		}
 	}
 	m = module_find(name);
+	if (!m && lib)
+		return load_plugin(name, lib, handle, iface, why, whyn);
 	if (!m) {
 		snprintf(why, whyn,
 			 "unknown backend '%s' (mtpcheck list backends)", name);
@@ -203,9 +248,10 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 	}
 	be->iface = iface;
 	be->dl_handle = handle;
-	snprintf(be->name, sizeof(be->name), "%s", lib ? iface->name : name);
+	snprintf(be->name, sizeof(be->name), "%s", name);
 	st = iface->open(be);
 	if (st) {
+		be->error[sizeof(be->error) - 1] = 0;
 		snprintf(why, whyn, "%s",
 			 be->error[0] ? be->error : mtp_status_name(st));
 		mtp_backend_close(be);

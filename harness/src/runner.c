@@ -14,14 +14,18 @@
 #include "mtp/backend.h"
 #include "mtp/casefile.h"
 #include "mtp/diagnose.h"
+#include "mtp/membudget.h"
 #include "mtp/rules.h"
 #include "isolate.h"
+#include "repro.h"
+#include "worker.h"
 
 void mtp_run_opts_init(struct mtp_run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->timeout = 600;
+	o->timeout = MTP_DEFAULT_TIMEOUT;
 	o->limits.max_dataset_bytes = 4ull << 30;
+	o->seed = MTP_GEN_DEFAULT_SEED;
 	o->out = stdout;
 }
 
@@ -78,52 +82,10 @@ static struct mtp_result *result_add(struct mtp_run *run)
 	return r;
 }
 
-static void shell_quote(char *dst, size_t n, const char *s)
+/* The block contract rule, checked by the worker; a violation fails the
+ * case and names the bug. */
+static void block_rule_failed(struct mtp_result *r, const char *msg)
 {
-	bool plain = *s != 0;
-
-	for (const char *p = s; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
-			    "YZ0123456789_.-/:,=+",
-			    *p))
-			plain = false;
-	if (plain)
-		snprintf(dst, n, "%s", s);
-	else
-		snprintf(dst, n, "'%s'",
-			 s); /* case ids and paths hold no quote */
-}
-
-static void make_repro(const struct mtp_run *run, struct mtp_result *r)
-{
-	char f[MTP_PATH_MAX + 2], b[140];
-
-	shell_quote(f, sizeof(f), r->file);
-	shell_quote(b, sizeof(b), r->backend);
-	if (run->opts.verify)
-		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck verify %s --filter %s", f, r->case_id);
-	else if (r->generated)
-		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck run --backend %s --cases %s --filter %s", b,
-			 run->opts.case_file, r->case_id);
-	else
-		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck run --backend %s%s%s --fixtures %s --filter "
-			 "%s",
-			 b, run->opts.backend_lib ? " --backend-lib " : "",
-			 run->opts.backend_lib ? run->opts.backend_lib : "", f,
-			 r->case_id);
-}
-
-/* The block contract rule; a violation fails the case and names the bug. */
-static void check_block_rule(struct mtp_result *r, struct mtp_backend *be,
-			     const struct mtp_case *c)
-{
-	char msg[300];
-
-	if (mtp_rule_block_contract(be, c, msg, sizeof(msg)))
-		return;
 	if (r->verdict == MTP_PASSED || r->verdict == MTP_FAILED) {
 		if (r->verdict == MTP_PASSED || !r->message[0])
 			snprintf(r->message, sizeof(r->message),
@@ -138,14 +100,14 @@ static void check_block_rule(struct mtp_result *r, struct mtp_backend *be,
 		 mtp_diag_info(r->diag.diag)->history);
 }
 
-static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
-			   struct mtp_case *c, struct mtp_case_call *p,
-			   const struct mtp_tensor *ref_out)
+/* The verdict on what a worker reported: the judge runs here. */
+static void judge_outcome(struct mtp_result *r,
+			  const struct mtp_wire_outcome *o, struct mtp_case *c,
+			  struct mtp_case_call *p, const struct mtp_tensor *got,
+			  const struct mtp_tensor *ref_out)
 {
-	struct mtp_tensor *got;
-	enum mtp_status st;
-
-	if (!mtp_backend_supports(be, &p->call)) {
+	r->seconds = o->seconds;
+	if (!(o->flags & MTP_WIRE_SUPPORTED)) {
 		r->verdict = MTP_UNIMPLEMENTED;
 		snprintf(r->message, sizeof(r->message),
 			 "backend %s does not implement %s (%s, %s)",
@@ -153,32 +115,25 @@ static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
 			 mtp_dtype_name(p->call.act));
 		return;
 	}
-	got = calloc((size_t)p->call.n_out + 1, sizeof(*got));
-	if (!got) {
+	if (o->st == MTP_ERR_CORRUPT) {
 		r->verdict = MTP_CRASHED;
-		snprintf(r->message, sizeof(r->message), "out of memory");
+		snprintf(r->message, sizeof(r->message),
+			 "memory corruption: %s", o->error);
 		return;
 	}
-	be->error[0] = 0;
-	double t0 = now();
-
-	st = mtp_backend_execute(be, &p->call, got);
-	r->seconds = now() - t0;
-	if (st) {
+	if (o->st) {
 		r->verdict = MTP_FAILED;
 		snprintf(r->message, sizeof(r->message), "%s: %s",
-			 mtp_status_name(st),
-			 be->error[0] ? be->error : "no message");
+			 mtp_status_name(o->st),
+			 o->error[0] ? o->error : "no message");
 	} else if (mtp_judge_outputs(r, c, p, got, NULL,
 				     ref_out ? NULL : &c->expected, ref_out)) {
 		r->verdict = MTP_CRASHED;
 		snprintf(r->message, sizeof(r->message), "out of memory");
 	}
-	for (int i = 0; i < p->call.n_out; i++)
-		mtp_tensor_fini(&got[i]);
-	free(got);
-	if (mtp_rule_block_applies(c))
-		check_block_rule(r, be, c);
+	if ((o->flags & MTP_WIRE_RULE_CHECKED) &&
+	    !(o->flags & MTP_WIRE_RULE_OK))
+		block_rule_failed(r, o->rule_msg);
 }
 
 /* Runs the reference into the call's own output tensors: the judge of dumps
@@ -197,32 +152,6 @@ static enum mtp_status reference_outputs(struct mtp_case_call *p)
 		st = mtp_tensor_alloc(t, t->dtype, t->ndim, shape);
 	}
 	return st ? st : mtp_reference_run(&p->call);
-}
-
-/* An isolated run: the child opens the backend itself and runs the case. */
-struct iso_arg {
-	const struct mtp_run *run;
-	const char *name;
-	struct mtp_case *c;
-	struct mtp_case_call *p;
-};
-
-static void run_isolated(void *arg, struct mtp_result *r)
-{
-	struct iso_arg *a = arg;
-	struct mtp_backend *be;
-	char why[MTP_ERR_MAX];
-	enum mtp_status st = mtp_backend_open(a->name, a->run->opts.backend_lib,
-					      &be, why, sizeof(why));
-
-	if (st) {
-		r->verdict = st == MTP_ERR_INVALID ? MTP_INVALID : MTP_SKIPPED;
-		snprintf(r->message, sizeof(r->message), "%s", why);
-		return;
-	}
-	run_on_backend(r, be, a->c, a->p,
-		       a->c->expected.n ? NULL : a->p->call.out);
-	mtp_backend_close(be);
 }
 
 /* verify: the reference runs on the inputs and judges observed/. */
@@ -245,29 +174,96 @@ static void run_verify(struct mtp_result *r, struct mtp_case *c,
 
 struct backend_slot {
 	const char *name;
-	struct mtp_backend *be;
+	struct mtp_worker w;
+	enum mtp_status st; /* how its worker opened it: MTP_OK or why not */
 	char why[MTP_ERR_MAX];
 };
 
 static void open_backends(struct mtp_run *run, struct backend_slot *slots)
 {
-	for (int i = 0; i < run->opts.n_backends; i++) {
-		enum mtp_status st;
+	const struct mtp_run_opts *o = &run->opts;
 
-		slots[i].name = run->opts.backends[i];
-		st = mtp_backend_open(slots[i].name, run->opts.backend_lib,
-				      &slots[i].be, slots[i].why,
-				      sizeof(slots[i].why));
-		if (st == MTP_ERR_INVALID) {
-			fprintf(stderr, "mtpcheck: --backend %s: %s\n",
-				slots[i].name, slots[i].why);
+	for (int i = 0; i < o->n_backends; i++) {
+		struct backend_slot *s = &slots[i];
+
+		s->name = o->backends[i];
+		if (o->isolate)
+			continue; /* a worker per case */
+		s->st = mtp_worker_start(&s->w, s->name, o->backend_lib,
+					 o->timeout, s->why, sizeof(s->why));
+		if (s->st == MTP_ERR_INVALID) {
+			fprintf(stderr, "mtpcheck: --backend %s: %s\n", s->name,
+				s->why);
 			run->n_usage++;
-		} else if (st) {
-			fprintf(run->opts.out, "backend %s: SKIPPED (%s)\n",
-				slots[i].name, slots[i].why);
+		} else if (s->st == MTP_ERR_UNAVAILABLE) {
+			fprintf(o->out, "backend %s: SKIPPED (%s)\n", s->name,
+				s->why);
 			run->n_unavailable++;
+		} else if (s->st) {
+			fprintf(o->out, "backend %s: CRASHED (%s)\n", s->name,
+				s->why);
 		}
 	}
+}
+
+/* A worker ready for the next case: started per case with --isolate,
+ * restarted after a loss; else r says why there is none. */
+static bool worker_ready(const struct mtp_run *run, struct backend_slot *s,
+			 struct mtp_result *r)
+{
+	const struct mtp_run_opts *o = &run->opts;
+
+	if (o->isolate || (s->st == MTP_OK && !mtp_worker_running(&s->w)))
+		s->st = mtp_worker_start(&s->w, s->name, o->backend_lib,
+					 o->timeout, s->why, sizeof(s->why));
+	if (s->st == MTP_OK)
+		return true;
+	r->verdict = s->st == MTP_ERR_UNAVAILABLE ? MTP_SKIPPED
+		     : s->st != MTP_ERR_INVALID	  ? MTP_CRASHED
+		     : o->isolate		  ? MTP_INVALID
+						  : MTP_SKIPPED;
+	snprintf(r->message, sizeof(r->message), "%s", s->why);
+	return false;
+}
+
+/* Runs a case on a backend's worker and judges what comes back. */
+static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
+			  struct mtp_result *r, struct mtp_case *c,
+			  struct mtp_case_call *p)
+{
+	const struct mtp_tensor *ref_out = c->expected.n ? NULL : p->call.out;
+	struct mtp_tensor *got =
+		calloc((size_t)p->call.n_out + 1, sizeof(*got));
+	struct mtp_wire_outcome o;
+	enum mtp_verdict v;
+
+	if (!got) {
+		r->verdict = MTP_CRASHED;
+		snprintf(r->message, sizeof(r->message), "out of memory");
+		return;
+	}
+	if (!worker_ready(run, s, r))
+		goto out;
+	if (mtp_worker_run(&s->w, c, p->call.out, p->call.n_out,
+			   run->opts.timeout, &o, got, &v, r->message,
+			   sizeof(r->message)))
+		judge_outcome(r, &o, c, p, got, ref_out);
+	else
+		r->verdict = v;
+	if (run->opts.isolate || o.st == MTP_ERR_CORRUPT)
+		mtp_worker_stop(&s->w); /* a corrupted heap is not reused */
+	if (mtp_signals_caught() &&
+	    (r->verdict == MTP_CRASHED || r->verdict == MTP_TIMEOUT)) {
+		r->verdict = MTP_SKIPPED;
+		snprintf(r->message, sizeof(r->message),
+			 "the run was interrupted (signal %d) before this "
+			 "case finished",
+			 mtp_signals_caught());
+	}
+out:
+	for (int i = 0; i < p->call.n_out; i++)
+		mtp_tensor_fini(&got[i]);
+	free(got);
 }
 
 static struct mtp_result *
@@ -277,13 +273,12 @@ new_result(struct mtp_run *run, const struct mtp_case *c, const char *backend)
 
 	if (!r)
 		return NULL;
-	snprintf(r->file, sizeof(r->file), "%s", c->file);
 	snprintf(r->case_id, sizeof(r->case_id), "%s", c->id);
 	snprintf(r->backend, sizeof(r->backend), "%s", backend);
 	r->op = c->op;
 	r->family = c->family;
 	r->generated = strcmp(c->file, "generated") == 0;
-	make_repro(run, r);
+	mtp_result_origin(run, r, c->file);
 	return r;
 }
 
@@ -299,7 +294,7 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 
 	if (!st)
 		st = mtp_case_call_init(c, &p, err, sizeof(err));
-	for (int b = 0; b < nb; b++) {
+	for (int b = 0; b < nb && !mtp_signals_caught(); b++) {
 		const char *name = run->opts.verify ? "dump" : slots[b].name;
 		struct mtp_result *r;
 
@@ -313,26 +308,12 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 			snprintf(r->message, sizeof(r->message), "%s", err);
 		} else if (run->opts.verify) {
 			run_verify(r, c, &p);
-		} else if (run->opts.isolate) {
-			struct iso_arg a = {run, name, c, &p};
-
-			if (c->expected.n == 0 && reference_outputs(&p))
-				snprintf(r->message, sizeof(r->message),
-					 "reference: out of memory");
-			else
-				mtp_isolate_run(run_isolated, &a,
-						run->opts.timeout, r);
-		} else if (!slots[b].be) {
-			r->verdict = MTP_SKIPPED;
-			snprintf(r->message, sizeof(r->message), "%s",
-				 slots[b].why);
 		} else if (c->expected.n == 0 && reference_outputs(&p)) {
 			r->verdict = MTP_CRASHED;
 			snprintf(r->message, sizeof(r->message),
 				 "reference: out of memory");
 		} else {
-			run_on_backend(r, slots[b].be, c, &p,
-				       c->expected.n ? NULL : p.call.out);
+			run_on_worker(run, &slots[b], r, c, &p);
 		}
 		run->counts[r->verdict]++;
 		mtp_print_result(run, r, ++*idx, total);
@@ -378,17 +359,16 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 	snprintf(run->command, sizeof(run->command), "%s",
 		 o->verify ? "verify" : "run");
 	mtp_sources_open(run, &s);
-	n = mtp_sources_select(run, &s, &it);
+	n = run->n_usage ? 0 : mtp_sources_select(run, &s, &it);
 	if (o->list_only) {
 		mtp_sources_list(run, &s, it, n);
 		goto out;
 	}
-	if (!o->verify && !o->isolate)
-		open_backends(run, slots); /* isolated cases open their own */
-	for (int b = 0; o->isolate && b < o->n_backends; b++)
-		slots[b].name = o->backends[b];
+	mtp_signals_begin();
+	if (!o->verify)
+		open_backends(run, slots);
 	total = n * (o->verify ? 1 : o->n_backends);
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n && !mtp_signals_caught(); k++) {
 		int f = it[k].f;
 
 		if (f >= 0)
@@ -397,11 +377,18 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 		else
 			run_generated(run, &s, it[k].g, slots, &idx, total);
 	}
+	for (int b = 0; b < o->n_backends; b++)
+		mtp_worker_stop(&slots[b].w);
+	run->signal = mtp_signals_caught();
+	mtp_signals_end();
+	if (run->signal)
+		fprintf(stderr,
+			"mtpcheck: stopped by signal %d; the reports hold the "
+			"cases that finished\n",
+			run->signal);
 	mtp_print_summary(run);
 out:
 	free(it);
-	for (int b = 0; b < o->n_backends; b++)
-		mtp_backend_close(slots[b].be);
 	mtp_sources_close(&s);
 }
 
@@ -409,6 +396,8 @@ enum mtp_exit mtp_run_exit_code(const struct mtp_run *run)
 {
 	const int *c = run->counts;
 
+	if (run->signal) /* as a shell reports a death by that signal */
+		return (enum mtp_exit)(128 + run->signal);
 	if (run->n_usage || run->n_invalid_inputs || c[MTP_INVALID])
 		return MTP_EXIT_USAGE;
 	if (c[MTP_FAILED] || c[MTP_CRASHED] || c[MTP_TIMEOUT])

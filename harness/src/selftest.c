@@ -11,12 +11,39 @@
 
 #include "mtp/mutant.h"
 #include "mtp/runner.h"
+#include "mtp/textio.h"
 
 struct tally {
 	int named[MTP_DIAG_COUNT]; /* failures named as each diagnosis */
 	int undiagnosed;	   /* failures named as nothing */
 	int passed, other;
+	int n;		 /* results */
+	double *print;	 /* per result: a fingerprint of its outcome */
+	const char *row; /* "ok", "NOT APPLICABLE", ... */
 };
+
+/* One number per result that changes when the verdict or any error does:
+ * a mutant whose every fingerprint equals its base's changed nothing. */
+static double fingerprint(const struct mtp_result *r)
+{
+	double f = (double)r->verdict * 1e6 + r->diag.diag * 1e3;
+
+	for (int i = 0; i < r->n_cmp; i++)
+		f += r->cmp[i].headroom * (i + 1) + r->cmp[i].rel_norm +
+		     (double)r->cmp[i].n_bad;
+	return f;
+}
+
+static bool same_outcome(const struct tally *a, const struct tally *b)
+{
+	if (a->n != b->n || !a->print || !b->print)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (a->print[i] != b->print[i] &&
+		    !(a->print[i] != a->print[i] && b->print[i] != b->print[i]))
+			return false;
+	return true;
+}
 
 static void run_quiet(const struct mtp_run_opts *base, const char *backend,
 		      struct tally *t)
@@ -31,9 +58,13 @@ static void run_quiet(const struct mtp_run_opts *base, const char *backend,
 	if (o.out)
 		fclose(o.out);
 	memset(t, 0, sizeof(*t));
+	t->n = run.n;
+	t->print = calloc((size_t)run.n + 1, sizeof(*t->print));
 	for (int i = 0; i < run.n; i++) {
 		const struct mtp_result *r = &run.results[i];
 
+		if (t->print)
+			t->print[i] = fingerprint(r);
 		if (r->diag.diag && !r->diag.info)
 			t->named[r->diag.diag]++;
 		else if (r->verdict == MTP_FAILED || r->verdict == MTP_CRASHED)
@@ -79,15 +110,29 @@ static void print_header(FILE *o)
 	fprintf(o, " %6s %6s  verdict\n", "undiag", "passed");
 }
 
-/* One matrix row; returns whether it is as it must be. */
 /* One matrix row; returns whether it is as it must be. A mutant's row may
- * keep the base's own undiagnosed failures, but adds none. */
-static bool print_row(FILE *o, const char *name, const struct tally *t,
-		      enum mtp_diag want, const struct tally *base)
+ * keep the base's own undiagnosed failures, but adds none. A mutant that
+ * changes no result of the selection (filtered out) is NOT APPLICABLE, which
+ * is a failure only on the whole, unfiltered suite. */
+static bool print_row(FILE *o, const char *name, struct tally *t,
+		      enum mtp_diag want, const struct tally *base, bool whole)
 {
 	int wrong = 0;
 	bool ok;
 
+	if (want && same_outcome(t, base)) {
+		fprintf(o, "%-34s", name);
+		for (int d = 1; d < MTP_DIAG_COUNT; d++)
+			if (mtp_mutant_exists(d))
+				fprintf(o, " %5s", "-");
+		t->row = "NOT APPLICABLE";
+		fprintf(o, " %6d %6d  %s%s\n", t->undiagnosed, t->passed,
+			t->row,
+			whole ? " (on the whole suite: a mutant that "
+				"breaks nothing)"
+			      : "");
+		return !whole;
+	}
 	fprintf(o, "%-34s", name);
 	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 		if (mtp_mutant_exists(d))
@@ -100,42 +145,105 @@ static bool print_row(FILE *o, const char *name, const struct tally *t,
 		     t->undiagnosed <= base->undiagnosed;
 	else
 		ok = wrong == 0;
-	fprintf(o, " %6d %6d  %s\n", t->undiagnosed, t->passed,
-		ok     ? "ok"
-		: want ? "NOT CAUGHT AND NAMED"
-		       : "FALSE DIAGNOSIS");
+	t->row = ok ? "ok" : want ? "NOT CAUGHT AND NAMED" : "FALSE DIAGNOSIS";
+	fprintf(o, " %6d %6d  %s\n", t->undiagnosed, t->passed, t->row);
 	return ok;
+}
+
+struct row_json {
+	char name[160];
+	struct tally t;
+};
+
+static void json_body(FILE *f, const void *arg)
+{
+	const struct row_json *rows = arg;
+
+	fputs("{\"format\":\"mtpcheck-selftest\",\"rows\":[", f);
+	for (int i = 0; rows[i].name[0]; i++) {
+		const struct tally *t = &rows[i].t;
+
+		fprintf(f, "%s\n{\"backend\":", i ? "," : "");
+		mtp_json_str(f, rows[i].name);
+		fputs(",\"named\":{", f);
+		for (int d = 1, k = 0; d < MTP_DIAG_COUNT; d++)
+			if (mtp_mutant_exists(d))
+				fprintf(f, "%s\"%s\":%d", k++ ? "," : "",
+					mtp_diag_info(d)->name, t->named[d]);
+		fprintf(f,
+			"},\"undiagnosed\":%d,\"passed\":%d,\"results\":%d,"
+			"\"verdict\":",
+			t->undiagnosed, t->passed, t->n);
+		mtp_json_str(f, t->row ? t->row : "");
+		fputs("}", f);
+	}
+	fputs("\n]}\n", f);
+}
+
+static int rows_max(const struct mtp_run_opts *opts)
+{
+	int n = 1;
+
+	for (int d = 1; d < MTP_DIAG_COUNT; d++)
+		n += mtp_mutant_exists(d);
+	return n * opts->n_backends + 1;
 }
 
 int mtp_selftest(const struct mtp_run_opts *opts)
 {
 	FILE *o = opts->out;
-	bool all_ok = true;
-	char name[160];
-	struct tally t, base;
+	bool all_ok = true, whole = !opts->n_filters && !opts->tags;
+	struct row_json *rows = calloc((size_t)rows_max(opts), sizeof(*rows));
+	int nr = 0, applied = 0, rc;
+	struct tally base;
+	char err[MTP_ERR_MAX];
 
+	if (!rows)
+		return MTP_EXIT_USAGE;
 	fprintf(o, "mtpcheck selftest: every mutant over each base backend, on "
 		   "the suite\n\n");
 	print_header(o);
 	for (int b = 0; b < opts->n_backends; b++) {
 		run_quiet(opts, opts->backends[b], &base);
 		all_ok &= print_row(o, opts->backends[b], &base, MTP_DIAG_NONE,
-				    &base);
+				    &base, whole);
+		snprintf(rows[nr].name, sizeof(rows[nr].name), "%s",
+			 opts->backends[b]);
+		rows[nr++].t = base;
 		for (int d = 1; d < MTP_DIAG_COUNT; d++) {
-			if (!mtp_mutant_exists(d))
+			struct row_json *rw = &rows[nr++];
+
+			if (!mtp_mutant_exists(d)) {
+				nr--;
 				continue;
-			snprintf(name, sizeof(name), "mutant:%s:%s",
+			}
+			snprintf(rw->name, sizeof(rw->name), "mutant:%s:%s",
 				 mtp_diag_info(d)->name, opts->backends[b]);
-			run_quiet(opts, name, &t);
-			all_ok &=
-				print_row(o, name, &t, (enum mtp_diag)d, &base);
+			run_quiet(opts, rw->name, &rw->t);
+			all_ok &= print_row(o, rw->name, &rw->t,
+					    (enum mtp_diag)d, &base, whole);
+			applied += strcmp(rw->t.row, "NOT APPLICABLE") != 0;
 		}
 	}
+	rc = !all_ok   ? MTP_EXIT_FAIL
+	     : applied ? MTP_EXIT_OK
+		       : MTP_EXIT_UNTESTED;
 	fprintf(o,
 		"\nselftest %s: each mutant's row must name only its own bug "
 		"and add no\n"
 		"undiagnosed failure to its base's; a base row must name "
 		"none\n",
-		all_ok ? "PASSED" : "FAILED");
-	return all_ok ? 0 : 1;
+		rc == MTP_EXIT_OK     ? "PASSED"
+		: rc == MTP_EXIT_FAIL ? "FAILED"
+				      : "NOT APPLICABLE (no mutant changes a "
+					"selected case)");
+	if (opts->json_path && mtp_write_atomic(opts->json_path, json_body,
+						rows, err, sizeof(err))) {
+		fprintf(stderr, "mtpcheck selftest: %s\n", err);
+		rc = MTP_EXIT_USAGE;
+	}
+	for (int i = 0; i < nr; i++)
+		free(rows[i].t.print);
+	free(rows);
+	return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "repro.h"
 #include "runner_int.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -43,7 +44,8 @@ static bool push_path(char ***v, int *n, int *cap, int **org, int origin,
 }
 
 /* Expands folders into their *.h5 files, sorted; files stay as given.
- * origin[k] is the index of the input path k came from. */
+ * origin[k] is the index of the input path k came from. A folder without
+ * any *.h5 is an error naming it (-1). */
 static int expand_paths(const char *const *in, int nin, char ***paths,
 			int **origin)
 {
@@ -71,13 +73,40 @@ static int expand_paths(const char *const *in, int nin, char ***paths,
 					       e->d_name);
 		}
 		closedir(d);
+		if (ok && n == first) {
+			fprintf(stderr,
+				"mtpcheck: --fixtures %s: no *.h5 file in the "
+				"folder\n",
+				in[i]);
+			ok = false;
+		}
 		if (ok)
 			qsort(v + first, (size_t)(n - first), sizeof(*v),
 			      cmp_str);
 	}
+	if (!ok) {
+		for (int k = 0; k < n; k++)
+			free(v[k]);
+		free(v);
+		free(org);
+		v = NULL;
+		org = NULL;
+	}
 	*paths = v;
 	*origin = org;
-	return ok ? n : 0;
+	return ok ? n : -1;
+}
+
+/* A filter FILE:ID names the file as shown (repro.c) or as given. */
+static bool filter_ok(const char *const *pats, int n, const char *path,
+		      const char *id)
+{
+	char shown[MTP_PATH_MAX];
+
+	if (mtp_filter_match(pats, n, path, id))
+		return true;
+	mtp_display_name(path, shown, sizeof(shown));
+	return strcmp(shown, path) && mtp_filter_match(pats, n, shown, id);
 }
 
 static bool case_selected(const struct mtp_run *run, const struct sources *s,
@@ -85,8 +114,8 @@ static bool case_selected(const struct mtp_run *run, const struct sources *s,
 {
 	const struct mtp_fixture *fx = &s->fx[f];
 
-	return mtp_filter_match(run->opts.filters, run->opts.n_filters,
-				fx->path, id) &&
+	return filter_ok(run->opts.filters, run->opts.n_filters, fx->path,
+			 id) &&
 	       (!s->sel[f] ||
 		mtp_casefile_fixture_match(s->sel[f], fx->path, id));
 }
@@ -129,21 +158,57 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 void mtp_sources_list(const struct mtp_run *run, const struct sources *s,
 		      const struct item *it, int n)
 {
+	char shown[MTP_PATH_MAX], file[MTP_PATH_MAX + 16];
+
 	for (int k = 0; k < n; k++) {
 		if (it[k].f >= 0) {
 			const struct mtp_fixture *fx = &s->fx[it[k].f];
 			const struct mtp_case *c = &fx->cases[it[k].i];
 
-			fprintf(run->opts.out, "%s:%s  %s %s\n", fx->path,
-				c->id, c->op->name, mtp_family_name(c->family));
+			mtp_display_name(fx->path, shown, sizeof(shown));
+			fprintf(run->opts.out, "%s:%s  %s %s\n", shown, c->id,
+				c->op->name, mtp_family_name(c->family));
 		} else {
 			int g = it[k].g;
+			const char *org = s->cs.gen[g].origin;
+			const char *colon = strrchr(org, ':');
 
-			fprintf(run->opts.out, "generated:%s  %s %s  (%s)\n",
+			snprintf(file, sizeof(file), "%.*s",
+				 (int)(colon ? colon - org : (long)strlen(org)),
+				 org);
+			mtp_display_name(file, shown, sizeof(shown));
+			fprintf(run->opts.out, "generated:%s  %s %s  (%s%s)\n",
 				s->cs.gen[g].id, s->cs.specs[g].op->name,
-				mtp_family_name(s->cs.specs[g].family),
-				s->cs.gen[g].origin);
+				mtp_family_name(s->cs.specs[g].family), shown,
+				colon ? colon : "");
 		}
+	}
+}
+
+/* Every --filter pattern selects something (a typo is an error before the
+ * first case, not an empty run); not checked when an input was invalid. */
+static void check_filters(struct mtp_run *run, const struct sources *s)
+{
+	const struct mtp_run_opts *o = &run->opts;
+
+	for (int p = 0; !run->n_invalid_inputs && p < o->n_filters; p++) {
+		bool hit = false;
+
+		for (int f = 0; !hit && f < s->nfx; f++)
+			for (int i = 0; !hit && i < s->fx[f].n_cases; i++)
+				hit = filter_ok(&o->filters[p], 1,
+						s->fx[f].path,
+						s->fx[f].cases[i].id);
+		for (int g = 0; !hit && g < s->cs.n_specs; g++)
+			hit = mtp_filter_match(&o->filters[p], 1, "generated",
+					       s->cs.gen[g].id);
+		if (hit)
+			continue;
+		fprintf(stderr,
+			"mtpcheck: --filter %s: selects no case (mtpcheck "
+			"list cases)\n",
+			o->filters[p]);
+		run->n_usage++;
 	}
 }
 
@@ -152,10 +217,12 @@ static bool collect_paths(struct mtp_run *run, struct sources *s, char ***paths,
 			  int *npaths, const struct mtp_casefile_fixture ***sel)
 {
 	const struct mtp_run_opts *o = &run->opts;
-	const char *in[MTP_MAX_INPUTS + 64];
+	const char **in;
 	int nin = 0, *origin = NULL;
 	char err[MTP_ERR_MAX];
 
+	s->cf.has_default_seed = o->seed_set;
+	s->cf.default_seed = o->seed;
 	if (o->case_file) {
 		if (mtp_casefile_parse(o->case_file, &s->cf, err,
 				       sizeof(err)) ||
@@ -165,13 +232,21 @@ static bool collect_paths(struct mtp_run *run, struct sources *s, char ***paths,
 			run->n_usage++;
 			return false;
 		}
-		for (int i = 0;
-		     i < s->cs.n_fixtures && nin < MTP_MAX_INPUTS + 64; i++)
-			in[nin++] = s->cs.fixtures[i].path;
 	}
+	in = calloc((size_t)s->cs.n_fixtures + (size_t)o->n_inputs + 1,
+		    sizeof(*in));
+	if (!in)
+		return false;
+	for (int i = 0; o->case_file && i < s->cs.n_fixtures; i++)
+		in[nin++] = s->cs.fixtures[i].path;
 	for (int i = 0; i < o->n_inputs; i++)
 		in[nin++] = o->inputs[i];
 	*npaths = expand_paths(in, nin, paths, &origin);
+	free(in);
+	if (*npaths < 0) {
+		run->n_usage++;
+		*npaths = 0;
+	}
 	*sel = calloc((size_t)*npaths + 1, sizeof(**sel));
 	for (int k = 0; *sel && k < *npaths; k++)
 		(*sel)[k] = o->case_file && origin[k] < s->cs.n_fixtures
@@ -205,6 +280,7 @@ void mtp_sources_open(struct mtp_run *run, struct sources *s)
 		free(paths[i]);
 	free(paths);
 	free(sel);
+	check_filters(run, s);
 }
 
 void mtp_sources_close(struct sources *s)

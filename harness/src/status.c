@@ -12,6 +12,7 @@ const char *mtp_status_name(enum mtp_status st)
 	case MTP_ERR_UNSUPPORTED: return "unsupported";
 	case MTP_ERR_UNAVAILABLE: return "unavailable";
 	case MTP_ERR_LIMIT: return "over the size limit";
+	case MTP_ERR_CORRUPT: return "memory corruption";
 	}
 	return "?";
 }

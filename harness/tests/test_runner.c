@@ -318,8 +318,7 @@ Test(runner, isolation_turns_crash_hang_and_device_error_into_verdicts)
 		     run.results[0].message);
 	/* a plain build reports the signal; under ASan its handler exits instead */
 	cr_expect(strstr(run.results[0].message, "signal 11") != NULL ||
-			  strstr(run.results[0].message,
-				 "exited with status") != NULL,
+			  strstr(run.results[0].message, "exit status") != NULL,
 		  "%s", run.results[0].message);
 	cr_expect_eq(run.results[1].verdict, MTP_TIMEOUT, "%s",
 		     run.results[1].message);
@@ -336,7 +335,7 @@ Test(runner, isolation_turns_crash_hang_and_device_error_into_verdicts)
 
 Test(runner, report_merges_results_files_by_machine_and_night)
 {
-	char path[128], j1[128], html[128], err[MTP_ERR_MAX];
+	char path[128], j1[128], j2[128], html[128], err[MTP_ERR_MAX];
 	struct mtp_case c;
 	struct mtp_run_opts o;
 	struct mtp_run run = {0}, merged = {0};
@@ -353,7 +352,10 @@ Test(runner, report_merges_results_files_by_machine_and_night)
 	mtp_run_execute(&run, &o);
 	fclose(o.out);
 	cr_assert_eq(mtp_report_json(&run, j1, err, sizeof(err)), MTP_OK);
-	const char *files[2] = {j1, j1};
+	tu_tmpname(j2, sizeof(j2), "j2");
+	run.opts.run_id = "another night"; /* one file twice is one run */
+	cr_assert_eq(mtp_report_json(&run, j2, err, sizeof(err)), MTP_OK);
+	const char *files[2] = {j1, j2};
 	enum mtp_status st = mtp_run_merge(&merged, files, 2, err, sizeof(err));
 
 	if (st == MTP_ERR_UNSUPPORTED) { /* a build without libcjson says so */
@@ -381,5 +383,6 @@ Test(runner, report_merges_results_files_by_machine_and_night)
 	mtp_case_fini(&c);
 	remove(path);
 	remove(j1);
+	remove(j2);
 	remove(html);
 }

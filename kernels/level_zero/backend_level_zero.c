@@ -207,6 +207,7 @@ static void l0_device_info(struct mtp_backend *be, char *buf, size_t n)
 
 static const struct mtp_backend_iface l0_iface = {
 	.api_version = MTP_BACKEND_API_VERSION,
+	.opaque_buffers = true, /* guard zones not tried on a device yet */
 	.name = "level_zero",
 	.description = "OpenCL C kernels as SPIR-V through Level Zero (Intel "
 		       "GPUs; bf16/fp16/fp32 activations, fp32 accumulation)",

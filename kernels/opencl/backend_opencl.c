@@ -248,6 +248,7 @@ static void ocl_device_info(struct mtp_backend *be, char *buf, size_t n)
 
 static const struct mtp_backend_iface ocl_iface = {
 	.api_version = MTP_BACKEND_API_VERSION,
+	.opaque_buffers = true, /* handles: no offsets, no guard zones */
 	.name = "opencl",
 	.description = "OpenCL C kernels through OpenCL (bf16/fp16/fp32 "
 		       "activations, fp32 accumulation)",

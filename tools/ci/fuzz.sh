@@ -9,20 +9,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-60}
-out=build-fuzz/fuzz
+out=$PWD/build-fuzz/fuzz # absolute: fuzz_cli changes its folder
 jobs=${MTP_FUZZ_JOBS:-2}
 
 CC=clang-14 cmake -S . -B build-fuzz -DMTP_FUZZ=ON -DMTP_BUILD_TESTS=OFF \
 	-DMTP_WITH_CUDA=OFF -DMTP_WITH_CPU=OFF >/dev/null
-if ! cmake --build build-fuzz -j"$jobs" --target fuzz_fixture fuzz_casefile fuzz_seeds \
+if ! cmake --build build-fuzz -j"$jobs" --target fuzz_fixture fuzz_casefile fuzz_cli fuzz_seeds \
 	>/tmp/mtp-fuzz-build.log 2>&1; then
 	tail -30 /tmp/mtp-fuzz-build.log; echo "fuzz build failed"; exit 1
 fi
-bin=build-fuzz/tests/fuzz
+bin=$PWD/build-fuzz/tests/fuzz
 
-# seeds: tiny valid fixtures written now; one case-file line per file
+# seeds: tiny valid fixtures written now; one case-file line per file;
+# command lines with a case file for the CLI (tests/fuzz/cli_seeds)
 rm -rf "$out/seeds" "$out/artifacts" "$out/tmp"
-mkdir -p "$out/seeds/fixture" "$out/seeds/casefile" "$out/tmp"
+mkdir -p "$out/seeds/fixture" "$out/seeds/casefile" "$out/seeds/cli" "$out/tmp"
+cp tests/fuzz/cli_seeds/* "$out/seeds/cli/"
 "$bin/fuzz_seeds" "$out/seeds/fixture"
 for f in cases/*.case; do
 	grep -vE '^[[:space:]]*(#|$)' "$f" | while IFS= read -r line; do
@@ -31,16 +33,17 @@ for f in cases/*.case; do
 done
 
 export MTP_FUZZ_TMP=$out/tmp
+export MTP_FUZZ_FIXTURES=$out/seeds/fixture
 # the production allocator returns NULL for an absurd size; so does this one
 export ASAN_OPTIONS=allocator_may_return_null=1
 status=0
-for t in fixture casefile; do
+for t in fixture casefile cli; do
 	mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
 	log=$out/$t.log
 	"$bin/fuzz_$t" "$out/corpus/$t" "$out/seeds/$t" -fork=1 -ignore_crashes=1 \
 		-ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$secs" -timeout=10 \
 		-rss_limit_mb=2048 -malloc_limit_mb=512 -artifact_prefix="$out/artifacts/$t/" \
-		$( [ -f tests/fuzz/$t.dict ] && echo -dict=tests/fuzz/$t.dict ) \
+		$( [ -f tests/fuzz/$t.dict ] && echo -dict=$PWD/tests/fuzz/$t.dict ) \
 		</dev/null >"$log" 2>&1 || true
 	last=$(grep -aE '^#[0-9]+: cov:' "$log" | tail -1)
 	runs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")

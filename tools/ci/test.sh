@@ -43,10 +43,14 @@ echo "== the reference against every bundled golden (ASan build)"
 ./build-san/mtpcheck run --backend ref --fixtures fixtures/ >/tmp/mtp-ref.log || { tail -40 /tmp/mtp-ref.log; exit 1; }
 tail -3 /tmp/mtp-ref.log
 
-echo "== fuzzing: the fixture reader and the case-file parser, 30 s each (docs/CI.md)"
+echo "== fuzzing: the fixture reader, the case-file parser and the CLI, 30 s each (docs/CI.md)"
 bash tools/ci/fuzz.sh 30
 
-bash tools/ci/intel.sh build # Intel's CPU OpenCL runtime (PyPI): opencl and opencl:spirv
+echo "== the Python package (python/): pip install, its tests (docs/DUMPS.md)"
+bash tools/ci/python.sh
+echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
+bash tools/ci/engines.sh
+bash tools/ci/intel.sh build # Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero
 
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 8 passed, 0 failed"
+echo "ci steps: 10 passed, 0 failed"

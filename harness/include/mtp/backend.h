@@ -13,7 +13,15 @@
  *
  * External backends are shared libraries built against this header that
  * export `const struct mtp_backend_iface *mtp_backend_entry(void)` and are
- * loaded with --backend-lib; api_version must equal MTP_BACKEND_API_VERSION.
+ * loaded with --backend-lib; api_version must be MTP_BACKEND_API_VERSION (or
+ * 2, the version before it). A plugin runs only under the name it declares
+ * (iface->name), which must not be the name of a built-in backend.
+ *
+ * The harness runs every backend in a worker process (docs/CI.md
+ * "Guarantees"): a backend that crashes, hangs or ends the process costs the
+ * case in flight, never the run. Strings a backend hands back (be->error,
+ * device_info) are cut at their buffer's end and cleaned (invalid UTF-8,
+ * control characters) before any report sees them.
  */
 #ifndef MTP_BACKEND_H
 #define MTP_BACKEND_H
@@ -24,7 +32,9 @@
 #include "mtp/op.h"
 #include "mtp/status.h"
 
-#define MTP_BACKEND_API_VERSION 2 /* 2: copy and graph_* added */
+/* 2: copy and graph_* added; 3: opaque_buffers added */
+#define MTP_BACKEND_API_VERSION 3
+#define MTP_BACKEND_GUARD_BYTES 256 /* guard zone on each side of an output */
 #define MTP_BACKEND_ERR_MAX 512
 
 struct mtp_backend;
@@ -77,6 +87,15 @@ struct mtp_backend_iface {
 					 void **graph);
 	enum mtp_status (*graph_launch)(struct mtp_backend *be, void *graph);
 	void (*graph_destroy)(struct mtp_backend *be, void *graph);
+
+	/* Since api_version 3. Whether alloc() returns handles rather than byte
+	 * addresses (OpenCL's cl_mem). false, the default: buffers are
+	 * addresses (host or device) that the harness may offset by a multiple
+	 * of 256 bytes, which it does to put guard zones before and after every
+	 * output (MTP_BACKEND_GUARD_BYTES each, filled through upload() and
+	 * checked through download() after the launch). A backend of version 2
+	 * or with opaque buffers gets no guard zones. */
+	bool opaque_buffers;
 };
 
 struct mtp_backend {
@@ -128,7 +147,11 @@ void mtp_backend_close(struct mtp_backend *be);
 
 /* Copies host inputs in, launches, synchronises and copies the outputs back
  * into host tensors `out` (allocated here with the call's shapes). The call's
- * tensors are host tensors; device copies are made and freed inside. */
+ * tensors are host tensors; device copies are made and freed inside. Where
+ * the backend's buffers are addresses, each output has a guard zone on both
+ * sides; a write into one returns MTP_ERR_CORRUPT with "wrote N bytes past
+ * output X" (or "before") in be->error. be->error is NUL-terminated after
+ * every call. */
 enum mtp_status mtp_backend_execute(struct mtp_backend *be,
 				    const struct mtp_call *host_call,
 				    struct mtp_tensor *out);

@@ -47,6 +47,10 @@ struct mtp_casefile_entry {
 struct mtp_casefile {
 	int n, cap;
 	struct mtp_casefile_entry *entries;
+	/* set by the caller before parsing: the seed of generated lines
+	 * without seed= (run --seed); else MTP_GEN_DEFAULT_SEED */
+	bool has_default_seed;
+	uint64_t default_seed;
 };
 
 /* Parses `path` (and its includes) into cf, which the caller zeroes first;

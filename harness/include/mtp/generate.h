@@ -49,6 +49,11 @@ enum mtp_family mtp_gen_default_family(const struct mtp_op *op);
 enum mtp_status mtp_gen_spec_check(const struct mtp_gen_spec *spec, char *id,
 				   size_t idn, char *err, size_t errn);
 
+/* Bytes running the spec's case takes (its inputs, three copies of its
+ * outputs: mtp/membudget.h), from the shapes alone; UINT64_MAX if the spec
+ * is invalid. */
+uint64_t mtp_gen_spec_bytes(const struct mtp_gen_spec *spec);
+
 /* Fills c (id, op, family, seed, attrs, inputs; no expected/observed) and
  * checks it against the op table. The case id encodes the whole spec so that
  * `--filter ID` plus the same case file replays it, e.g.

@@ -17,6 +17,7 @@
 #include "mtp/status.h"
 
 #define MTP_MAX_BACKENDS 16
+#define MTP_DEFAULT_TIMEOUT 600.0 /* seconds a case may take on a backend */
 #define MTP_MAX_INPUTS 64
 
 struct mtp_run_opts {
@@ -34,13 +35,17 @@ struct mtp_run_opts {
 	const char *html_path;	/* --html: the self-contained HTML report */
 	int shard_i, shard_n;	/* --shard i/n: every n-th problem from i */
 	bool isolate;		/* --isolate: each case in its own process */
-	double timeout;		/* --timeout: seconds per isolated case */
+	double timeout;		/* --timeout: seconds a case may take */
 	bool verify;		/* judge observed/ against the reference */
 	bool list_only;		/* print the selected problems and stop */
 	bool verbose;
 	uint64_t seed;
 	struct mtp_limits limits;
-	FILE *out; /* console */
+	FILE *out;	       /* console */
+	bool seed_set;	       /* --seed given: generated cases use it */
+	const char *mem_limit; /* --mem-limit as given (for repro lines) */
+	const char *run_id;    /* --run-id, shared by the shards of a run
+				  (NULL: the JSON writer makes one) */
 };
 
 struct mtp_result {
@@ -68,6 +73,7 @@ struct mtp_run {
 	int n_invalid_inputs; /* fixtures that could not be opened */
 	int n_unavailable;    /* backends that could not be opened */
 	int n_usage;	      /* usage errors found while running */
+	int signal;	      /* SIGINT/SIGTERM stopped the run: exit 128+it */
 	char command[64];     /* "run" or "verify" */
 };
 

@@ -14,6 +14,7 @@ enum mtp_status {
 	MTP_ERR_UNSUPPORTED, /* the backend does not implement this */
 	MTP_ERR_UNAVAILABLE, /* no driver, no device */
 	MTP_ERR_LIMIT,	     /* a size is over the limit the run allows */
+	MTP_ERR_CORRUPT,     /* a backend wrote outside its buffers */
 };
 
 const char *mtp_status_name(enum mtp_status st);

@@ -13,12 +13,26 @@
 
 typedef void (*mtp_text_body_fn)(FILE *f, const void *arg);
 
-/* Writes body(f, arg) to path atomically; errors name the file. */
+/* Opens an input for reading only if it is a regular file: checked with
+ * fstat after an open with O_NONBLOCK, so a FIFO, a device or a folder is
+ * refused at once and never waited on. Returns the descriptor (blocking
+ * again), or -1 with the reason in why. */
+int mtp_open_regular(const char *path, char *why, size_t n);
+
+/* Where a report named `path` goes: through symbolic links to their target
+ * (a link is never replaced by a file), its folder created as by mkdir -p
+ * and checked writable, an existing target that is not a regular file
+ * refused. The resolved path is written to out; errors name the file. */
+enum mtp_status mtp_output_prepare(const char *path, char *out, size_t outn,
+				   char *err, size_t errn);
+
+/* Writes body(f, arg) to path atomically (mtp_output_prepare first); errors
+ * name the file. */
 enum mtp_status mtp_write_atomic(const char *path, mtp_text_body_fn body,
 				 const void *arg, char *err, size_t errn);
 
 /* The whole file as a NUL-terminated string (malloc'ed), or NULL if it
- * cannot be read or is larger than 1 GiB. */
+ * is not a regular file, cannot be read or is larger than 1 GiB. */
 char *mtp_read_text(const char *path);
 
 /* A JSON string (quoted, escaped) and a JSON number (NaN and Inf, which JSON

@@ -1,0 +1,93 @@
+/*
+ * `mtpcheck report`: merges results files written by `run --json` into one
+ * run and writes it as HTML, JUnit or JSON. Its exit code is the merged
+ * run's, as its page states (1 if any FAILED, CRASHED or TIMEOUT).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtp/runner.h"
+#include "preflight.h"
+
+static const char usage_report[] =
+	"usage: mtpcheck report RESULTS.json... [--html FILE] [--junit FILE] "
+	"[--json FILE]\n"
+	"\n"
+	"Merges results files written by `mtpcheck run --json` (one per "
+	"vendor\n"
+	"machine, or one per night) into one report: each file's backends "
+	"become\n"
+	"columns backend@host; a later run on the same host is another, dated "
+	"column,\n"
+	"while the shards of one run (the same run_id, see run --run-id) share "
+	"one.\n"
+	"--json writes the merged results. Exit code: the merged run's (0, "
+	"1 if any\n"
+	"FAILED, CRASHED or TIMEOUT, 2 if any INVALID, 125 if nothing "
+	"passed).\n";
+
+static int report_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "mtpcheck report: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see mtpcheck report --help)\n");
+	return MTP_EXIT_USAGE;
+}
+
+int mtp_cli_report(int argc, char **argv)
+{
+	const char *outs[3] = {NULL, NULL, NULL}; /* html, junit, json */
+	static const char *const flags[3] = {"--html", "--junit", "--json"};
+	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
+	struct mtp_run run = {0};
+	char err[MTP_ERR_MAX];
+	int n = 0, rc = -1;
+
+	for (int i = 0; paths && rc < 0 && i < argc; i++) {
+		int k = 3;
+
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage_report, stdout);
+			rc = MTP_EXIT_OK;
+			break;
+		}
+		while (k-- > 0 && strcmp(argv[i], flags[k]))
+			;
+		if (k >= 0 && i + 1 < argc)
+			outs[k] = argv[++i];
+		else if (k >= 0)
+			rc = report_usage("option %s needs a value", argv[i]);
+		else if (argv[i][0] != '-')
+			paths[n++] = argv[i];
+		else
+			rc = report_usage("unknown argument '%s'", argv[i]);
+	}
+	if (rc < 0 && (!n || (!outs[0] && !outs[1] && !outs[2])))
+		rc = report_usage(
+			"needs results files and --html, --junit or --json%s",
+			"");
+	if (rc < 0 && mtp_preflight_outputs(outs, 3, err, sizeof(err))) {
+		fprintf(stderr, "mtpcheck report: %s\n", err);
+		rc = MTP_EXIT_USAGE;
+	}
+	if (rc >= 0 || !paths) {
+		free(paths);
+		return rc < 0 ? MTP_EXIT_USAGE : rc;
+	}
+	if (mtp_run_merge(&run, paths, n, err, sizeof(err)) ||
+	    (outs[0] && mtp_report_html(&run, outs[0], err, sizeof(err))) ||
+	    (outs[1] && mtp_report_junit(&run, outs[1], err, sizeof(err))) ||
+	    (outs[2] && mtp_report_json(&run, outs[2], err, sizeof(err)))) {
+		fprintf(stderr, "mtpcheck report: %s\n", err);
+		rc = MTP_EXIT_USAGE;
+	} else {
+		rc = (int)mtp_run_exit_code(&run);
+		printf("mtpcheck report: %d results from %d file(s), exit code "
+		       "%d\n",
+		       run.n, n, rc);
+	}
+	mtp_run_fini(&run);
+	free(paths);
+	return rc;
+}

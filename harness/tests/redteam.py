@@ -1,0 +1,162 @@
+"""Red-team test: runs one misbehaving backend (plugin_redteam.c) beside the
+built-in reference through the command line, with workers and with
+--isolate, and checks what the harness promises (docs/CI.md "Guarantees"):
+the verdicts, never a PASSED for the plugin, the reference still run under
+its own name, the run going on after each fault, reports that parse, exit 1;
+and that SIGTERM/SIGINT end a run with its reports and no process left.
+
+usage: redteam.py MTPCHECK PLUGIN CLASS
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+# class -> (verdict, words one of which the message holds)
+EXPECT = {
+    "segv": ("CRASHED", ["signal 11", "exit status"]),
+    "abort": ("CRASHED", ["signal 6", "exit status"]),
+    "exit0": ("CRASHED", ["ended the process (exit status 0)"]),
+    "hang": ("TIMEOUT", ["no result within"]),
+    "liar": ("CRASHED", ["malformed report from the worker"]),
+    "spray": ("CRASHED", ["malformed report", "signal 6", "exit status"]),
+    "overflow": ("CRASHED", ["wrote 8 bytes past output y"]),
+    "hostile": ("FAILED", ["device error: <b>"]),
+    "nasty": ("CRASHED", ["ended the process (exit status 0)"]),
+}
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def gone(pid):
+    """Whether pid has ended (within 3 s: a SIGKILL is delivered
+    asynchronously); a zombie has ended."""
+    for _ in range(60):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().split(")")[-1].split()[0] in "ZX":
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def pids(path):
+    try:
+        with open(path) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def check_reports(d, tag):
+    with open(os.path.join(d, "r.json"), "rb") as f:
+        doc = json.loads(f.read().decode("utf-8"))  # strict UTF-8
+    ET.parse(os.path.join(d, "r.xml"))
+    with open(os.path.join(d, "r.html"), "rb") as f:
+        page = f.read().decode("utf-8")
+    check("<b>" not in page and "</failure>" not in page,
+          tag + ": markup from the backend is escaped in HTML")
+    return doc
+
+
+def run_class(mtp, plugin, cls, d, isolate):
+    tag = cls + (" --isolate" if isolate else "")
+    timeout = "3" if cls == "hang" else "30"
+    cmd = [mtp, "run", "--backend", "ref,rt_" + cls, "--backend-lib",
+           plugin, "--cases", "t.case", "--timeout", timeout, "--json",
+           "r.json", "--junit", "r.xml", "--html", "r.html"]
+    if isolate:
+        cmd.append("--isolate")
+    env = dict(os.environ, RT_PIDFILE=os.path.join(d, "pids"))
+    p = subprocess.run(cmd, cwd=d, env=env, capture_output=True,
+                       timeout=100)
+    check(p.returncode == 1, "%s: exit %d, want 1 (%s)" %
+          (tag, p.returncode, p.stderr.decode(errors="replace")[-300:]))
+    doc = check_reports(d, tag)
+    res = doc["results"]
+    ref = [r for r in res if r["backend"] == "ref"]
+    rt = [r for r in res if r["backend"] == "rt_" + cls]
+    check(len(ref) == 2 and all(r["verdict"] == "PASSED" for r in ref),
+          tag + ": ref runs as the built-in and passes")
+    check(len(rt) == 2, tag + ": the run goes on after a fault")
+    want, words = EXPECT[cls]
+    for r in rt:
+        check(r["verdict"] == want and any(w in r["message"] for w in words),
+              "%s: %s %r, want %s with one of %s" %
+              (tag, r["verdict"], r["message"][:200], want, words))
+    for pid in pids(env["RT_PIDFILE"]):
+        check(gone(pid), "%s: process %d left behind" % (tag, pid))
+
+
+def run_signal(mtp, plugin, d, isolate, sig):
+    tag = "hang stopped by %s%s" % (sig.name, " --isolate" if isolate else "")
+    pf = os.path.join(d, "sigpids")
+    if os.path.exists(pf):
+        os.remove(pf)
+    cmd = [mtp, "run", "--backend", "ref,rt_hang", "--backend-lib", plugin,
+           "--cases", "t.case", "--timeout", "60", "--json", "s.json"]
+    if isolate:
+        cmd.append("--isolate")
+    p = subprocess.Popen(cmd, cwd=d, env=dict(os.environ, RT_PIDFILE=pf),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    t0 = time.time()
+    while not pids(pf) and time.time() - t0 < 30:
+        time.sleep(0.05)
+    check(pids(pf), tag + ": the plugin started")
+    p.send_signal(sig)
+    try:
+        rc = p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = None
+    check(rc == 128 + sig, "%s: exit %s, want %d" % (tag, rc, 128 + sig))
+    with open(os.path.join(d, "s.json"), "rb") as f:
+        doc = json.loads(f.read().decode("utf-8"))
+    check(doc["exit_code"] == 128 + sig, tag + ": the report's exit code")
+    check(not any(r["verdict"] == "PASSED" and r["backend"] == "rt_hang"
+                  for r in doc["results"]), tag + ": no PASSED")
+    for pid in pids(pf):
+        check(gone(pid), "%s: process %d left behind" % (tag, pid))
+
+
+def main():
+    mtp, plugin = (os.path.abspath(a) for a in sys.argv[1:3])
+    cls = sys.argv[3]
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "t.case"), "w") as f:
+            f.write("op=rmsnorm R=4,5 H=64\n")
+        if cls == "clash":
+            p = subprocess.run([mtp, "run", "--backend", "ref", "--backend",
+                                "ref", "--backend-lib", plugin, "--cases",
+                                "t.case"], cwd=d, capture_output=True)
+            check(p.returncode == 0, "ref is the built-in, never the plugin")
+            p = subprocess.run([mtp, "run", "--backend", "ref,rt_x",
+                                "--backend-lib", plugin, "--cases", "t.case"],
+                               cwd=d, capture_output=True)
+            err = p.stderr.decode()
+            check(p.returncode == 2 and "built-in" in err,
+                  "a plugin named like a built-in: exit %d, %r" %
+                  (p.returncode, err))
+        else:
+            for isolate in (False, True):
+                run_class(mtp, plugin, cls, d, isolate)
+        if cls == "hang":
+            run_signal(mtp, plugin, d, False, signal.SIGTERM)
+            run_signal(mtp, plugin, d, True, signal.SIGINT)
+    print("redteam %s: %s" % (cls, "FAILED" if FAILURES else "ok"))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

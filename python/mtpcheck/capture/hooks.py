@@ -1,0 +1,129 @@
+"""Torch forward hooks on an engine's MTP modules, engine-neutral: an adapter
+(`specs.LayerSpec`) says which modules and arguments hold what, and these
+hooks put the tensors of each call into the Recorder."""
+
+import inspect
+
+
+def bind(module, args, kwargs):
+    """The call's arguments by name, as the module's forward declares them."""
+    try:
+        sig = inspect.signature(module.forward)
+        return sig.bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return dict(kwargs)
+
+
+def _first(named, names):
+    for n in names:
+        if named.get(n) is not None:
+            return named[n]
+    return None
+
+
+class Attached:
+    """The hooks on one MTP layer module (and its block), removable."""
+
+    def __init__(self, capture, spec, layer_module, layer_index):
+        self.capture = capture
+        self.spec = spec
+        self.layer = layer_module
+        self.index = layer_index
+        self.handles = []
+        self.step = None
+        block = spec.block(layer_module)
+        self.handles.append(layer_module.register_forward_pre_hook(self._pre, with_kwargs=True))
+        self.handles.append(layer_module.register_forward_hook(self._post, with_kwargs=True))
+        if block is not None:
+            self.handles.append(block.register_forward_hook(self._block, with_kwargs=True))
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def _pre(self, module, args, kwargs):
+        rec = self.capture.recorder
+        self.step = rec.begin_step(self.index) if self.capture.auto_chain() else None
+        if self.step is None:
+            return
+        self.step.spec = self.spec
+        self.step.module = module
+        named = bind(module, args, kwargs)
+        for value in named.values():
+            if hasattr(value, "device"):
+                self.step.device = value.device.type
+                break
+        for dump_name, arg_names in self.spec.layer_inputs.items():
+            value = _first(named, arg_names)
+            if value is None and dump_name in self.spec.layer_inputs_from:
+                value = self.spec.layer_inputs_from[dump_name](module, named)
+            rec.keep(self.step, dump_name, value)
+
+    def _block(self, module, args, kwargs, out):
+        if self.step is None:
+            return
+        rec = self.capture.recorder
+        named = bind(module, args, kwargs)
+        rec.keep(self.step, "block_in", _first(named, self.spec.block_input_args))
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        for name, value in zip(self.spec.block_outputs, outs):
+            if name is not None and hasattr(value, "detach"):
+                rec.keep(self.step, name, value)
+
+    def _post(self, module, args, kwargs, out):
+        if self.step is None:
+            return
+        step, self.step = self.step, None
+        step.raw_out = out
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        for i, value in enumerate(outs):
+            if hasattr(value, "detach"):
+                self.capture.recorder.keep(step, "out.%d" % i, value)
+        self.capture.step_done(step)
+
+
+class LogitsHook:
+    """The engine's logits computation: the hidden fed to the head GEMM and
+    the logits, attached to the latest recorded step."""
+
+    def __init__(self, capture, module, hidden_args=("hidden_states",), logits_attr=None):
+        self.capture = capture
+        self.hidden_args = hidden_args
+        self.logits_attr = logits_attr
+        self.handle = module.register_forward_hook(self._hook, with_kwargs=True)
+
+    def remove(self):
+        self.handle.remove()
+
+    def _hook(self, module, args, kwargs, out):
+        step = self.capture.last_step
+        if step is None or "logits" in step.tensors:
+            return
+        named = bind(module, args, kwargs)
+        hidden = _first(named, self.hidden_args)
+        logits = getattr(out, self.logits_attr) if self.logits_attr else out
+        rec = self.capture.recorder
+        rec.keep(step, "hidden_post", hidden)
+        rec.keep(step, "logits", logits)
+
+
+class RootHook:
+    """The draft model's own return value (what the proposer unpacks), kept as
+    `model_out.<i>` on the step that produced it."""
+
+    def __init__(self, capture, module):
+        self.capture = capture
+        self.handle = module.register_forward_hook(self._hook)
+
+    def remove(self):
+        self.handle.remove()
+
+    def _hook(self, module, args, out):
+        step = self.capture.last_step
+        if step is None or "model_out.0" in step.tensors:
+            return
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        for i, value in enumerate(outs):
+            if hasattr(value, "detach"):
+                self.capture.recorder.keep(step, "model_out.%d" % i, value)

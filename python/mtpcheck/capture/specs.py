@@ -1,0 +1,196 @@
+"""What each engine's MTP modules are called and how they are called: the
+adapters of the capture hooks.  One LayerSpec per MTP layer class; the
+conventions are those of the engine's code (MTP-SPEC 12.1), declared in the
+dump so that the harness judges the step under the engine's own contract."""
+
+
+def _path(module, dotted):
+    obj = module
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+class LayerSpec:
+    def __init__(self, engine, family, classes, layer_inputs, block_attr, block_input_args,
+                 block_outputs, weights, conventions, source, layer_inputs_from=None,
+                 extra_attrs=None, notes=""):
+        self.engine = engine
+        self.family = family
+        self.classes = classes
+        self.layer_inputs = layer_inputs
+        self.layer_inputs_from = layer_inputs_from or {}
+        self.block_attr = block_attr
+        self.block_input_args = block_input_args
+        self.block_outputs = block_outputs
+        self.weights = weights
+        self.conventions = conventions
+        self.extra_attrs = extra_attrs or (lambda layer: {})
+        self.source = source
+        self.notes = notes
+
+    def block(self, layer):
+        return _path(layer, self.block_attr)
+
+    def weight(self, layer, dotted):
+        return _path(layer, dotted)
+
+    def conventions_of(self, layer):
+        c = self.conventions
+        return dict(c(layer) if callable(c) else c)
+
+    def family_of(self, layer):
+        return self.family(layer) if callable(self.family) else self.family
+
+
+V3_WEIGHTS = {
+    "enorm_weight": "enorm.weight",
+    "hnorm_weight": "hnorm.weight",
+    "eh_proj_weight": "eh_proj.weight",
+    "eh_proj_scale_inv": "eh_proj.weight_scale_inv",
+    "shared_head_norm_weight": "shared_head.norm.weight",
+    "head_weight": "shared_head.head.weight",
+    "head_scale_inv": "shared_head.head.weight_scale_inv",
+}
+V4_WEIGHTS = {
+    "enorm_weight": "enorm.weight",
+    "hnorm_weight": "hnorm.weight",
+    "e_proj_weight": "e_proj.weight",
+    "e_proj_scale_inv": "e_proj.weight_scale_inv",
+    "h_proj_weight": "h_proj.weight",
+    "h_proj_scale_inv": "h_proj.weight_scale_inv",
+    "hc_head_fn": "hc_head_fn",
+    "hc_head_scale": "hc_head_scale",
+    "hc_head_base": "hc_head_base",
+    "shared_head_norm_weight": "shared_head.norm.weight",
+    "head_weight": "shared_head.head.weight",
+    "head_scale_inv": "shared_head.head.weight_scale_inv",
+}
+VLLM_LAYER_INPUTS = {
+    "input_ids": ("input_ids",),
+    "positions": ("positions",),
+    "prev_hidden": ("previous_hidden_states",),
+    "embeds": ("inputs_embeds",),
+}
+
+
+def _embeds_from_table(module, named):
+    """V3.2 CUDA layer called with `embed_table` instead of `inputs_embeds`
+    (fused_embed_eh_norm): the rows the kernel gathers."""
+    table, ids = named.get("embed_table"), named.get("input_ids")
+    return None if table is None or ids is None else table[ids.long()]
+
+
+def _v32_conventions(layer):
+    """nvidia: the final add fused with the norm (fused_allreduce_rms_norm);
+    amd: `residual + hidden_states` then shared_head.norm, unfused."""
+    amd = ".amd." in type(layer).__module__
+    return {"pos0_mask": 1, "final_add": "unfused" if amd else "fused", "add_norm_input": "sum"}
+
+
+def _glm_or_v3(layer):
+    return "glm" if "Glm" in type(layer).__name__ else "deepseek_v3"
+
+
+def _eps(layer):
+    norm = getattr(layer, "enorm", None)
+    eps = getattr(norm, "variance_epsilon", None)
+    if eps is None:
+        eps = getattr(norm, "eps", None)
+    return {} if eps is None else {"eps": float(eps)}
+
+
+def _v4_attrs(layer):
+    attrs = _eps(layer)
+    for name, key in (("hc_mult", "hc_mult"), ("hc_eps", "hc_eps"),
+                      ("hc_sinkhorn_iters", "sinkhorn_iters")):
+        value = getattr(layer, name, None)
+        if value is None:
+            value = getattr(getattr(layer, "mtp_block", None), name, None)
+        if value is not None:
+            attrs[key] = value
+    return attrs
+
+
+# vLLM 0.33 deepseek_mtp.py / glm4_moe_mtp.py: eager RMSNorm (torch-native
+# CustomOp on CPU), `torch.where` position-0 mask, final add `residual +
+# hidden_states` unfused, the block's fused add-norm normalising the fp32 sum,
+# LogitsProcessor returning logits in the activations' dtype.
+VLLM_V3 = LayerSpec(
+    engine="vllm", family=_glm_or_v3,
+    classes=("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer"),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
+    conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
+    source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
+
+# vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
+# norms (fused_eh_norm: one rounding); nvidia fuses the final add with the norm.
+VLLM_V32 = LayerSpec(
+    engine="vllm", family=_glm_or_v3,
+    classes=("DeepseekV32MultiTokenPredictorLayer", "DeepSeekV32MultiTokenPredictorLayer"),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
+    layer_inputs_from={"embeds": _embeds_from_table},
+    conventions=_v32_conventions,
+    source="vllm/models/deepseek_v32/{nvidia,amd}/mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
+    notes="input norms are Triton kernels: under TRITON_INTERPRET=1 (CPU) bf16 stores truncate")
+
+# vLLM DeepSeek V4 (deepseek_v4/{nvidia,amd,xpu}/mtp.py): e_proj/h_proj, mHC
+# block returning (f, residual, post_mix, res_mix) with hc_post deferred to the
+# layer; the layer returns the streams flattened, recycled as they are.
+VLLM_V4 = LayerSpec(
+    engine="vllm", family="deepseek_v4",
+    classes=("DeepSeekV4MultiTokenPredictorLayer", "DeepseekV4MultiTokenPredictorLayer"),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("x", "hidden_states"),
+    block_outputs=("block_out", "block_residual", "post_mix", "comb_mix"), weights=V4_WEIGHTS,
+    conventions={"pos0_mask": 1},
+    source="vllm/models/deepseek_v4/{nvidia,amd,xpu}/mtp.py",
+    extra_attrs=lambda layer: dict(_v4_attrs(layer), rounding="fused", block_contract="deferred",
+                                   post_mult=2.0, hc_head_variant="cuda"),
+    notes="the whole V4 step does not run on CPU (TileLang); hooks tested on a mirror module tree")
+
+
+def _sglang_prev_hidden(module, named):
+    batch = named.get("forward_batch")
+    info = getattr(batch, "spec_info", None)
+    return getattr(info, "hidden_states", None)
+
+
+def _sglang_embeds(module, named):
+    ids = named.get("input_ids")
+    table = _path(module, "embed_tokens.weight")
+    return None if ids is None or table is None else table[ids.long()]
+
+
+# SGLang deepseek_nextn.py / glm4_moe_nextn.py: the previous hidden comes in
+# forward_batch.spec_info.hidden_states, the block is `decoder`, and the model
+# ends with shared_head.norm(hidden, residual) (add fused into the norm);
+# the head is the top-level lm_head.
+SGLANG_NEXTN = LayerSpec(
+    engine="sglang", family=_glm_or_v3,
+    classes=("DeepseekModelNextN", "Glm4MoeModelNextN"),
+    layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
+                  "embeds": ("input_embeds",), "prev_hidden": ()},
+    layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_embeds},
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"),
+    weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
+    source="python/sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
+    notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
+
+SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4), "sglang": (SGLANG_NEXTN,)}
+
+
+def spec_for(engine, module):
+    name = type(module).__name__
+    for spec in SPECS.get(engine, ()):
+        if name in spec.classes:
+            return spec
+    return None

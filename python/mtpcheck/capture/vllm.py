@@ -1,0 +1,140 @@
+"""vLLM integration of the capture hooks.
+
+What is recycled from one draft step to the next is vLLM's decision, taken
+from vLLM's own proposer code: the legacy proposer's `model_returns_tuple()`
+(`vllm/v1/spec_decode/llm_base_proposer.py`) says whether the draft model's
+return value is one tensor (fed forward as it is) or a pair (the second
+element fed forward).  Inside a chain the hooks need no rule at all: the
+recycled state of step s is the `previous_hidden_states` vLLM passes to step
+s+1.  The rule is used for the last step of a chain only.
+"""
+
+import types
+
+from .hooks import LogitsHook
+
+
+def find_root(module):
+    """The MTP model (DeepSeekMTP, Glm4MoeMTP, ...) holding this layer: a
+    hook sees only its own module, so we walk up the module tree (once, when
+    the first MTP layer runs)."""
+    import gc
+    import warnings
+
+    best = module
+    parents = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # isinstance on deprecated module proxies warns
+        for obj in gc.get_objects():
+            try:
+                is_mod = _is_module(obj)
+            except Exception:
+                continue
+            if is_mod:
+                for child in obj._modules.values():
+                    if child is not None:
+                        parents.setdefault(id(child), obj)
+    while id(best) in parents:
+        best = parents[id(best)]
+    return best
+
+
+def _is_module(obj):
+    import torch
+
+    return isinstance(obj, torch.nn.Module)
+
+
+def logits_hook(capture, module):
+    return LogitsHook(capture, module, hidden_args=("hidden_states",))
+
+
+def _version():
+    try:
+        import vllm
+
+        return "vllm " + getattr(vllm, "__version__", "?")
+    except Exception:
+        return "vllm (not importable)"
+
+
+def _draft_hf_config(model, layers):
+    """The draft model's hf_config: on the model, on an MTP layer, or vLLM's
+    current config."""
+    for obj in [model] + list(layers):
+        config = getattr(obj, "config", None)
+        if config is not None and hasattr(config, "architectures"):
+            return config
+    try:
+        from vllm.config import get_current_vllm_config
+
+        return get_current_vllm_config().speculative_config.draft_model_config.hf_config
+    except Exception:
+        return None
+
+
+def returns_tuple_rule(model, layers=()):
+    """vLLM's own answer to "does this draft model return a tuple?": the
+    proposer's model_returns_tuple() run on the model's config.  None when
+    vLLM's proposer cannot be imported."""
+    try:
+        from vllm.v1.spec_decode import llm_base_proposer as lbp
+    except Exception:
+        return None
+    cls = getattr(lbp, "SpecDecodeBaseProposer", None)
+    if cls is None or not hasattr(cls, "model_returns_tuple"):
+        return None
+    config = _draft_hf_config(model, layers)
+    fake = types.SimpleNamespace(
+        method="mtp",
+        draft_model_config=types.SimpleNamespace(hf_config=config),
+        speculative_config=types.SimpleNamespace(
+            method="mtp", draft_model_config=types.SimpleNamespace(hf_config=config)))
+    try:
+        fn = cls.model_returns_tuple
+        fn = fn.fget if isinstance(fn, property) else fn
+        return bool(fn(fake))
+    except Exception:
+        return None
+
+
+def engine_info(capture, model):
+    info = {"version": _version(), "notes": []}
+    info["returns_tuple"] = returns_tuple_rule(model, capture.layer_modules)
+    if info["returns_tuple"] is None:
+        info["notes"].append("vLLM's model_returns_tuple() not available: the last step's "
+                             "recycled state is left out")
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        info["notes"].append("Triton kernels ran under the CPU interpreter (TRITON_INTERPRET=1), "
+                             "whose fp32->bf16 stores truncate")
+        info["interpreted"] = True
+    return info
+
+
+def recycled_of(capture, step):
+    """The last step's recycled state, by the proposer's unpacking rule, on
+    the draft model's return value. vLLM's MTP models return their layer's
+    value unchanged, and their top-level class (wrapped for torch.compile) runs
+    no module hooks, so the layer's return value stands in when the model's
+    was not seen."""
+    rule = capture.engine_info.get("returns_tuple")
+    if rule is None:
+        return None
+    prefix = "model_out" if "model_out.0" in step.tensors else "out"
+    return step.tensors.get("%s.%d" % (prefix, 1 if rule else 0))
+
+
+def conventions(capture, step):
+    """Conventions that depend on where vLLM ran: the torch-native SiluAndMul
+    (CPU) rounds twice, the CUDA kernel once."""
+    dev = getattr(step, "device", "cpu")
+    return {"silu_mul_rounding": "twice" if dev == "cpu" else "once"}
+
+
+def embed_table(capture):
+    for name, m in capture.root.named_modules():
+        if name.endswith("embed_tokens") and hasattr(m, "weight"):
+            return m.weight
+    return None

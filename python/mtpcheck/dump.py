@@ -1,0 +1,231 @@
+"""Writing dumps in the mtpcheck fixture format (version 1, and version 2 for
+real engines: float8 dtypes, declared conventions, the captured block, weights
+by reference or by subset).
+
+    from mtpcheck.dump import Dump, Tensor
+    with Dump("step.h5", generator="my-engine 1.2 capture") as d:
+        d.case("layer61.step0", op="mtp_step", family="deepseek_v3",
+               attrs={"eps": 1e-6, "rounding": "eager", "logits_dtype": "bfloat16"},
+               inputs={"embeds": Tensor(e, "bfloat16"), "positions": Tensor(p, "int64"), ...},
+               observed={"logits": logits_torch_tensor, ...})
+
+A tensor is a `Tensor`, a `(values, dtype)` pair, a torch tensor (its dtype
+decides the tag; bf16/fp16/fp8 are written bit for bit) or a `Link` to a
+dataset already written.  Names may hold '/' for sub-groups (`layer.0/x`,
+`step.1/block_in`).  An input tensor identical (dtype, shape and bytes) to one
+written before in the file is stored as a soft link to it, so weights shared by
+the steps of a capture are stored once.  The file is version 1 unless it uses
+something of version 2; then it is version 2.
+"""
+
+import datetime
+import hashlib
+import re
+
+import h5py
+import numpy as np
+
+from . import encode
+
+FORMAT = "mtpcheck-fixture"
+STR = h5py.string_dtype("utf-8")
+CASE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+FAMILIES = ("deepseek_v3", "glm", "deepseek_v4")
+
+# FIXTURES v2 conventions: attribute -> allowed values
+CONVENTIONS = {
+    "add_norm_input": ("residual", "sum"),
+    "final_add": ("unfused", "fused"),
+    "silu_mul_rounding": ("once", "twice"),
+    "logits_dtype": ("float32", "bfloat16"),
+    "pos0_mask": (0, 1),
+    "proj_quant": ("none", "fp8_w", "fp8_w8a8"),
+}
+V2_CASE_ATTRS = set(CONVENTIONS) | {"block", "max_position", "act_quant_eps"}
+V2_DATASET_ATTRS = {"ref_file", "ref_tensor", "ref_sha256", "ref_shape", "live_sha256",
+                    "live_shard", "full_rows"}
+COMPRESS_MIN = 4096
+LINK_MIN = 64
+
+
+class DumpError(ValueError):
+    """A dump that would break the format, or a capture bound reached."""
+
+
+class Tensor:
+    """Values with their dtype tag and optional dataset attributes
+    (`live_sha256`, `full_rows`, `rtol`, ...)."""
+
+    def __init__(self, values, dtype=None, **attrs):
+        if hasattr(values, "detach"):  # a torch tensor
+            arr, tag = encode.from_torch(values)
+            if dtype is not None and dtype != tag:
+                raise DumpError("torch %s tensor given with dtype %s" % (tag, dtype))
+            self.stored, self.dtype = arr, tag
+        else:
+            if dtype is None:
+                raise DumpError("a NumPy tensor needs its dtype tag")
+            self.stored, self.dtype = encode.encode(values, dtype), dtype
+        self.stored = np.ascontiguousarray(self.stored)
+        self.attrs = attrs
+
+    @property
+    def nbytes(self):
+        return int(self.stored.nbytes)
+
+    def sha256(self):
+        """SHA-256 of the stored bytes (row-major, little-endian): FIXTURES v2 rule 14."""
+        return hashlib.sha256(self.stored.tobytes()).hexdigest()
+
+    def values(self):
+        return encode.decode(self.stored, self.dtype)
+
+
+class Link:
+    """A soft link to a dataset already in the file (`/cases/<id>/...`)."""
+
+    def __init__(self, target):
+        if not target.startswith("/cases/"):
+            raise DumpError("link target %r is not /cases/<id>/..." % target)
+        self.target = target
+
+
+def as_tensor(spec):
+    if isinstance(spec, (Tensor, Link)):
+        return spec
+    if isinstance(spec, tuple) and len(spec) == 2:
+        return Tensor(spec[0], spec[1])
+    if hasattr(spec, "detach"):
+        return Tensor(spec)
+    raise DumpError("a tensor is a Tensor, a (values, dtype) pair, a torch tensor or a Link")
+
+
+def set_attr(obj, key, value):
+    """Strings as UTF-8 scalars, integers as int64, floats as float64."""
+    if isinstance(value, str):
+        obj.attrs.create(key, data=value, dtype=STR)
+    elif isinstance(value, (bool, np.bool_)):
+        raise DumpError("attribute %s: booleans are not part of the format (use 0/1)" % key)
+    elif isinstance(value, (int, np.integer)):
+        obj.attrs.create(key, data=np.int64(value), dtype="<i8")
+    elif isinstance(value, (float, np.floating)):
+        obj.attrs.create(key, data=np.float64(value), dtype="<f8")
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        obj.attrs.create(key, data=np.asarray(value, dtype="<i8"))
+    else:
+        raise DumpError("attribute %s: unsupported type %s" % (key, type(value).__name__))
+
+
+def check_conventions(attrs):
+    for key, allowed in CONVENTIONS.items():
+        if key not in attrs:
+            continue
+        v = attrs[key]
+        if key == "pos0_mask" and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
+            raise DumpError("pos0_mask must be the integer 0 or 1, not %r" % (v,))
+        if v not in allowed:
+            raise DumpError("%s = %r: allowed %s" % (key, v, ", ".join(map(str, allowed))))
+    if attrs.get("block", "synthetic") not in ("synthetic", "captured"):
+        raise DumpError("block = %r: allowed synthetic, captured" % (attrs["block"],))
+
+
+class Dump:
+    """One dump file. `max_bytes` bounds the tensor bytes written (links are
+    free); going past it raises DumpError before anything more is written."""
+
+    def __init__(self, path, generator, description=None, max_bytes=None, version=None):
+        self.path = path
+        self.f = h5py.File(path, "w")
+        self.max_bytes = max_bytes
+        self.written = 0
+        self.forced_version = version
+        self.v2 = False
+        self.seen = {}  # (dtype, shape, sha256) -> dataset path, for inputs
+        set_attr(self.f, "format", FORMAT)
+        set_attr(self.f, "generator", generator)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        set_attr(self.f, "created", now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        if description:
+            set_attr(self.f, "description", description)
+        self.cases = self.f.create_group("cases")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *rest):
+        self.close()
+
+    def close(self):
+        if self.f is None:
+            return
+        version = self.forced_version or (2 if self.v2 else 1)
+        if version == 1 and self.v2:
+            raise DumpError("%s: uses version-2 features but version 1 was asked for" % self.path)
+        set_attr(self.f, "format_version", version)
+        self.f.close()
+        self.f = None
+
+    def case(self, case_id, op, family, seed=0, attrs=None, inputs=None, observed=None,
+             expected=None):
+        """Writes one case; returns its group path."""
+        if not CASE_ID.match(case_id):
+            raise DumpError("case id %r: allowed characters are [A-Za-z0-9_.-]" % case_id)
+        if family not in FAMILIES:
+            raise DumpError("family %r: one of %s" % (family, ", ".join(FAMILIES)))
+        attrs = dict(attrs or {})
+        check_conventions(attrs)
+        if V2_CASE_ATTRS & set(attrs):
+            self.v2 = True
+        if case_id in self.cases:
+            raise DumpError("case %s written twice" % case_id)
+        g = self.cases.create_group(case_id)
+        set_attr(g, "op", op)
+        set_attr(g, "family", family)
+        set_attr(g, "seed", int(seed))
+        for key, value in attrs.items():
+            set_attr(g, key, value)
+        for part, tensors in (("inputs", inputs), ("expected", expected), ("observed", observed)):
+            if tensors is None:
+                continue
+            pg = g.create_group(part)
+            for name, spec in tensors.items():
+                self.put(pg, name, spec, may_link=(part == "inputs"))
+        return g.name
+
+    def put(self, group, name, spec, may_link=True):
+        t = as_tensor(spec)
+        if isinstance(t, Link):
+            if not may_link:
+                raise DumpError("%s/%s: observed datasets are never links" % (group.name, name))
+            self._link(group, name, t.target)
+            return
+        if t.dtype in encode.V2_DTYPES or V2_DATASET_ATTRS & set(t.attrs):
+            self.v2 = True
+        key = (t.dtype, t.stored.shape, t.sha256(), repr(sorted(t.attrs.items())))
+        if may_link and t.stored.size >= LINK_MIN and key in self.seen:
+            self._link(group, name, self.seen[key])
+            return
+        if self.max_bytes is not None and self.written + t.nbytes > self.max_bytes:
+            raise DumpError("%s: writing %s/%s would pass the bound of %d bytes"
+                            % (self.path, group.name, name, self.max_bytes))
+        kw = {}
+        if t.stored.size >= COMPRESS_MIN:
+            kw = {"compression": "gzip", "compression_opts": 4, "shuffle": True}
+        d = group.create_dataset(name, data=t.stored, **kw)
+        self.written += t.nbytes
+        set_attr(d, "dtype", t.dtype)
+        for key2, value in t.attrs.items():
+            set_attr(d, key2, value)
+        if may_link:
+            self.seen.setdefault(key, d.name)
+
+    def _link(self, group, name, target):
+        obj = self.f.get(target, getlink=True)
+        if not isinstance(obj, h5py.HardLink) or not isinstance(self.f[target], h5py.Dataset):
+            raise DumpError("link %s/%s -> %s: the target must be a dataset" % (group.name, name, target))
+        if "/observed/" in target:
+            raise DumpError("link %s/%s -> %s: observed datasets are never link targets"
+                            % (group.name, name, target))
+        parent, _, leaf = name.rpartition("/")
+        g = group.require_group(parent) if parent else group
+        g[leaf] = h5py.SoftLink(target)

@@ -1,0 +1,57 @@
+"""Running the C harness on a dump: `mtpcheck verify FILE`.
+
+The binary is $MTPCHECK_BIN, else `mtpcheck` on PATH, else ./build/mtpcheck
+from the current directory.  `run()` returns a Verdict: the exit code, the
+console text, and the diagnoses and case verdicts parsed from it.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "UNIMPLEMENTED", "SKIPPED", "CRASHED", "TIMEOUT",
+            "INVALID")
+
+
+def find_binary():
+    """The path of the mtpcheck binary, or None."""
+    env = os.environ.get("MTPCHECK_BIN")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    on_path = shutil.which("mtpcheck")
+    if on_path:
+        return on_path
+    local = os.path.join("build", "mtpcheck")
+    return os.path.abspath(local) if os.access(local, os.X_OK) else None
+
+
+class Verdict:
+    def __init__(self, returncode, text):
+        self.returncode = returncode
+        self.text = text
+        self.diagnoses = re.findall(r"diagnosis: ([A-Z0-9_]+)", text)
+        self.cases = {}
+        # "[  1/2] FAILED        dump       FILE:case  ..."
+        pat = re.compile(r"^\[\s*\d+/\d+\]\s+(%s)\s+\S+\s+(\S+)" % "|".join(VERDICTS))
+        for line in text.splitlines():
+            m = pat.match(line.strip())
+            if m and ":" in m.group(2):
+                self.cases[m.group(2).rsplit(":", 1)[1]] = m.group(1)
+
+    @property
+    def version_unsupported(self):
+        """True when this binary cannot read the file's format version yet."""
+        return self.returncode == 2 and "format_version" in self.text and "not supported" in self.text
+
+    def __repr__(self):
+        return "Verdict(rc=%d, cases=%r, diagnoses=%r)" % (self.returncode, self.cases, self.diagnoses)
+
+
+def run(path, binary=None, extra=(), timeout=600):
+    binary = binary or find_binary()
+    if binary is None:
+        raise FileNotFoundError("no mtpcheck binary: set MTPCHECK_BIN or build ./build/mtpcheck")
+    p = subprocess.run([binary, "verify", path, *extra], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    return Verdict(p.returncode, p.stdout)

@@ -1,0 +1,164 @@
+"""The hooks on module trees mirroring engines that do not run here: SGLang's
+NextN model (deepseek_nextn.py names and call contract) and vLLM's DeepSeek V4
+MTP layer (deepseek_v4/*/mtp.py names, the deferred hc_post contract)."""
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import judge, need
+
+torch = need("torch")
+
+import mirrors  # noqa: E402
+from mtpcheck import capture  # noqa: E402
+
+H, V, F, T, K = 64, 128, 96, 4, 3
+
+
+def _sglang(tmp_path, steps=K):
+    gen = torch.Generator().manual_seed(3)
+    model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / "sglang.h5")
+    cap = capture.install(engine="sglang", path=path, steps=steps, model=model)
+    ids = torch.randint(0, V, (T,), generator=gen)
+    pos = torch.arange(5, 5 + T)
+    hidden = (torch.randn(T, H, generator=gen)).to(torch.bfloat16)
+    with torch.no_grad():
+        mirrors.sglang_draft(model, ids, pos, hidden, steps)
+    return cap, cap.write(), path
+
+
+def test_sglang_nextn_capture_layout(tmp_path):
+    cap, cases, path = _sglang(tmp_path)
+    assert cases[0] == "chain0" and len(cases) == 1 + K
+    with h5py.File(path) as f:
+        assert f.attrs["format_version"] == 2
+        c = f["cases/chain0"]
+        assert c.attrs["op"] == "draft_chain" and c.attrs["block"] == "captured"
+        assert c.attrs["final_add"] == "fused" and c.attrs["pos0_mask"] == 0
+        assert c.attrs["num_steps"] == K and c.attrs["pass_step_idx"] == 0
+        assert c.attrs["logits_dtype"] == "bfloat16"
+        assert c["inputs/next_tokens"].shape == (K - 1, T)
+        assert c["inputs/layer.0/head_weight"].shape == (V, H)
+        for s in range(K):
+            assert c["inputs/step.%d/block_in" % s].shape == (T, H)
+            assert c["observed/step.%d/logits" % s].shape == (T, V)
+        # recycled at step 0 is what step 1 was fed: the logits processor's hidden
+        assert np.array_equal(c["observed/step.0/recycled"][()], c["observed/step.0/hidden_post"][()])
+        # weights written once: the per-step cases link to the chain's
+        link = f["cases/chain0.step1.layer0/inputs"].get("eh_proj_weight", getlink=True)
+        assert isinstance(link, h5py.SoftLink)
+
+
+def test_sglang_nextn_verdict(tmp_path):
+    cap, cases, path = _sglang(tmp_path)
+    v = judge(path)
+    assert v.returncode == 0, v.text
+    assert set(v.cases) >= set(cases) and set(v.cases.values()) == {"PASSED"}, v.text
+
+
+def test_v4_mirror_hooks(tmp_path):
+    """V4: the hooks on a module tree named as vLLM's V4 MTP layer record the
+    deferred block's four outputs and the recycled streams [T, M*H]."""
+    M = 4
+    gen = torch.Generator().manual_seed(4)
+
+    class DeepSeekV4MTP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = torch.nn.Embedding(V, H, dtype=torch.bfloat16)
+            self.layers = torch.nn.ModuleDict({"43": mirrors.DeepSeekV4MultiTokenPredictorLayer(H, V, M, F)})
+
+        def forward(self, input_ids, positions, hidden_states):
+            return self.layers["43"](input_ids, positions, hidden_states, self.embed_tokens(input_ids))
+
+    model = DeepSeekV4MTP()
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / "v4.h5")
+    cap = capture.install(engine="vllm", path=path, steps=2, model=model)
+    ids = torch.randint(0, V, (T,), generator=gen)
+    pos = torch.arange(1, 1 + T)
+    hidden = torch.randn(T, M * H, generator=gen).to(torch.bfloat16)
+    with torch.no_grad():
+        h1 = model(ids, pos, hidden)
+        model(ids, pos + 1, h1)
+    cases = cap.write()
+    with h5py.File(path) as f:
+        c = f["cases/chain0"]
+        assert c.attrs["family"] == "deepseek_v4" and c.attrs["block_contract"] == "deferred"
+        assert c.attrs["hc_mult"] == M
+        assert c["inputs/step.0/block_in"].shape == (T, M, H)
+        assert c["inputs/step.0/block_residual"].shape == (T, M, H)
+        assert c["inputs/step.0/post_mix"].shape == (T, M)
+        assert c["inputs/step.0/comb_mix"].shape == (T, M, M)
+        assert c["inputs/layer.0/hc_head_fn"].attrs["dtype"] == "float32"
+        assert c["observed/step.0/recycled"].shape == (T, M * H)
+        assert "chain0.step1.layer0" in cases
+
+
+def test_byte_bound_stops_recording(tmp_path):
+    """A capture cannot grow past max_bytes: recording stops, the dump holds what fit."""
+    gen = torch.Generator().manual_seed(5)
+    model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / "small.h5")
+    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=6000)
+    with torch.no_grad():
+        mirrors.sglang_draft(model, torch.arange(T), torch.arange(1, 1 + T),
+                             torch.randn(T, H).to(torch.bfloat16), K)
+    assert cap.recorder.full and cap.recorder.bytes <= 6000
+    assert any("byte bound" in n for n in cap.recorder.notes)
+    with pytest.raises(Exception, match="bound"):
+        cap.write()  # the weights alone do not fit either: refused, not truncated silently
+
+
+def test_env_install(tmp_path, monkeypatch):
+    """MTPCHECK_CAPTURE, as the vLLM plugin reads it: the capture is installed
+    and attaches to the first MTP model that runs (a global pre-hook)."""
+    from mtpcheck.capture import plugin
+
+    monkeypatch.setenv("MTPCHECK_CAPTURE", str(tmp_path / "env-%p.h5") + ":2:engine=sglang")
+    before = len(capture._active)
+    plugin.register()
+    cap = capture._active[-1]
+    assert len(capture._active) == before + 1 and cap.bounds.steps == 2 and "%p" not in cap.path
+    try:
+        gen = torch.Generator().manual_seed(6)
+        model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+        mirrors.randomize(model, gen)
+        with torch.no_grad():
+            mirrors.sglang_draft(model, torch.arange(T), torch.arange(1, 1 + T),
+                                 torch.randn(T, H).to(torch.bfloat16), 2)
+        assert cap.root is model
+        assert cap.write()[0] == "chain0"
+    finally:
+        cap.remove()
+        capture._active.remove(cap)
+
+
+def test_large_head_and_table_as_row_subsets(tmp_path):
+    """A head or embedding table too large for the bound is written as a row
+    subset (FIXTURES v2 rules 1-6): the top logits and every token fed on."""
+    gen = torch.Generator().manual_seed(7)
+    model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / "subset.h5")
+    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=100000)
+    ids = torch.randint(0, V, (T,), generator=gen)
+    with torch.no_grad():
+        mirrors.sglang_draft(model, ids, torch.arange(1, 1 + T), torch.randn(T, H).to(torch.bfloat16), K)
+    cap.write()
+    with h5py.File(path) as f:
+        c = f["cases/chain0"]
+        rows = c["inputs/layer.0/head_rows"][()]
+        assert c["inputs/layer.0/head_weight"].attrs["full_rows"] == V
+        assert c["inputs/layer.0/head_weight"].shape == (len(rows), H) and len(rows) < V
+        assert np.all(np.diff(rows) > 0)
+        table_rows = c["inputs/embed_table_rows"][()]
+        used = set(c["inputs/input_ids"][()]) | set(c["inputs/next_tokens"][()].ravel())
+        assert used <= set(table_rows) and used <= set(rows)
+        assert c["observed/step.0/logits"].shape == (T, len(rows))
+        assert np.array_equal(c["observed/step.0/logits_rows"][()], rows)
+        assert "head written as" in f.attrs["description"]

@@ -1,0 +1,174 @@
+"""The capture hooks on real vLLM code (vllm==0.33.0 from PyPI, CPU): tiny
+DeepSeek V3 and GLM MTP models built from vLLM's classes, a 3-step draft chain
+run with what vLLM's proposer recycles, captured, judged by `mtpcheck verify`.
+The verdicts are findings (docs/FINDINGS.md); each is asserted here."""
+
+import types
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import judge, need
+
+torch = need("torch")
+need("vllm")
+
+import vllm_tiny  # noqa: E402
+from mtpcheck import capture  # noqa: E402
+
+K, T = 3, 4
+
+
+def _capture(tmp_path, model_type, mutate=None, mtp_layers=1, steps=K):
+    model, vcfg = vllm_tiny.build(model_type, str(tmp_path), K=steps, mtp_layers=mtp_layers)
+    if mutate is not None:
+        mutate(model)
+    path = str(tmp_path / ("%s.h5" % model_type))
+    cap = capture.install(engine="vllm", path=path, steps=steps, model=model)
+    gen = torch.Generator().manual_seed(11)
+    ids = torch.randint(2, vllm_tiny.V, (T,), generator=gen)
+    pos = torch.tensor([0, 7, 8, 20])  # row 0 at position 0: the mask is exercised
+    hidden = torch.randn(T, vllm_tiny.H, generator=gen).to(torch.bfloat16)
+    vllm_tiny.draft(model, vcfg, ids, pos, hidden, steps)
+    cases = cap.write()
+    cap.remove()
+    return cases, path, cap
+
+
+def _recycled_is_post_norm(path):
+    with h5py.File(path) as f:
+        c = f["cases/chain0/observed"]
+        return np.array_equal(c["step.0/recycled"][()], c["step.0/hidden_post"][()])
+
+
+def test_proposer_rule_is_vllms():
+    """What the tests feed forward is decided by vLLM's proposer: DeepSeek V3's
+    draft architecture is in its tuple set, GLM-4.5's is not."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        _, v3 = vllm_tiny.build("deepseek_v3", d)
+        _, glm = vllm_tiny.build("glm4_moe", d)
+    assert vllm_tiny.proposer_returns_tuple(v3) is True
+    assert vllm_tiny.proposer_returns_tuple(glm) is False
+
+
+def test_deepseek_v3_capture(tmp_path):
+    cases, path, _ = _capture(tmp_path, "deepseek_v3")
+    assert cases == ["chain0"] + ["chain0.step%d.layer0" % s for s in range(K)]
+    with h5py.File(path) as f:
+        c = f["cases/chain0"]
+        assert c.attrs["family"] == "deepseek_v3" and c.attrs["block"] == "captured"
+        assert c.attrs["logits_dtype"] == "bfloat16" and c.attrs["pos0_mask"] == 1
+        assert c.attrs["final_add"] == "unfused" and c.attrs["silu_mul_rounding"] == "twice"
+        assert c["inputs/step.2/block_in"].shape == (T, vllm_tiny.H)
+        assert c["inputs/next_tokens"].shape == (K - 1, T)
+        assert f["cases/chain0"].attrs["num_steps"] == K
+    assert _recycled_is_post_norm(path)  # deepseek_mtp.py returns (h_pre, h_post)
+    with h5py.File(path) as f:  # the last step: the tuple's second element, by vLLM's rule
+        last = f["cases/chain0/observed/step.%d" % (K - 1)]
+        assert np.array_equal(last["recycled"][()], last["hidden_post"][()])
+    v = judge(path)
+    assert v.returncode == 0, v.text
+    assert set(v.cases.values()) == {"PASSED"} and len(v.cases) == len(cases), v.text
+
+
+def test_glm_capture_recycles_pre_norm(tmp_path):
+    """FINDING (docs/FINDINGS.md): vLLM 0.33.0's glm4_moe_mtp.py returns the
+    pre-final-norm hidden as one tensor and the proposer's model_returns_tuple()
+    is False for Glm4MoeMTPModel, so step s+1 is fed step s's h_pre."""
+    cases, path, _ = _capture(tmp_path, "glm4_moe")
+    with h5py.File(path) as f:
+        assert f["cases/chain0"].attrs["family"] == "glm"
+    assert not _recycled_is_post_norm(path)
+    with h5py.File(path) as f:  # the last step too: the single tensor, as the proposer feeds it
+        last = f["cases/chain0/observed/step.%d" % (K - 1)]
+        assert not np.array_equal(last["recycled"][()], last["hidden_post"][()])
+    v = judge(path)
+    assert v.returncode == 1, v.text
+    assert v.cases["chain0"] == "FAILED", v.text
+    assert "PRE_NORM_RECYCLE" in v.diagnoses, v.text
+
+
+def _broken_forward(self, input_ids, positions, previous_hidden_states, inputs_embeds=None,
+                    spec_step_index=0):
+    """A copy of vLLM 0.33's DeepSeekMultiTokenPredictorLayer.forward that hands
+    the pre-norm hidden back as the hidden to recycle."""
+    inputs_embeds = torch.where(positions.unsqueeze(-1) == 0, 0, inputs_embeds)
+    inputs_embeds = self.enorm(inputs_embeds)
+    previous_hidden_states = self.hnorm(previous_hidden_states)
+    hidden_states = self.eh_proj(torch.cat([inputs_embeds, previous_hidden_states], dim=-1))
+    hidden_states, residual = self.mtp_block(positions=positions, hidden_states=hidden_states,
+                                             residual=None)
+    hidden_states = residual + hidden_states
+    return hidden_states, hidden_states  # the bug: (h_pre, h_pre)
+
+
+def test_broken_copy_named(tmp_path):
+    def mutate(model):
+        for layer in model.model.layers.values():
+            layer.forward = types.MethodType(_broken_forward, layer)
+
+    cases, path, _ = _capture(tmp_path, "deepseek_v3", mutate)
+    assert not _recycled_is_post_norm(path)
+    v = judge(path)
+    assert v.returncode == 1 and v.cases["chain0"] == "FAILED", v.text
+    assert "PRE_NORM_RECYCLE" in v.diagnoses, v.text
+
+
+def test_global_install_finds_the_model(tmp_path):
+    """install() without a model: the first MTP layer that runs is found and hooked."""
+    model, vcfg = vllm_tiny.build("deepseek_v3", str(tmp_path), K=2)
+    cap = capture.install(engine="vllm", path=str(tmp_path / "g.h5"), steps=2, max_tokens=2)
+    try:
+        ids = torch.tensor([5, 6, 7])
+        vllm_tiny.draft(model, vcfg, ids, torch.tensor([3, 4, 5]),
+                        torch.randn(3, vllm_tiny.H).to(torch.bfloat16), 2)
+        cases = cap.write()
+    finally:
+        cap.remove()
+    assert any(cap.root is m for m in model.modules()) and "chain0" in cases
+    with h5py.File(str(tmp_path / "g.h5")) as f:
+        assert f["cases/chain0/inputs/step.1/block_in"].shape == (2, vllm_tiny.H)  # max_tokens
+
+
+def test_vllm_finds_the_plugin():
+    """vLLM's plugin loader sees the package's entry point (once `pip install ./python`)."""
+    from importlib.metadata import entry_points
+
+    from conftest import ENGINE_TESTS
+
+    names = [e.value for e in entry_points(group="vllm.general_plugins")]
+    if "mtpcheck.capture.plugin:register" not in names:
+        if ENGINE_TESTS:
+            pytest.fail("the mtpcheck package is not installed in the engine venv")
+        pytest.skip("mtpcheck not pip-installed here (tools/ci/engines.sh installs it)")
+    from vllm.plugins import load_plugins_by_group
+
+    assert "mtpcheck_capture" in load_plugins_by_group("vllm.general_plugins")
+
+
+def test_interpreter_made_capture_says_so(tmp_path, monkeypatch):
+    """Under TRITON_INTERPRET=1 (Triton kernels on CPU, bf16 stores truncated)
+    the dump says it was interpreter-made."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    cases, path, _ = _capture(tmp_path, "deepseek_v3")
+    with h5py.File(path) as f:
+        assert "interpreter" in f.attrs["description"]
+
+
+def test_two_mtp_layers_every_step_runs_layer_0(tmp_path):
+    """FINDING (docs/FINDINGS.md F4): with two MTP layers, vLLM 0.33.0's legacy
+    proposer passes no spec_step_idx, so every draft step runs the first layer
+    (SPEC_STEP_LAYER_REUSE, MTP-SPEC 12.4). The capture records what ran: the
+    chain declares pass_step_idx 0 and passes; the second layer is never used."""
+    cases, path, cap = _capture(tmp_path, "deepseek_v3", mtp_layers=2, steps=4)  # K % L == 0
+    assert [st.layer for st in cap.recorder.chains[0]] == [0, 0, 0, 0]
+    assert cases == ["chain0"] + ["chain0.step%d.layer0" % s for s in range(4)]
+    with h5py.File(path) as f:
+        c = f["cases/chain0"]
+        assert c.attrs["num_layers"] == 2 and c.attrs["pass_step_idx"] == 0
+        assert "layer.1/eh_proj_weight" in c["inputs"]
+    v = judge(path)
+    assert v.returncode == 0 and set(v.cases.values()) == {"PASSED"}, v.text

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The CLI against hostile inputs and the newcomer's traps (docs/CI.md,
+# "Guarantees"): one CTest test per class, each running the real mtpcheck on
+# files crafted at run time (craft.py) and checking the exit code and the one
+# line it prints. Usage: inputs.sh TEST MTPCHECK SOURCE_DIR PLUGIN_SO
+set -u
+T=$1 M=$2 SRC=$3 PLUGIN=${4:-}
+PY=/usr/bin/python3
+W=$(mktemp -d /tmp/mtp-inputs.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cd "$W"
+fail() { echo "FAIL [$T]: $*"; exit 1; }
+craft() { $PY "$SRC/tests/cli/craft.py" "$1" "$W/$1.h5" "$SRC/fixtures" || fail "craft $1"; }
+# expect CODE PATTERN CMD...: exit code and a line matching PATTERN (stdout+err)
+expect() {
+	local code=$1 pat=$2; shift 2
+	timeout 60 "$@" >"$W/out" 2>&1; local rc=$?
+	[ "$rc" = "$code" ] || { tail -5 "$W/out"; fail "'$*' exited $rc, not $code"; }
+	[ -z "$pat" ] || grep -Eq -- "$pat" "$W/out" || { tail -5 "$W/out"; fail "'$*': no line matching /$pat/"; }
+}
+no_case_ran() { ! grep -q '^\[ *1/' "$W/out" || fail "a case ran before the error"; }
+
+case $T in
+links) # rule 12: nothing outside the file, no link in observed/
+	for k in extlink extlink_case softlink_group softlink_relative softlink_observed; do
+		craft $k; expect 2 "$k.h5: /cases/.*link" "$M" run --fixtures $k.h5
+	done
+	craft softlink_ok; timeout 60 "$M" run --fixtures softlink_ok.h5 >out 2>&1
+	[ $? != 2 ] || fail "a soft link to a dataset of another case is refused" ;;
+storage) # rule 13: contiguous/chunked, in the file, deflate/shuffle/fletcher32
+	craft filter; expect 2 "inputs/x: filter 6 \(scaleoffset\) is refused" "$M" run --fixtures filter.h5
+	craft external_storage; expect 2 "inputs/x: its data is stored in external files" "$M" run --fixtures external_storage.h5
+	craft filter_ok; expect 0 "2 PASSED" "$M" run --fixtures filter_ok.h5 ;;
+membudget) # two 2 GiB datasets declared in a small sparse file
+	craft sparse; [ "$(stat -c %s sparse.h5)" -lt 1000000 ] || fail "sparse file too big"
+	expect 2 "sparse.h5: /cases/huge: needs 10.0 GiB .* over the budget of 1.0 GiB .*--mem-limit" \
+		"$M" run --fixtures sparse.h5 --mem-limit 1G
+	expect 2 "sparse.h5: /cases/huge: needs" "$M" verify sparse.h5 --mem-limit 512M
+	expect 2 "--mem-limit: 'lots'" "$M" run --mem-limit lots
+	expect 2 "quick.case:[0-9]+:1: gen\..*needs .* over the budget" "$M" run --mem-limit 1M
+	no_case_ran ;;
+verify_empty) # a due output that is empty or absent never passes
+	craft verify_empty; expect 1 "FAILED .*y: shape \[0, ?256\], expected \[3, ?256\]" "$M" verify verify_empty.h5
+	craft verify_noobs; expect 2 "INVALID .*no observed/ datasets" "$M" verify verify_noobs.h5
+	craft verify_ok; expect 0 "1 PASSED" "$M" verify verify_ok.h5 ;;
+sources) # FIFOs, folders, many sources, empty folders, missing plugins
+	mkfifo fifo; mkdir empty
+	expect 2 "fifo: cannot read: not a regular file \(a FIFO\)" "$M" run --cases fifo
+	echo "include=fifo" >inc.case; expect 2 "inc.case:1:9: cannot read include 'fifo': not a regular file" "$M" run --cases inc.case
+	echo "fixtures=fifo" >fx.case; expect 2 "fx.case:1:10: 'fifo' is neither a regular file nor a folder" "$M" run --cases fx.case
+	expect 2 "fifo: /: cannot open the file: not a regular file \(a FIFO\)" "$M" run --fixtures fifo
+	expect 2 "empty: no \*.h5 file in the folder" "$M" run --fixtures empty
+	expect 2 "--backend-lib $W/none.so: No such file" "$M" run --backend-lib "$W/none.so"
+	echo "op=rmsnorm R=1 H=1x" >bad.case; expect 2 "bad.case:1:18" "$M" run --cases bad.case --list
+	craft filter_ok; : >many.case
+	for i in $(seq 1 140); do ln -s filter_ok.h5 f$i.h5; echo "fixtures=f$i.h5" >>many.case; done
+	expect 0 "286 results: 286 PASSED" "$M" run --cases many.case --fixtures f1.h5 --fixtures f2.h5 --fixtures f3.h5 ;;
+rules) # FIXTURES.md rules a golden must keep
+	craft chain_missing_step; expect 2 "expected/step.1/.*: missing" "$M" run --fixtures chain_missing_step.h5
+	craft fv_float; expect 2 "fv_float.h5: /: format_version must be an integer" "$M" run --fixtures fv_float.h5
+	for k in rtol_big atol_nan; do craft $k; expect 2 "expected/y: (tolerance override|rtol/atol)" "$M" run --fixtures $k.h5; done
+	craft atol_huge; expect 2 "atol 1e\+300 is at or above" "$M" run --fixtures atol_huge.h5
+	craft atol_vacuous; expect 2 "atol 50 is at or above the tensor's largest magnitude" "$M" run --fixtures atol_vacuous.h5
+	craft atol_ok; expect 0 "" "$M" run --fixtures atol_ok.h5 --json ok.json
+	grep -q '"fixture: test override"' ok.json || fail "override not reported in the JSON"
+	craft obs_dtype; expect 2 "observed/y: stored as float32, but the case declares bfloat16" "$M" verify obs_dtype.h5 ;;
+pipe) # a console piped into head, reports through symlinks and new folders
+	ln -s real.json link.json
+	"$M" run -v --fixtures "$SRC/fixtures/norms.h5" --json link.json --html rep/sub/r.html | head -1 >/dev/null
+	rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || fail "piped run exited $rc"
+	[ -L link.json ] || fail "the symlink was replaced"
+	grep -q '"verdict":"PASSED"' real.json || fail "no report through the link"
+	[ -s rep/sub/r.html ] || fail "the report folder was not created"
+	: >ro; expect 2 "cannot write" "$M" run --fixtures "$SRC/fixtures/norms.h5" --json ro/x.json
+	no_case_ran ;;
+preflight) # typos and unwritable reports are found before the first case
+	expect 2 "--backend rfe: unknown backend; did you mean 'ref'" "$M" run --backend ref,rfe
+	no_case_ran
+	expect 2 "--backend mutant:NOPE: no mutant 'NOPE'" "$M" run --backend mutant:NOPE
+	expect 2 "--filter nosuch: selects no case" "$M" run --fixtures "$SRC/fixtures/norms.h5" --filter nosuch
+	no_case_ran
+	expect 2 "unexpected argument '--json'" "$M" list ops --json ;;
+seed) # --seed reaches the generated cases; the default is recorded truthfully
+	echo "op=lm_head T=4 H=64 V=256" >g.case
+	expect 0 "gen.lm_head.*\.s7 " "$M" run --cases g.case --seed 7 --list
+	expect 0 "gen.lm_head.*\.s1 " "$M" run --cases g.case --list
+	expect 0 "" "$M" run --cases g.case --json d.json
+	grep -q '"seed":1,' d.json || fail "default seed not recorded as 1"
+	grep -q '"run_id":"' d.json || fail "no run_id"
+	expect 0 "" "$M" run --cases g.case --seed 7 --json d7.json
+	grep -q '"seed":7,' d7.json && grep -q 'T4.H64.V256.s7"' d7.json || fail "seed 7 not used"
+	expect 0 "        logits .* rtol" "$M" run --cases g.case -v ;;
+repro) # repro lines replay the same verdict from any folder
+	cd "$SRC"
+	"$M" run --backend mutant:PRE_NORM_RECYCLE --fixtures fixtures/steps_v3.h5 --isolate --timeout 60 \
+		--seed 3 --mem-limit 8G >"$W/out" 2>&1
+	line=$(grep -m1 'repro:' "$W/out" | sed 's/.*repro: //')
+	case "$line" in *"--isolate --timeout 60"*"--seed 3"*"--mem-limit 8G"*) ;; *) fail "repro lacks options: $line";; esac
+	cd "$W" && mkdir -p elsewhere && cd elsewhere
+	eval "\"$M\" ${line#mtpcheck }" >"$W/out2" 2>&1; rc=$?
+	[ $rc = 1 ] && grep -q "FAILED" "$W/out2" || fail "replayed repro exited $rc: $line"
+	if [ -n "$PLUGIN" ]; then
+		echo "op=rmsnorm R=2 H=64" >"$W/hang.case"
+		expect 1 "TIMEOUT" "$M" run --backend faulty --backend-lib "$PLUGIN" --cases "$W/hang.case" --timeout 2
+		grep -Eq "repro: .*--backend-lib /.*--cases /.*--timeout 2" "$W/out" || fail "TIMEOUT without a full repro"
+	fi ;;
+selftest) # --json, and a filter that leaves a mutant nothing to break
+	expect 125 "NOT APPLICABLE" "$M" selftest --backend ref --fixtures "$SRC/fixtures/norms.h5" --filter 'rmsnorm.*' --json st.json
+	grep -q '"verdict":"NOT APPLICABLE"' st.json || fail "selftest --json wrote no rows" ;;
+report) # help matches, inf stays inf, shards share a column, exit 1 on failures
+	expect 0 "--json FILE" "$M" report --help
+	expect 0 "--junit FILE" "$M" verify --help
+	"$M" run --fixtures "$SRC/fixtures/norms.h5" --filter 'rmsnorm.*' --run-id night1 --shard 0/2 --json s0.json >/dev/null
+	"$M" run --fixtures "$SRC/fixtures/norms.h5" --filter 'rmsnorm.*' --run-id night1 --shard 1/2 --json s1.json >/dev/null
+	$PY - <<'PYEOF' || fail "cannot write the failing results file"
+import json
+d = json.load(open("s0.json"))
+r = dict(d["results"][0], verdict="FAILED", outputs=[dict(d["results"][0]["outputs"][0], headroom="inf")])
+d["results"] = [r]; d["run_id"] = "other"
+json.dump(d, open("bad.json", "w"))
+PYEOF
+	expect 0 "" "$M" report s0.json s1.json --json m.json --html m.html
+	[ "$(grep -o '"backend":"[^"]*"' m.json | sort -u | wc -l)" = 1 ] || fail "shards of one run in several columns"
+	expect 1 "exit code 1" "$M" report s0.json bad.json --html b.html
+	grep -q '[0-9]\{30\}' b.html && fail "inf headroom rendered as a long number"
+	grep -q 'inf' b.html || fail "inf headroom not shown" ;;
+cwd_ids) # the file part of a case's name does not depend on the folder
+	(cd "$SRC" && "$M" run --list --fixtures fixtures/norms.h5) >a.txt
+	(cd / && "$M" run --list --fixtures "$SRC/fixtures/norms.h5") >b.txt
+	(cd "$SRC/fixtures" && "$M" run --list --fixtures norms.h5) >c.txt
+	cmp -s a.txt b.txt && cmp -s a.txt c.txt || fail "ids differ by folder: $(diff a.txt b.txt | head -3)"
+	grep -q '^fixtures/norms.h5:rmsnorm' a.txt || fail "unexpected id form: $(head -1 a.txt)"
+	printf 'fixtures=%s/fixtures/norms.h5\nop=rmsnorm R=2 H=8\n' "$SRC" >"$SRC/build-cwd-$$.case"
+	(cd / && "$M" run --list --cases "$SRC/build-cwd-$$.case") >d.txt
+	(cd "$SRC" && "$M" run --list --cases "build-cwd-$$.case") >e.txt
+	rm -f "$SRC/build-cwd-$$.case"
+	cmp -s d.txt e.txt || fail "case-file ids differ by folder: $(diff d.txt e.txt | head -3)" ;;
+*) fail "unknown test" ;;
+esac
+echo "ok [$T]"

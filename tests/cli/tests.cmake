@@ -1,0 +1,10 @@
+# The CLI against hostile inputs and the newcomer's traps (tests/cli/inputs.sh,
+# docs/CI.md "Guarantees"): one CTest test per class, label "inputs".
+foreach(t links storage membudget verify_empty sources rules pipe preflight
+          seed repro selftest report cwd_ids)
+  add_test(NAME inputs.${t}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/inputs.sh ${t}
+                   $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR}
+                   $<TARGET_FILE:mtp_plugin_faulty>)
+  set_tests_properties(inputs.${t} PROPERTIES LABELS "inputs" TIMEOUT 300)
+endforeach()
