@@ -27,6 +27,9 @@ static bool known_base(const char *name)
 	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
 		if (!strcmp(modules[i], name))
 			return true;
+	/* opencl:VARIANT and opencl@PLATFORM: the module checks the rest */
+	if (!strncmp(name, "opencl", 6) && (name[6] == ':' || name[6] == '@'))
+		return true;
 	return !strncmp(name, "python:", 7); /* the module checks the adapter */
 }
 

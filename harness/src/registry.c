@@ -64,11 +64,22 @@ const struct mtp_backend_iface *mtp_backend_builtin(int i)
 	return i >= 0 && i < mtp_backend_builtin_count() ? builtins[i] : NULL;
 }
 
+/* Modules whose open() reads NAME:VARIANT and NAME@PLATFORM itself. */
+static bool takes_variants(const char *module)
+{
+	return strcmp(module, "opencl") == 0;
+}
+
 static const struct module_def *module_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
-		if (strcmp(modules[i].name, name) == 0)
+	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
+		size_t n = strlen(modules[i].name);
+
+		if (strncmp(modules[i].name, name, n) == 0 &&
+		    (name[n] == 0 || (takes_variants(modules[i].name) &&
+				      (name[n] == ':' || name[n] == '@'))))
 			return &modules[i];
+	}
 	return NULL;
 }
 
@@ -249,6 +260,7 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 		snprintf(why, whyn, "%s",
 			 be->error[0] ? be->error : mtp_status_name(st));
 		mtp_backend_close(be);
+		/* INVALID: a malformed name (a variant the module lacks) */
 		return st == MTP_ERR_INVALID ? st : MTP_ERR_UNAVAILABLE;
 	}
 	*out = be;

@@ -23,55 +23,22 @@ enum mtp_status mtp_l0_fail(struct mtp_backend *be, enum mtp_status st,
 				mtp_l0_result_name(r));
 }
 
-static ze_result_t set_arg(ze_kernel_handle_t k, uint32_t *i,
-			   const struct ocl_arg *a)
-{
-	switch (a->kind) {
-	case OCL_A_BUF: {
-		void *p = a->v.b.mem; /* NULL: a NULL pointer in the kernel */
-		int64_t off = (int64_t)a->v.b.off;
-		ze_result_t r =
-			zeKernelSetArgumentValue(k, (*i)++, sizeof(p), &p);
-
-		return r ? r
-			 : zeKernelSetArgumentValue(k, (*i)++, sizeof(off),
-						    &off);
-	}
-	case OCL_A_I32:
-		return zeKernelSetArgumentValue(k, (*i)++, sizeof(a->v.i),
-						&a->v.i);
-	case OCL_A_I64:
-		return zeKernelSetArgumentValue(k, (*i)++, sizeof(a->v.l),
-						&a->v.l);
-	case OCL_A_LOCAL: /* a size and no value: local memory */
-		return zeKernelSetArgumentValue(k, (*i)++, a->v.local, NULL);
-	default:
-		return zeKernelSetArgumentValue(k, (*i)++, sizeof(a->v.f),
-						&a->v.f);
-	}
-}
-
 static enum mtp_status l0_run(struct mtp_backend *be, enum ocl_kernel k,
-			      const struct ocl_arg *a, int n,
-			      const size_t gws[2], const size_t lws[2])
+			      const struct ocl_flat_arg *a, int n,
+			      const uint32_t groups[2], const uint32_t lws[2])
 {
 	struct l0_ctx *x = l0_ctx(be);
 	ze_kernel_handle_t kern = x->kernels[k];
-	const ze_group_count_t groups = {(uint32_t)(gws[0] / lws[0]),
-					 (uint32_t)(gws[1] / lws[1]), 1};
-	uint32_t idx = 0;
+	const ze_group_count_t count = {groups[0], groups[1], 1};
 
-	if (gws[0] / lws[0] > UINT32_MAX || gws[1] / lws[1] > UINT32_MAX)
-		return mtp_backend_fail(be, MTP_ERR_LIMIT,
-					"%s: more than 2^32 work-groups",
-					mtp_ocl_kernel_names[k]);
 	for (int i = 0; i < n; i++)
-		L0_ZE(be, mtp_ocl_kernel_names[k], set_arg(kern, &idx, &a[i]));
+		L0_ZE(be, mtp_ocl_kernel_names[k],
+		      zeKernelSetArgumentValue(kern, (uint32_t)i, a[i].size,
+					       a[i].value));
 	L0_ZE(be, "zeKernelSetGroupSize",
-	      zeKernelSetGroupSize(kern, (uint32_t)lws[0], (uint32_t)lws[1],
-				   1));
+	      zeKernelSetGroupSize(kern, lws[0], lws[1], 1));
 	L0_ZE(be, mtp_ocl_kernel_names[k],
-	      zeCommandListAppendLaunchKernel(x->list, kern, &groups, NULL, 0,
+	      zeCommandListAppendLaunchKernel(x->list, kern, &count, NULL, 0,
 					      NULL));
 	return MTP_OK;
 }
@@ -97,39 +64,10 @@ static void l0_free(struct mtp_backend *be, void *ptr)
 		mtp_l0_fail(be, MTP_ERR_DEVICE, "zeMemFree", r);
 }
 
-static enum mtp_status l0_scratch(struct mtp_backend *be, size_t bytes,
-				  struct ocl_buf *out)
+/* The list is synchronous: nothing still uses the memory. */
+static enum mtp_status l0_release(struct mtp_backend *be, void *mem)
 {
-	struct l0_ctx *x = l0_ctx(be);
-
-	out->mem = NULL;
-	out->off = 0;
-	if (!bytes)
-		return MTP_OK;
-	if (x->n_scratch == L0_SCRATCH_MAX)
-		return mtp_backend_fail(
-			be, MTP_ERR_LIMIT,
-			"more than %d scratch buffers in one call",
-			L0_SCRATCH_MAX);
-	OCL_TRY(l0_alloc(be, bytes, &out->mem));
-	x->scratch[x->n_scratch++] = out->mem;
-	return MTP_OK;
-}
-
-/* The list is synchronous: nothing still uses the scratch. */
-static enum mtp_status l0_scratch_release(struct mtp_backend *be)
-{
-	struct l0_ctx *x = l0_ctx(be);
-	ze_result_t first = ZE_RESULT_SUCCESS;
-
-	while (x->n_scratch > 0) {
-		ze_result_t r =
-			zeMemFree(x->context, x->scratch[--x->n_scratch]);
-
-		if (first == ZE_RESULT_SUCCESS)
-			first = r;
-	}
-	L0_ZE(be, "zeMemFree (scratch)", first);
+	L0_ZE(be, "zeMemFree", zeMemFree(l0_ctx(be)->context, mem));
 	return MTP_OK;
 }
 
@@ -147,8 +85,8 @@ static enum mtp_status l0_copy_buf(struct mtp_backend *be, struct ocl_buf dst,
 
 static const struct ocl_dev_ops l0_dev_ops = {
 	.run = l0_run,
-	.scratch = l0_scratch,
-	.scratch_release = l0_scratch_release,
+	.alloc = l0_alloc,
+	.release = l0_release,
 	.copy = l0_copy_buf,
 };
 
@@ -158,7 +96,7 @@ static void l0_close(struct mtp_backend *be)
 
 	if (!x)
 		return;
-	l0_scratch_release(be);
+	mtp_ocl_scratch_release(be);
 	for (int k = 0; k < OCL_K_COUNT; k++)
 		if (x->kernels[k])
 			zeKernelDestroy(x->kernels[k]);
@@ -252,13 +190,13 @@ static enum mtp_status l0_timer_begin(struct mtp_backend *be)
 static enum mtp_status l0_timer_end(struct mtp_backend *be, double *seconds)
 {
 	struct l0_ctx *x = l0_ctx(be);
-	uint64_t ticks;
 
+	*seconds = 0.0;
 	L0_ZE(be, "zeCommandListAppendWriteGlobalTimestamp",
 	      zeCommandListAppendWriteGlobalTimestamp(x->list, &x->stamps[1],
 						      NULL, 0, NULL));
-	ticks = (x->stamps[1] - x->stamps[0]) & x->stamp_mask;
-	*seconds = (double)ticks * x->ns_per_tick * 1e-9;
+	*seconds = mtp_ocl_span_seconds(x->stamps[0], x->stamps[1],
+					x->stamp_bits, x->ns_per_tick);
 	return MTP_OK;
 }
 

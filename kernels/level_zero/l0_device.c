@@ -23,9 +23,10 @@ struct dev_list {
 	int n;
 	ze_driver_handle_t drv[MAX_DEVICES];
 	ze_device_handle_t dev[MAX_DEVICES];
+	bool gpu[MAX_DEVICES];
 };
 
-static void list_add(struct dev_list *l, ze_driver_handle_t drv, bool gpu)
+static void list_add(struct dev_list *l, ze_driver_handle_t drv)
 {
 	ze_device_handle_t ids[MAX_DEVICES];
 	uint32_t n = MAX_DEVICES;
@@ -36,10 +37,10 @@ static void list_add(struct dev_list *l, ze_driver_handle_t drv, bool gpu)
 		ze_device_properties_t p = {
 			.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
 
-		if (zeDeviceGetProperties(ids[i], &p) != ZE_RESULT_SUCCESS ||
-		    (p.type == ZE_DEVICE_TYPE_GPU) != gpu)
+		if (zeDeviceGetProperties(ids[i], &p) != ZE_RESULT_SUCCESS)
 			continue;
 		l->drv[l->n] = drv;
+		l->gpu[l->n] = p.type == ZE_DEVICE_TYPE_GPU;
 		l->dev[l->n++] = ids[i];
 	}
 }
@@ -48,8 +49,7 @@ static enum mtp_status pick_device(struct mtp_backend *be, struct l0_ctx *x)
 {
 	ze_driver_handle_t drivers[MAX_DRIVERS];
 	uint32_t nd = 0;
-	const char *env = getenv("MTP_L0_DEVICE");
-	int pick = env && *env ? atoi(env) : 0;
+	int pick = 0;
 	struct dev_list l = {0};
 	ze_result_t r = zeInit(0);
 
@@ -70,13 +70,10 @@ static enum mtp_status pick_device(struct mtp_backend *be, struct l0_ctx *x)
 	if (zeDriverGet(&nd, drivers) != ZE_RESULT_SUCCESS)
 		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
 					"zeDriverGet failed");
-	for (int gpu = 1; gpu >= 0; gpu--)
-		for (uint32_t i = 0; i < nd; i++)
-			list_add(&l, drivers[i], gpu);
-	if (pick < 0 || pick >= l.n)
-		return mtp_backend_fail(
-			be, MTP_ERR_UNAVAILABLE, "%d Level Zero device(s)%s%s",
-			l.n, env ? ", MTP_L0_DEVICE=" : "", env ? env : "");
+	for (uint32_t i = 0; i < nd; i++)
+		list_add(&l, drivers[i]);
+	OCL_TRY(mtp_ocl_pick(be, l.gpu, l.n, "MTP_L0_DEVICE", "Level Zero",
+			     &pick));
 	x->driver = l.drv[pick];
 	x->device = l.dev[pick];
 	return MTP_OK;
@@ -95,13 +92,14 @@ static enum mtp_status describe(struct mtp_backend *be, struct l0_ctx *x)
 	L0_ZE(be, "zeDriverGetProperties",
 	      zeDriverGetProperties(x->driver, &d));
 	x->ns_per_tick = (double)p.timerResolution;
-	x->stamp_mask = p.timestampValidBits >= 64
-				? ~0ull
-				: (1ull << p.timestampValidBits) - 1;
+	x->stamp_bits = p.timestampValidBits;
 	snprintf(x->info, sizeof(x->info),
 		 "%s (%s, vendor 0x%04x device 0x%04x, %u EUs, %.1f GHz), "
 		 "Level Zero driver 0x%08x",
-		 p.name, p.type == ZE_DEVICE_TYPE_GPU ? "GPU" : "other",
+		 p.name,
+		 p.type == ZE_DEVICE_TYPE_GPU	? "GPU"
+		 : p.type == ZE_DEVICE_TYPE_CPU ? "CPU"
+						: "other",
 		 p.vendorId, p.deviceId,
 		 p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice,
 		 p.coreClockRate / 1000.0, d.driverVersion);
@@ -157,21 +155,23 @@ static enum mtp_status make_list(struct mtp_backend *be, struct l0_ctx *x)
 	return MTP_OK;
 }
 
-/* Puts the start of the module's build log after be->error's message. */
+/* Puts the module's build log after be->error's message. */
 static void append_log(struct mtp_backend *be, ze_module_build_log_handle_t log)
 {
-	char text[2048] = "";
-	size_t n = sizeof(text), used = strlen(be->error);
+	size_t n = 0;
+	char *text = NULL;
 
 	if (!log)
 		return;
 	if (zeModuleBuildLogGetString(log, &n, NULL) == ZE_RESULT_SUCCESS &&
-	    n <= sizeof(text))
-		zeModuleBuildLogGetString(log, &n, text);
-	for (char *p = text; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	snprintf(be->error + used, sizeof(be->error) - used, ": %s", text);
+	    n > 0)
+		text = calloc(1, n + 1);
+	if (text &&
+	    zeModuleBuildLogGetString(log, &n, text) == ZE_RESULT_SUCCESS)
+		mtp_ocl_append_log(be, text);
+	else
+		mtp_ocl_append_log(be, (char[]){"(no build log)"});
+	free(text);
 }
 
 static enum mtp_status make_module(struct mtp_backend *be, struct l0_ctx *x)
@@ -180,9 +180,12 @@ static enum mtp_status make_module(struct mtp_backend *be, struct l0_ctx *x)
 	ze_module_desc_t md = {
 		.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
 		.format = ZE_MODULE_FORMAT_IL_SPIRV,
-		.inputSize = mtp_l0_spirv_len,
-		.pInputModule = mtp_l0_spirv,
-		.pBuildFlags = flags ? flags : "",
+		.inputSize = mtp_ocl_spirv_len,
+		.pInputModule = mtp_ocl_spirv,
+		/* correctly rounded float32 divide and sqrt, as the opencl
+		 * backend asks for (Intel's name for the OpenCL option) */
+		.pBuildFlags = flags ? flags
+				     : "-ze-fp32-correctly-rounded-divide-sqrt",
 	};
 	ze_module_build_log_handle_t log = NULL;
 	ze_result_t r =
@@ -208,13 +211,22 @@ static enum mtp_status make_module(struct mtp_backend *be, struct l0_ctx *x)
 
 enum mtp_status mtp_l0_device_open(struct mtp_backend *be, struct l0_ctx *x)
 {
+	char id[160];
+	size_t used;
+
 	OCL_TRY(pick_device(be, x));
-	if (mtp_l0_spirv_len == 0)
+	if (mtp_ocl_spirv_len == 0)
 		return mtp_backend_fail(
 			be, MTP_ERR_UNAVAILABLE,
 			"this build has no SPIR-V of the kernels (configured "
 			"without clang-14 and llvm-spirv-14)");
 	OCL_TRY(describe(be, x));
+	used = strlen(x->info);
+	mtp_ocl_spirv_describe(mtp_ocl_spirv, mtp_ocl_spirv_len,
+			       "mtp_kernels.spv (embedded, " MTP_SPIRV_OPT_NAME
+			       ")",
+			       id, sizeof(id));
+	snprintf(x->info + used, sizeof(x->info) - used, ", from %s", id);
 	OCL_TRY(make_list(be, x));
 	return make_module(be, x);
 }

@@ -3,8 +3,8 @@
  * opencl backend's shared host layer, kernels/opencl/ocl_internal.h): its
  * context (driver, device, context, one synchronous immediate command
  * list, the module made from the embedded SPIR-V and its kernels, the
- * scratch of the current launch, the timestamp buffer) and the check that
- * turns a ze_result_t into be->error. Nothing here aborts.
+ * timestamp buffer) and the check that turns a ze_result_t into
+ * be->error. Nothing here aborts.
  */
 #ifndef MTP_L0_INTERNAL_H
 #define MTP_L0_INTERNAL_H
@@ -12,8 +12,6 @@
 #include <level_zero/ze_api.h>
 
 #include "ocl_internal.h"
-
-#define L0_SCRATCH_MAX 96
 
 struct l0_ctx {
 	struct ocl_dev dev; /* first: the shared host code reads it */
@@ -23,12 +21,10 @@ struct l0_ctx {
 	ze_command_list_handle_t list; /* immediate, synchronous */
 	ze_module_handle_t module;
 	ze_kernel_handle_t kernels[OCL_K_COUNT];
-	void *scratch[L0_SCRATCH_MAX];
-	int n_scratch;
 	uint64_t *stamps; /* host memory: begin and end timestamps */
-	uint64_t stamp_mask;
+	unsigned stamp_bits;
 	double ns_per_tick;
-	char info[384];
+	char info[640];
 };
 
 static inline struct l0_ctx *l0_ctx(struct mtp_backend *be)
@@ -56,10 +52,5 @@ enum mtp_status mtp_l0_fail(struct mtp_backend *be, enum mtp_status st,
  * MTP_ERR_UNAVAILABLE with the reason when there is no driver or device,
  * or when this build has no SPIR-V. */
 enum mtp_status mtp_l0_device_open(struct mtp_backend *be, struct l0_ctx *x);
-
-/* The kernels of kernels/opencl/ as SPIR-V (empty when the build had no
- * SPIR-V toolchain). */
-extern const unsigned char mtp_l0_spirv[];
-extern const size_t mtp_l0_spirv_len;
 
 #endif

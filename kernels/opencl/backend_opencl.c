@@ -20,114 +20,70 @@ enum mtp_status mtp_ocl_fail_cl(struct mtp_backend *be, enum mtp_status st,
 				mtp_ocl_cl_error_name(e), (int)e);
 }
 
-/* Keeps the first and the last command of a timed span. */
-static void track(struct ocl_ctx *x, cl_event ev)
-{
-	if (!ev)
-		return;
-	if (!x->ev_first) {
-		x->ev_first = ev;
-		clRetainEvent(ev);
-	}
-	if (x->ev_last)
-		clReleaseEvent(x->ev_last);
-	x->ev_last = ev;
-}
-
-static void events_drop(struct ocl_ctx *x)
-{
-	if (x->ev_first)
-		clReleaseEvent(x->ev_first);
-	if (x->ev_last)
-		clReleaseEvent(x->ev_last);
-	x->ev_first = x->ev_last = NULL;
-}
-
-static cl_int set_arg(cl_kernel k, cl_uint *i, const struct ocl_arg *a)
-{
-	cl_int e;
-
-	switch (a->kind) {
-	case OCL_A_BUF: {
-		cl_mem m = (cl_mem)a->v.b.mem;
-		cl_long off = (cl_long)a->v.b.off;
-
-		/* a NULL value is a NULL pointer in the kernel */
-		e = clSetKernelArg(k, (*i)++, sizeof(m), m ? &m : NULL);
-		return e ? e : clSetKernelArg(k, (*i)++, sizeof(off), &off);
-	}
-	case OCL_A_I32: {
-		cl_int v = a->v.i;
-
-		return clSetKernelArg(k, (*i)++, sizeof(v), &v);
-	}
-	case OCL_A_I64: {
-		cl_long v = a->v.l;
-
-		return clSetKernelArg(k, (*i)++, sizeof(v), &v);
-	}
-	case OCL_A_LOCAL: return clSetKernelArg(k, (*i)++, a->v.local, NULL);
-	default: {
-		cl_float v = a->v.f;
-
-		return clSetKernelArg(k, (*i)++, sizeof(v), &v);
-	}
-	}
-}
-
-static enum mtp_status ocl_run(struct mtp_backend *be, enum ocl_kernel k,
-			       const struct ocl_arg *a, int n,
-			       const size_t gws[2], const size_t lws[2])
+/* Keeps the first and the last command of a timed span (ev is ours). */
+static enum mtp_status track(struct mtp_backend *be, cl_event ev)
 {
 	struct ocl_ctx *x = ocl_ctx(be);
-	cl_kernel kern = x->kernels[k];
-	cl_event ev = NULL;
-	cl_uint idx = 0;
 
-	for (int i = 0; i < n; i++)
-		OCL_CL(be, mtp_ocl_kernel_names[k], set_arg(kern, &idx, &a[i]));
-	OCL_CL(be, mtp_ocl_kernel_names[k],
-	       clEnqueueNDRangeKernel(x->queue, kern, 2, NULL, gws, lws, 0,
-				      NULL, x->timing ? &ev : NULL));
-	track(x, ev);
+	if (!ev)
+		return MTP_OK;
+	if (!x->ev_first) {
+		x->ev_first = ev;
+		OCL_CL(be, "clRetainEvent", clRetainEvent(ev));
+	}
+	if (x->ev_last)
+		OCL_CL(be, "clReleaseEvent", clReleaseEvent(x->ev_last));
+	x->ev_last = ev;
 	return MTP_OK;
 }
 
-static enum mtp_status ocl_scratch(struct mtp_backend *be, size_t bytes,
-				   struct ocl_buf *out)
+static cl_int events_drop(struct ocl_ctx *x)
+{
+	cl_int e = CL_SUCCESS, e2 = CL_SUCCESS;
+
+	if (x->ev_first)
+		e = clReleaseEvent(x->ev_first);
+	if (x->ev_last)
+		e2 = clReleaseEvent(x->ev_last);
+	x->ev_first = x->ev_last = NULL;
+	return e ? e : e2;
+}
+
+static enum mtp_status ocl_run(struct mtp_backend *be, enum ocl_kernel k,
+			       const struct ocl_flat_arg *a, int n,
+			       const uint32_t groups[2], const uint32_t lws[2])
 {
 	struct ocl_ctx *x = ocl_ctx(be);
+	cl_kernel kern = x->kernels[k];
+	const size_t l[2] = {lws[0], lws[1]};
+	const size_t g[2] = {(size_t)groups[0] * lws[0],
+			     (size_t)groups[1] * lws[1]};
+	cl_event ev = NULL;
+
+	for (int i = 0; i < n; i++)
+		OCL_CL(be, mtp_ocl_kernel_names[k],
+		       clSetKernelArg(kern, (cl_uint)i, a[i].size, a[i].value));
+	OCL_CL(be, mtp_ocl_kernel_names[k],
+	       clEnqueueNDRangeKernel(x->queue, kern, 2, NULL, g, l, 0, NULL,
+				      x->timing ? &ev : NULL));
+	return track(be, ev);
+}
+
+static enum mtp_status ocl_alloc(struct mtp_backend *be, size_t bytes,
+				 void **ptr)
+{
 	cl_int e;
 
-	out->mem = NULL;
-	out->off = 0;
-	if (!bytes)
-		return MTP_OK;
-	if (x->n_scratch == OCL_SCRATCH_MAX)
-		return mtp_backend_fail(
-			be, MTP_ERR_LIMIT,
-			"more than %d scratch buffers in one call",
-			OCL_SCRATCH_MAX);
-	out->mem =
-		clCreateBuffer(x->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
-	OCL_CL(be, "clCreateBuffer (scratch)", e);
-	x->scratch[x->n_scratch++] = out->mem;
+	*ptr = clCreateBuffer(ocl_ctx(be)->context, CL_MEM_READ_WRITE, bytes,
+			      NULL, &e);
+	OCL_CL(be, "clCreateBuffer", e);
 	return MTP_OK;
 }
 
 /* OpenCL keeps a released buffer until the commands using it finish. */
-static enum mtp_status ocl_scratch_release(struct mtp_backend *be)
+static enum mtp_status ocl_release(struct mtp_backend *be, void *mem)
 {
-	struct ocl_ctx *x = ocl_ctx(be);
-	cl_int first = CL_SUCCESS;
-
-	while (x->n_scratch > 0) {
-		cl_int e = clReleaseMemObject(x->scratch[--x->n_scratch]);
-
-		if (first == CL_SUCCESS)
-			first = e;
-	}
-	OCL_CL(be, "clReleaseMemObject (scratch)", first);
+	OCL_CL(be, "clReleaseMemObject", clReleaseMemObject((cl_mem)mem));
 	return MTP_OK;
 }
 
@@ -143,16 +99,22 @@ static enum mtp_status ocl_copy_buf(struct mtp_backend *be, struct ocl_buf dst,
 	       clEnqueueCopyBuffer(x->queue, (cl_mem)src.mem, (cl_mem)dst.mem,
 				   src.off, dst.off, bytes, 0, NULL,
 				   x->timing ? &ev : NULL));
-	track(x, ev);
-	return MTP_OK;
+	return track(be, ev);
 }
 
 static const struct ocl_dev_ops ocl_dev_ops = {
 	.run = ocl_run,
-	.scratch = ocl_scratch,
-	.scratch_release = ocl_scratch_release,
+	.alloc = ocl_alloc,
+	.release = ocl_release,
 	.copy = ocl_copy_buf,
 };
+
+/* Records the first failure of a teardown call in be->error. */
+static void note(struct mtp_backend *be, const char *what, cl_int e)
+{
+	if (e != CL_SUCCESS && !be->error[0])
+		mtp_ocl_fail_cl(be, MTP_ERR_DEVICE, what, e);
+}
 
 static void ocl_close(struct mtp_backend *be)
 {
@@ -161,18 +123,21 @@ static void ocl_close(struct mtp_backend *be)
 	if (!x)
 		return;
 	if (x->queue)
-		clFinish(x->queue);
-	events_drop(x);
-	ocl_scratch_release(be);
+		note(be, "clFinish", clFinish(x->queue));
+	note(be, "clReleaseEvent", events_drop(x));
+	mtp_ocl_scratch_release(be);
 	for (int k = 0; k < OCL_K_COUNT; k++)
 		if (x->kernels[k])
-			clReleaseKernel(x->kernels[k]);
+			note(be, "clReleaseKernel",
+			     clReleaseKernel(x->kernels[k]));
 	if (x->program)
-		clReleaseProgram(x->program);
+		note(be, "clReleaseProgram", clReleaseProgram(x->program));
 	if (x->queue)
-		clReleaseCommandQueue(x->queue);
+		note(be, "clReleaseCommandQueue",
+		     clReleaseCommandQueue(x->queue));
 	if (x->context)
-		clReleaseContext(x->context);
+		note(be, "clReleaseContext", clReleaseContext(x->context));
+	free(x->il_file);
 	free(x);
 	be->ctx = NULL;
 }
@@ -189,28 +154,16 @@ static enum mtp_status ocl_open(struct mtp_backend *be)
 	st = mtp_ocl_device_open(be, x);
 	if (st) {
 		ocl_close(be);
-		return MTP_ERR_UNAVAILABLE; /* be->error says why */
+		/* be->error says why; INVALID: a malformed backend name */
+		return st == MTP_ERR_INVALID ? st : MTP_ERR_UNAVAILABLE;
 	}
-	return MTP_OK;
-}
-
-static enum mtp_status ocl_alloc(struct mtp_backend *be, size_t bytes,
-				 void **ptr)
-{
-	cl_int e;
-
-	*ptr = clCreateBuffer(ocl_ctx(be)->context, CL_MEM_READ_WRITE, bytes,
-			      NULL, &e);
-	OCL_CL(be, "clCreateBuffer", e);
 	return MTP_OK;
 }
 
 static void ocl_free(struct mtp_backend *be, void *ptr)
 {
-	cl_int e = clReleaseMemObject((cl_mem)ptr);
-
-	if (e != CL_SUCCESS && !be->error[0]) /* the first message wins */
-		mtp_ocl_fail_cl(be, MTP_ERR_DEVICE, "clReleaseMemObject", e);
+	/* the first message wins */
+	note(be, "clReleaseMemObject", clReleaseMemObject((cl_mem)ptr));
 }
 
 /* Blocking: the host buffer may be freed right after. */
@@ -256,8 +209,8 @@ static enum mtp_status ocl_timer_begin(struct mtp_backend *be)
 {
 	struct ocl_ctx *x = ocl_ctx(be);
 
-	events_drop(x);
 	x->timing = true;
+	OCL_CL(be, "clReleaseEvent", events_drop(x));
 	return MTP_OK;
 }
 
@@ -282,9 +235,9 @@ static enum mtp_status ocl_timer_end(struct mtp_backend *be, double *seconds)
 		e = clGetEventProfilingInfo(x->ev_last,
 					    CL_PROFILING_COMMAND_END,
 					    sizeof(t1), &t1, NULL);
-	events_drop(x);
 	OCL_CL(be, "clGetEventProfilingInfo", e);
-	*seconds = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
+	OCL_CL(be, "clReleaseEvent", events_drop(x));
+	*seconds = mtp_ocl_span_seconds(t0, t1, 64, 1.0);
 	return MTP_OK;
 }
 

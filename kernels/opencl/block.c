@@ -47,7 +47,7 @@ enum mtp_status mtp_ocl_v3_block(struct mtp_backend *be,
 	const size_t n = (size_t)(cfg->t * cfg->h) * cfg->es;
 	struct ocl_buf xn, r0 = x;
 
-	OCL_TRY(ocl_ops(be)->scratch(be, 4 * n, &xn));
+	OCL_TRY(mtp_ocl_scratch(be, 4 * n, &xn));
 	if (residual.mem) {
 		OCL_TRY(mtp_ocl_add_rmsnorm(be, cfg->act, x, residual, b->w_in,
 					    xn, ocl_at(xn, 3 * n), cfg->t,
@@ -106,9 +106,8 @@ enum mtp_status mtp_ocl_v4_block(struct mtp_backend *be,
 	const size_t nth = (size_t)(t * h) * cfg->es;
 	struct ocl_buf u, post_a, comb_a;
 
-	OCL_TRY(ocl_ops(be)->scratch(be, 3 * nth, &u));
-	OCL_TRY(ocl_ops(be)->scratch(be, (size_t)(t * m + t * m * m) * 4,
-				     &post_a));
+	OCL_TRY(mtp_ocl_scratch(be, 3 * nth, &u));
+	OCL_TRY(mtp_ocl_scratch(be, (size_t)(t * m + t * m * m) * 4, &post_a));
 	comb_a = ocl_at(post_a, (size_t)(t * m) * 4);
 	OCL_TRY(sublayer_input(be, cfg, r0, b->attn_fn, b->attn_scale,
 			       b->attn_base, b->attn_norm_w, post_a, comb_a, u,
@@ -137,7 +136,7 @@ static enum mtp_status op_block_v4(struct mtp_backend *be,
 
 	mtp_ocl_v4_block_get(c, NULL, &b);
 	if (res.mem) { /* the streams a previous layer left un-posted */
-		OCL_TRY(ocl_ops(be)->scratch(be, ns, &r0));
+		OCL_TRY(mtp_ocl_scratch(be, ns, &r0));
 		OCL_TRY(mtp_ocl_hc_post(be, cfg->act, IN(NULL, "x"), res,
 					IN(NULL, "post_mix"),
 					IN(NULL, "res_mix"), r0, t, m, h));
@@ -147,10 +146,9 @@ static enum mtp_status op_block_v4(struct mtp_backend *be,
 			be, cfg, r0, &b, OUT("x_out"), OUT("residual_out"),
 			OUT("post_mix_out"), OUT("res_mix_out"));
 	/* internal: the block applies the final hc_post itself */
-	OCL_TRY(ocl_ops(be)->scratch(be, (size_t)(t * h) * cfg->es + ns, &f));
+	OCL_TRY(mtp_ocl_scratch(be, (size_t)(t * h) * cfg->es + ns, &f));
 	r1 = ocl_at(f, (size_t)(t * h) * cfg->es);
-	OCL_TRY(ocl_ops(be)->scratch(be, (size_t)(t * m + t * m * m) * 4,
-				     &post));
+	OCL_TRY(mtp_ocl_scratch(be, (size_t)(t * m + t * m * m) * 4, &post));
 	comb = ocl_at(post, (size_t)(t * m) * 4);
 	OCL_TRY(mtp_ocl_v4_block(be, cfg, r0, &b, f, r1, post, comb));
 	return mtp_ocl_hc_post(be, cfg->act, f, r1, post, comb, OUT("x_out"), t,

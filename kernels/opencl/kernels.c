@@ -5,6 +5,8 @@
  * per row for the reductions, 16 x 16 tiles for the GEMM, OCL_EW-wide
  * groups for the element-wise kernels. An empty range enqueues nothing.
  */
+#include <stdint.h>
+
 #include "ocl_internal.h"
 
 #define N_ARGS(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -35,12 +37,26 @@ static enum mtp_status run(struct mtp_backend *be, enum ocl_kernel k,
 			   const struct ocl_arg *a, int n, int64_t n0,
 			   int64_t n1, size_t l0, size_t l1)
 {
-	const size_t lws[2] = {l0, l1};
-	const size_t gws[2] = {round_up(n0, l0), round_up(n1, l1)};
+	const uint32_t lws[2] = {(uint32_t)l0, (uint32_t)l1};
+	struct ocl_flat_arg flat[OCL_MAX_FLAT];
+	uint32_t groups[2];
+	int nf;
 
 	if (n0 <= 0 || n1 <= 0)
 		return MTP_OK;
-	return ocl_ops(be)->run(be, k, a, n, gws, lws);
+	if (round_up(n0, l0) / l0 > UINT32_MAX ||
+	    round_up(n1, l1) / l1 > UINT32_MAX)
+		return mtp_backend_fail(be, MTP_ERR_LIMIT,
+					"%s: more than 2^32 work-groups",
+					mtp_ocl_kernel_names[k]);
+	groups[0] = (uint32_t)(round_up(n0, l0) / l0);
+	groups[1] = (uint32_t)(round_up(n1, l1) / l1);
+	nf = mtp_ocl_flatten(a, n, flat, OCL_MAX_FLAT);
+	if (nf < 0)
+		return mtp_backend_fail(be, MTP_ERR_LIMIT,
+					"%s: more than %d kernel arguments",
+					mtp_ocl_kernel_names[k], OCL_MAX_FLAT);
+	return ocl_ops(be)->run(be, k, flat, nf, groups, lws);
 }
 
 /* One work-group per row. */

@@ -1,8 +1,8 @@
 /*
  * Private to the opencl backend's host code (the platform half; the ops
  * are in ocl_internal.h): its context (platform, device, context, the
- * in-order profiling queue, the program built at open() and its kernels,
- * the scratch of the current launch, the events a timer spans) and the
+ * in-order profiling queue, the program built at open() from OpenCL C
+ * source or SPIR-V and its kernels, the events a timer spans) and the
  * check that turns an OpenCL status into be->error. Nothing here aborts.
  */
 #ifndef MTP_OCL_CL_H
@@ -13,8 +13,6 @@
 
 #include "ocl_internal.h"
 
-#define OCL_SCRATCH_MAX 96
-
 struct ocl_ctx {
 	struct ocl_dev dev; /* first: the shared host code reads it */
 	cl_platform_id platform;
@@ -23,11 +21,15 @@ struct ocl_ctx {
 	cl_command_queue queue;
 	cl_program program;
 	cl_kernel kernels[OCL_K_COUNT];
-	cl_mem scratch[OCL_SCRATCH_MAX];
-	int n_scratch;
 	bool timing;
 	cl_event ev_first, ev_last;
-	char info[384];
+	/* from the backend's name (ocl_program.c) */
+	bool spirv;		/* the SPIR-V module, not the OpenCL C source */
+	char spirv_path[256];	/* "": the embedded module */
+	char want_platform[64]; /* "": any platform */
+	unsigned char *il_file; /* the bytes of spirv_path */
+	size_t il_file_len;
+	char info[640];
 };
 
 static inline struct ocl_ctx *ocl_ctx(struct mtp_backend *be)
@@ -50,10 +52,27 @@ enum mtp_status mtp_ocl_fail_cl(struct mtp_backend *be, enum mtp_status st,
 					       ocl_e_);                        \
 	} while (0)
 
-/* Picks the device (a GPU if there is one; $MTP_OPENCL_DEVICE picks by
- * index), creates the context and queue, builds the program and its
+/* Reads the variant and platform from the backend's name:
+ *   opencl[:source | :spirv | :spirv=FILE.spv][@PLATFORM]
+ * ($MTP_OPENCL_PLATFORM when there is no @), and for :spirv=FILE the
+ * module's bytes. MTP_ERR_INVALID with one line on a malformed name or an
+ * unreadable or non-SPIR-V file (ocl_program.c). */
+enum mtp_status mtp_ocl_parse_name(struct mtp_backend *be, struct ocl_ctx *x);
+
+/* Builds x->program from the source or SPIR-V, and its kernels; appends
+ * where the program came from to x->info (ocl_program.c). */
+enum mtp_status mtp_ocl_build_program(struct mtp_backend *be,
+				      struct ocl_ctx *x);
+
+/* Whether the device takes SPIR-V (CL_DEVICE_IL_VERSION names it). */
+bool mtp_ocl_device_takes_spirv(cl_device_id d);
+
+/* Picks the platform (the first whose name or vendor contains
+ * want_platform, any case) and device (a GPU if there is one;
+ * $MTP_OPENCL_DEVICE=N picks the N-th; with :spirv only devices that take
+ * SPIR-V), creates the context and queue, builds the program and its
  * kernels (ocl_device.c). MTP_ERR_UNAVAILABLE with the reason when there
- * is no platform or device. */
+ * is no such platform or device. */
 enum mtp_status mtp_ocl_device_open(struct mtp_backend *be, struct ocl_ctx *x);
 
 /* The embedded OpenCL C sources (generated at build time). */

@@ -1,9 +1,12 @@
 /*
  * The host layer that the opencl and level_zero backends share: both run
  * the same OpenCL C kernels (the .cl files of this folder), so the ops are
- * composed once (kernels.c, ops.c, block.c, step.c) on top of three calls
- * that each platform provides (struct ocl_dev_ops): enqueue a kernel, get
- * scratch for the current launch, copy between buffers.
+ * composed once (kernels.c, ops.c, block.c, step.c) on top of four calls
+ * that each platform provides (struct ocl_dev_ops): enqueue a kernel with
+ * flattened arguments, allocate and release device memory, copy between
+ * buffers. Everything else that is not a vendor call (argument packing,
+ * launch geometry, scratch, device pick, build log, timer arithmetic) is
+ * in dev_common.c and kernels.c, and so runs under OpenCL in CI.
  *
  * A buffer is a handle and a byte offset (struct ocl_buf): a cl_mem cannot
  * be offset by pointer arithmetic, so every kernel takes (pointer, byte
@@ -97,32 +100,57 @@ struct ocl_arg {
 #define OA_LOCAL(x) {.kind = OCL_A_LOCAL, .v.local = (size_t)(x)}
 /* clang-format on */
 
-/* What a platform provides to the shared host code. */
+/* One flattened kernel argument, as clSetKernelArg and
+ * zeKernelSetArgumentValue take it: size bytes at value (NULL: local
+ * memory of that size, or a NULL pointer); value points into v. */
+struct ocl_flat_arg {
+	size_t size;
+	const void *value;
+	union {
+		void *p;
+		int64_t l;
+		int32_t i;
+		float f;
+	} v;
+};
+
+/* Flat arguments of the largest kernel (hc_pre: 27), with room. */
+#define OCL_MAX_FLAT 48
+
+/* What a platform provides to the shared host code: its vendor calls. */
 struct ocl_dev_ops {
-	/* Enqueues kernel k over the 2-D range gws (each a multiple of
-	 * lws) with arguments a[0..n). */
+	/* Sets the arguments a[0..n) of kernel k and enqueues it over
+	 * groups[0] x groups[1] work-groups of lws[0] x lws[1] items. */
 	enum mtp_status (*run)(struct mtp_backend *be, enum ocl_kernel k,
-			       const struct ocl_arg *a, int n,
-			       const size_t gws[2], const size_t lws[2]);
-	/* Scratch for the current launch, released when the launch ends
-	 * (bytes == 0 gives a NULL buffer). */
-	enum mtp_status (*scratch)(struct mtp_backend *be, size_t bytes,
-				   struct ocl_buf *out);
-	/* Releases the scratch taken so far (the queue keeps what it uses). */
-	enum mtp_status (*scratch_release)(struct mtp_backend *be);
+			       const struct ocl_flat_arg *a, int n,
+			       const uint32_t groups[2], const uint32_t lws[2]);
+	/* Device memory (a buffer handle or device pointer), and its release
+	 * once the commands queued so far no longer need it. */
+	enum mtp_status (*alloc)(struct mtp_backend *be, size_t bytes,
+				 void **mem);
+	enum mtp_status (*release)(struct mtp_backend *be, void *mem);
 	/* Device copy, in queue order. */
 	enum mtp_status (*copy)(struct mtp_backend *be, struct ocl_buf dst,
 				struct ocl_buf src, size_t bytes);
 };
 
+#define OCL_SCRATCH_MAX 96
+
 /* Every backend's context starts with this. */
 struct ocl_dev {
 	const struct ocl_dev_ops *ops;
+	void *scratch[OCL_SCRATCH_MAX]; /* of the current launch */
+	int n_scratch;
 };
+
+static inline struct ocl_dev *ocl_dev(struct mtp_backend *be)
+{
+	return (struct ocl_dev *)be->ctx;
+}
 
 static inline const struct ocl_dev_ops *ocl_ops(struct mtp_backend *be)
 {
-	return ((struct ocl_dev *)be->ctx)->ops;
+	return ocl_dev(be)->ops;
 }
 
 /* Propagates a status. */
@@ -132,6 +160,39 @@ static inline const struct ocl_dev_ops *ocl_ops(struct mtp_backend *be)
 		if (ocl_st_ != MTP_OK)                                         \
 			return ocl_st_;                                        \
 	} while (0)
+
+/* ---- device-neutral platform helpers (dev_common.c) -------------------- */
+
+/* Flattens a[0..n) (a buffer becomes its pointer and its byte offset)
+ * into out[0..max); the count, or -1 if more than max. */
+int mtp_ocl_flatten(const struct ocl_arg *a, int n, struct ocl_flat_arg *out,
+		    int max);
+/* Scratch for the current launch (bytes == 0 gives a NULL buffer), and
+ * the release of all of it when the launch ends (the first failure). */
+enum mtp_status mtp_ocl_scratch(struct mtp_backend *be, size_t bytes,
+				struct ocl_buf *out);
+enum mtp_status mtp_ocl_scratch_release(struct mtp_backend *be);
+/* Of n devices, GPUs first (in order), then the others: the one that $env
+ * (a decimal index into that order, default 0) names, as an index into
+ * is_gpu. MTP_ERR_UNAVAILABLE ("no <what> device") when there is none. */
+enum mtp_status mtp_ocl_pick(struct mtp_backend *be, const bool *is_gpu, int n,
+			     const char *env, const char *what, int *pick);
+/* Appends ": <log>" (on one line) to be->error. */
+void mtp_ocl_append_log(struct mtp_backend *be, char *log);
+/* Seconds from timestamp t0 to t1 of a counter of valid_bits bits. */
+double mtp_ocl_span_seconds(uint64_t t0, uint64_t t1, unsigned valid_bits,
+			    double ns_per_tick);
+/* Whether b[0..n) starts like a SPIR-V module. */
+bool mtp_ocl_spirv_magic(const unsigned char *b, size_t n);
+/* "SPIR-V <origin> (N bytes, fnv1a64 H)" into buf. */
+void mtp_ocl_spirv_describe(const unsigned char *b, size_t n,
+			    const char *origin, char *buf, size_t len);
+
+/* The kernels as one SPIR-V module (kernels/opencl/spirv.cmake; empty when
+ * the build had no SPIR-V toolchain): what the level_zero backend submits
+ * and `--backend opencl:spirv` loads. */
+extern const unsigned char mtp_ocl_spirv[];
+extern const size_t mtp_ocl_spirv_len;
 
 /* ---- kernel launchers (kernels.c) ------------------------------------- */
 

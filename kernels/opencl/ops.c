@@ -94,7 +94,7 @@ enum mtp_status mtp_ocl_launch(struct mtp_backend *be, const struct mtp_call *c)
 	case MTP_OP_DRAFT_CHAIN: st = mtp_ocl_op_chain(be, c); break;
 	default: st = mtp_ocl_op_simple(be, c); break;
 	}
-	rel = ocl_ops(be)->scratch_release(be);
+	rel = mtp_ocl_scratch_release(be);
 	return st ? st : rel;
 }
 
@@ -127,7 +127,7 @@ enum mtp_status mtp_ocl_swiglu_ffn(struct mtp_backend *be,
 	const size_t nb = (size_t)n * cfg->es;
 	struct ocl_buf gate, up, g;
 
-	OCL_TRY(ocl_ops(be)->scratch(be, 3 * nb, &gate));
+	OCL_TRY(mtp_ocl_scratch(be, 3 * nb, &gate));
 	up = ocl_at(gate, nb);
 	g = ocl_at(up, nb);
 	OCL_TRY(mtp_ocl_linear(be, cfg->act, false, x, w_gate, gate, cfg->t,
@@ -147,8 +147,8 @@ enum mtp_status mtp_ocl_eh_proj_hc(struct mtp_backend *be,
 	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
 	struct ocl_buf ep, hp;
 
-	OCL_TRY(ocl_ops(be)->scratch(be, (size_t)(t * h + t * m * h) * cfg->es,
-				     &ep));
+	OCL_TRY(mtp_ocl_scratch(be, (size_t)(t * h + t * m * h) * cfg->es,
+				&ep));
 	hp = ocl_at(ep, (size_t)(t * h) * cfg->es);
 	OCL_TRY(mtp_ocl_linear(be, cfg->act, false, e, we, ep, t, h, h));
 	OCL_TRY(mtp_ocl_linear(be, cfg->act, false, p, wh, hp, t * m, h, h));

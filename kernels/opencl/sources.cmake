@@ -18,6 +18,7 @@ set(MTP_OCL_CL_SOURCES
   ${MTP_OCL_DIR}/hc_head.cl
 )
 set(MTP_OCL_HOST_SOURCES
+  ${MTP_OCL_DIR}/dev_common.c
   ${MTP_OCL_DIR}/kernels.c
   ${MTP_OCL_DIR}/ops.c
   ${MTP_OCL_DIR}/block.c

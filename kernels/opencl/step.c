@@ -90,7 +90,7 @@ static enum mtp_status step_v3(struct mtp_backend *be,
 	struct ocl_v3_block b;
 	struct ocl_buf z, x0, none = {0};
 
-	OCL_TRY(ocl_ops(be)->scratch(be, 3 * nth, &z));
+	OCL_TRY(mtp_ocl_scratch(be, 3 * nth, &z));
 	x0 = ocl_at(z, 2 * nth);
 	OCL_TRY(input_norms(be, cfg, c, pfx, in, z,
 			    ocl_at(z, (size_t)h * cfg->es), 2 * h, t));
@@ -122,7 +122,7 @@ static enum mtp_status step_v4(struct mtp_backend *be,
 	struct ocl_buf e, p, x0, hn;
 
 	/* e [T,H], p [T,M,H], x0 [T,M,H], hn [T,H] */
-	OCL_TRY(ocl_ops(be)->scratch(be, 2 * nth + 2 * ns, &e));
+	OCL_TRY(mtp_ocl_scratch(be, 2 * nth + 2 * ns, &e));
 	p = ocl_at(e, nth);
 	x0 = ocl_at(p, ns);
 	hn = ocl_at(x0, ns);
@@ -194,9 +194,9 @@ static enum mtp_status chain_step(struct mtp_backend *be,
 		 (long long)(p->pass_step_idx ? s % p->num_layers : 0));
 	snprintf(opfx, sizeof(opfx), "step.%lld/", (long long)s);
 	step_out_get(c, opfx, o);
-	OCL_TRY(ocl_ops(be)->scratch(be, (size_t)(t * cfg->h) * cfg->es,
-				     &in.embeds));
-	OCL_TRY(ocl_ops(be)->scratch(be, (size_t)t * sizeof(int64_t), &in.pos));
+	OCL_TRY(mtp_ocl_scratch(be, (size_t)(t * cfg->h) * cfg->es,
+				&in.embeds));
+	OCL_TRY(mtp_ocl_scratch(be, (size_t)t * sizeof(int64_t), &in.pos));
 	OCL_TRY(mtp_ocl_embed(be, cfg->act,
 			      mtp_ocl_tensor(c, false, NULL, "embed_table"),
 			      ids, ids64, in.embeds, t, cfg->h));
@@ -207,7 +207,7 @@ static enum mtp_status chain_step(struct mtp_backend *be,
 		    : mtp_ocl_tensor(c, false, NULL, "prev_hidden");
 	OCL_TRY(run_step(be, cfg, c, pfx, &in, o));
 	/* in queue order: the next step may reuse this step's scratch */
-	return ocl_ops(be)->scratch_release(be);
+	return mtp_ocl_scratch_release(be);
 }
 
 enum mtp_status mtp_ocl_op_chain(struct mtp_backend *be,

@@ -50,6 +50,8 @@ echo "== the Python package (python/): pip install, its tests (docs/DUMPS.md)"
 bash tools/ci/python.sh
 echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
 bash tools/ci/engines.sh
+echo "== Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero over a stand-in driver"
+bash tools/ci/intel.sh build # Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero
 
 echo "== python backend: the torch adapter on the CPU through the embedded interpreter (SKIPPED without a torch venv)"
 bash tools/ci/torch_adapter.sh
@@ -58,4 +60,4 @@ echo "== the docs: no reference outside the repository, every op specified, ARCH
 bash tools/ci/docs.sh build/mtpcheck || exit 1
 
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 11 passed, 0 failed"
+echo "ci steps: 12 passed, 0 failed"
