@@ -272,8 +272,10 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	mtp_backend_free(base, cs->dpos.data);
 	mtp_backend_free(base, cs->dids.data);
 	cs->dpos.data = cs->dids.data = NULL;
-	for (int64_t i = 0; i < t; i++)
-		cs->pos[t + i] = cs->pos[i] + s;
+	for (int64_t i = 0; i < t; i++) /* FIXTURES.md v2 rule 15 */
+		cs->pos[t + i] = cs->pos[i] + s < c->params->v2.max_position
+					 ? cs->pos[i] + s
+					 : c->params->v2.max_position;
 	st = upload_i64(base, &cs->dpos, cs->pos + t, t);
 	if (!st)
 		st = upload_i64(base, &cs->dids, cs->ids + s * t, t);
@@ -292,6 +294,8 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	for (int i = 0; i < sc->sig.n_in; i++) {
 		const struct mtp_tensor *w = T(c, lp, sc->sig.in[i].name);
 
+		if (!w) /* a captured step's block tensors */
+			w = T(c, sp, sc->sig.in[i].name);
 		if (w)
 			sc->in[i] = *w; /* layer l's weights */
 	}
@@ -299,7 +303,7 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	sub_set(sc, false, "positions", &cs->dpos);
 	sub_set(sc, false, "prev_hidden", prev);
 	for (int i = 0; i < sc->sig.n_out; i++)
-		sc->out[i] = *T(c, sp, sc->sig.out[i].name);
+		sc->out[i] = *mtp_call_tensor(c, true, sp, sc->sig.out[i].name);
 	return sub_run(base, sc);
 }
 
