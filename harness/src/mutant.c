@@ -387,7 +387,8 @@ static bool stateless_v4_block_call(const struct mtp_call *c)
 {
 	int ir = mtp_call_in_index(c, "residual");
 
-	if (c->params->family != MTP_FAMILY_DEEPSEEK_V4)
+	if (c->params->family != MTP_FAMILY_DEEPSEEK_V4 ||
+	    c->params->v2.captured) /* the engine did call its block */
 		return false;
 	if (c->op->id == MTP_OP_MTP_BLOCK)
 		return ir < 0 || !c->in[ir].data;
@@ -406,6 +407,17 @@ static bool bug_family_matches(enum mtp_diag bug, enum mtp_family f)
 	case MTP_DIAG_HC_HEAD_OWNER: return v4;
 	default: return false;
 	}
+}
+
+/* A captured step under the internal contract carries no block state: the
+ * block's own hc_post is inside its captured output, so the layer cannot
+ * leave it out or repeat it (MTP-SPEC §12.3). */
+static bool hc_post_bug_impossible(enum mtp_diag bug, const struct mtp_call *c)
+{
+	return (bug == MTP_DIAG_MISSING_HC_POST ||
+		bug == MTP_DIAG_HC_POST_TWICE) &&
+	       c->params->v2.captured &&
+	       c->params->contract == MTP_CONTRACT_INTERNAL;
 }
 
 static enum mtp_status mutant_launch(struct mtp_backend *be,
@@ -428,6 +440,7 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 			"positional arguments: 'post_mix', 'res_mix', and "
 			"'residual'");
 	else if (!bug_family_matches(m->bug, c->params->family) ||
+		 hc_post_bug_impossible(m->bug, c) ||
 		 (op != MTP_OP_MTP_STEP && op != MTP_OP_DRAFT_CHAIN))
 		return mtp_backend_launch(base, c);
 	else if (op == MTP_OP_DRAFT_CHAIN && m->bug != MTP_DIAG_HC_HEAD_OWNER)

@@ -41,6 +41,7 @@ BF = "bfloat16"
 F32 = "float32"
 I64 = "int64"
 CHUNK = 4096  # rows of a large matrix handled at once
+FIXTURE = "captured.h5"  # the committed goldens, also written by mtpgen.py
 
 
 # --------------------------------------------------------------------------- matrices
