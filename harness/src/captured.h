@@ -23,4 +23,15 @@ enum mtp_status mtp_captured_hypothesis(const struct mtp_ref_io *io,
  * pos0_mask = 1. True for a call that is not captured. */
 bool mtp_captured_diag_applies(enum mtp_diag d, const struct mtp_call *c);
 
+/* Real sizes: for a captured case whose vocabulary is larger than
+ * MTP_SAMPLE_MIN_V, unless `full`, keeps only a deterministic sample of the
+ * vocabulary rows (every k-th row, and every token and id the case holds) in
+ * head_weight, embed_table and the logits, and renumbers the tokens and ids
+ * into it; the reference then computes the vocabulary GEMM on those rows
+ * only. `note` says so (empty when nothing was sampled). Data is loaded. */
+#define MTP_SAMPLE_MIN_V 8192
+#define MTP_SAMPLE_ROWS 4096
+enum mtp_status mtp_captured_prepare(struct mtp_case *c, bool full, char *note,
+				     size_t noten, char *err, size_t errn);
+
 #endif

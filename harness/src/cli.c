@@ -85,6 +85,9 @@ static const char usage_verify[] =
 	"  --filter PAT       case ids (as for run)\n"
 	"  --json FILE        write the results as JSON\n"
 	"  --max-bytes N      refuse any dataset larger than N bytes\n"
+	"  --full-logits      captured-block steps: judge every vocabulary row "
+	"(default:\n"
+	"                     a sample when V > 8192, stated in the result)\n"
 	"  -h, --help         this text\n";
 
 static const char usage_list[] =
@@ -243,6 +246,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 						   "--max-bytes: '%s' is not "
 						   "an unsigned integer",
 						   val);
+		} else if (strcmp(a, "--full-logits") == 0) {
+			o->full_logits = true;
 		} else if (strcmp(a, "--list") == 0 && !verify) {
 			o->list_only = true;
 		} else if (strcmp(a, "-v") == 0 ||

@@ -286,10 +286,10 @@ def make_case(cid, attrs, shared, t, bug, rng):
     return {"attrs": attrs, "inputs": ins, "outputs": outs}
 
 
-def shared_weights(seed, h, v, l, family, exact):
+def shared_weights(seed, h, head, l, family, exact):
     rng = np.random.default_rng(seed)
     p = {"hc_mult": 4}
-    head = Mat(rng, v, h, 1.0, exact)
+    v = head.shape[0]
     layers = [layer_weights(rng, h, family == "deepseek_v4", p, head, exact) for _ in range(l)]
     return {"h": h, "v": v, "embed": head, "layers": layers}  # embedding tied to the head
 
@@ -308,6 +308,9 @@ PLAN = [
     ("step.v4.internal.ok", "deepseek_v4", "internal", None, None, None),
     ("chain.v3.L1.K3.ok", "deepseek_v3", None, 3, 1, None),
     ("chain.v3.L1.K3.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 1, "PRE_NORM_RECYCLE"),
+    # recycled and hidden_pre left out: only step 1's captured block input shows it
+    ("chain.v3.L1.K3.norecycled.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 1,
+     "PRE_NORM_RECYCLE"),
     ("chain.v3.L2.K3.ok", "deepseek_v3", None, 3, 2, None),
     ("chain.v4.deferred.L1.K3.MISSING_HC_POST", "deepseek_v4", "deferred", 3, 1,
      "MISSING_HC_POST"),
@@ -318,14 +321,19 @@ PLAN = [
 
 
 def build(plan, h, v, t, seed, exact):
-    shared = {f: shared_weights(seed + i, h, v, 2, f, exact)
+    head = Mat(np.random.default_rng(seed), v, h, 1.0, exact)  # shared by every layer
+    shared = {f: shared_weights(seed + 1 + i, h, head, 2, f, exact)
               for i, f in enumerate(("deepseek_v3", "deepseek_v4"))}
     out = []
     for i, (cid, fam, contract, k, l, bug) in enumerate(plan):
         a = attrs_of(fam, contract, seed * 100 + i, k, l)
         if cid == "chain.v3.L2.K3.ok":
             a["max_position"] = 3000  # rule 15: positions + s clamp
-        out.append((cid, make_case(cid, a, shared[fam], t, bug, np.random.default_rng(seed + i))))
+        c = make_case(cid, a, shared[fam], t, bug, np.random.default_rng(seed + i))
+        if ".norecycled." in cid:
+            c["outputs"] = {n: x for n, x in c["outputs"].items()
+                            if not n.endswith(("/recycled", "/hidden_pre"))}
+        out.append((cid, c))
     return out
 
 
