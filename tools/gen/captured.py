@@ -15,9 +15,11 @@ glue bug of MTP-SPEC §8 can be injected, as the buggy engine would run it.
                      (also written by mtpgen.py, which --check compares)
   --dumps OUT.h5     small dumps (observed/): controls that pass and each glue
                      bug, named in the case id
-  --real OUT.h5      real sizes (H = 7168, V = 129280, M = 4): the same kinds of
-                     dumps, a few GB, generated at test time (never committed)
+  --real DIR         real sizes (H = 7168, V = 129280, M = 4): the same kinds of
+                     dumps in DIR/steps.h5, chains_l1.h5, chains_l2.h5 (2.5 GB
+                     each), generated at test time (never committed)
   --T N              tokens of the real-size cases (default 4)
+  --cases IDS        with --real: only these case ids (for cost measurements)
 
 Case ids: <kind>.<family>[.<contract>][.L<l>.K<k>].<bug or ok>; the bug part is
 the diagnosis the harness must name (MISSING_POS0_MASK on a declared
@@ -432,17 +434,31 @@ def write_dumps(path):
           "captured-block dumps: controls and each glue bug, named in the case id")
 
 
-def write_real(path, t):
-    write(path, build(PLAN, 7168, 129280, t, 7300, False), "observed",
-          "real-size captured-block dumps (H 7168, V 129280, M 4)")
+# The real-size set is split so that no file makes a reader load the 1.85 GB
+# head more than about ten times (a chain with L layers loads it L + 1 times).
+REAL_FILES = (("steps.h5", lambda cid: cid.startswith("step.")),
+              ("chains_l1.h5", lambda cid: ".L1." in cid),
+              ("chains_l2.h5", lambda cid: ".L2." in cid))
+
+
+def write_real(out_dir, t, only=None):
+    plan = [e for e in PLAN if not only or e[0] in only]
+    built = build(plan, 7168, 129280, t, 7300, False)
+    os.makedirs(out_dir, exist_ok=True)
+    for fname, pick in REAL_FILES:
+        cases = [c for c in built if pick(c[0])]
+        if cases:
+            write(os.path.join(out_dir, fname), cases, "observed",
+                  "real-size captured-block dumps (H 7168, V 129280, M 4)")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fixture", metavar="OUT")
     ap.add_argument("--dumps", metavar="OUT")
-    ap.add_argument("--real", metavar="OUT")
+    ap.add_argument("--real", metavar="DIR")
     ap.add_argument("--T", type=int, default=4)
+    ap.add_argument("--cases", metavar="IDS", help="--real: only these case ids (comma separated)")
     a = ap.parse_args(argv)
     if not (a.fixture or a.dumps or a.real):
         ap.error("nothing to write (--fixture, --dumps or --real)")
@@ -452,7 +468,7 @@ def main(argv=None):
     if a.dumps:
         write_dumps(a.dumps)
     if a.real:
-        write_real(a.real, a.T)
+        write_real(a.real, a.T, set(a.cases.split(",")) if a.cases else None)
     return 0
 
 
