@@ -162,7 +162,7 @@ enum mtp_status mtp_captured_prepare(struct mtp_case *c, bool full, char *note,
 	}
 	snprintf(note, noten,
 		 "partial: logits judged on %lld of %lld vocabulary rows "
-		 "(every %lld-th row and the case's tokens and ids), tokens as "
+		 "(one row in %lld and the case's tokens and ids), tokens as "
 		 "the argmax over those rows; --full-logits judges all",
 		 (long long)kept, (long long)v,
 		 (long long)(v / MTP_SAMPLE_ROWS));
