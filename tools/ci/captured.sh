@@ -17,6 +17,18 @@ py=/usr/bin/python3
 
 echo "== captured-block dumps (small): regenerated and judged as named"
 $py tools/gen/captured.py --dumps "$tmp/dumps.h5"
+$py - "$tmp/dumps.h5" <<'PY'
+import sys
+sys.path.insert(0, "tools/gen")
+import writer
+committed = "fixtures/dumps/captured_bugs.h5"
+msgs = writer.compare(committed, sys.argv[1], committed)
+for m in msgs[:20]:
+    print("MISMATCH " + m)
+if msgs:
+    sys.exit("the committed dumps differ from the generator: /usr/bin/python3 tools/gen/captured.py --dumps " + committed)
+print("fixtures/dumps/captured_bugs.h5 bit-identical to the generator")
+PY
 "$bin" verify "$tmp/dumps.h5" >"$tmp/dumps.log" || true
 $py tools/ci/captured_check.py "$tmp/dumps.log" --min 17
 "$bin" verify fixtures/dumps/captured_bugs.h5 >"$tmp/committed.log" || true
