@@ -115,6 +115,11 @@ static void write_result(FILE *f, const struct mtp_result *r)
 	mtp_json_str(f, mtp_verdict_name(r->verdict));
 	fputs(",\"message\":", f);
 	mtp_json_str(f, r->message);
+	if (r->note[0]) { /* partial judging (sampled vocabulary rows) */
+		fprintf(f, ",\"partial\":%s,\"note\":",
+			strncmp(r->note, "partial", 7) == 0 ? "true" : "false");
+		mtp_json_str(f, r->note);
+	}
 	fputs(",\"first_bad_output\":", f);
 	if (r->first_bad >= 0)
 		mtp_json_str(f, r->cmp[r->first_bad].name);

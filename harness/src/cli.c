@@ -108,6 +108,9 @@ static const char usage_verify[] =
 	"  --max-bytes N      refuse any dataset larger than N bytes\n"
 	"  --mem-limit SIZE   memory one case may take (as for run)\n"
 	"  -v, --verbose      every output of every case\n"
+	"  --full-logits      captured-block steps: judge every vocabulary row "
+	"(default:\n"
+	"                     a sample when V > 8192, stated in the result)\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"A case without observed/ datasets is INVALID (exit 2); an observed "
@@ -295,6 +298,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			o->mem_limit = val;
 		} else if (strcmp(a, "--run-id") == 0 && !verify) {
 			o->run_id = val;
+		} else if (strcmp(a, "--full-logits") == 0) {
+			o->full_logits = true;
 		} else if (strcmp(a, "--list") == 0 && !verify) {
 			o->list_only = true;
 		} else if (strcmp(a, "-v") == 0 ||

@@ -45,6 +45,8 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
 		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
 		r->backend, r->file, r->case_id, where, r->seconds * 1e3);
+	if (r->note[0])
+		fprintf(o, "        note: %s\n", r->note);
 	if (r->diag.diag)
 		fprintf(o, "        %s: %s\n",
 			r->diag.info ? "note" : "diagnosis", r->diag.text);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "captured.h"
 #include "ref_io.h"
 
 struct step_ctx {
@@ -171,6 +172,8 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 	const struct mtp_params *p = c->params;
 	bool v4 = p->family == MTP_FAMILY_DEEPSEEK_V4;
 
+	if (!mtp_captured_diag_applies(d, c))
+		return false;
 	switch (d) {
 	case MTP_DIAG_PRE_NORM_RECYCLE:
 	case MTP_DIAG_DOUBLE_FINAL_NORM: return is_step_op(c) && !v4;
@@ -261,7 +264,8 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 	st = mtp_refio_open(&io, &h);
 	if (st)
 		return st;
-	st = run_steps(&io, d);
+	st = c->params->v2.captured ? mtp_captured_hypothesis(&io, d)
+				    : run_steps(&io, d);
 	if (!st)
 		mtp_refio_store(&io);
 	mtp_refio_close(&io);

@@ -442,6 +442,9 @@ static enum mtp_status scan_case(struct reader *r, hid_t cases, const char *id,
 	H5Gclose(cg);
 	if (st)
 		return st;
+	st = mtp_fixture_v2_check(r->fx, c, why, sizeof(why));
+	if (st)
+		return fail(r, st, obj, "%s", why);
 	if (c->expected.n == 0 && c->observed.n == 0)
 		return fail(r, MTP_ERR_INVALID, obj,
 			    "has neither expected/ nor observed/ datasets%s",
@@ -605,13 +608,14 @@ static enum mtp_status check_root(struct reader *r, hid_t f)
 			    "format_version must be an integer attribute (a "
 			    "float or a string is refused)%s",
 			    "");
-	if (ver != MTP_FORMAT_VERSION) {
+	if (ver != 1 && ver != MTP_FORMAT_VERSION_MAX) {
 		snprintf(fmt, sizeof(fmt), "%lld", (long long)ver);
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "format_version %s is not supported (this reader "
-			    "knows 1)",
+			    "knows 1 and 2)",
 			    fmt);
 	}
+	r->fx->format_version = (int)ver;
 	if (!read_str_attr(f, "generator", r->fx->generator,
 			   sizeof(r->fx->generator)))
 		snprintf(r->fx->generator, sizeof(r->fx->generator), "unknown");

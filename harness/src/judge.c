@@ -108,14 +108,18 @@ static void describe_failure(struct mtp_result *r)
 		 (long long)m->n);
 }
 
-/* Views of a named list in signature order (data NULL where absent). */
-static void by_signature(const struct mtp_case_call *p,
+/* Views of a named list in signature order (data NULL where absent); a
+ * captured block input stands for the output it is judged as. */
+static void by_signature(const struct mtp_case *c,
+			 const struct mtp_case_call *p,
 			 const struct mtp_tensor_list *l, struct mtp_tensor *v)
 {
 	for (int k = 0; k < p->sig->n_out; k++) {
 		const struct mtp_named *n =
 			mtp_list_find(l, p->sig->out[k].name);
 
+		if (!n)
+			n = mtp_captured_judged_input(c, p->sig->out[k].name);
 		memset(&v[k], 0, sizeof(v[k]));
 		if (n)
 			v[k] = n->t;
@@ -239,11 +243,11 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 		return MTP_ERR_NOMEM;
 	}
 	if (got_named)
-		by_signature(p, got_named, have);
+		by_signature(c, p, got_named, have);
 	else
 		memcpy(have, got, (size_t)n * sizeof(*have));
 	if (judge)
-		by_signature(p, judge, want);
+		by_signature(c, p, judge, want);
 	else
 		memcpy(want, judge_arr, (size_t)n * sizeof(*want));
 	if (judge && mistrusted(c, judge, r->message, sizeof(r->message)))

@@ -272,8 +272,10 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	mtp_backend_free(base, cs->dpos.data);
 	mtp_backend_free(base, cs->dids.data);
 	cs->dpos.data = cs->dids.data = NULL;
-	for (int64_t i = 0; i < t; i++)
-		cs->pos[t + i] = cs->pos[i] + s;
+	for (int64_t i = 0; i < t; i++) /* FIXTURES.md v2 rule 15 */
+		cs->pos[t + i] = cs->pos[i] + s < c->params->v2.max_position
+					 ? cs->pos[i] + s
+					 : c->params->v2.max_position;
 	st = upload_i64(base, &cs->dpos, cs->pos + t, t);
 	if (!st)
 		st = upload_i64(base, &cs->dids, cs->ids + s * t, t);
@@ -292,6 +294,8 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	for (int i = 0; i < sc->sig.n_in; i++) {
 		const struct mtp_tensor *w = T(c, lp, sc->sig.in[i].name);
 
+		if (!w) /* a captured step's block tensors */
+			w = T(c, sp, sc->sig.in[i].name);
 		if (w)
 			sc->in[i] = *w; /* layer l's weights */
 	}
@@ -299,7 +303,7 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	sub_set(sc, false, "positions", &cs->dpos);
 	sub_set(sc, false, "prev_hidden", prev);
 	for (int i = 0; i < sc->sig.n_out; i++)
-		sc->out[i] = *T(c, sp, sc->sig.out[i].name);
+		sc->out[i] = *mtp_call_tensor(c, true, sp, sc->sig.out[i].name);
 	return sub_run(base, sc);
 }
 
@@ -383,7 +387,8 @@ static bool stateless_v4_block_call(const struct mtp_call *c)
 {
 	int ir = mtp_call_in_index(c, "residual");
 
-	if (c->params->family != MTP_FAMILY_DEEPSEEK_V4)
+	if (c->params->family != MTP_FAMILY_DEEPSEEK_V4 ||
+	    c->params->v2.captured) /* the engine did call its block */
 		return false;
 	if (c->op->id == MTP_OP_MTP_BLOCK)
 		return ir < 0 || !c->in[ir].data;
@@ -402,6 +407,17 @@ static bool bug_family_matches(enum mtp_diag bug, enum mtp_family f)
 	case MTP_DIAG_HC_HEAD_OWNER: return v4;
 	default: return false;
 	}
+}
+
+/* A captured step under the internal contract carries no block state: the
+ * block's own hc_post is inside its captured output, so the layer cannot
+ * leave it out or repeat it (MTP-SPEC §12.3). */
+static bool hc_post_bug_impossible(enum mtp_diag bug, const struct mtp_call *c)
+{
+	return (bug == MTP_DIAG_MISSING_HC_POST ||
+		bug == MTP_DIAG_HC_POST_TWICE) &&
+	       c->params->v2.captured &&
+	       c->params->contract == MTP_CONTRACT_INTERNAL;
 }
 
 static enum mtp_status mutant_launch(struct mtp_backend *be,
@@ -424,6 +440,7 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 			"positional arguments: 'post_mix', 'res_mix', and "
 			"'residual'");
 	else if (!bug_family_matches(m->bug, c->params->family) ||
+		 hc_post_bug_impossible(m->bug, c) ||
 		 (op != MTP_OP_MTP_STEP && op != MTP_OP_DRAFT_CHAIN))
 		return mtp_backend_launch(base, c);
 	else if (op == MTP_OP_DRAFT_CHAIN && m->bug != MTP_DIAG_HC_HEAD_OWNER)

@@ -258,6 +258,40 @@ static const struct mtp_tspec v4_step_out[] = {
 	{"head_hidden", "T,H", A, 0},	 {"logits", "T,V", MTP_TC_LOGITS, 0},
 	{"token", "T", MTP_TC_TOKEN, 0}, END};
 
+/* The captured block (FIXTURES.md version 2, MTP-SPEC §12.3): the block's
+ * input and outputs as the engine captured them are inputs; `block_in` is
+ * also an output, what the glue must feed the block, judged against the
+ * captured one. block_residual is optional under the internal contract. */
+static const struct mtp_tspec v3_cap_in[] = {{"block_in", "T,H", A, 0},
+					     {"block_out", "T,H", A, 0},
+					     {"block_residual", "T,H", A, 0},
+					     END};
+static const struct mtp_tspec v4_cap_deferred[] = {
+	{"block_in", "T,M,H", A, 0},	   {"block_out", "T,H", A, 0},
+	{"block_residual", "T,M,H", A, 0}, {"post_mix", "T,M", P, 0},
+	{"comb_mix", "T,M,M", P, 0},	   END};
+static const struct mtp_tspec v4_cap_internal[] = {
+	{"block_in", "T,M,H", A, 0},
+	{"block_out", "T,M,H", A, 0},
+	{"block_residual", "T,M,H", A, 1},
+	END};
+static const struct mtp_tspec v3_cap_out[] = {
+	{"block_in", "T,H", A, 0},
+	{"hidden_pre", "T,H", A, 0},
+	{"hidden_post", "T,H", A, 0},
+	{"recycled", "T,H", A, 0},
+	{"logits", "T,V", MTP_TC_LOGITS, 0},
+	{"token", "T", MTP_TC_TOKEN, 0},
+	END};
+static const struct mtp_tspec v4_cap_out[] = {
+	{"block_in", "T,M,H", A, 0},
+	{"streams", "T,M,H", A, 0},
+	{"recycled", "T,M*H", A, 0},
+	{"head_hidden", "T,H", A, 0},
+	{"logits", "T,V", MTP_TC_LOGITS, 0},
+	{"token", "T", MTP_TC_TOKEN, 0},
+	END};
+
 #undef A
 #undef P
 #undef I
@@ -304,11 +338,25 @@ static void push_fixed(struct sig_builder *b, const struct mtp_tspec *s)
 }
 
 static void push_layer_weights(struct sig_builder *b, bool v4,
-			       const char *prefix)
+			       const char *prefix, bool captured)
 {
 	push_list(b, false, v4 ? v4_pre_w : v3_pre_w, prefix);
-	push_list(b, false, v4 ? v4_block_w : v3_block_w, prefix);
+	if (!captured)
+		push_list(b, false, v4 ? v4_block_w : v3_block_w, prefix);
 	push_list(b, false, v4 ? v4_post_w : v3_post_w, prefix);
+}
+
+/* One step's captured inputs and its outputs under prefix ("" or "step.s/"). */
+static void push_captured_step(struct sig_builder *b, bool v4,
+			       const struct mtp_params *p, const char *prefix)
+{
+	const struct mtp_tspec *in = !v4 ? v3_cap_in
+				     : p->contract == MTP_CONTRACT_DEFERRED
+					     ? v4_cap_deferred
+					     : v4_cap_internal;
+
+	push_list(b, false, in, prefix);
+	push_list(b, true, v4 ? v4_cap_out : v3_cap_out, prefix);
 }
 
 static void build_block(struct sig_builder *b, bool v4, bool with_state,
@@ -353,7 +401,8 @@ static void build_block(struct sig_builder *b, bool v4, bool with_state,
 		  NULL);
 }
 
-static void build_step(struct sig_builder *b, bool v4)
+static void build_step(struct sig_builder *b, bool v4,
+		       const struct mtp_params *p)
 {
 	static const struct mtp_tspec in[] = {
 		{"embeds", "T,H", MTP_TC_ACT, 0},
@@ -365,8 +414,11 @@ static void build_step(struct sig_builder *b, bool v4)
 	push(b, false, &in[0], NULL);
 	push(b, false, &in[1], NULL);
 	push(b, false, &in[v4 ? 3 : 2], NULL);
-	push_layer_weights(b, v4, NULL);
-	push_list(b, true, v4 ? v4_step_out : v3_step_out, NULL);
+	push_layer_weights(b, v4, NULL, p->v2.captured);
+	if (p->v2.captured)
+		push_captured_step(b, v4, p, NULL);
+	else
+		push_list(b, true, v4 ? v4_step_out : v3_step_out, NULL);
 }
 
 static void build_chain(struct sig_builder *b, bool v4,
@@ -389,11 +441,15 @@ static void build_chain(struct sig_builder *b, bool v4,
 	push(b, false, &in[p->num_steps > 1 ? 5 : 6], NULL);
 	for (int64_t l = 0; l < p->num_layers; l++) {
 		snprintf(prefix, sizeof(prefix), "layer.%lld/", (long long)l);
-		push_layer_weights(b, v4, prefix);
+		push_layer_weights(b, v4, prefix, p->v2.captured);
 	}
 	for (int64_t s = 0; s < p->num_steps; s++) {
 		snprintf(prefix, sizeof(prefix), "step.%lld/", (long long)s);
-		push_list(b, true, v4 ? v4_step_out : v3_step_out, prefix);
+		if (p->v2.captured)
+			push_captured_step(b, v4, p, prefix);
+		else
+			push_list(b, true, v4 ? v4_step_out : v3_step_out,
+				  prefix);
 	}
 }
 
@@ -432,7 +488,7 @@ enum mtp_status mtp_signature_build(const struct mtp_op *op,
 
 		build_block(&b, v4, state, p->contract);
 	} else if (op->id == MTP_OP_MTP_STEP) {
-		build_step(&b, v4);
+		build_step(&b, v4, p);
 	} else {
 		build_chain(&b, v4, p);
 	}

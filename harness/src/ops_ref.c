@@ -4,6 +4,7 @@
  * reference function, and stores the outputs in their dtypes. This is the
  * judge's entry point and the `ref` backend's kernel.
  */
+#include "captured.h"
 #include "ref_io.h"
 
 #include <stdio.h>
@@ -240,8 +241,13 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 				   act, mtp_refio_out(io, "out"));
 		break;
 	case MTP_OP_MTP_BLOCK: return run_block(io);
-	case MTP_OP_MTP_STEP: run_step(io); break;
-	case MTP_OP_DRAFT_CHAIN: return run_chain(io);
+	case MTP_OP_MTP_STEP:
+		if (p->v2.captured)
+			return mtp_captured_run(io);
+		run_step(io);
+		break;
+	case MTP_OP_DRAFT_CHAIN:
+		return p->v2.captured ? mtp_captured_run(io) : run_chain(io);
 	default: return MTP_ERR_UNSUPPORTED;
 	}
 	return MTP_OK;

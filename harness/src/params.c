@@ -181,6 +181,8 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	st = apply_list(op->attrs, attrs, out, err, errn);
 	if (!st && family == MTP_FAMILY_DEEPSEEK_V4)
 		st = apply_list(op->attrs_v4, attrs, out, err, errn);
+	if (!st)
+		st = mtp_params_parse_v2(op, attrs, out, err, errn);
 	if (st)
 		return st;
 	if (family == MTP_FAMILY_DEEPSEEK_V4 && op->attrs_v4[0]) {

@@ -17,6 +17,8 @@
 
 bool mtp_rule_block_applies(const struct mtp_case *c)
 {
+	if (c->params.v2.captured) /* a captured block cannot be called */
+		return false;
 	if (c->op->id == MTP_OP_MTP_STEP || c->op->id == MTP_OP_DRAFT_CHAIN)
 		return true;
 	return c->op->id == MTP_OP_MTP_BLOCK &&

@@ -16,6 +16,7 @@
 #include "mtp/diagnose.h"
 #include "mtp/membudget.h"
 #include "mtp/rules.h"
+#include "captured.h"
 #include "isolate.h"
 #include "repro.h"
 #include "worker.h"
@@ -287,11 +288,14 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 		     const struct mtp_casefile_words *only)
 {
 	struct mtp_case *c = &fx->cases[ci];
-	char err[MTP_ERR_MAX];
+	char err[MTP_ERR_MAX], note[240] = "";
 	struct mtp_case_call p = {0};
 	int nb = run->opts.verify ? 1 : run->opts.n_backends;
 	enum mtp_status st = mtp_fixture_load(fx, ci, err, sizeof(err));
 
+	if (!st)
+		st = mtp_captured_prepare(c, run->opts.full_logits, note,
+					  sizeof(note), err, sizeof(err));
 	if (!st)
 		st = mtp_case_call_init(c, &p, err, sizeof(err));
 	for (int b = 0; b < nb && !mtp_signals_caught(); b++) {
@@ -303,6 +307,7 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 		r = new_result(run, c, name);
 		if (!r)
 			break;
+		snprintf(r->note, sizeof(r->note), "%s", note);
 		if (st) {
 			r->verdict = MTP_INVALID;
 			snprintf(r->message, sizeof(r->message), "%s", err);

@@ -56,8 +56,11 @@ bash tools/ci/intel.sh build # Intel's CPU OpenCL runtime (PyPI): opencl, opencl
 echo "== python backend: the torch adapter on the CPU through the embedded interpreter (SKIPPED without a torch venv)"
 bash tools/ci/torch_adapter.sh
 
+echo "== captured-block steps and chains, small and real size (tools/ci/captured.sh)"
+bash tools/ci/captured.sh
+
 echo "== the docs: no reference outside the repository, every op specified, ARCHITECTURE.md matches the tree"
 bash tools/ci/docs.sh build/mtpcheck || exit 1
 
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 12 passed, 0 failed"
+echo "ci steps: 13 passed, 0 failed"

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
+import captured  # noqa: E402
 import cases  # noqa: E402
 import writer  # noqa: E402
 
@@ -44,6 +45,9 @@ def generate(out_dir, only=None, verbose=False):
             print("%-14s %3d cases %8.1f KiB %5.1f s" % (fname, len(built),
                                                          os.path.getsize(path) / 1024.0,
                                                          time.time() - t0))
+    if not only or captured.FIXTURE in only:  # format version 2 (captured.py)
+        captured.write_fixture(os.path.join(out_dir, captured.FIXTURE))
+        written.append(captured.FIXTURE)
     return written
 
 
@@ -93,7 +97,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     only = set(a.only.split(",")) if a.only else None
     if only:
-        unknown = only - set(cases.FILES)
+        unknown = only - set(cases.FILES) - {captured.FIXTURE}
         if unknown:
             print("mtpgen: unknown file(s): %s" % ", ".join(sorted(unknown)), file=sys.stderr)
             return 2

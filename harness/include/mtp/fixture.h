@@ -16,7 +16,8 @@
 #include "mtp/tensor.h"
 
 #define MTP_FORMAT_NAME "mtpcheck-fixture"
-#define MTP_FORMAT_VERSION 1
+#define MTP_FORMAT_VERSION 1	 /* what mtp_fixture_write writes */
+#define MTP_FORMAT_VERSION_MAX 2 /* the newest this reader knows */
 #define MTP_PATH_MAX 512
 #define MTP_ERR_MAX 640
 
@@ -41,6 +42,7 @@ struct mtp_case {
 struct mtp_fixture {
 	char path[MTP_PATH_MAX];
 	char generator[128];
+	int format_version; /* 1 or 2 */
 	int n_cases;
 	struct mtp_case *cases;
 };
@@ -83,6 +85,18 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 			       char *err, size_t errn);
 
 void mtp_case_fini(struct mtp_case *c);
+
+/* FIXTURES.md version 2 rules that need no tensor data, for a case whose
+ * groups were scanned (fixture_v2.c): a v1 file declares no v2 attribute;
+ * a captured case keeps its block tensors out of expected/ and observed/
+ * (rule 10). One line into err. */
+enum mtp_status mtp_fixture_v2_check(const struct mtp_fixture *fx,
+				     const struct mtp_case *c, char *err,
+				     size_t errn);
+/* The captured input judged as output `name` (block_in, step.<s>/block_in)
+ * of a captured case, else NULL. */
+const struct mtp_named *mtp_captured_judged_input(const struct mtp_case *c,
+						  const char *name);
 
 /* A case turned into a host call (signature order): inputs are views of the
  * case's data; outputs carry shapes and dtypes, data NULL. */

@@ -61,6 +61,15 @@ struct mtp_dims {
 	int64_t t, h, m, v, f, r, p, k, l;
 };
 
+/* FIXTURES.md version 2 attributes of the captured-block form (MTP-SPEC
+ * §12.3). pos0_mask is read here only to know whether it is declared (the
+ * MISSING_POS0_MASK claim needs a declared 1). */
+struct mtp_v2_params {
+	bool captured;	      /* block = "captured" */
+	int64_t max_position; /* chains: positions clamp; INT64_MAX: none */
+	int pos0_mask;	      /* -1 undeclared, else 0 or 1 */
+};
+
 /* A problem's attributes, parsed and range-checked. */
 struct mtp_params {
 	enum mtp_family family;
@@ -73,6 +82,7 @@ struct mtp_params {
 	int64_t hc_mult;
 	int64_t num_steps, num_layers;
 	bool pass_step_idx;
+	struct mtp_v2_params v2; /* FIXTURES.md version 2 (params_v2.c) */
 };
 
 #define MTP_SIG_MAX 320
@@ -128,6 +138,13 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 				 const struct mtp_attr_list *attrs,
 				 struct mtp_params *out, char *err,
 				 size_t errn);
+
+/* The version 2 attributes (block, max_position, pos0_mask) into out->v2;
+ * called by mtp_params_parse. */
+enum mtp_status mtp_params_parse_v2(const struct mtp_op *op,
+				    const struct mtp_attr_list *attrs,
+				    struct mtp_params *out, char *err,
+				    size_t errn);
 
 /* Builds the signature; `present` tells which optional inputs exist
  * (it may be NULL: none). */

@@ -39,6 +39,7 @@ struct mtp_run_opts {
 	bool verify;		/* judge observed/ against the reference */
 	bool list_only;		/* print the selected problems and stop */
 	bool verbose;
+	bool full_logits; /* --full-logits: no sampled vocabulary rows */
 	uint64_t seed;
 	struct mtp_limits limits;
 	FILE *out;	       /* console */
@@ -63,6 +64,7 @@ struct mtp_result {
 	double seconds;
 	bool generated;		     /* made in process from a case file */
 	struct mtp_diag_result diag; /* for a failure: the known bug matched */
+	char note[240]; /* information on any verdict: partial judging */
 };
 
 struct mtp_run {

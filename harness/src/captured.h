@@ -1,0 +1,37 @@
+/*
+ * Internal to the harness: the captured-block form of mtp_step and
+ * draft_chain (MTP-SPEC §12.3, FIXTURES.md version 2). The reference run
+ * and the bug hypotheses of the diagnoses on such a call, and the case
+ * preparation that keeps real-size judging cheap (sampled vocabulary rows).
+ */
+#ifndef MTP_CAPTURED_H
+#define MTP_CAPTURED_H
+
+#include "mtp/diagnose.h"
+#include "mtp/fixture.h"
+#include "ref_io.h"
+
+/* The reference on a captured call (outputs into io's double arrays). */
+enum mtp_status mtp_captured_run(const struct mtp_ref_io *io);
+
+/* The same with bug `d` applied to each step before the next is fed. */
+enum mtp_status mtp_captured_hypothesis(const struct mtp_ref_io *io,
+					enum mtp_diag d);
+
+/* Whether hypothesis d can be claimed on a captured call: the hc_post bugs
+ * need the deferred contract's captured state, MISSING_POS0_MASK a declared
+ * pos0_mask = 1. True for a call that is not captured. */
+bool mtp_captured_diag_applies(enum mtp_diag d, const struct mtp_call *c);
+
+/* Real sizes: for a captured case whose vocabulary is larger than
+ * MTP_SAMPLE_MIN_V, unless `full`, keeps only a deterministic sample of the
+ * vocabulary rows (every k-th row, and every token and id the case holds) in
+ * head_weight, embed_table and the logits, and renumbers the tokens and ids
+ * into it; the reference then computes the vocabulary GEMM on those rows
+ * only. `note` says so (empty when nothing was sampled). Data is loaded. */
+#define MTP_SAMPLE_MIN_V 8192
+#define MTP_SAMPLE_ROWS 4096
+enum mtp_status mtp_captured_prepare(struct mtp_case *c, bool full, char *note,
+				     size_t noten, char *err, size_t errn);
+
+#endif

@@ -1,0 +1,224 @@
+/*
+ * The reference run and the bug hypotheses of a captured-block call: the
+ * call's widened tensors (ref_io.h) are laid out as a run of captured steps
+ * (mtp/ref_captured.h). A hypothesis is the same run with the bug applied
+ * to each step's outputs before the next step is fed its recycled state
+ * (MTP-SPEC §8, §10.2), so that a chain's later block inputs show it.
+ */
+#include "captured.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtp/ref_captured.h"
+
+#define PFX_MAX 32
+
+struct cap_setup {
+	struct mtp_ref_captured_run run;
+	struct mtp_ref_dims d;
+	struct mtp_ref_step_cfg cfg;
+	struct mtp_ref_conv cv;
+	struct mtp_ref_v3_layer *v3;
+	struct mtp_ref_v4_layer *v4;
+	struct mtp_ref_captured *cap;
+	struct mtp_ref_captured_out *out;
+};
+
+static void setup_fini(struct cap_setup *s)
+{
+	free(s->v3);
+	free(s->v4);
+	free(s->cap);
+	free(s->out);
+}
+
+static double *out_at(const struct mtp_ref_io *io, const char *pfx,
+		      const char *name)
+{
+	char full[MTP_NAME_MAX];
+
+	snprintf(full, sizeof(full), "%s%s", pfx, name);
+	return mtp_refio_out(io, full);
+}
+
+static void step_io(const struct mtp_ref_io *io, const char *pfx,
+		    struct mtp_ref_captured *cap,
+		    struct mtp_ref_captured_out *o)
+{
+	char full[MTP_NAME_MAX];
+
+	cap->block_out = mtp_refio_inp(io, pfx, "block_out");
+	cap->block_residual = mtp_refio_inp(io, pfx, "block_residual");
+	cap->post_mix = mtp_refio_inp(io, pfx, "post_mix");
+	cap->comb_mix = mtp_refio_inp(io, pfx, "comb_mix");
+	o->block_in = out_at(io, pfx, "block_in");
+	o->hidden_pre = out_at(io, pfx, "hidden_pre");
+	o->hidden_post = out_at(io, pfx, "hidden_post");
+	o->streams = out_at(io, pfx, "streams");
+	o->head_hidden = out_at(io, pfx, "head_hidden");
+	o->recycled = out_at(io, pfx, "recycled");
+	o->logits = out_at(io, pfx, "logits");
+	snprintf(full, sizeof(full), "%stoken", pfx);
+	o->token = mtp_refio_iout(io, full);
+}
+
+static enum mtp_status setup(const struct mtp_ref_io *io, struct cap_setup *s)
+{
+	const struct mtp_params *p = io->c->params;
+	bool chain = io->c->op->id == MTP_OP_DRAFT_CHAIN;
+	int64_t k = chain ? p->num_steps : 1, l = chain ? p->num_layers : 1;
+	char pfx[PFX_MAX] = "";
+
+	memset(s, 0, sizeof(*s));
+	mtp_refio_cfg(io->c, &s->cfg, &s->d);
+	mtp_ref_conv_init(&s->cv);
+	s->cv.pos0_mask = p->v2.pos0_mask != 0; /* undeclared: vLLM's */
+	s->v3 = calloc((size_t)l, sizeof(*s->v3));
+	s->v4 = calloc((size_t)l, sizeof(*s->v4));
+	s->cap = calloc((size_t)k, sizeof(*s->cap));
+	s->out = calloc((size_t)k, sizeof(*s->out));
+	if (!s->v3 || !s->v4 || !s->cap || !s->out)
+		return MTP_ERR_NOMEM;
+	for (int64_t i = 0; i < l; i++) {
+		if (chain)
+			snprintf(pfx, sizeof(pfx), "layer.%lld/", (long long)i);
+		mtp_refio_v3_layer(io, pfx, &s->v3[i]);
+		mtp_refio_v4_layer(io, pfx, &s->v4[i]);
+	}
+	for (int64_t i = 0; i < k; i++) {
+		if (chain)
+			snprintf(pfx, sizeof(pfx), "step.%lld/", (long long)i);
+		step_io(io, chain ? pfx : "", &s->cap[i], &s->out[i]);
+	}
+	s->run = (struct mtp_ref_captured_run){
+		.k = k,
+		.l = l,
+		.pass_step_idx = chain && p->pass_step_idx,
+		.embeds = chain ? NULL : mtp_refio_in(io, "embeds"),
+		.embed_table = mtp_refio_in(io, "embed_table"),
+		.input_ids = mtp_refio_iin(io, "input_ids"),
+		.next_tokens = mtp_refio_iin(io, "next_tokens"),
+		.positions = mtp_refio_iin(io, "positions"),
+		.max_position = p->v2.max_position,
+		.prev_hidden = mtp_refio_in(io, "prev_hidden"),
+		.v3 = s->v3,
+		.v4 = s->v4,
+		.cap = s->cap,
+	};
+	return MTP_OK;
+}
+
+enum mtp_status mtp_captured_run(const struct mtp_ref_io *io)
+{
+	struct cap_setup s;
+	enum mtp_status st = setup(io, &s);
+
+	if (!st)
+		mtp_ref_captured_steps(&s.run, &s.d, &s.cfg, &s.cv, s.out);
+	setup_fini(&s);
+	return st;
+}
+
+struct hyp {
+	const struct cap_setup *s;
+	enum mtp_diag bug;
+};
+
+/* V3 bugs: the recycled pre-norm hidden, or logits from a twice-normed one. */
+static void bug_v3(const struct hyp *h, int64_t l,
+		   struct mtp_ref_captured_out *o)
+{
+	const struct cap_setup *s = h->s;
+	const struct mtp_ref_v3_layer *w = &s->v3[l];
+	size_t n = (size_t)(s->d.t * s->d.h);
+	double *tmp;
+
+	if (h->bug == MTP_DIAG_PRE_NORM_RECYCLE) {
+		memcpy(o->recycled, o->hidden_pre, n * sizeof(double));
+	} else if (h->bug == MTP_DIAG_DOUBLE_FINAL_NORM) {
+		tmp = malloc(n * sizeof(double) + 8);
+		if (!tmp)
+			return;
+		mtp_ref_rmsnorm(o->hidden_post, w->shared_head_norm_w, s->d.t,
+				s->d.h, s->cfg.eps, s->cfg.rounding, s->cfg.act,
+				tmp);
+		mtp_ref_lm_head(tmp, w->head_w, s->d.t, s->d.v, s->d.h,
+				o->logits, o->token);
+		free(tmp);
+	}
+}
+
+/* V4 bugs around hc_post and hc_head (deferred contract state needed). */
+static void bug_v4(const struct hyp *h, int64_t step, int64_t l,
+		   struct mtp_ref_captured_out *o)
+{
+	const struct cap_setup *s = h->s;
+	const struct mtp_ref_captured *cap = &s->cap[step];
+	const struct mtp_ref_dims *d = &s->d;
+	size_t ns = (size_t)(d->t * d->m * d->h);
+	double *tmp;
+
+	if (h->bug == MTP_DIAG_HC_HEAD_OWNER) {
+		if (l != 0)
+			mtp_ref_v4_logits(&s->v4[l], &s->v4[0], d, &s->cfg, o);
+		return;
+	}
+	if (h->bug == MTP_DIAG_MISSING_HC_POST) {
+		memcpy(o->streams, cap->block_residual, ns * sizeof(double));
+	} else if (h->bug == MTP_DIAG_HC_POST_TWICE) {
+		tmp = malloc(ns * sizeof(double) + 8);
+		if (!tmp)
+			return;
+		mtp_ref_hc_post(cap->block_out, o->streams, cap->post_mix,
+				cap->comb_mix, d->t, d->m, d->h, s->cfg.act,
+				tmp);
+		memcpy(o->streams, tmp, ns * sizeof(double));
+		free(tmp);
+	} else {
+		return;
+	}
+	memcpy(o->recycled, o->streams, ns * sizeof(double));
+	mtp_ref_v4_logits(&s->v4[l], &s->v4[l], d, &s->cfg, o);
+}
+
+static void apply_bug(void *ctx, int64_t step, int64_t l,
+		      struct mtp_ref_captured_out *o)
+{
+	const struct hyp *h = ctx;
+
+	if (h->s->cfg.family == MTP_FAMILY_DEEPSEEK_V4)
+		bug_v4(h, step, l, o);
+	else
+		bug_v3(h, l, o);
+}
+
+enum mtp_status mtp_captured_hypothesis(const struct mtp_ref_io *io,
+					enum mtp_diag d)
+{
+	struct cap_setup s;
+	struct hyp h = {&s, d};
+	enum mtp_status st = setup(io, &s);
+
+	if (!st) {
+		s.run.after_step = apply_bug;
+		s.run.ctx = &h;
+		mtp_ref_captured_steps(&s.run, &s.d, &s.cfg, &s.cv, s.out);
+	}
+	setup_fini(&s);
+	return st;
+}
+
+bool mtp_captured_diag_applies(enum mtp_diag d, const struct mtp_call *c)
+{
+	const struct mtp_params *p = c->params;
+
+	if (!p->v2.captured)
+		return true;
+	if (d == MTP_DIAG_MISSING_POS0_MASK)
+		return p->v2.pos0_mask == 1;
+	if (d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE)
+		return p->contract == MTP_CONTRACT_DEFERRED;
+	return true;
+}

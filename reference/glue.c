@@ -1,0 +1,76 @@
+/*
+ * The glue before a captured block [MTP-SPEC §12.3; Steps V3-1..3 and
+ * V4-1..3]: what the MTP layer must feed its decoder block, recomputed so
+ * that the block input an engine captured can be judged. The position-0
+ * mask is a convention (§12.1): applied when cv->pos0_mask is set.
+ */
+#include "ref_internal.h"
+
+#include <string.h>
+
+#include "mtp/ref_captured.h"
+
+void mtp_ref_conv_init(struct mtp_ref_conv *cv)
+{
+	cv->pos0_mask = true;
+	cv->final_add_fused = false;
+}
+
+/* e [T,H] = RMSNorm(mask(E); enorm); `masked` is scratch [T,H]. */
+static void embed_norm(const struct mtp_ref_step_in *in, const double *enorm_w,
+		       const struct mtp_ref_dims *d,
+		       const struct mtp_ref_step_cfg *c,
+		       const struct mtp_ref_conv *cv, double *masked, double *e)
+{
+	if (cv->pos0_mask)
+		mtp_ref_pos0_mask(in->embeds, in->positions, d->t, d->h,
+				  masked);
+	else
+		memcpy(masked, in->embeds,
+		       (size_t)(d->t * d->h) * sizeof(*masked));
+	mtp_ref_rmsnorm(masked, enorm_w, d->t, d->h, c->eps, c->rounding,
+			c->act, e);
+}
+
+void mtp_ref_glue_v3(const struct mtp_ref_step_in *in,
+		     const struct mtp_ref_v3_layer *w,
+		     const struct mtp_ref_dims *d,
+		     const struct mtp_ref_step_cfg *c,
+		     const struct mtp_ref_conv *cv, double *block_in)
+{
+	const int64_t t = d->t, h = d->h;
+	const size_t n = (size_t)(t * h);
+	double *z = mtp_ref_scratch(4 * n + 1); /* [T,2H], then two [T,H] */
+	double *tmp = z + 2 * n, *normed = tmp + n;
+
+	embed_norm(in, w->enorm_w, d, c, cv, tmp, normed);
+	for (int64_t r = 0; r < t; r++)
+		memcpy(z + r * 2 * h, normed + r * h, (size_t)h * sizeof(*z));
+	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t, h, c->eps, c->rounding,
+			c->act, normed);
+	for (int64_t r = 0; r < t; r++)
+		memcpy(z + r * 2 * h + h, normed + r * h,
+		       (size_t)h * sizeof(*z));
+	mtp_ref_eh_proj(z, w->eh_proj_w, t, h, c->act, block_in);
+	free(z);
+}
+
+void mtp_ref_glue_v4(const struct mtp_ref_step_in *in,
+		     const struct mtp_ref_v4_layer *w,
+		     const struct mtp_ref_dims *d,
+		     const struct mtp_ref_step_cfg *c,
+		     const struct mtp_ref_conv *cv, double *block_in)
+{
+	const int64_t t = d->t, m = d->m, h = d->h;
+	const size_t nth = (size_t)(t * h), ns = nth * (size_t)m;
+	double *e = mtp_ref_scratch(2 * nth + ns + 1);
+	double *masked = e + nth, *p = masked + nth;
+
+	embed_norm(in, w->enorm_w, d, c, cv, masked, e);
+	/* prev_hidden [T, M*H] viewed as T*M rows of H */
+	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t * m, h, c->eps,
+			c->rounding, c->act, p);
+	mtp_ref_eh_proj_hc(e, p, w->e_proj_w, w->h_proj_w, t, m, h, c->act,
+			   block_in);
+	free(e);
+}

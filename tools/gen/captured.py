@@ -1,0 +1,476 @@
+#!/usr/bin/python3
+"""Captured-block steps and chains (FIXTURES.md version 2, MTP-SPEC §12.3).
+
+Why this exists: a real engine's MTP block (MLA/DSA attention + MoE) is a
+black box to mtpcheck; a dump carries the block's input and output as the
+engine captured them, and the harness judges the glue around it. To test
+that without a real engine, this file plays the engine: the glue is written
+here from the spec (NumPy float64, sharing no code with reference/), and the
+block is a small attention-free mixer that exists only here (a causal
+running mean over tokens, sigmoid gates, a fixed mixing of the hc streams),
+so the harness cannot recompute it and must take its output as given. Each
+glue bug of MTP-SPEC §8 can be injected, as the buggy engine would run it.
+
+  --fixture OUT.h5   small goldens (expected/), committed as fixtures/captured.h5
+                     (also written by mtpgen.py, which --check compares)
+  --dumps OUT.h5     small dumps (observed/): controls that pass and each glue
+                     bug, named in the case id
+  --real DIR         real sizes (H = 7168, V = 129280, M = 4): the same kinds of
+                     dumps in DIR/steps.h5, chains_l1.h5, chains_l2.h5 (2.5 GB
+                     each), generated at test time (never committed)
+  --T N              tokens of the real-size cases (default 4)
+  --cases IDS        with --real: only these case ids (for cost measurements)
+
+Case ids: <kind>.<family>[.<contract>][.L<l>.K<k>].<bug or ok>; the bug part is
+the diagnosis the harness must name (MISSING_POS0_MASK on a declared
+pos0_mask = 1).
+"""
+
+import argparse
+import math
+import os
+import sys
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numerics as nx  # noqa: E402
+import ops  # noqa: E402
+import writer  # noqa: E402
+
+BF = "bfloat16"
+F32 = "float32"
+I64 = "int64"
+CHUNK = 4096  # rows of a large matrix handled at once
+FIXTURE = "captured.h5"  # the committed goldens, also written by mtpgen.py
+
+
+# --------------------------------------------------------------------------- matrices
+
+class Mat:
+    """A bf16 weight [rows, cols] held as bit patterns; `exact` selects the
+    generator's deterministic pairwise dot (committed fixtures) or BLAS (real
+    sizes, generated and judged in one run)."""
+
+    def __init__(self, rng, rows, cols, scale, exact):
+        self.bits = np.empty((rows, cols), dtype=np.uint16)
+        for r in range(0, rows, CHUNK):
+            n = min(CHUNK, rows - r)
+            w = (rng.standard_normal((n, cols), dtype=np.float32) * np.float32(scale))
+            u = w.view(np.uint32)
+            self.bits[r:r + n] = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+        self.exact = exact
+        self.shape = (rows, cols)
+
+    def block(self, r0, r1):
+        return (self.bits[r0:r1].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+    def rows(self, idx):
+        return (self.bits[np.asarray(idx)].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+    def linear(self, x):
+        """y[..., o] = sum_c W[o, c] x[..., c] in float64, no rounding."""
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, x.shape[-1])
+        out = np.empty((x2.shape[0], self.shape[0]))
+        for r in range(0, self.shape[0], CHUNK):
+            blk = self.block(r, min(r + CHUNK, self.shape[0]))
+            out[:, r:r + blk.shape[0]] = ops.linear(x2, blk) if self.exact else x2 @ blk.T
+        return out.reshape(lead + (self.shape[0],))
+
+
+def vec(rng, n, lo, hi):
+    return nx.rnd(rng.uniform(lo, hi, n), BF)
+
+
+class Pending:
+    """Logits and token of one step, computed later in one pass over the head
+    for every step of a file (at V = 129280 a pass is the generator's cost)."""
+
+    def __init__(self, hn, head):
+        self.hn, self.head = hn, head
+        self.logits = self.token = None
+
+
+PENDING = []
+
+
+def head_logits(hn, head):
+    p = Pending(hn, head)
+    PENDING.append(p)
+    return p, p
+
+
+def resolve_pending():
+    """float32 logits (no activation rounding) and the greedy token, the first
+    index among equal maxima (Step V3-6)."""
+    heads = {}
+    for p in PENDING:
+        heads.setdefault(id(p.head), []).append(p)
+    for group in heads.values():
+        logits = nx.f32(group[0].head.linear(np.concatenate([p.hn for p in group], axis=0)))
+        r = 0
+        for p in group:
+            p.logits = logits[r:r + p.hn.shape[0]]
+            p.token = np.argmax(p.logits, axis=-1).astype(np.int64)
+            r += p.hn.shape[0]
+    PENDING.clear()
+
+
+# --------------------------------------------------------------------------- the engine's glue
+
+def tanh(z):
+    return 2.0 * ops.sigmoid(2.0 * z) - 1.0
+
+
+def glue_v3(E, pos, P, lw, p, mask=True):
+    """Steps V3-1..3: block input = eh_proj(cat(enorm(mask(E)), hnorm(P)))."""
+    e = ops.rmsnorm(ops.mask_pos0(E, pos) if mask else E, lw["enorm_weight"], p["eps"],
+                    p["rounding"], BF)
+    h = ops.rmsnorm(P, lw["hnorm_weight"], p["eps"], p["rounding"], BF)
+    return nx.rnd(lw["eh_proj_weight"].linear(np.concatenate([e, h], axis=-1)), BF)
+
+
+def glue_v4(E, pos, P, lw, p, mask=True):
+    """Steps V4-1..3: block input [T,M,H] = rnd(h_proj(hnorm(P)) + e_proj(enorm(mask(E))))."""
+    t, m = E.shape[0], p["hc_mult"]
+    e = ops.rmsnorm(ops.mask_pos0(E, pos) if mask else E, lw["enorm_weight"], p["eps"],
+                    p["rounding"], BF)
+    h = ops.rmsnorm(P.reshape(t, m, -1), lw["hnorm_weight"], p["eps"], p["rounding"], BF)
+    hp = nx.rnd(lw["h_proj_weight"].linear(h), BF)
+    ep = nx.rnd(lw["e_proj_weight"].linear(e), BF)
+    return nx.rnd(hp + ep[:, None, :], BF)
+
+
+# --------------------------------------------------------------------------- the foreign block
+
+def running_mean(x):
+    """Causal mean over tokens (axis 0), summed in token order."""
+    acc = np.zeros_like(x[0])
+    out = np.empty_like(x)
+    for t in range(x.shape[0]):
+        acc = acc + x[t]
+        out[t] = acc / (t + 1)
+    return out
+
+
+def block_v3(x0, bw):
+    """(h, r1) of a block the harness does not know."""
+    cm = running_mean(x0)
+    r1 = nx.rnd(x0 + 0.5 * tanh(cm * bw["g"]), BF)
+    h = nx.rnd(0.25 * tanh(r1 * bw["u"]) + 0.1 * cm, BF)
+    return h, r1
+
+
+def block_v4(x0, bw):
+    """(f, R1, post_mix, comb_mix) of a block the harness does not know."""
+    t, m, _ = x0.shape
+    cm = running_mean(x0.sum(axis=1) / m)
+    r = np.zeros_like(x0)
+    for j in range(m):
+        for i in range(m):
+            r[:, j, :] = r[:, j, :] + bw["q"][i, j] * x0[:, i, :]
+    r1 = nx.rnd(r + 0.1 * tanh(cm * bw["g"])[:, None, :], BF)
+    f = nx.rnd(0.5 * tanh((r1.sum(axis=1) / m) * bw["u"]), BF)
+    z = np.sqrt(np.mean(r1 * r1, axis=2))  # [T,M]
+    post = nx.f32(2.0 * ops.sigmoid(z - 1.0))
+    logit = z[:, :, None] * bw["c"][None, :, :]
+    ex = ops.exp(logit - logit.max(axis=2, keepdims=True))
+    comb = nx.f32(ex / ex.sum(axis=2, keepdims=True))
+    return f, r1, post, comb
+
+
+# --------------------------------------------------------------------------- weights
+
+def layer_weights(rng, h, v4, p, head, exact):
+    lw = {"enorm_weight": vec(rng, h, 0.5, 1.5), "hnorm_weight": vec(rng, h, 0.5, 1.5),
+          # a spread like GLM-5.2's shared-head norm weight (MTP-SPEC §8.1)
+          "shared_head_norm_weight": vec(rng, h, 0.05, 1.8), "head_weight": head}
+    if v4:
+        m = p["hc_mult"]
+        lw["e_proj_weight"] = Mat(rng, h, h, 1.0 / math.sqrt(h), exact)
+        lw["h_proj_weight"] = Mat(rng, h, h, 1.0 / math.sqrt(h), exact)
+        lw["hc_head_fn"] = nx.f32(rng.standard_normal((m, m * h)) / math.sqrt(m * h))
+        lw["hc_head_scale"] = nx.f32(rng.uniform(0.5, 2.0, 1))
+        lw["hc_head_base"] = nx.f32(rng.uniform(-1, 1, m))
+    else:
+        lw["eh_proj_weight"] = Mat(rng, h, 2 * h, 1.0 / math.sqrt(2 * h), exact)
+    bw = {"g": vec(rng, h, 0.5, 2.0), "u": vec(rng, h, 0.5, 3.0)}
+    if v4:
+        m = p["hc_mult"]
+        bw["q"] = rng.dirichlet(np.ones(m), size=m)
+        bw["c"] = rng.standard_normal((m, m))
+    return lw, bw
+
+
+# --------------------------------------------------------------------------- one engine step
+
+def after_v3(h, r1, lw, p, bug):
+    pre = nx.rnd(r1 + h, BF)
+    post = ops.rmsnorm(pre, lw["shared_head_norm_weight"], p["eps"], p["rounding"], BF)
+    hn = post
+    if bug == "DOUBLE_FINAL_NORM":
+        hn = ops.rmsnorm(post, lw["shared_head_norm_weight"], p["eps"], p["rounding"], BF)
+    logits, token = head_logits(hn, lw["head_weight"])
+    out = {"hidden_pre": pre, "recycled": pre if bug == "PRE_NORM_RECYCLE" else post,
+           "logits": logits, "token": token}
+    if bug != "DOUBLE_FINAL_NORM":
+        out["hidden_post"] = post  # the tensor fed to the head GEMM (rule 9)
+    return out
+
+
+def after_v4(cap, lw, head_lw, p, bug):
+    t, m = cap["block_in"].shape[:2]
+    if p["block_contract"] == "internal":
+        streams = cap["block_out"]
+    elif bug == "MISSING_HC_POST":
+        streams = cap["block_residual"]
+    else:
+        streams = ops.hc_post(cap["block_out"], cap["block_residual"], cap["post_mix"],
+                              cap["comb_mix"], BF)
+        if bug == "HC_POST_TWICE":
+            streams = ops.hc_post(cap["block_out"], streams, cap["post_mix"], cap["comb_mix"], BF)
+    hh = ops.hc_head(streams, head_lw["hc_head_fn"], head_lw["hc_head_scale"],
+                     head_lw["hc_head_base"], p["eps"], p["hc_eps"], p["hc_head_variant"], BF)
+    hn = ops.rmsnorm(hh, lw["shared_head_norm_weight"], p["eps"], p["rounding"], BF)
+    logits, token = head_logits(hn, lw["head_weight"])
+    return {"streams": streams, "recycled": streams.reshape(t, -1), "head_hidden": hh,
+            "logits": logits, "token": token}
+
+
+def engine_step(E, pos, P, lw, bw, head_lw, p, bug):
+    """(captured block tensors, outputs) of one step of an engine with `bug`."""
+    v4 = p["family"] == "deepseek_v4"
+    glue = glue_v4 if v4 else glue_v3
+    x0 = glue(E, pos, P, lw, p, mask=bug != "MISSING_POS0_MASK")
+    if not v4:
+        h, r1 = block_v3(x0, bw)
+        return {"block_in": x0, "block_out": h, "block_residual": r1}, after_v3(h, r1, lw, p, bug)
+    f, r1, post, comb = block_v4(x0, bw)
+    if p["block_contract"] == "internal":  # the block applied its own hc_post
+        cap = {"block_in": x0, "block_out": ops.hc_post(f, r1, post, comb, BF)}
+    else:
+        cap = {"block_in": x0, "block_out": f, "block_residual": r1, "post_mix": post,
+               "comb_mix": comb}
+    return cap, after_v4(cap, lw, head_lw, p, bug)
+
+
+# --------------------------------------------------------------------------- cases
+
+CAP_DT = {"block_in": BF, "block_out": BF, "block_residual": BF, "post_mix": F32, "comb_mix": F32}
+OUT_DT = {"hidden_pre": BF, "hidden_post": BF, "recycled": BF, "streams": BF,
+          "head_hidden": BF, "logits": F32, "token": I64}
+
+
+def attrs_of(family, contract, seed, k=None, l=None, variant="cuda", rounding="fused"):
+    a = {"op": "mtp_step" if k is None else "draft_chain", "family": family, "seed": seed,
+         "eps": 1e-6, "rounding": rounding, "block": "captured", "pos0_mask": 1}
+    if family == "deepseek_v4":
+        a.update({"hc_mult": 4, "hc_eps": 1e-6, "sinkhorn_iters": 20, "post_mult": 2.0,
+                  "block_contract": contract, "hc_head_variant": variant})
+    if k is not None:
+        a.update({"num_steps": k, "num_layers": l, "pass_step_idx": 1})
+    return a
+
+
+def make_case(cid, attrs, shared, t, bug, rng):
+    """One case as {attrs, inputs, outputs}; inputs may hold Mat objects."""
+    p = dict(attrs)
+    v4 = p["family"] == "deepseek_v4"
+    h, m = shared["h"], p.get("hc_mult", 1)
+    chain = p["op"] == "draft_chain"
+    layers = shared["layers"][: p.get("num_layers", 1)]
+    pos = np.concatenate([[0], rng.integers(1, 4000, t - 1)]).astype(np.int64)
+    prev = nx.rnd(rng.standard_normal((t, m * h)) * 0.8, BF)
+    ins = {"positions": (pos, I64), "prev_hidden": (prev, BF)}
+    outs = {}
+    if not chain:
+        ids = rng.integers(0, shared["v"], t)
+        E = shared["embed"].rows(ids)
+        lw, bw = layers[0]
+        ins["embeds"] = (E, BF)
+        ins.update({n: (w, BF if n not in ("hc_head_fn", "hc_head_scale", "hc_head_base")
+                        else F32) for n, w in lw.items()})
+        cap, out = engine_step(E, pos, prev, lw, bw, lw, p, bug)
+        ins.update({n: (v, CAP_DT[n]) for n, v in cap.items()})
+        outs.update({n: (v, OUT_DT[n]) for n, v in out.items()})
+        return {"attrs": attrs, "inputs": ins, "outputs": outs}
+    k, nl = p["num_steps"], p["num_layers"]
+    ids = rng.integers(0, shared["v"], (k, t))
+    maxpos = p.get("max_position", 1 << 62)
+    ins.update({"embed_table": (shared["embed"], BF), "input_ids": (ids[0], I64),
+                "next_tokens": (ids[1:], I64)})
+    for li, (lw, _) in enumerate(layers):
+        ins.update({("layer.%d/" % li) + n: (w, BF if not n.startswith("hc_head") else F32)
+                    for n, w in lw.items()})
+    P = prev
+    for s in range(k):
+        li = s % nl
+        lw, bw = layers[li]
+        head_lw = layers[0][0] if bug == "HC_HEAD_OWNER" else lw
+        E = shared["embed"].rows(ids[s])
+        cap, out = engine_step(E, np.minimum(pos + s, maxpos), P, lw, bw, head_lw, p, bug)
+        ins.update({"step.%d/%s" % (s, n): (v, CAP_DT[n]) for n, v in cap.items()})
+        outs.update({"step.%d/%s" % (s, n): (v, OUT_DT[n]) for n, v in out.items()})
+        P = out["recycled"]
+    return {"attrs": attrs, "inputs": ins, "outputs": outs}
+
+
+def shared_weights(seed, h, head, l, family, exact):
+    rng = np.random.default_rng(seed)
+    p = {"hc_mult": 4}
+    v = head.shape[0]
+    layers = [layer_weights(rng, h, family == "deepseek_v4", p, head, exact) for _ in range(l)]
+    return {"h": h, "v": v, "embed": head, "layers": layers}  # embedding tied to the head
+
+
+# (case id, family, contract, K, L, bug); contract None for V3
+PLAN = [
+    ("step.v3.ok", "deepseek_v3", None, None, None, None),
+    ("step.v3.PRE_NORM_RECYCLE", "deepseek_v3", None, None, None, "PRE_NORM_RECYCLE"),
+    ("step.v3.DOUBLE_FINAL_NORM", "deepseek_v3", None, None, None, "DOUBLE_FINAL_NORM"),
+    ("step.v3.MISSING_POS0_MASK", "deepseek_v3", None, None, None, "MISSING_POS0_MASK"),
+    ("step.v4.deferred.ok", "deepseek_v4", "deferred", None, None, None),
+    ("step.v4.deferred.MISSING_HC_POST", "deepseek_v4", "deferred", None, None, "MISSING_HC_POST"),
+    ("step.v4.deferred.HC_POST_TWICE", "deepseek_v4", "deferred", None, None, "HC_POST_TWICE"),
+    ("step.v4.deferred.MISSING_POS0_MASK", "deepseek_v4", "deferred", None, None,
+     "MISSING_POS0_MASK"),
+    ("step.v4.internal.ok", "deepseek_v4", "internal", None, None, None),
+    ("chain.v3.L1.K3.ok", "deepseek_v3", None, 3, 1, None),
+    ("chain.v3.L1.K3.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 1, "PRE_NORM_RECYCLE"),
+    # recycled and hidden_pre left out: only step 1's captured block input shows it
+    ("chain.v3.L1.K3.norecycled.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 1,
+     "PRE_NORM_RECYCLE"),
+    ("chain.v3.L2.K3.ok", "deepseek_v3", None, 3, 2, None),
+    ("chain.v4.deferred.L1.K3.MISSING_HC_POST", "deepseek_v4", "deferred", 3, 1,
+     "MISSING_HC_POST"),
+    ("chain.v4.deferred.L2.K3.ok", "deepseek_v4", "deferred", 3, 2, None),
+    ("chain.v4.deferred.L2.K3.HC_HEAD_OWNER", "deepseek_v4", "deferred", 3, 2, "HC_HEAD_OWNER"),
+    ("chain.v4.internal.L2.K3.ok", "deepseek_v4", "internal", 3, 2, None),
+]
+
+
+def build(plan, h, v, t, seed, exact):
+    head = Mat(np.random.default_rng(seed), v, h, 1.0, exact)  # shared by every layer
+    shared = {f: shared_weights(seed + 1 + i, h, head, 2, f, exact)
+              for i, f in enumerate(("deepseek_v3", "deepseek_v4"))}
+    out = []
+    for i, (cid, fam, contract, k, l, bug) in enumerate(plan):
+        a = attrs_of(fam, contract, seed * 100 + i, k, l)
+        if cid == "chain.v3.L2.K3.ok":
+            a["max_position"] = 3000  # rule 15: positions + s clamp
+        c = make_case(cid, a, shared[fam], t, bug, np.random.default_rng(seed + i))
+        if ".norecycled." in cid:
+            c["outputs"] = {n: x for n, x in c["outputs"].items()
+                            if not n.endswith(("/recycled", "/hidden_pre"))}
+        out.append((cid, c))
+    return out
+
+
+# --------------------------------------------------------------------------- writing
+
+class V2Writer(writer._FileWriter):
+    """The generator's writer with format_version 2, observed/ groups, and
+    large matrices written in chunks once, then soft-linked."""
+
+    def __init__(self, path, description):
+        super().__init__(path, description)
+        writer._set_attr(self.f, "format_version", 2)
+        self.mats = {}
+
+    def matrix(self, group, name, mat):
+        parts = name.split("/")
+        parent = group
+        for q in parts[:-1]:
+            parent = parent.require_group(q)
+        if id(mat) in self.mats:
+            parent[parts[-1]] = h5py.SoftLink(self.mats[id(mat)])
+            return
+        big = mat.bits.size > 1 << 24
+        kw = {} if big else dict(compression="gzip", compression_opts=6, shuffle=True)
+        ds = parent.create_dataset(parts[-1], shape=mat.shape, dtype="<u2", **kw)
+        for r in range(0, mat.shape[0], CHUNK):
+            ds[r:r + CHUNK] = mat.bits[r:r + CHUNK]
+        writer._set_attr(ds, "dtype", BF)
+        self.mats[id(mat)] = ds.name
+
+    def v2case(self, cid, c, section):
+        g = self.cases.create_group(cid)
+        for k, val in c["attrs"].items():
+            writer._set_attr(g, k, val)
+        gi = g.create_group("inputs")
+        for name, (val, dt) in sorted(c["inputs"].items()):
+            if isinstance(val, Mat):
+                self.matrix(gi, name, val)
+            else:
+                self.dataset(gi, name, val, dt)
+        go = g.create_group(section)
+        for name, (val, dt) in sorted(c["outputs"].items()):
+            if isinstance(val, Pending):
+                val = val.logits if name.endswith("logits") else val.token
+            self.dataset(go, name, val, dt)
+
+
+def write(path, cases, section, description):
+    resolve_pending()
+    w = V2Writer(path, description)
+    try:
+        for cid, c in cases:
+            w.v2case(cid, c, section)
+    finally:
+        w.close()
+
+
+def write_fixture(path):
+    """fixtures/captured.h5: the passing cases as goldens (expected/)."""
+    plan = [e for e in PLAN if e[5] is None]
+    write(path, build(plan, 64, 512, 5, 7100, True), "expected",
+          "captured-block mtp_step and draft_chain goldens (FIXTURES.md v2)")
+
+
+def write_dumps(path):
+    write(path, build(PLAN, 64, 512, 5, 7200, True), "observed",
+          "captured-block dumps: controls and each glue bug, named in the case id")
+
+
+# The real-size set is split so that no file makes a reader load the 1.85 GB
+# head more than about ten times (a chain with L layers loads it L + 1 times).
+REAL_FILES = (("steps.h5", lambda cid: cid.startswith("step.")),
+              ("chains_l1.h5", lambda cid: ".L1." in cid),
+              ("chains_l2.h5", lambda cid: ".L2." in cid))
+
+
+def write_real(out_dir, t, only=None):
+    plan = [e for e in PLAN if not only or e[0] in only]
+    built = build(plan, 7168, 129280, t, 7300, False)
+    os.makedirs(out_dir, exist_ok=True)
+    for fname, pick in REAL_FILES:
+        cases = [c for c in built if pick(c[0])]
+        if cases:
+            write(os.path.join(out_dir, fname), cases, "observed",
+                  "real-size captured-block dumps (H 7168, V 129280, M 4)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fixture", metavar="OUT")
+    ap.add_argument("--dumps", metavar="OUT")
+    ap.add_argument("--real", metavar="DIR")
+    ap.add_argument("--T", type=int, default=4)
+    ap.add_argument("--cases", metavar="IDS", help="--real: only these case ids (comma separated)")
+    a = ap.parse_args(argv)
+    if not (a.fixture or a.dumps or a.real):
+        ap.error("nothing to write (--fixture, --dumps or --real)")
+    np.seterr(all="ignore")
+    if a.fixture:
+        write_fixture(a.fixture)
+    if a.dumps:
+        write_dumps(a.dumps)
+    if a.real:
+        write_real(a.real, a.T, set(a.cases.split(",")) if a.cases else None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
