@@ -256,7 +256,8 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 		const char *name = p->sig->out[k].name;
 		const struct mtp_named *jn =
 			judge ? mtp_list_find(judge, name) : NULL;
-		bool has = !got_named || mtp_list_find(got_named, name);
+		bool has = !got_named || mtp_list_find(got_named, name) ||
+			   mtp_captured_judged_input(c, name);
 
 		/* present is compared, empty or not: a [0,V] output where
 		 * [T,V] is due fails on its shape */

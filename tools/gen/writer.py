@@ -86,7 +86,8 @@ class _FileWriter:
             parent = parent.require_group(p)
         leaf = parts[-1]
         key = None
-        if data.size >= LINK_MIN:
+        # observed/ datasets are never links nor link targets (format v2 rule 12)
+        if data.size >= LINK_MIN and "/observed" not in parent.name:
             key = (dtype, data.shape, hashlib.sha256(data.tobytes()).hexdigest())
             if key in self.seen:
                 parent[leaf] = h5py.SoftLink(self.seen[key])
