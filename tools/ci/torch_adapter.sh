@@ -25,10 +25,11 @@ if [ -z "$venv" ]; then
 fi
 export MTP_PYTHON=$venv/bin/python MTP_TORCH_DEVICE=cpu
 for mode in eager compile; do
-	# compile: one graph per op, attribute set and shape (10 to 90 s each on
-	# 2 cores): five cases that cover a norm, the overflow rows, mHC and steps
+	# compile: one graph per op and attribute set, 10 s to minutes each on
+	# 2 cores (hc_pre's 20 unrolled Sinkhorn iterations are the slowest):
+	# three cases, a norm, the overflow rows, a whole V3 step
 	filter=
-	[ $mode = compile ] && filter="--filter rmsnorm.bf16.fused.T1.H64,add_rmsnorm.bf16.eager.edge_overflow.T6.H64,hc_pre.v4flash.bf16.M4.it20.norm.T3.H4096,mtp_step.deepseek_v3.bf16.eager.T1.H64,mtp_step.deepseek_v4.bf16.fused.internal.rocm.M4.it20.T3.H64"
+	[ $mode = compile ] && filter="--filter rmsnorm.bf16.fused.T1.H64,add_rmsnorm.bf16.eager.edge_overflow.T6.H64,mtp_step.deepseek_v3.bf16.eager.T1.H64"
 	log=/tmp/mtp-torch-$mode.log
 	timeout 900 $m run --backend python:mtpcheck.adapters.torch:$mode $filter >$log 2>&1
 	rc=$?
