@@ -8,4 +8,16 @@ when installed), `mtpcheck.verify` (runs the C `mtpcheck verify`).
 
 __version__ = "0.2.0"
 
-from .dump import Dump, DumpError, Link, Tensor  # noqa: E402,F401
+
+# The writer's names load lazily: importing the package (e.g. for the python
+# backend's adapters, inside a process that already holds another libhdf5)
+# must not import h5py.
+_LAZY = {"Dump", "DumpError", "Link", "Tensor"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from . import dump
+
+        return getattr(dump, name)
+    raise AttributeError(f"module 'mtpcheck' has no attribute {name!r}")
