@@ -34,7 +34,9 @@ static void v4_head(const struct step_ctx *x, const struct mtp_ref_v4_layer *w,
 			o->head_hidden);
 	mtp_ref_rmsnorm(o->head_hidden, w->shared_head_norm_w, d->t, d->h,
 			x->cfg.eps, x->cfg.rounding, x->cfg.act, tmp);
-	mtp_ref_lm_head(tmp, w->head_w, d->t, d->v, d->h, o->logits, o->token);
+	mtp_ref_lm_head_dt(tmp, w->head_w, d->t, d->v, d->h,
+			   mtp_conv_logits_dtype(&x->cfg.conv), o->logits,
+			   o->token);
 }
 
 /* Applies bug `b` to one step's outputs (in place). */
@@ -57,8 +59,9 @@ static void apply_bug(const struct step_ctx *x, enum mtp_diag b, int64_t l,
 			mtp_ref_rmsnorm(o->hidden_post, w3.shared_head_norm_w,
 					d->t, d->h, x->cfg.eps, x->cfg.rounding,
 					x->cfg.act, tmp);
-			mtp_ref_lm_head(tmp, w3.head_w, d->t, d->v, d->h,
-					o->logits, o->token);
+			mtp_ref_lm_head_dt(tmp, w3.head_w, d->t, d->v, d->h,
+					   mtp_conv_logits_dtype(&x->cfg.conv),
+					   o->logits, o->token);
 		}
 		return;
 	}

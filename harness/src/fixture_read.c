@@ -7,6 +7,7 @@
 #include "mtp/fixture.h"
 
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +316,19 @@ static bool valid_case_id(const char *s)
 	return true;
 }
 
+static bool attr_is_int(hid_t obj, const char *name)
+{
+	hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+	hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+	bool is_int = ft >= 0 && H5Tget_class(ft) == H5T_INTEGER;
+
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (a >= 0)
+		H5Aclose(a);
+	return is_int;
+}
+
 static herr_t collect_attr(hid_t obj, const char *name, const H5A_info_t *ai,
 			   void *arg)
 {
@@ -330,7 +344,10 @@ static herr_t collect_attr(hid_t obj, const char *name, const H5A_info_t *ai,
 	if (read_str_attr(obj, name, a->str, sizeof(a->str)))
 		a->is_string = true;
 	else if (!read_num_attr(obj, name, &a->num))
-		return 0; /* arrays and other kinds: not a scalar parameter */
+		a->num = NAN; /* arrays, enums...: refused where a known
+				 attribute must be a number */
+	else
+		a->is_int = attr_is_int(obj, name);
 	l->n++;
 	return 0;
 }
