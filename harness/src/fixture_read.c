@@ -580,11 +580,11 @@ static enum mtp_status check_root(struct reader *r, hid_t f)
 	if (!read_num_attr(f, "format_version", &ver))
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "missing integer attribute 'format_version'%s", "");
-	if (ver != MTP_FORMAT_VERSION) {
+	if (ver != MTP_FORMAT_VERSION && ver != 2) { /* v2: FIXTURES.md */
 		snprintf(fmt, sizeof(fmt), "%g", ver);
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "format_version %s is not supported (this reader "
-			    "knows 1)",
+			    "knows 1 and 2)",
 			    fmt);
 	}
 	if (!read_str_attr(f, "generator", r->fx->generator,

@@ -145,6 +145,11 @@ static void run_on_backend(struct mtp_result *r, struct mtp_backend *be,
 	struct mtp_tensor *got;
 	enum mtp_status st;
 
+	if (!mtp_conv_backend_ok(be, &p->call, r->message,
+				 sizeof(r->message))) {
+		r->verdict = MTP_UNIMPLEMENTED;
+		return;
+	}
 	if (!mtp_backend_supports(be, &p->call)) {
 		r->verdict = MTP_UNIMPLEMENTED;
 		snprintf(r->message, sizeof(r->message),
@@ -236,6 +241,8 @@ static void run_verify(struct mtp_result *r, struct mtp_case *c,
 	if (!st)
 		st = mtp_judge_outputs(r, c, p, NULL, &c->observed, NULL,
 				       p->call.out);
+	if (!st)
+		st = mtp_judge_conventions(r, c, p);
 	if (st) {
 		r->verdict = MTP_CRASHED;
 		snprintf(r->message, sizeof(r->message), "reference: %s",

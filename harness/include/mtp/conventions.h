@@ -98,6 +98,11 @@ enum mtp_status mtp_conventions_parse(const struct mtp_attr_list *attrs,
 				      size_t errn);
 
 struct mtp_case;
+struct mtp_call;
+
+/* The conventions (mask of 1u << enum mtp_conv_id) that the call's
+ * computation uses: pos0_mask only with a position 0 (judge_conv.c). */
+unsigned mtp_conv_exercised(const struct mtp_call *c);
 
 /* The logits precision of case k: a declared logits_dtype must be the
  * stored dtype of every observed/ and expected/ logits (else

@@ -58,6 +58,9 @@ struct mtp_result {
 	double seconds;
 	bool generated;		     /* made in process from a case file */
 	struct mtp_diag_result diag; /* for a failure: the known bug matched */
+	/* verify: the undeclared conventions the op uses, with the values
+	 * the outputs matched ("add_norm_input=sum"); empty if none */
+	char conventions[200];
 };
 
 struct mtp_run {
