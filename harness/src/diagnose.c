@@ -277,6 +277,24 @@ void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 	diagnose_set(c, got, want, MTP_DIAG_NONE, out);
 }
 
+bool mtp_diagnose_declared(const struct mtp_call *c,
+			   const struct mtp_tensor *got,
+			   const struct mtp_tensor *want,
+			   struct mtp_diag_result *out)
+{
+	bool any = false;
+
+	for (int id = 0; id < MTP_CONV_COUNT; id++)
+		any = any || mtp_diag_conv_applies(id, c);
+	if (!any)
+		return false;
+	diagnose_set(c, got, want, MTP_DIAG_CONVENTION_MISMATCH, out);
+	if (out->diag)
+		return true;
+	memset(out, 0, sizeof(*out));
+	return false;
+}
+
 void mtp_diagnose_rounding(const struct mtp_call *c,
 			   const struct mtp_tensor *got,
 			   const struct mtp_tensor *want,

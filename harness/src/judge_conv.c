@@ -2,15 +2,20 @@
  * Judging a dump under the engine conventions (MTP-SPEC §12.1, FIXTURES.md
  * v2 rule 8). A declared convention is the contract: the outputs are judged
  * under it alone, and a mismatch is diagnosed (CONVENTION_MISMATCH). An
- * undeclared one is resolved: when the outputs fail under the v1 values,
- * the undeclared conventions the op uses are tried jointly, every
- * combination in table order, and the first that passes is the result,
- * with the values it took reported as information.
+ * undeclared one is resolved: unless the outputs match the v1 values
+ * exactly, the undeclared conventions the op uses are tried jointly, every
+ * combination in table order, and the passing one that fits best (on equal
+ * fit the first in table order, so an exact match stops the search) is the
+ * result, with the values it took reported as information. Best fit rather
+ * than first pass, because the tolerance alone accepts some neighbouring
+ * conventions (add_norm_input at 0.5 of the threshold) and the report must
+ * name the one the outputs were made under.
  */
 #include "runner_int.h"
 
 #include "mtp/backend.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,40 +139,68 @@ static void drop_unclaimable(struct mtp_result *r, const struct mtp_case *c)
 	memset(&r->diag, 0, sizeof(r->diag));
 }
 
-enum mtp_status mtp_judge_conventions(struct mtp_result *r,
-				      const struct mtp_case *c,
-				      const struct mtp_case_call *p)
+/* A failure under a declared contract: no undeclared value may rescue it. */
+static bool declared_broken(const struct mtp_result *r,
+			    const struct mtp_case *c)
 {
-	unsigned fm = free_mask(&p->call);
+	return r->verdict == MTP_FAILED &&
+	       (r->diag.diag == MTP_DIAG_CONVENTION_MISMATCH ||
+		(r->diag.diag == MTP_DIAG_MISSING_POS0_MASK &&
+		 mtp_conv_declared(&c->params.conv, MTP_CONV_POS0_MASK)));
+}
+
+static double fit(const struct mtp_result *r)
+{
+	return r->verdict == MTP_PASSED ? mtp_result_worst_headroom(r)
+					: INFINITY;
+}
+
+/* Every other combination of the free conventions: the passing one that
+ * fits best (the smallest worst error against its threshold; on equal fit
+ * the first in table order) replaces r. */
+static enum mtp_status search(struct mtp_result *r, const struct mtp_case *c,
+			      const struct mtp_case_call *p, unsigned fm,
+			      struct mtp_conventions *conv)
+{
 	int n = 0;
 
 	for (int id = 0; id < MTP_CONV_COUNT; id++)
 		n += (fm >> id) & 1u;
-	if (r->verdict == MTP_PASSED && fm)
-		note(r, &c->params.conv, fm);
-	if (r->verdict != MTP_FAILED || !fm) {
-		drop_unclaimable(r, c);
-		return MTP_OK;
-	}
-	for (unsigned idx = 1; idx < (1u << n); idx++) {
+	for (unsigned idx = 1; idx < (1u << n) && fit(r) > 0; idx++) {
 		struct mtp_params params = c->params;
 		struct mtp_result r2;
 		enum mtp_status st;
 
 		combination(fm, idx, &params.conv);
 		st = try_one(r, c, p, &params, &r2);
-		if (st == MTP_OK && r2.verdict == MTP_PASSED) {
+		if (st == MTP_OK && fit(&r2) < fit(r)) {
 			free(r->cmp);
 			*r = r2;
-			note(r, &params.conv, fm);
-			return MTP_OK;
+			*conv = params.conv;
+			continue;
 		}
 		free(r2.cmp);
 		if (st)
 			return st;
 	}
-	drop_unclaimable(r, c);
 	return MTP_OK;
+}
+
+enum mtp_status mtp_judge_conventions(struct mtp_result *r,
+				      const struct mtp_case *c,
+				      const struct mtp_case_call *p)
+{
+	unsigned fm = free_mask(&p->call);
+	struct mtp_conventions conv = c->params.conv;
+	enum mtp_status st = MTP_OK;
+
+	if (fm && (r->verdict == MTP_PASSED || r->verdict == MTP_FAILED) &&
+	    !declared_broken(r, c))
+		st = search(r, c, p, fm, &conv);
+	if (fm && r->verdict == MTP_PASSED)
+		note(r, &conv, fm);
+	drop_unclaimable(r, c);
+	return st;
 }
 
 bool mtp_conv_backend_ok(const struct mtp_backend *be, const struct mtp_call *c,

@@ -91,6 +91,15 @@ void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
 void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 		  const struct mtp_tensor *want, struct mtp_diag_result *out);
 
+/* On passing outputs: whether they are another value of a declared
+ * convention (CONVENTION_MISMATCH claimed into out), which fails the case:
+ * a declared convention is the contract even where the tolerance would
+ * accept the other value (§12.1). False, out zeroed, otherwise. */
+bool mtp_diagnose_declared(const struct mtp_call *c,
+			   const struct mtp_tensor *got,
+			   const struct mtp_tensor *want,
+			   struct mtp_diag_result *out);
+
 /* On a passing output with a visible difference: whether the other RMSNorm
  * rounding (eager vs fused) explains it. Information, never a failure. */
 void mtp_diagnose_rounding(const struct mtp_call *c,
