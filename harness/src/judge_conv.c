@@ -5,7 +5,8 @@
  * undeclared one is resolved: unless the outputs match the v1 values
  * exactly, the undeclared conventions the op uses are tried jointly, every
  * combination in table order, and the passing one that fits best (on equal
- * fit the first in table order, so an exact match stops the search) is the
+ * fit the first in table order, so an exact match stops the search; a
+ * passing default is displaced only by a clearly better fit) is the
  * result, with the values it took reported as information. Best fit rather
  * than first pass, because the tolerance alone accepts some neighbouring
  * conventions (add_norm_input at 0.5 of the threshold) and the report must
@@ -155,6 +156,17 @@ static double fit(const struct mtp_result *r)
 					: INFINITY;
 }
 
+/* A passing candidate replaces a failing result; it replaces a passing one
+ * only by fitting clearly better (by the diagnoses' ratio), so that a
+ * difference with another cause (eager vs fused rounding) does not send
+ * the report to a convention that merely absorbs part of it. */
+static bool better(const struct mtp_result *cand, const struct mtp_result *r)
+{
+	if (r->verdict != MTP_PASSED)
+		return cand->verdict == MTP_PASSED;
+	return fit(cand) * MTP_DIAG_MIN_RATIO <= fit(r) && fit(cand) < fit(r);
+}
+
 /* Every other combination of the free conventions: the passing one that
  * fits best (the smallest worst error against its threshold; on equal fit
  * the first in table order) replaces r. */
@@ -173,7 +185,7 @@ static enum mtp_status search(struct mtp_result *r, const struct mtp_case *c,
 
 		combination(fm, idx, &params.conv);
 		st = try_one(r, c, p, &params, &r2);
-		if (st == MTP_OK && fit(&r2) < fit(r)) {
+		if (st == MTP_OK && better(&r2, r)) {
 			free(r->cmp);
 			*r = r2;
 			*conv = params.conv;
