@@ -85,6 +85,10 @@ static const char usage_verify[] =
 	"  --filter PAT       case ids (as for run)\n"
 	"  --json FILE        write the results as JSON\n"
 	"  --max-bytes N      refuse any dataset larger than N bytes\n"
+	"  --weights DIR      read weights by reference from the safetensors "
+	"files in\n"
+	"                     DIR (hash checked); without it such cases are "
+	"SKIPPED\n"
 	"  -h, --help         this text\n";
 
 static const char usage_list[] =
@@ -167,7 +171,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			strcmp(a, "--junit") == 0 ||
 			strcmp(a, "--shard") == 0 || strcmp(a, "--html") == 0 ||
 			strcmp(a, "--timeout") == 0 ||
-			strcmp(a, "--max-bytes") == 0;
+			strcmp(a, "--max-bytes") == 0 ||
+			strcmp(a, "--weights") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(verify			     ? usage_verify
@@ -203,6 +208,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 						   "");
 		} else if (strcmp(a, "--json") == 0) {
 			o->json_path = val;
+		} else if (strcmp(a, "--weights") == 0) {
+			o->weights_dir = val;
 		} else if (strcmp(a, "--junit") == 0) {
 			o->junit_path = val;
 		} else if (strcmp(a, "--html") == 0) {

@@ -102,7 +102,9 @@ static void make_repro(const struct mtp_run *run, struct mtp_result *r)
 	shell_quote(b, sizeof(b), r->backend);
 	if (run->opts.verify)
 		snprintf(r->repro, sizeof(r->repro),
-			 "mtpcheck verify %s --filter %s", f, r->case_id);
+			 "mtpcheck verify %s --filter %s%s%s", f, r->case_id,
+			 run->opts.weights_dir ? " --weights " : "",
+			 run->opts.weights_dir ? run->opts.weights_dir : "");
 	else if (r->generated)
 		snprintf(r->repro, sizeof(r->repro),
 			 "mtpcheck run --backend %s --cases %s --filter %s", b,
@@ -302,7 +304,10 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 	char err[MTP_ERR_MAX];
 	struct mtp_case_call p = {0};
 	int nb = run->opts.verify ? 1 : run->opts.n_backends;
-	enum mtp_status st = mtp_fixture_load(fx, ci, err, sizeof(err));
+	enum mtp_status st;
+
+	fx->weights_dir = run->opts.weights_dir;
+	st = mtp_fixture_load(fx, ci, err, sizeof(err));
 
 	if (!st)
 		st = mtp_case_call_init(c, &p, err, sizeof(err));
@@ -315,8 +320,9 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 		r = new_result(run, c, name);
 		if (!r)
 			break;
-		if (st) {
-			r->verdict = MTP_INVALID;
+		if (st) { /* UNAVAILABLE: a weight by reference, no --weights */
+			r->verdict = st == MTP_ERR_UNAVAILABLE ? MTP_SKIPPED
+							       : MTP_INVALID;
 			snprintf(r->message, sizeof(r->message), "%s", err);
 		} else if (run->opts.verify) {
 			run_verify(r, c, &p);

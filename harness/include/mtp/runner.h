@@ -40,7 +40,8 @@ struct mtp_run_opts {
 	bool verbose;
 	uint64_t seed;
 	struct mtp_limits limits;
-	FILE *out; /* console */
+	const char *weights_dir; /* --weights: weights by reference */
+	FILE *out;		 /* console */
 };
 
 struct mtp_result {
