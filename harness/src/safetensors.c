@@ -303,9 +303,12 @@ static int by_name(const void *a, const void *b)
 /* No two names alike, no two non-empty ranges overlapping. */
 static enum mtp_status disjoint(struct cur *c, const struct mtp_safetensors *st)
 {
-	struct mtp_st_tensor *s = malloc((size_t)st->n * sizeof(*s) + 1);
+	struct mtp_st_tensor *s;
 	enum mtp_status r = MTP_OK;
 
+	if (st->n < 2)
+		return MTP_OK;
+	s = malloc((size_t)st->n * sizeof(*s));
 	if (!s)
 		return MTP_ERR_NOMEM;
 	memcpy(s, st->tensors, (size_t)st->n * sizeof(*s));
