@@ -29,8 +29,7 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 		fprintf(o, "        %s: %s\n",
 			r->diag.info ? "note" : "diagnosis", r->diag.text);
 	if (r->conventions[0] && r->verdict == MTP_PASSED)
-		fprintf(o, "        note: undeclared conventions matched: %s\n",
-			r->conventions);
+		fprintf(o, "        note: conventions: %s\n", r->conventions);
 	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||
 	    r->verdict == MTP_CRASHED || r->verdict == MTP_INVALID)
 		fprintf(o, "        repro: %s\n", r->repro);

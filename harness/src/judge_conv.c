@@ -121,13 +121,25 @@ static enum mtp_status try_one(const struct mtp_result *r,
 	return st;
 }
 
+/* The values taken by the free conventions, and the declared ones that no
+ * recomputed step uses (rule 8: accepted, reported as not exercised). */
 static void note(struct mtp_result *r, const struct mtp_conventions *conv,
-		 unsigned fm)
+		 unsigned fm, unsigned idle)
 {
-	char vals[160];
+	char vals[160], unused[96] = "";
 
 	mtp_conventions_str(conv, fm, vals, sizeof(vals));
-	snprintf(r->conventions, sizeof(r->conventions), "%s", vals);
+	for (int id = 0; id < MTP_CONV_COUNT; id++)
+		if ((idle >> id) & 1u)
+			snprintf(unused + strlen(unused),
+				 sizeof(unused) - strlen(unused), " %s",
+				 mtp_conv_name(id));
+	snprintf(r->conventions, sizeof(r->conventions), "%s%s%s", vals,
+		 idle ? (fm ? "; declared, not exercised:"
+			    : "declared, not "
+			      "exercised:")
+		      : "",
+		 unused);
 }
 
 /* A failure with an undeclared pos0_mask may not be called a missing mask:
@@ -203,14 +215,15 @@ enum mtp_status mtp_judge_conventions(struct mtp_result *r,
 				      const struct mtp_case_call *p)
 {
 	unsigned fm = free_mask(&p->call);
+	unsigned idle = c->params.conv.declared & ~mtp_conv_exercised(&p->call);
 	struct mtp_conventions conv = c->params.conv;
 	enum mtp_status st = MTP_OK;
 
 	if (fm && (r->verdict == MTP_PASSED || r->verdict == MTP_FAILED) &&
 	    !declared_broken(r, c))
 		st = search(r, c, p, fm, &conv);
-	if (fm && r->verdict == MTP_PASSED)
-		note(r, &conv, fm);
+	if ((fm || idle) && r->verdict == MTP_PASSED)
+		note(r, &conv, fm, idle);
 	drop_unclaimable(r, c);
 	return st;
 }

@@ -195,6 +195,8 @@ def op_cases(out):
     obs = {"logits": (logits, "bfloat16"), "token": (token, "int64")}
     add_case(out, lbase, "op.lm_head.ok.bfloat16", linp, obs, {"logits_dtype": "bfloat16"})
     add_case(out, lbase, "op.lm_head.undeclared.bf16_stored", linp, obs, {})
+    add_case(out, lbase, "op.lm_head.ok.not_exercised", linp, obs,
+             {"logits_dtype": "bfloat16", "silu_mul_rounding": "twice"})
     tied = token.copy()
     tied[0] = v - 1
     add_case(out, lbase, "op.lm_head.ok.token_tied_at_max", linp,

@@ -94,6 +94,10 @@ enum mtp_status mtp_weight_ref_check(const struct mtp_weight_ref *w, char *why,
 enum mtp_status mtp_weight_ref_load(const char *dir,
 				    const struct mtp_weight_ref *w,
 				    struct mtp_tensor *t, char *why, size_t n);
+/* Weights by subset (<p>_rows, logits_rows) are not judged yet: a case that
+ * holds them is refused with one line naming the dataset. */
+enum mtp_status mtp_weight_subset_refuse(const struct mtp_case *c, char *err,
+					 size_t errn);
 /* Whether t's bytes hash to sha256 (64 hex digits). */
 bool mtp_weight_hash_ok(const struct mtp_tensor *t, const char *sha256);
 
