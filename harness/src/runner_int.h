@@ -51,8 +51,8 @@ double mtp_result_worst_headroom(const struct mtp_result *r);
  * mutant) implements the others. False, with why, for a backend asked for a
  * convention other than v1 that the call uses. */
 struct mtp_backend;
-bool mtp_conv_backend_ok(const struct mtp_backend *be,
-			 const struct mtp_call *c, char *why, size_t n);
+bool mtp_conv_backend_ok(const struct mtp_backend *be, const struct mtp_call *c,
+			 char *why, size_t n);
 enum mtp_status mtp_judge_conventions(struct mtp_result *r,
 				      const struct mtp_case *c,
 				      const struct mtp_case_call *p);
