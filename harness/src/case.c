@@ -85,7 +85,7 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 {
 	enum mtp_status st;
 
-	st = mtp_weight_subset_refuse(c, err, errn);
+	st = mtp_subset_check(c, err, errn);
 	if (!st)
 		st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params,
 				      err, errn);

@@ -28,6 +28,8 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	if (r->diag.diag)
 		fprintf(o, "        %s: %s\n",
 			r->diag.info ? "note" : "diagnosis", r->diag.text);
+	if (r->partial)
+		fprintf(o, "        note: partial: %s\n", r->judged);
 	if (r->conventions[0] && r->verdict == MTP_PASSED)
 		fprintf(o, "        note: conventions: %s\n", r->conventions);
 	if (r->verdict == MTP_FAILED || r->verdict == MTP_MISTRUSTED ||

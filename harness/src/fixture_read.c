@@ -244,6 +244,26 @@ static enum mtp_status scan_live(struct reader *r, hid_t d, const char *obj,
 	return MTP_OK;
 }
 
+/* full_rows (rule 2): a scalar integer on head_weight, the V it stands in
+ * for (other subsets are refused by the case check). */
+static enum mtp_status scan_full_rows(struct reader *r, hid_t d,
+				      const char *obj,
+				      const struct mtp_named *e)
+{
+	struct mtp_case *c = &r->fx->cases[r->fx->n_cases - 1];
+	int64_t v[2];
+
+	if (read_int_array_attr(d, "full_rows", v, 1) != 1 || v[0] <= 0)
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "full_rows must be a positive scalar integer%s",
+			    "");
+	if (strcmp(e->name, "head_weight"))
+		return fail(r, MTP_ERR_UNSUPPORTED, obj,
+			    "only a head_weight subset is judged yet%s", "");
+	c->head_full_rows = v[0];
+	return MTP_OK;
+}
+
 /* Validates one dataset's metadata and records its dtype and shape. */
 static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 				    const char *link, const char *obj,
@@ -282,6 +302,8 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 		st = scan_ref(r, d, obj, e, nd, &nd, dims);
 	if (!st)
 		st = scan_live(r, d, obj, e);
+	if (!st && H5Aexists(d, "full_rows") > 0)
+		st = scan_full_rows(r, d, obj, e);
 	if (st)
 		goto out;
 	e->t.ndim = nd;
@@ -349,6 +371,25 @@ static enum mtp_status walk_group(struct reader *r, hid_t grp,
 	return r->st;
 }
 
+/* A <p>_rows or logits_rows companion (FIXTURES.md v2) goes to the case's
+ * companions as "<part>/<name>"; anything else to the walked list. */
+static struct mtp_named *companion_add(struct group_walk *w, const char *name,
+				       const char *full)
+{
+	struct mtp_case *c = &w->r->fx->cases[w->r->fx->n_cases - 1];
+	size_t len = strlen(full);
+	const char *part = strrchr(w->base, '/');
+	char cname[MTP_NAME_MAX + 16];
+
+	(void)name;
+	if (len < 5 || strcmp(full + len - 5, "_rows") || !part)
+		return mtp_list_add(w->list, full);
+	snprintf(cname, sizeof(cname), "%s/%s", part + 1, full);
+	return strlen(cname) < MTP_NAME_MAX
+		       ? mtp_list_add(&c->companions, cname)
+		       : NULL;
+}
+
 static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 			void *arg)
 {
@@ -388,7 +429,7 @@ static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 	if (oi.type != H5O_TYPE_DATASET)
 		return fail(w->r, MTP_ERR_INVALID, obj, "not a dataset%s", ""),
 		       -1;
-	struct mtp_named *e = mtp_list_add(w->list, full);
+	struct mtp_named *e = companion_add(w, name, full);
 
 	if (!e)
 		return fail(w->r, MTP_ERR_NOMEM, obj, "out of memory%s", ""),
@@ -797,11 +838,11 @@ static enum mtp_status load_list(struct reader *r, hid_t cg,
 		struct mtp_tensor *t = &l->items[i].t;
 		int64_t shape[MTP_MAX_DIMS];
 
-		if (ref_of(c, part, l->items[i].name))
+		if (part && ref_of(c, part, l->items[i].name))
 			continue;
 
-		snprintf(obj, sizeof(obj), "/cases/%s/%s/%s", id, part,
-			 l->items[i].name);
+		snprintf(obj, sizeof(obj), "/cases/%s/%s%s%s", id,
+			 part ? part : "", part ? "/" : "", l->items[i].name);
 		memcpy(shape, t->shape, sizeof(shape));
 		if (mtp_tensor_alloc(t, t->dtype, t->ndim, shape))
 			return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s",
@@ -871,8 +912,15 @@ enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 			    "");
 	if (!load_list(&r, f, c, "inputs", &c->inputs) &&
 	    !load_list(&r, f, c, "expected", &c->expected) &&
-	    !load_list(&r, f, c, "observed", &c->observed) && !load_refs(&r, c))
-		check_indices(&r, c);
+	    !load_list(&r, f, c, "observed", &c->observed) &&
+	    !load_list(&r, f, c, NULL, &c->companions) && !load_refs(&r, c) &&
+	    !check_indices(&r, c)) {
+		char why[MTP_ERR_MAX], obj[MTP_PATH_MAX];
+
+		snprintf(obj, sizeof(obj), "/cases/%s", c->id);
+		if (mtp_subset_check_values(c, why, sizeof(why)))
+			fail(&r, MTP_ERR_INVALID, obj, "%s", why);
+	}
 	H5Fclose(f);
 	c->loaded = r.st == MTP_OK;
 	if (r.st)
@@ -893,6 +941,7 @@ void mtp_fixture_unload(struct mtp_fixture *fx, int i)
 	list_unload(&c->inputs);
 	list_unload(&c->expected);
 	list_unload(&c->observed);
+	list_unload(&c->companions);
 	c->loaded = false;
 }
 
@@ -905,6 +954,7 @@ void mtp_case_fini(struct mtp_case *c)
 	mtp_list_fini(&c->inputs);
 	mtp_list_fini(&c->expected);
 	mtp_list_fini(&c->observed);
+	mtp_list_fini(&c->companions);
 }
 
 void mtp_fixture_close(struct mtp_fixture *fx)

@@ -115,8 +115,7 @@ static enum mtp_status try_one(const struct mtp_result *r,
 	r2->message[0] = 0;
 	memset(&r2->diag, 0, sizeof(r2->diag));
 	if (!st)
-		st = mtp_judge_outputs(r2, c, &p2, NULL, &c->observed, NULL,
-				       out);
+		st = mtp_judge_dump(r2, c, &p2, out);
 	outputs_free(out, n);
 	return st;
 }

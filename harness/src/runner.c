@@ -241,8 +241,7 @@ static void run_verify(struct mtp_result *r, struct mtp_case *c,
 
 	r->seconds = now() - t0;
 	if (!st)
-		st = mtp_judge_outputs(r, c, p, NULL, &c->observed, NULL,
-				       p->call.out);
+		st = mtp_judge_dump(r, c, p, p->call.out);
 	if (!st)
 		st = mtp_judge_conventions(r, c, p);
 	if (st) {

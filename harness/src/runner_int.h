@@ -43,6 +43,13 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 				  const struct mtp_tensor *judge_arr);
 double mtp_result_worst_headroom(const struct mtp_result *r);
 
+/* verify: judges c's observed outputs against the reference outputs ref
+ * (signature order), through the subset view when the case has weights by
+ * subset (subset.c; the result is then partial). */
+enum mtp_status mtp_judge_dump(struct mtp_result *r, const struct mtp_case *c,
+			       const struct mtp_case_call *p,
+			       const struct mtp_tensor *ref);
+
 /* After a dump was judged under its conventions: resolves the undeclared
  * ones (FIXTURES.md v2 rule 8): on a failure, tries their combinations in
  * table order and keeps the first that passes; records the values taken in

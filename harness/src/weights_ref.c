@@ -131,30 +131,6 @@ static enum mtp_status read_ref(const struct mtp_safetensors *st,
 	return MTP_OK;
 }
 
-enum mtp_status mtp_weight_subset_refuse(const struct mtp_case *c, char *err,
-					 size_t errn)
-{
-	const struct mtp_tensor_list *lists[] = {&c->inputs, &c->expected,
-						 &c->observed};
-	static const char *const part[] = {"inputs", "expected", "observed"};
-
-	for (int k = 0; k < 3; k++) {
-		for (int i = 0; i < lists[k]->n; i++) {
-			const char *n = lists[k]->items[i].name;
-			size_t len = strlen(n);
-
-			if (len < 5 || strcmp(n + len - 5, "_rows"))
-				continue;
-			snprintf(err, errn,
-				 "%s '%s': weights by subset (FIXTURES.md v2, "
-				 "rules 1-6) are not judged by this version",
-				 part[k], n);
-			return MTP_ERR_UNSUPPORTED;
-		}
-	}
-	return MTP_OK;
-}
-
 enum mtp_status mtp_weight_ref_load(const char *dir,
 				    const struct mtp_weight_ref *w,
 				    struct mtp_tensor *t, char *why, size_t n)

@@ -51,6 +51,11 @@ struct mtp_case {
 	/* live_sha256 (rule 14) per input, by name: checked at load */
 	int n_live;
 	struct mtp_weight_ref *live; /* name and sha256 used */
+	/* weights by subset (subset.c): the <p>_rows and logits_rows
+	 * companions as "inputs/head_rows", "observed/logits_rows"; never
+	 * inputs or outputs of the op */
+	struct mtp_tensor_list companions;
+	int64_t head_full_rows; /* full_rows of a head_weight subset */
 };
 
 struct mtp_fixture {
@@ -94,10 +99,14 @@ enum mtp_status mtp_weight_ref_check(const struct mtp_weight_ref *w, char *why,
 enum mtp_status mtp_weight_ref_load(const char *dir,
 				    const struct mtp_weight_ref *w,
 				    struct mtp_tensor *t, char *why, size_t n);
-/* Weights by subset (<p>_rows, logits_rows) are not judged yet: a case that
- * holds them is refused with one line naming the dataset. */
-enum mtp_status mtp_weight_subset_refuse(const struct mtp_case *c, char *err,
-					 size_t errn);
+/* Weights by subset (subset.c): whether the case has any, the checks of
+ * their shapes (what is not judged yet is MTP_ERR_UNSUPPORTED) and, once
+ * loaded, of their values (rules 2 and 3). */
+bool mtp_subset_present(const struct mtp_case *c);
+enum mtp_status mtp_subset_check(const struct mtp_case *c, char *err,
+				 size_t errn);
+enum mtp_status mtp_subset_check_values(const struct mtp_case *c, char *err,
+					size_t errn);
 /* Whether t's bytes hash to sha256 (64 hex digits). */
 bool mtp_weight_hash_ok(const struct mtp_tensor *t, const char *sha256);
 

@@ -62,6 +62,9 @@ struct mtp_result {
 	/* verify: the undeclared conventions the op uses, with the values
 	 * the outputs matched ("add_norm_input=sum"); empty if none */
 	char conventions[200];
+	/* verify with weights by subset: what was judged */
+	bool partial;
+	char judged[200];
 };
 
 struct mtp_run {
