@@ -22,17 +22,18 @@ void mtp_ref_v3_block(const double *x, const double *residual,
 	double *x1 = a + n;
 
 	if (residual) {
-		mtp_ref_add_rmsnorm(x, residual, b->w_in, t, h, c->eps,
-				    c->rounding, c->act, xn, r0);
+		mtp_ref_add_rmsnorm_conv(x, residual, b->w_in, t, h, c->eps,
+					 c->rounding, c->conv.add_norm_input,
+					 c->act, xn, r0);
 	} else {
 		memcpy(r0, x, n * sizeof(*r0));
 		mtp_ref_rmsnorm(x, b->w_in, t, h, c->eps, c->rounding, c->act,
 				xn);
 	}
 	mtp_ref_linear(xn, b->W_a, t, h, h, c->act, a);
-	mtp_ref_add_rmsnorm(a, r0, b->w_post, t, h, c->eps, c->rounding, c->act,
-			    x1, r_out);
-	mtp_ref_swiglu(x1, b->W_gate, b->W_up, b->W_down, t, h, d->f, c->act,
-		       h_out);
+	mtp_ref_add_rmsnorm_conv(a, r0, b->w_post, t, h, c->eps, c->rounding,
+				 c->conv.add_norm_input, c->act, x1, r_out);
+	mtp_ref_swiglu(x1, b->W_gate, b->W_up, b->W_down, t, h, d->f,
+		       c->conv.silu_mul_rounding, c->act, h_out);
 	free(xn);
 }

@@ -70,10 +70,11 @@ void mtp_ref_v4_block(const double *x, const double *post_mix,
 		       u, v);
 	if (c->contract == MTP_CONTRACT_DEFERRED) {
 		mtp_ref_swiglu(v, b->W_gate, b->W_up, b->W_down, t, h, d->f,
-			       c->act, x_out);
+			       c->conv.silu_mul_rounding, c->act, x_out);
 	} else {
 		mtp_ref_swiglu(v, b->W_gate, b->W_up, b->W_down, t, h, d->f,
-			       c->act, a); /* a's buffer now holds f */
+			       c->conv.silu_mul_rounding, c->act,
+			       a); /* a's buffer now holds f */
 		mtp_ref_hc_post(a, residual_out, post_out, comb_out, t, m, h,
 				c->act, x_out);
 	}

@@ -32,7 +32,8 @@ void mtp_ref_eh_proj(const double *x, const double *w, int64_t t, int64_t h,
 
 void mtp_ref_swiglu(const double *x, const double *w_gate, const double *w_up,
 		    const double *w_down, int64_t rows, int64_t h, int64_t f,
-		    enum mtp_dtype act, double *out)
+		    enum mtp_silu_rounding silu, enum mtp_dtype act,
+		    double *out)
 {
 	const size_t n = (size_t)(rows * f);
 	double *gate = mtp_ref_scratch(3 * n);
@@ -41,9 +42,13 @@ void mtp_ref_swiglu(const double *x, const double *w_gate, const double *w_up,
 
 	mtp_ref_linear(x, w_gate, rows, h, f, act, gate);
 	mtp_ref_linear(x, w_up, rows, h, f, act, up);
-	for (size_t i = 0; i < n; i++)
-		g[i] = mtp_round(act,
-				 gate[i] * mtp_ref_sigmoid(gate[i]) * up[i]);
+	for (size_t i = 0; i < n; i++) {
+		double s = gate[i] * mtp_ref_sigmoid(gate[i]);
+
+		if (silu == MTP_SILU_TWICE) /* §12.1: torch's SiluAndMul */
+			s = mtp_round(act, s);
+		g[i] = mtp_round(act, s * up[i]);
+	}
 	mtp_ref_linear(g, w_down, rows, f, h, act, out);
 	free(gate);
 }

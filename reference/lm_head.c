@@ -1,7 +1,9 @@
 /*
- * The LM head [SPEC.md Step V3-6]: float32 logits with no activation
- * rounding, and the greedy token with torch.argmax's rules (first index on
- * ties, the first NaN beats every number).
+ * The LM head [SPEC.md Step V3-6, §12.1]: logits stored in the declared
+ * precision (float32 by default, no activation rounding; or bfloat16, as
+ * vLLM's LogitsProcessor returns them), and the greedy token with
+ * torch.argmax's rules over the stored logits (first index on ties, the
+ * first NaN beats every number).
  */
 #include "ref_internal.h"
 
@@ -18,10 +20,17 @@ static int64_t argmax_row(const double *l, int64_t v)
 	return best;
 }
 
+void mtp_ref_lm_head_dt(const double *x, const double *w, int64_t t, int64_t v,
+			int64_t h, enum mtp_dtype logits_dtype, double *logits,
+			int64_t *token)
+{
+	mtp_ref_linear(x, w, t, h, v, logits_dtype, logits);
+	for (int64_t r = 0; r < t; r++)
+		token[r] = argmax_row(logits + r * v, v);
+}
+
 void mtp_ref_lm_head(const double *x, const double *w, int64_t t, int64_t v,
 		     int64_t h, double *logits, int64_t *token)
 {
-	mtp_ref_linear(x, w, t, h, v, MTP_F32, logits);
-	for (int64_t r = 0; r < t; r++)
-		token[r] = argmax_row(logits + r * v, v);
+	mtp_ref_lm_head_dt(x, w, t, v, h, MTP_F32, logits, token);
 }

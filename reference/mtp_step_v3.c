@@ -1,8 +1,9 @@
 /*
  * One draft step of a V3-family MTP layer (DeepSeek V3/V3.1/V3.2/R1, GLM)
  * [SPEC.md §3, §10.1]: mask, enorm/hnorm, eh_proj, the synthetic block,
- * the unfused h + r add, the shared-head norm, which is also what is
- * recycled (the post-norm hidden, §8.1), and the LM head.
+ * the h + r add and the shared-head norm (unfused, or fused under the
+ * final_add convention, §12.1), whose output is also what is recycled (the
+ * post-norm hidden, §8.1), and the LM head.
  */
 #include "ref_internal.h"
 
@@ -20,7 +21,10 @@ static void v3_input(const struct mtp_ref_step_in *in,
 	const int64_t t = d->t, h = d->h;
 	double *normed = x0; /* x0 is free until the GEMM: the normed rows */
 
-	mtp_ref_pos0_mask(in->embeds, in->positions, t, h, e);
+	if (c->conv.pos0_mask == MTP_POS0_MASKED)
+		mtp_ref_pos0_mask(in->embeds, in->positions, t, h, e);
+	else
+		memcpy(e, in->embeds, (size_t)(t * h) * sizeof(*e));
 	mtp_ref_rmsnorm(e, w->enorm_w, t, h, c->eps, c->rounding, c->act,
 			normed);
 	for (int64_t r = 0; r < t; r++)
@@ -31,6 +35,25 @@ static void v3_input(const struct mtp_ref_step_in *in,
 		memcpy(z + r * 2 * h + h, normed + r * h,
 		       (size_t)h * sizeof(*z));
 	mtp_ref_eh_proj(z, w->eh_proj_w, t, h, c->act, x0);
+}
+
+void mtp_ref_v3_final(const double *h_out, const double *r1,
+		      const double *norm_w, const struct mtp_ref_dims *d,
+		      const struct mtp_ref_step_cfg *c, double *hidden_pre,
+		      double *hidden_post)
+{
+	const int64_t t = d->t, h = d->h;
+
+	if (c->conv.final_add == MTP_FINAL_ADD_FUSED) {
+		mtp_ref_add_rmsnorm_conv(h_out, r1, norm_w, t, h, c->eps,
+					 c->rounding, c->conv.add_norm_input,
+					 c->act, hidden_post, hidden_pre);
+		return;
+	}
+	for (int64_t i = 0; i < t * h; i++)
+		hidden_pre[i] = mtp_round(c->act, r1[i] + h_out[i]);
+	mtp_ref_rmsnorm(hidden_pre, norm_w, t, h, c->eps, c->rounding, c->act,
+			hidden_post);
 }
 
 void mtp_ref_mtp_step_v3(const struct mtp_ref_step_in *in,
@@ -50,13 +73,12 @@ void mtp_ref_mtp_step_v3(const struct mtp_ref_step_in *in,
 	v3_input(in, w, d, c, z, e, x0);
 	mtp_ref_v3_block(x0, NULL, &w->block, d, c, out->block_out,
 			 out->block_residual);
-	for (size_t i = 0; i < n; i++)
-		out->hidden_pre[i] = mtp_round(
-			c->act, out->block_residual[i] + out->block_out[i]);
-	mtp_ref_rmsnorm(out->hidden_pre, w->shared_head_norm_w, t, h, c->eps,
-			c->rounding, c->act, out->hidden_post);
+	mtp_ref_v3_final(out->block_out, out->block_residual,
+			 w->shared_head_norm_w, d, c, out->hidden_pre,
+			 out->hidden_post);
 	memcpy(out->recycled, out->hidden_post, n * sizeof(*out->recycled));
-	mtp_ref_lm_head(out->hidden_post, w->head_w, t, d->v, h, out->logits,
-			out->token);
+	mtp_ref_lm_head_dt(out->hidden_post, w->head_w, t, d->v, h,
+			   mtp_conv_logits_dtype(&c->conv), out->logits,
+			   out->token);
 	free(z);
 }

@@ -20,7 +20,10 @@ static void v4_input(const struct mtp_ref_step_in *in,
 	const int64_t t = d->t, m = d->m, h = d->h;
 	double *masked = x0; /* x0 is free until the projections */
 
-	mtp_ref_pos0_mask(in->embeds, in->positions, t, h, masked);
+	if (c->conv.pos0_mask == MTP_POS0_MASKED)
+		mtp_ref_pos0_mask(in->embeds, in->positions, t, h, masked);
+	else
+		memcpy(masked, in->embeds, (size_t)(t * h) * sizeof(*masked));
 	mtp_ref_rmsnorm(masked, w->enorm_w, t, h, c->eps, c->rounding, c->act,
 			e);
 	/* prev_hidden [T, M*H] viewed as [T,M,H]: T*M rows of H */
@@ -86,6 +89,8 @@ void mtp_ref_mtp_step_v4(const struct mtp_ref_step_in *in,
 			c->hc_head_variant, c->act, out->head_hidden);
 	mtp_ref_rmsnorm(out->head_hidden, w->shared_head_norm_w, t, h, c->eps,
 			c->rounding, c->act, hn);
-	mtp_ref_lm_head(hn, w->head_w, t, d->v, h, out->logits, out->token);
+	mtp_ref_lm_head_dt(hn, w->head_w, t, d->v, h,
+			   mtp_conv_logits_dtype(&c->conv), out->logits,
+			   out->token);
 	free(x0);
 }

@@ -39,11 +39,13 @@ double mtp_ref_dot(const double *a, const double *b, int64_t n);
 
 /*
  * [§10] out [rows,H] = act(W_down . act(silu(act(W_gate x)) * act(W_up x)))
- * for x [rows,H]; W_gate and W_up are [F,H], W_down [H,F].
+ * for x [rows,H]; W_gate and W_up are [F,H], W_down [H,F]. With
+ * MTP_SILU_TWICE [§12.1] silu(.) is rounded to act before the product.
  */
 void mtp_ref_swiglu(const double *x, const double *w_gate, const double *w_up,
 		    const double *w_down, int64_t rows, int64_t h, int64_t f,
-		    enum mtp_dtype act, double *out);
+		    enum mtp_silu_rounding silu, enum mtp_dtype act,
+		    double *out);
 
 static inline double mtp_ref_sigmoid(double z)
 {

@@ -127,6 +127,14 @@ static void write_result(FILE *f, const struct mtp_result *r)
 		fputs("null", f);
 	fputs(",\"diagnosis\":", f);
 	write_diag(f, &r->diag);
+	if (r->partial) {
+		fputs(",\"partial\":true,\"judged\":", f);
+		mtp_json_str(f, r->judged);
+	}
+	if (r->conventions[0]) {
+		fputs(",\"conventions_matched\":", f);
+		mtp_json_str(f, r->conventions);
+	}
 	fputs(",\"repro\":", f);
 	mtp_json_str(f, r->repro);
 	fputs(",\"seconds\":", f);

@@ -18,14 +18,24 @@ static int out_index(const struct mtp_signature *sig, const char *name)
 	return -1;
 }
 
+/* The dtype of output spec s: as the op table says, except the logits,
+ * whose precision is a convention (§12.1). */
+static enum mtp_dtype out_dtype(const struct mtp_tspec *s, enum mtp_dtype act,
+				const struct mtp_params *p)
+{
+	if (s->cls == MTP_TC_LOGITS)
+		return mtp_conv_logits_dtype(&p->conv);
+	return mtp_tspec_dtype(s, act);
+}
+
 static bool out_dtype_ok(const struct mtp_tspec *s, enum mtp_dtype got,
-			 enum mtp_dtype act)
+			 enum mtp_dtype act, const struct mtp_params *p)
 {
 	if (s->cls == MTP_TC_PARAM)
 		return mtp_dtype_is_float(got);
 	if (s->cls == MTP_TC_TOKEN)
 		return got == MTP_I64 || got == MTP_I32;
-	return got == mtp_tspec_dtype(s, act);
+	return got == out_dtype(s, act, p);
 }
 
 static enum mtp_status check_expected(const struct mtp_case *c,
@@ -46,7 +56,7 @@ static enum mtp_status check_expected(const struct mtp_case *c,
 				 c->op->name);
 			return MTP_ERR_INVALID;
 		}
-		want.dtype = mtp_tspec_dtype(&sig->out[k], act);
+		want.dtype = out_dtype(&sig->out[k], act, &c->params);
 		if (!mtp_tspec_shape(&sig->out[k], dims, &want.ndim,
 				     want.shape) ||
 		    !mtp_tensor_same_shape(&want, &e->t)) {
@@ -57,7 +67,7 @@ static enum mtp_status check_expected(const struct mtp_case *c,
 				 mtp_shape_str(&want, b, sizeof(b)));
 			return MTP_ERR_INVALID;
 		}
-		if (!out_dtype_ok(&sig->out[k], e->t.dtype, act)) {
+		if (!out_dtype_ok(&sig->out[k], e->t.dtype, act, &c->params)) {
 			snprintf(err, errn,
 				 "expected '%s': dtype %s, but the op produces "
 				 "%s",
@@ -75,8 +85,13 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 {
 	enum mtp_status st;
 
-	st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params, err,
-			      errn);
+	st = mtp_subset_check(c, err, errn);
+	if (!st)
+		st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params,
+				      err, errn);
+	if (!st)
+		st = mtp_conventions_resolve_logits(c, &c->params.conv, err,
+						    errn);
 	if (!st)
 		st = mtp_signature_build(c->op, &c->params, &c->inputs, sig,
 					 err, errn);
@@ -143,7 +158,7 @@ enum mtp_status mtp_case_call_init(struct mtp_case *c, struct mtp_case_call *p,
 	for (int i = 0; i < p->sig->n_out; i++) {
 		struct mtp_tensor *t = &p->call.out[i];
 
-		t->dtype = mtp_tspec_dtype(&p->sig->out[i], p->call.act);
+		t->dtype = out_dtype(&p->sig->out[i], p->call.act, &c->params);
 		mtp_tspec_shape(&p->sig->out[i], &p->call.dims, &t->ndim,
 				t->shape);
 	}

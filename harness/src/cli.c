@@ -111,6 +111,10 @@ static const char usage_verify[] =
 	"  --full-logits      captured-block steps: judge every vocabulary row "
 	"(default:\n"
 	"                     a sample when V > 8192, stated in the result)\n"
+	"  --weights DIR      read weights by reference from the safetensors "
+	"files in\n"
+	"                     DIR (hash checked); without it such cases are "
+	"SKIPPED\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"A case without observed/ datasets is INVALID (exit 2); an observed "
@@ -206,7 +210,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			strcmp(a, "--timeout") == 0 ||
 			strcmp(a, "--max-bytes") == 0 ||
 			strcmp(a, "--mem-limit") == 0 ||
-			strcmp(a, "--run-id") == 0;
+			strcmp(a, "--run-id") == 0 ||
+			strcmp(a, "--weights") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(verify			     ? usage_verify
@@ -246,6 +251,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 					"");
 		} else if (strcmp(a, "--json") == 0) {
 			o->json_path = val;
+		} else if (strcmp(a, "--weights") == 0) {
+			o->weights_dir = val;
 		} else if (strcmp(a, "--junit") == 0) {
 			o->junit_path = val;
 		} else if (strcmp(a, "--html") == 0) {

@@ -354,6 +354,22 @@ static double row_margin(const struct mtp_tensor *l, int64_t r)
 	return top - second;
 }
 
+/* How far below the row's top the reference logit of token tok is: 0 for a
+ * token tied at the maximum (common with bf16 logits at V = 129280), +Inf
+ * for an id outside the row. */
+static double token_gap(const struct mtp_tensor *l, int64_t r, double tok)
+{
+	int64_t cols = l->shape[l->ndim - 1];
+	double top = -INFINITY;
+
+	if (!(tok >= 0 && tok < (double)cols))
+		return INFINITY;
+	for (int64_t k = 0; k < cols; k++)
+		top = fmax(top,
+			   mtp_load(l->dtype, l->data, (size_t)(r * cols + k)));
+	return top - mtp_load(l->dtype, l->data, (size_t)(r * cols + tok));
+}
+
 void mtp_compare_tokens(const char *name, const struct mtp_tensor *got,
 			const struct mtp_tensor *want,
 			const struct mtp_tensor *want_logits, double bound,
@@ -373,7 +389,13 @@ void mtp_compare_tokens(const char *name, const struct mtp_tensor *got,
 		if (mtp_load(got->dtype, got->data, (size_t)r) ==
 		    mtp_load(want->dtype, want->data, (size_t)r))
 			continue;
-		if (row_margin(want_logits, r) <= bound)
+		double gap =
+			token_gap(want_logits, r,
+				  mtp_load(got->dtype, got->data, (size_t)r));
+
+		if (gap == 0)
+			continue; /* tied at the maximum: as good a greedy pick */
+		if (gap <= bound && row_margin(want_logits, r) <= bound)
 			c->n_ambiguous++;
 		else
 			c->n_bad++;

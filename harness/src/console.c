@@ -52,6 +52,10 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 			r->diag.info ? "note" : "diagnosis", r->diag.text);
 	if (run->opts.verbose)
 		print_outputs(o, r);
+	if (r->partial)
+		fprintf(o, "        note: partial: %s\n", r->judged);
+	if (r->conventions[0] && r->verdict == MTP_PASSED)
+		fprintf(o, "        note: conventions: %s\n", r->conventions);
 	if (r->verdict != MTP_PASSED && r->verdict != MTP_SKIPPED &&
 	    r->verdict != MTP_UNIMPLEMENTED)
 		fprintf(o, "        repro: %s\n", r->repro);

@@ -1,7 +1,8 @@
 /*
  * Bug hypotheses: the reference run as the buggy code would run it. Each is
  * composed from the same reference pieces as the judge (ref_io.h): a changed
- * attribute or input (NORM_ROUNDING, MISSING_POS0_MASK), or the MTP steps run
+ * attribute or convention (NORM_ROUNDING, MISSING_POS0_MASK,
+ * CONVENTION_MISMATCH), or the MTP steps run
  * one by one with the bug applied to each step's outputs before the next step
  * receives them (the recycle, hc_post and hc_head bugs, SPEC.md §8, §10.2).
  */
@@ -35,7 +36,9 @@ static void v4_head(const struct step_ctx *x, const struct mtp_ref_v4_layer *w,
 			o->head_hidden);
 	mtp_ref_rmsnorm(o->head_hidden, w->shared_head_norm_w, d->t, d->h,
 			x->cfg.eps, x->cfg.rounding, x->cfg.act, tmp);
-	mtp_ref_lm_head(tmp, w->head_w, d->t, d->v, d->h, o->logits, o->token);
+	mtp_ref_lm_head_dt(tmp, w->head_w, d->t, d->v, d->h,
+			   mtp_conv_logits_dtype(&x->cfg.conv), o->logits,
+			   o->token);
 }
 
 /* Applies bug `b` to one step's outputs (in place). */
@@ -58,8 +61,9 @@ static void apply_bug(const struct step_ctx *x, enum mtp_diag b, int64_t l,
 			mtp_ref_rmsnorm(o->hidden_post, w3.shared_head_norm_w,
 					d->t, d->h, x->cfg.eps, x->cfg.rounding,
 					x->cfg.act, tmp);
-			mtp_ref_lm_head(tmp, w3.head_w, d->t, d->v, d->h,
-					o->logits, o->token);
+			mtp_ref_lm_head_dt(tmp, w3.head_w, d->t, d->v, d->h,
+					   mtp_conv_logits_dtype(&x->cfg.conv),
+					   o->logits, o->token);
 		}
 		return;
 	}
@@ -183,7 +187,10 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 		return c->op->id == MTP_OP_DRAFT_CHAIN && v4 &&
 		       p->num_layers >= 2 && p->pass_step_idx &&
 		       p->num_steps >= 2;
-	case MTP_DIAG_MISSING_POS0_MASK: return has_zero_position(c);
+	case MTP_DIAG_MISSING_POS0_MASK:
+		/* only against a mask that is due (§12.1) */
+		return has_zero_position(c) &&
+		       p->conv.pos0_mask == MTP_POS0_MASKED;
 	case MTP_DIAG_NORM_ROUNDING:
 		return strstr(c->op->attrs, "rounding") != NULL;
 	default: return false;
@@ -215,25 +222,49 @@ static enum mtp_status run_changed(const struct mtp_call *c,
 	return st;
 }
 
-/* positions with every 0 replaced by 1: the mask never fires. */
-static enum mtp_status unmasked_run(const struct mtp_call *c,
-				    struct mtp_tensor *hyp)
+static enum mtp_status hyp_alloc(const struct mtp_call *c,
+				 struct mtp_tensor *hyp)
 {
-	const struct mtp_tensor *src =
-		&c->in[mtp_call_in_index(c, "positions")];
-	struct mtp_tensor pos = {0};
-	enum mtp_status st;
+	enum mtp_status st = MTP_OK;
 
-	st = mtp_tensor_alloc(&pos, src->dtype, src->ndim, src->shape);
-	for (int64_t k = 0; !st && k < mtp_tensor_numel(src); k++) {
-		double v = mtp_load(src->dtype, src->data, (size_t)k);
-
-		mtp_store(pos.dtype, pos.data, (size_t)k, v == 0 ? 1 : v);
+	for (int i = 0; !st && i < c->n_out; i++) {
+		hyp[i] = c->out[i];
+		hyp[i].data = NULL;
+		st = mtp_tensor_alloc(&hyp[i], c->out[i].dtype, c->out[i].ndim,
+				      c->out[i].shape);
 	}
-	if (!st)
-		st = run_changed(c, c->params, &pos, hyp);
-	mtp_tensor_fini(&pos);
 	return st;
+}
+
+bool mtp_diag_conv_applies(int id, const struct mtp_call *c)
+{
+	const struct mtp_conventions *v = &c->params->conv;
+
+	if (id < 0 || id >= MTP_CONV_COUNT || !mtp_conv_declared(v, id) ||
+	    !((mtp_conv_exercised(c) >> id) & 1u))
+		return false;
+	return id != MTP_CONV_POS0_MASK || v->pos0_mask != MTP_POS0_MASKED;
+}
+
+enum mtp_status mtp_diag_conv_hypothesis(int id, const struct mtp_call *c,
+					 struct mtp_tensor *hyp)
+{
+	struct mtp_params p = *c->params;
+	enum mtp_status st = hyp_alloc(c, hyp);
+
+	if (st)
+		return st;
+	mtp_conv_set(&p.conv, id, 1 - mtp_conv_get(&p.conv, id));
+	return run_changed(c, &p, NULL, hyp);
+}
+
+void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
+			    size_t n)
+{
+	int v = mtp_conv_get(&c->params->conv, id);
+
+	snprintf(buf, n, "%s declared %s, outputs match %s", mtp_conv_name(id),
+		 mtp_conv_value_name(id, v), mtp_conv_value_name(id, 1 - v));
 }
 
 enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
@@ -244,12 +275,7 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 	struct mtp_ref_io io;
 	enum mtp_status st = MTP_OK;
 
-	for (int i = 0; !st && i < c->n_out; i++) {
-		hyp[i] = c->out[i];
-		hyp[i].data = NULL;
-		st = mtp_tensor_alloc(&hyp[i], c->out[i].dtype, c->out[i].ndim,
-				      c->out[i].shape);
-	}
+	st = hyp_alloc(c, hyp);
 	if (st)
 		return st;
 	if (d == MTP_DIAG_NORM_ROUNDING) {
@@ -258,8 +284,10 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 				     : MTP_ROUNDING_EAGER;
 		return run_changed(c, &p, NULL, hyp);
 	}
-	if (d == MTP_DIAG_MISSING_POS0_MASK)
-		return unmasked_run(c, hyp);
+	if (d == MTP_DIAG_MISSING_POS0_MASK) {
+		p.conv.pos0_mask = MTP_POS0_UNMASKED;
+		return run_changed(c, &p, NULL, hyp);
+	}
 	h.out = hyp;
 	st = mtp_refio_open(&io, &h);
 	if (st)

@@ -64,6 +64,12 @@ static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
 					"e_proj/h_proj built without prefix= "
 					"(vLLM #44817, fix #44821)",
 					false},
+	[MTP_DIAG_CONVENTION_MISMATCH] =
+		{"CONVENTION_MISMATCH", "§12.1",
+		 "the dump was made under another value of a declared engine "
+		 "convention than it declares (legitimate in itself: fix the "
+		 "declaration or the engine)",
+		 true},
 	[MTP_DIAG_MTP_HEAD_EMBED_UNLOADED] =
 		{"MTP_HEAD_EMBED_UNLOADED", "§8.6",
 		 "MTP shared head / embedding never loaded from a "
@@ -149,7 +155,8 @@ static void score_one(const struct mtp_call *c, const struct mtp_tensor *got,
 		if (!got[k].data || !want[k].data ||
 		    !mtp_dtype_is_float(want[k].dtype))
 			continue;
-		if (identical(&hyp[k], &want[k]))
+		if (identical(&hyp[k], &want[k]) ||
+		    !mtp_tensor_same_shape(&hyp[k], &want[k]))
 			continue; /* the bug does not show in this output */
 		const struct mtp_tensor *h =
 			alt_for(s->diag, c, k, &got[k], hyp);
@@ -164,10 +171,11 @@ static void score_one(const struct mtp_call *c, const struct mtp_tensor *got,
 	}
 }
 
-static void describe(struct mtp_diag_result *r, double err_ref)
+static void describe(const struct mtp_call *c, struct mtp_diag_result *r,
+		     double err_ref)
 {
 	const struct mtp_diag_info *i = mtp_diag_info(r->diag);
-	char how[96];
+	char how[96], what[120];
 
 	if (isinf(err_ref))
 		snprintf(
@@ -189,12 +197,35 @@ static void describe(struct mtp_diag_result *r, double err_ref)
 			 "%.0fx closer than the correct reference (normwise "
 			 "%.2g vs %.2g)",
 			 r->ratio, r->err_hyp, err_ref);
+	if (r->diag == MTP_DIAG_CONVENTION_MISMATCH) {
+		mtp_diag_conv_describe(r->variant, c, what, sizeof(what));
+		snprintf(r->text, sizeof(r->text), "%s [%s]: %s %s; %s",
+			 i->name, i->section, what, how, i->history);
+		return;
+	}
 	snprintf(r->text, sizeof(r->text),
 		 "%s [%s]: the outputs match this %s %s; %s", i->name,
 		 i->section,
 		 r->diag == MTP_DIAG_NORM_ROUNDING ? "legitimate variant"
 						   : "bug",
 		 how, i->history);
+}
+
+/* Hypothesis d (variant v for CONVENTION_MISMATCH) into hyp. */
+static enum mtp_status hypothesis(enum mtp_diag d, int v,
+				  const struct mtp_call *c,
+				  struct mtp_tensor *hyp)
+{
+	if (d == MTP_DIAG_CONVENTION_MISMATCH)
+		return mtp_diag_conv_hypothesis(v, c, hyp);
+	return mtp_diag_hypothesis(d, c, hyp);
+}
+
+static bool variant_applies(enum mtp_diag d, int v, const struct mtp_call *c)
+{
+	if (d == MTP_DIAG_CONVENTION_MISMATCH)
+		return mtp_diag_conv_applies(v, c);
+	return v == 0 && mtp_diag_applies(d, c);
 }
 
 /* Scores hypothesis `only` (or every one, MTP_DIAG_NONE) and claims the
@@ -207,13 +238,14 @@ static void diagnose_set(const struct mtp_call *c, const struct mtp_tensor *got,
 	double best = INFINITY, best_ref = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (int d = 1; hyp && d < MTP_DIAG_COUNT; d++) {
-		struct mtp_diag_score s = {(enum mtp_diag)d, 0, 0, 0};
+	for (int k = 0; hyp && k < MTP_DIAG_COUNT * MTP_CONV_COUNT; k++) {
+		int d = k / MTP_CONV_COUNT, v = k % MTP_CONV_COUNT;
+		struct mtp_diag_score s = {(enum mtp_diag)d, v, 0, 0, 0};
 
-		if (!infos[d].numeric || !mtp_diag_applies(d, c) ||
+		if (d == 0 || !infos[d].numeric || !variant_applies(d, v, c) ||
 		    (only && d != (int)only))
 			continue;
-		if (mtp_diag_hypothesis(d, c, hyp) == MTP_OK)
+		if (hypothesis(d, v, c, hyp) == MTP_OK)
 			score_one(c, got, want, hyp, &s);
 		for (int k = 0; k < c->n_out; k++)
 			mtp_tensor_fini(&hyp[k]);
@@ -230,19 +262,38 @@ static void diagnose_set(const struct mtp_call *c, const struct mtp_tensor *got,
 			out->ratio = s.err_hyp > 0 ? s.err_ref / s.err_hyp
 						   : INFINITY;
 			out->err_hyp = s.err_hyp;
+			out->variant = s.variant;
 			best_ref = s.err_ref;
 		}
 	}
 	free(hyp);
 	out->info = out->diag == MTP_DIAG_NORM_ROUNDING;
 	if (out->diag)
-		describe(out, best_ref);
+		describe(c, out, best_ref);
 }
 
 void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 		  const struct mtp_tensor *want, struct mtp_diag_result *out)
 {
 	diagnose_set(c, got, want, MTP_DIAG_NONE, out);
+}
+
+bool mtp_diagnose_declared(const struct mtp_call *c,
+			   const struct mtp_tensor *got,
+			   const struct mtp_tensor *want,
+			   struct mtp_diag_result *out)
+{
+	bool any = false;
+
+	for (int id = 0; id < MTP_CONV_COUNT; id++)
+		any = any || mtp_diag_conv_applies(id, c);
+	if (!any)
+		return false;
+	diagnose_set(c, got, want, MTP_DIAG_CONVENTION_MISMATCH, out);
+	if (out->diag)
+		return true;
+	memset(out, 0, sizeof(*out));
+	return false;
 }
 
 void mtp_diagnose_rounding(const struct mtp_call *c,

@@ -7,6 +7,7 @@
 #include "mtp/fixture.h"
 
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,112 @@ static hid_t mem_type(enum mtp_dtype dt)
 	}
 }
 
+/* An integer array attribute of at most max values; -1 if absent or not. */
+static int read_int_array_attr(hid_t obj, const char *name, int64_t *v, int max)
+{
+	hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+	int n = -1;
+
+	if (a < 0)
+		return -1;
+	hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+	hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+
+	if (ft >= 0 && H5Tget_class(ft) == H5T_INTEGER && np >= 0 &&
+	    np <= max && H5Aread(a, H5T_NATIVE_INT64, v) >= 0)
+		n = (int)np;
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (ft >= 0)
+		H5Tclose(ft);
+	H5Aclose(a);
+	return n;
+}
+
+/* A weight by reference (FIXTURES.md v2): an empty [0] placeholder whose
+ * shape is ref_shape; recorded in the case, read at load time. */
+static enum mtp_status scan_ref(struct reader *r, hid_t d, const char *obj,
+				struct mtp_named *e, int nd, int *ndim,
+				hsize_t *dims)
+{
+	struct mtp_case *c = &r->fx->cases[r->fx->n_cases - 1];
+	struct mtp_weight_ref w = {0}, *refs;
+	int64_t shape[MTP_MAX_DIMS];
+	char why[MTP_ERR_MAX];
+	int n = read_int_array_attr(d, "ref_shape", shape, MTP_MAX_DIMS);
+
+	if (!strstr(obj, "/inputs/") || nd != 1 || dims[0] != 0)
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "a weight by reference is an empty [0] input%s",
+			    "");
+	snprintf(w.name, sizeof(w.name), "%s", e->name);
+	if (!read_str_attr(d, "ref_file", w.file, sizeof(w.file)) ||
+	    !read_str_attr(d, "ref_tensor", w.tensor, sizeof(w.tensor)) ||
+	    !read_str_attr(d, "ref_sha256", w.sha256, sizeof(w.sha256)) ||
+	    n < 0)
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "a weight by reference needs string ref_file, "
+			    "ref_tensor, ref_sha256 and integer ref_shape%s",
+			    "");
+	if (mtp_weight_ref_check(&w, why, sizeof(why)))
+		return fail(r, MTP_ERR_INVALID, obj, "%s", why);
+	for (int i = 0; i < n; i++) {
+		if (shape[i] < 0)
+			return fail(r, MTP_ERR_INVALID, obj,
+				    "ref_shape holds a negative size%s", "");
+		dims[i] = (hsize_t)shape[i];
+	}
+	refs = realloc(c->refs, (size_t)(c->n_refs + 1) * sizeof(*refs));
+	if (!refs)
+		return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s", "");
+	c->refs = refs;
+	c->refs[c->n_refs++] = w;
+	*ndim = n;
+	return MTP_OK;
+}
+
+/* live_sha256 (rule 14): the hash of the parameter the engine held. */
+static enum mtp_status scan_live(struct reader *r, hid_t d, const char *obj,
+				 const struct mtp_named *e)
+{
+	struct mtp_case *c = &r->fx->cases[r->fx->n_cases - 1];
+	struct mtp_weight_ref w = {0}, *l;
+
+	if (!read_str_attr(d, "live_sha256", w.sha256, sizeof(w.sha256)))
+		return MTP_OK;
+	if (strlen(w.sha256) != 64 ||
+	    strspn(w.sha256, "0123456789abcdefABCDEF") != 64)
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "live_sha256 is not 64 hex digits%s", "");
+	snprintf(w.name, sizeof(w.name), "%s", e->name);
+	l = realloc(c->live, (size_t)(c->n_live + 1) * sizeof(*l));
+	if (!l)
+		return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s", "");
+	c->live = l;
+	c->live[c->n_live++] = w;
+	return MTP_OK;
+}
+
+/* full_rows (rule 2): a scalar integer on head_weight, the V it stands in
+ * for (other subsets are refused by the case check). */
+static enum mtp_status scan_full_rows(struct reader *r, hid_t d,
+				      const char *obj,
+				      const struct mtp_named *e)
+{
+	struct mtp_case *c = &r->fx->cases[r->fx->n_cases - 1];
+	int64_t v[2];
+
+	if (read_int_array_attr(d, "full_rows", v, 1) != 1 || v[0] <= 0)
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "full_rows must be a positive scalar integer%s",
+			    "");
+	if (strcmp(e->name, "head_weight"))
+		return fail(r, MTP_ERR_UNSUPPORTED, obj,
+			    "only a head_weight subset is judged yet%s", "");
+	c->head_full_rows = v[0];
+	return MTP_OK;
+}
+
 /* Validates one dataset's metadata and records its dtype and shape. */
 static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 				    const char *link, const char *obj,
@@ -199,6 +306,14 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 	if (st)
 		goto out;
 	H5Sget_simple_extent_dims(sp, dims, NULL);
+	if (H5Aexists(d, "ref_file") > 0)
+		st = scan_ref(r, d, obj, e, nd, &nd, dims);
+	if (!st)
+		st = scan_live(r, d, obj, e);
+	if (!st && H5Aexists(d, "full_rows") > 0)
+		st = scan_full_rows(r, d, obj, e);
+	if (st)
+		goto out;
 	e->t.ndim = nd;
 	double bytes = (double)mtp_dtype_size(e->t.dtype);
 
@@ -274,6 +389,25 @@ static enum mtp_status walk_group(struct reader *r, hid_t grp,
 	return r->st;
 }
 
+/* A <p>_rows or logits_rows companion (FIXTURES.md v2) goes to the case's
+ * companions as "<part>/<name>"; anything else to the walked list. */
+static struct mtp_named *companion_add(struct group_walk *w, const char *name,
+				       const char *full)
+{
+	struct mtp_case *c = &w->r->fx->cases[w->r->fx->n_cases - 1];
+	size_t len = strlen(full);
+	const char *part = strrchr(w->base, '/');
+	char cname[MTP_NAME_MAX + 16];
+
+	(void)name;
+	if (len < 5 || strcmp(full + len - 5, "_rows") || !part)
+		return mtp_list_add(w->list, full);
+	snprintf(cname, sizeof(cname), "%s/%s", part + 1, full);
+	return strlen(cname) < MTP_NAME_MAX
+		       ? mtp_list_add(&c->companions, cname)
+		       : NULL;
+}
+
 static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 			void *arg)
 {
@@ -321,7 +455,7 @@ static herr_t walk_link(hid_t grp, const char *name, const H5L_info_t *info,
 			    "too (never a link target)%s",
 			    ""),
 		       -1;
-	struct mtp_named *e = mtp_list_add(w->list, full);
+	struct mtp_named *e = companion_add(w, name, full);
 
 	if (!e)
 		return fail(w->r, MTP_ERR_NOMEM, obj, "out of memory%s", ""),
@@ -341,6 +475,19 @@ static bool valid_case_id(const char *s)
 	return true;
 }
 
+static bool attr_is_int(hid_t obj, const char *name)
+{
+	hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+	hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+	bool is_int = ft >= 0 && H5Tget_class(ft) == H5T_INTEGER;
+
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (a >= 0)
+		H5Aclose(a);
+	return is_int;
+}
+
 static herr_t collect_attr(hid_t obj, const char *name, const H5A_info_t *ai,
 			   void *arg)
 {
@@ -356,7 +503,10 @@ static herr_t collect_attr(hid_t obj, const char *name, const H5A_info_t *ai,
 	if (read_str_attr(obj, name, a->str, sizeof(a->str)))
 		a->is_string = true;
 	else if (!read_num_attr(obj, name, &a->num))
-		return 0; /* arrays and other kinds: not a scalar parameter */
+		a->num = NAN; /* arrays, enums...: refused where a known
+				 attribute must be a number */
+	else
+		a->is_int = attr_is_int(obj, name);
 	l->n++;
 	return 0;
 }
@@ -678,17 +828,74 @@ out_close:
 	return r.st;
 }
 
-static enum mtp_status load_list(struct reader *r, hid_t cg, const char *id,
-				 const char *part, struct mtp_tensor_list *l)
+static const struct mtp_weight_ref *ref_of(const struct mtp_case *c,
+					   const char *part, const char *name)
+{
+	for (int i = 0; strcmp(part, "inputs") == 0 && i < c->n_refs; i++)
+		if (strcmp(c->refs[i].name, name) == 0)
+			return &c->refs[i];
+	return NULL;
+}
+
+/* Weights by reference, from --weights DIR (weights_ref.c), and the
+ * live_sha256 of inputs against their data. */
+static enum mtp_status load_refs(struct reader *r, struct mtp_case *c)
+{
+	char why[MTP_ERR_MAX], obj[MTP_PATH_MAX];
+
+	for (int i = 0; i < c->n_refs; i++) {
+		struct mtp_named *e =
+			mtp_list_find(&c->inputs, c->refs[i].name);
+		enum mtp_status st =
+			mtp_weight_ref_load(r->fx->weights_dir, &c->refs[i],
+					    &e->t, why, sizeof(why));
+
+		snprintf(obj, sizeof(obj), "/cases/%s/inputs/%s", c->id,
+			 e->name);
+		if (st)
+			return fail(r, st, obj, "%s", why);
+	}
+	for (int i = 0; i < c->n_live; i++) {
+		const struct mtp_named *e =
+			mtp_list_find(&c->inputs, c->live[i].name);
+		char rows[MTP_NAME_MAX + 8];
+
+		size_t len = strlen(c->live[i].name);
+
+		if (len >= 7 && !strcmp(c->live[i].name + len - 7, "_weight"))
+			len -= 7; /* <p>_weight -> <p>_rows (rule 1) */
+		snprintf(rows, sizeof(rows), "%.*s_rows", (int)len,
+			 c->live[i].name);
+		if (!e || mtp_list_find(&c->inputs, rows) ||
+		    mtp_weight_hash_ok(&e->t, c->live[i].sha256))
+			continue; /* on a subset it is information (rule 14) */
+		snprintf(obj, sizeof(obj), "/cases/%s/inputs/%s", c->id,
+			 c->live[i].name);
+		return fail(r, MTP_ERR_INVALID, obj,
+			    "live_sha256 differs from the data: the engine "
+			    "held another tensor than the one dumped (a "
+			    "loader bug?)%s",
+			    "");
+	}
+	return MTP_OK;
+}
+
+static enum mtp_status load_list(struct reader *r, hid_t cg,
+				 const struct mtp_case *c, const char *part,
+				 struct mtp_tensor_list *l)
 {
 	char obj[MTP_PATH_MAX];
+	const char *id = c->id;
 
 	for (int i = 0; i < l->n; i++) {
 		struct mtp_tensor *t = &l->items[i].t;
 		int64_t shape[MTP_MAX_DIMS];
 
-		snprintf(obj, sizeof(obj), "/cases/%s/%s/%s", id, part,
-			 l->items[i].name);
+		if (part && ref_of(c, part, l->items[i].name))
+			continue;
+
+		snprintf(obj, sizeof(obj), "/cases/%s/%s%s%s", id,
+			 part ? part : "", part ? "/" : "", l->items[i].name);
 		memcpy(shape, t->shape, sizeof(shape));
 		if (mtp_tensor_alloc(t, t->dtype, t->ndim, shape))
 			return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s",
@@ -766,11 +973,19 @@ enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 	if (f < 0)
 		return fail(&r, MTP_ERR_IO, "/", "cannot reopen the file%s",
 			    "");
-	if (!load_list(&r, f, c->id, "inputs", &c->inputs) &&
-	    !load_list(&r, f, c->id, "expected", &c->expected) &&
-	    !load_list(&r, f, c->id, "observed", &c->observed) &&
-	    !check_indices(&r, c))
-		load_rules(&r, c);
+	if (!load_list(&r, f, c, "inputs", &c->inputs) &&
+	    !load_list(&r, f, c, "expected", &c->expected) &&
+	    !load_list(&r, f, c, "observed", &c->observed) &&
+	    !load_list(&r, f, c, NULL, &c->companions) && !load_refs(&r, c) &&
+	    !check_indices(&r, c)) {
+		char why[MTP_ERR_MAX], obj[MTP_PATH_MAX];
+
+		snprintf(obj, sizeof(obj), "/cases/%s", c->id);
+		if (mtp_subset_check_values(c, why, sizeof(why)))
+			fail(&r, MTP_ERR_INVALID, obj, "%s", why);
+		else
+			load_rules(&r, c);
+	}
 	H5Fclose(f);
 	c->loaded = r.st == MTP_OK;
 	if (r.st)
@@ -791,14 +1006,20 @@ void mtp_fixture_unload(struct mtp_fixture *fx, int i)
 	list_unload(&c->inputs);
 	list_unload(&c->expected);
 	list_unload(&c->observed);
+	list_unload(&c->companions);
 	c->loaded = false;
 }
 
 void mtp_case_fini(struct mtp_case *c)
 {
+	free(c->refs);
+	free(c->live);
+	c->refs = c->live = NULL;
+	c->n_refs = c->n_live = 0;
 	mtp_list_fini(&c->inputs);
 	mtp_list_fini(&c->expected);
 	mtp_list_fini(&c->observed);
+	mtp_list_fini(&c->companions);
 }
 
 void mtp_fixture_close(struct mtp_fixture *fx)

@@ -22,6 +22,9 @@ static bool dtype_ok(const struct mtp_tspec *s, enum mtp_dtype got,
 		return mtp_dtype_is_float(got);
 	if (s->cls == MTP_TC_TOKEN)
 		return got == MTP_I64 || got == MTP_I32;
+	if (s->cls ==
+	    MTP_TC_LOGITS) /* logits_dtype: checked with conventions */
+		return got == MTP_F32 || got == MTP_BF16;
 	return got == mtp_tspec_dtype(s, act);
 }
 

@@ -272,6 +272,13 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 		if (r->first_bad >= 0) {
 			describe_failure(r);
 			mtp_diagnose(&p->call, have, want, &r->diag);
+		} else if (mtp_diagnose_declared(&p->call, have, want,
+						 &r->diag)) {
+			r->verdict =
+				MTP_FAILED; /* another convention's output */
+			snprintf(r->message, sizeof(r->message),
+				 "within tolerance, but made under another "
+				 "value of a declared convention");
 		} else if (mtp_result_worst_headroom(r) > NOTE_HEADROOM) {
 			mtp_diagnose_rounding(&p->call, have, want, &r->diag);
 		}

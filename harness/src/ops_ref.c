@@ -142,11 +142,12 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 				mtp_refio_out(io, "y"));
 		break;
 	case MTP_OP_ADD_RMSNORM:
-		mtp_ref_add_rmsnorm(x, mtp_refio_in(io, "residual"),
-				    mtp_refio_in(io, "weight"), d->r, d->h,
-				    p->eps, p->rounding, act,
-				    mtp_refio_out(io, "y"),
-				    mtp_refio_out(io, "residual_out"));
+		mtp_ref_add_rmsnorm_conv(x, mtp_refio_in(io, "residual"),
+					 mtp_refio_in(io, "weight"), d->r, d->h,
+					 p->eps, p->rounding,
+					 p->conv.add_norm_input, act,
+					 mtp_refio_out(io, "y"),
+					 mtp_refio_out(io, "residual_out"));
 		break;
 	case MTP_OP_EMBED:
 		mtp_ref_embed(mtp_refio_in(io, "embed_table"),
@@ -232,9 +233,10 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 						mtp_refio_out(io, "y"));
 		break;
 	case MTP_OP_LM_HEAD:
-		mtp_ref_lm_head(x, mtp_refio_in(io, "weight"), d->t, d->v, d->h,
-				mtp_refio_out(io, "logits"),
-				mtp_refio_iout(io, "token"));
+		mtp_ref_lm_head_dt(x, mtp_refio_in(io, "weight"), d->t, d->v,
+				   d->h, mtp_conv_logits_dtype(&p->conv),
+				   mtp_refio_out(io, "logits"),
+				   mtp_refio_iout(io, "token"));
 		break;
 	case MTP_OP_ALL_REDUCE:
 		mtp_ref_all_reduce(mtp_refio_in(io, "parts"), d->p, d->r, d->h,
@@ -253,6 +255,25 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 	return MTP_OK;
 }
 
+/* pos0_mask = 0 [§12.1] for the fused input kernels, which read positions
+ * only for the mask: they see positions with no 0 (the steps take the
+ * convention through their cfg). */
+static void unmask_positions(const struct mtp_ref_io *io)
+{
+	const struct mtp_call *c = io->c;
+	int i = mtp_call_in_index(c, "positions");
+	bool fused = c->op->id == MTP_OP_FUSED_EH_NORM ||
+		     c->op->id == MTP_OP_FUSED_EMBED_EH_NORM ||
+		     c->op->id == MTP_OP_FUSED_MTP_INPUT_RMSNORM;
+
+	if (!fused || i < 0 || !io->iin[i] ||
+	    c->params->conv.pos0_mask != MTP_POS0_UNMASKED)
+		return;
+	for (int64_t k = 0; k < mtp_tensor_numel(&c->in[i]); k++)
+		if (io->iin[i][k] == 0)
+			io->iin[i][k] = 1;
+}
+
 enum mtp_status mtp_reference_run(const struct mtp_call *c)
 {
 	struct mtp_ref_io io;
@@ -260,6 +281,7 @@ enum mtp_status mtp_reference_run(const struct mtp_call *c)
 
 	if (st)
 		return st;
+	unmask_positions(&io);
 	st = run_op(&io);
 	if (st == MTP_OK)
 		mtp_refio_store(&io);

@@ -185,6 +185,9 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 		st = mtp_params_parse_v2(op, attrs, out, err, errn);
 	if (st)
 		return st;
+	st = mtp_conventions_parse(attrs, &out->conv, err, errn);
+	if (st)
+		return st;
 	if (family == MTP_FAMILY_DEEPSEEK_V4 && op->attrs_v4[0]) {
 		/* the mHC scalars of a V4 layer (SPEC.md §1, §10.2) */
 		out->hc.rms_eps = out->eps;

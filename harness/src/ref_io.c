@@ -53,6 +53,7 @@ void mtp_refio_cfg(const struct mtp_call *c, struct mtp_ref_step_cfg *cfg,
 	cfg->post_mult = p->hc.post_mult;
 	cfg->contract = p->contract;
 	cfg->hc_head_variant = p->variant;
+	cfg->conv = p->conv;
 	d->t = c->dims.t;
 	d->h = c->dims.h;
 	d->m = c->dims.m ? c->dims.m : 1;

@@ -164,8 +164,9 @@ static void run_verify(struct mtp_result *r, struct mtp_case *c,
 
 	r->seconds = now() - t0;
 	if (!st)
-		st = mtp_judge_outputs(r, c, p, NULL, &c->observed, NULL,
-				       p->call.out);
+		st = mtp_judge_dump(r, c, p, p->call.out);
+	if (!st)
+		st = mtp_judge_conventions(r, c, p);
 	if (st) {
 		r->verdict = MTP_CRASHED;
 		snprintf(r->message, sizeof(r->message), "reference: %s",
@@ -291,7 +292,10 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 	char err[MTP_ERR_MAX], note[240] = "";
 	struct mtp_case_call p = {0};
 	int nb = run->opts.verify ? 1 : run->opts.n_backends;
-	enum mtp_status st = mtp_fixture_load(fx, ci, err, sizeof(err));
+	enum mtp_status st;
+
+	fx->weights_dir = run->opts.weights_dir;
+	st = mtp_fixture_load(fx, ci, err, sizeof(err));
 
 	if (!st)
 		st = mtp_captured_prepare(c, run->opts.full_logits, note,
@@ -308,8 +312,9 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 		if (!r)
 			break;
 		snprintf(r->note, sizeof(r->note), "%s", note);
-		if (st) {
-			r->verdict = MTP_INVALID;
+		if (st) { /* UNAVAILABLE: a weight by reference, no --weights */
+			r->verdict = st == MTP_ERR_UNAVAILABLE ? MTP_SKIPPED
+							       : MTP_INVALID;
 			snprintf(r->message, sizeof(r->message), "%s", err);
 		} else if (run->opts.verify) {
 			run_verify(r, c, &p);

@@ -43,6 +43,27 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 				  const struct mtp_tensor *judge_arr);
 double mtp_result_worst_headroom(const struct mtp_result *r);
 
+/* verify: judges c's observed outputs against the reference outputs ref
+ * (signature order), through the subset view when the case has weights by
+ * subset (subset.c; the result is then partial). */
+enum mtp_status mtp_judge_dump(struct mtp_result *r, const struct mtp_case *c,
+			       const struct mtp_case_call *p,
+			       const struct mtp_tensor *ref);
+
+/* After a dump was judged under its conventions: resolves the undeclared
+ * ones (FIXTURES.md v2 rule 8): on a failure, tries their combinations in
+ * table order and keeps the first that passes; records the values taken in
+ * r->conventions. */
+/* Backends compute the v1 conventions; only the reference (alone or under a
+ * mutant) implements the others. False, with why, for a backend asked for a
+ * convention other than v1 that the call uses. */
+struct mtp_backend;
+bool mtp_conv_backend_ok(const struct mtp_backend *be, const struct mtp_call *c,
+			 char *why, size_t n);
+enum mtp_status mtp_judge_conventions(struct mtp_result *r,
+				      const struct mtp_case *c,
+				      const struct mtp_case_call *p);
+
 void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 		      int idx, int total);
 void mtp_print_summary(const struct mtp_run *run);

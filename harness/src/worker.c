@@ -19,6 +19,7 @@
 
 #include "mtp/rules.h"
 #include "isolate.h"
+#include "runner_int.h"
 
 /* How long a worker that closed its pipe may take to end by itself. */
 #define END_GRACE_S 2.0
@@ -32,8 +33,9 @@ static void execute(struct mtp_backend *be, struct mtp_case *c,
 {
 	double t0;
 
-	if (!mtp_backend_supports(be, &p->call))
-		return;
+	if (!mtp_conv_backend_ok(be, &p->call, o->error, sizeof(o->error)) ||
+	    !mtp_backend_supports(be, &p->call))
+		return; /* conventions other than v1's are the reference's */
 	o->flags = MTP_WIRE_SUPPORTED;
 	be->error[0] = 0;
 	t0 = mtp_wire_now();

@@ -30,6 +30,7 @@ enum mtp_diag {
 	MTP_DIAG_STALE_WEIGHT_REMAP,
 	MTP_DIAG_EH_PROJ_NO_PREFIX,
 	MTP_DIAG_MTP_HEAD_EMBED_UNLOADED,
+	MTP_DIAG_CONVENTION_MISMATCH, /* §12.1: one hypothesis per convention */
 	MTP_DIAG_COUNT
 };
 
@@ -56,6 +57,7 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 
 struct mtp_diag_score {
 	enum mtp_diag diag;
+	int variant;	 /* CONVENTION_MISMATCH: the enum mtp_conv_id flipped */
 	double err_hyp;	 /* normwise error of the observed vs the hypothesis */
 	double err_ref;	 /* ... vs the correct reference */
 	int informative; /* outputs where the hypothesis differs */
@@ -65,17 +67,38 @@ struct mtp_diag_result {
 	enum mtp_diag diag; /* the claimed one, or NONE */
 	double ratio;	    /* err_ref / err_hyp of the claimed one */
 	double err_hyp;
+	int variant;	/* as in the score */
 	bool info;	/* information only (NORM_ROUNDING): no failure */
 	char text[400]; /* one line for the console and reports */
 	int n_scores;
-	struct mtp_diag_score scores[MTP_DIAG_COUNT];
+	struct mtp_diag_score scores[MTP_DIAG_COUNT + 8];
 };
+
+/* CONVENTION_MISMATCH (diag_conv.c): whether convention `id` is a
+ * hypothesis for this call (declared, used by the op, and not pos0_mask = 1,
+ * whose mismatch is MISSING_POS0_MASK), and the outputs under the other
+ * value of it. */
+bool mtp_diag_conv_applies(int id, const struct mtp_call *c);
+enum mtp_status mtp_diag_conv_hypothesis(int id, const struct mtp_call *c,
+					 struct mtp_tensor *hyp);
+/* "add_norm_input declared residual, outputs match sum" */
+void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
+			    size_t n);
 
 /* Scores every applicable hypothesis for observed outputs `got` (signature
  * order; NULL data where absent) against the correct outputs `want` (same
  * order; NULL data where the judge has none). */
 void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 		  const struct mtp_tensor *want, struct mtp_diag_result *out);
+
+/* On passing outputs: whether they are another value of a declared
+ * convention (CONVENTION_MISMATCH claimed into out), which fails the case:
+ * a declared convention is the contract even where the tolerance would
+ * accept the other value (§12.1). False, out zeroed, otherwise. */
+bool mtp_diagnose_declared(const struct mtp_call *c,
+			   const struct mtp_tensor *got,
+			   const struct mtp_tensor *want,
+			   struct mtp_diag_result *out);
 
 /* On a passing output with a visible difference: whether the other RMSNorm
  * rounding (eager vs fused) explains it. Information, never a failure. */

@@ -25,6 +25,16 @@ struct mtp_limits {
 	uint64_t max_dataset_bytes; /* one dataset */
 };
 
+/* A weight by reference (FIXTURES.md v2): the dataset `name` is an empty
+ * placeholder; its data is tensor `tensor` of the safetensors file `file`
+ * (relative to --weights DIR), whose bytes must hash to `sha256`. */
+struct mtp_weight_ref {
+	char name[MTP_NAME_MAX]; /* "head_weight", "layer.1/e_proj_weight" */
+	char file[256];
+	char tensor[256];
+	char sha256[65];
+};
+
 /* One case of a fixture: a problem of one op, checked against the table. */
 struct mtp_case {
 	char file[MTP_PATH_MAX];
@@ -37,6 +47,16 @@ struct mtp_case {
 	struct mtp_params params;
 	struct mtp_tensor_list inputs, expected, observed;
 	bool loaded;
+	int n_refs; /* weights by reference among the inputs */
+	struct mtp_weight_ref *refs;
+	/* live_sha256 (rule 14) per input, by name: checked at load */
+	int n_live;
+	struct mtp_weight_ref *live; /* name and sha256 used */
+	/* weights by subset (subset.c): the <p>_rows and logits_rows
+	 * companions as "inputs/head_rows", "observed/logits_rows"; never
+	 * inputs or outputs of the op */
+	struct mtp_tensor_list companions;
+	int64_t head_full_rows; /* full_rows of a head_weight subset */
 };
 
 struct mtp_fixture {
@@ -45,6 +65,7 @@ struct mtp_fixture {
 	int format_version; /* 1 or 2 */
 	int n_cases;
 	struct mtp_case *cases;
+	const char *weights_dir; /* --weights DIR, or NULL: refs not opened */
 };
 
 /* Opens and validates `path`; cases hold shapes and dtypes, no data. The
@@ -70,6 +91,26 @@ enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 /* Frees the data of case i (its metadata stays). */
 void mtp_fixture_unload(struct mtp_fixture *fx, int i);
 void mtp_fixture_close(struct mtp_fixture *fx);
+
+/* Weights by reference (weights_ref.c). Checks a reference's strings: a
+ * relative ref_file without "..", a tensor name, 64 hex digits. */
+enum mtp_status mtp_weight_ref_check(const struct mtp_weight_ref *w, char *why,
+				     size_t n);
+/* Reads reference w into t (dtype and shape set, data allocated here) from
+ * dir/w->file with the hash checked; MTP_ERR_UNAVAILABLE when dir is NULL. */
+enum mtp_status mtp_weight_ref_load(const char *dir,
+				    const struct mtp_weight_ref *w,
+				    struct mtp_tensor *t, char *why, size_t n);
+/* Weights by subset (subset.c): whether the case has any, the checks of
+ * their shapes (what is not judged yet is MTP_ERR_UNSUPPORTED) and, once
+ * loaded, of their values (rules 2 and 3). */
+bool mtp_subset_present(const struct mtp_case *c);
+enum mtp_status mtp_subset_check(const struct mtp_case *c, char *err,
+				 size_t errn);
+enum mtp_status mtp_subset_check_values(const struct mtp_case *c, char *err,
+					size_t errn);
+/* Whether t's bytes hash to sha256 (64 hex digits). */
+bool mtp_weight_hash_ok(const struct mtp_tensor *t, const char *sha256);
 
 /* Writes cases (with data) as a FORMAT.md v1 file, atomically: to a
  * temporary name, renamed over `path` on success. */

@@ -82,7 +82,8 @@ struct mtp_params {
 	int64_t hc_mult;
 	int64_t num_steps, num_layers;
 	bool pass_step_idx;
-	struct mtp_v2_params v2; /* FIXTURES.md version 2 (params_v2.c) */
+	struct mtp_v2_params v2;     /* FIXTURES.md version 2 (params_v2.c) */
+	struct mtp_conventions conv; /* SPEC.md §12.1; zeroed: v1 */
 };
 
 #define MTP_SIG_MAX 320
@@ -122,6 +123,8 @@ bool mtp_family_parse(const char *s, enum mtp_family *out);
 struct mtp_attr {
 	char name[48];
 	bool is_string;
+	bool is_int; /* stored as an integer type (else num is NaN for kinds
+			that are neither string nor number) */
 	double num;
 	char str[64];
 };

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mtp/conventions.h"
 #include "mtp/dtype.h"
 
 enum mtp_rounding {
@@ -69,6 +70,15 @@ void mtp_ref_add_rmsnorm(const double *x, const double *residual,
 			 const double *w, int64_t rows, int64_t h, double eps,
 			 enum mtp_rounding rnd, enum mtp_dtype act, double *y,
 			 double *residual_out);
+
+/* The same under convention `in` [§12.1]: MTP_ADD_NORM_RESIDUAL is the
+ * function above; MTP_ADD_NORM_SUM normalises the unrounded sum s itself
+ * (residual_out is act(s) either way). */
+void mtp_ref_add_rmsnorm_conv(const double *x, const double *residual,
+			      const double *w, int64_t rows, int64_t h,
+			      double eps, enum mtp_rounding rnd,
+			      enum mtp_add_norm_input in, enum mtp_dtype act,
+			      double *y, double *residual_out);
 
 /* [Step V3-0] out[t,:] = table[ids[t],:] (exact copy). */
 void mtp_ref_embed(const double *table, const int64_t *ids, int64_t t,
@@ -161,6 +171,13 @@ void mtp_ref_mtp_shared_head_rmsnorm(const double *x, const double *w,
 void mtp_ref_lm_head(const double *x, const double *w, int64_t t, int64_t v,
 		     int64_t h, double *logits, int64_t *token);
 
+/* The same with the logits rounded once to `logits_dtype` (float32 or
+ * bfloat16, §12.1); the token is the lowest index among the maxima of the
+ * rounded logits (FIXTURES.md v2 rule 6). */
+void mtp_ref_lm_head_dt(const double *x, const double *w, int64_t t, int64_t v,
+			int64_t h, enum mtp_dtype logits_dtype, double *logits,
+			int64_t *token);
+
 /* [§2.4] out [R,C] = act(sum_p parts[p,:,:]): one rounding of the wide sum. */
 void mtp_ref_all_reduce(const double *parts, int64_t p, int64_t rows,
 			int64_t cols, enum mtp_dtype act, double *out);
@@ -198,6 +215,8 @@ struct mtp_ref_step_cfg {
 	double post_mult;
 	enum mtp_contract contract;
 	enum mtp_hc_head_variant hc_head_variant;
+	/* engine conventions [§12.1]; zeroed is the v1 behaviour */
+	struct mtp_conventions conv;
 };
 
 /* [§10.1] (h, r1) = block(x, residual). residual NULL is the first-layer call
@@ -208,6 +227,14 @@ void mtp_ref_v3_block(const double *x, const double *residual,
 		      const struct mtp_ref_dims *d,
 		      const struct mtp_ref_step_cfg *c, double *h_out,
 		      double *r_out);
+
+/* [§10.1, Step V3-5, §12.1] After the V3 block: hidden_pre = act(r1 + h)
+ * and hidden_post = RMSNorm(hidden_pre) (final_add unfused), or both from
+ * one fused add + RMSNorm under add_norm_input (final_add fused). */
+void mtp_ref_v3_final(const double *h_out, const double *r1,
+		      const double *norm_w, const struct mtp_ref_dims *d,
+		      const struct mtp_ref_step_cfg *c, double *hidden_pre,
+		      double *hidden_post);
 
 /* [§10.2] The V4 block. post_mix [T,M], res_mix [T,M,M], residual [T,M,H] are
  * the optional state of a previous layer: all NULL (first layer: x is the

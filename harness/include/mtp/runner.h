@@ -42,11 +42,12 @@ struct mtp_run_opts {
 	bool full_logits; /* --full-logits: no sampled vocabulary rows */
 	uint64_t seed;
 	struct mtp_limits limits;
-	FILE *out;	       /* console */
-	bool seed_set;	       /* --seed given: generated cases use it */
-	const char *mem_limit; /* --mem-limit as given (for repro lines) */
-	const char *run_id;    /* --run-id, shared by the shards of a run
+	FILE *out;		 /* console */
+	bool seed_set;		 /* --seed given: generated cases use it */
+	const char *mem_limit;	 /* --mem-limit as given (for repro lines) */
+	const char *run_id;	 /* --run-id, shared by the shards of a run
 				  (NULL: the JSON writer makes one) */
+	const char *weights_dir; /* --weights: weights by reference */
 };
 
 struct mtp_result {
@@ -65,6 +66,12 @@ struct mtp_result {
 	bool generated;		     /* made in process from a case file */
 	struct mtp_diag_result diag; /* for a failure: the known bug matched */
 	char note[240]; /* information on any verdict: partial judging */
+	/* verify: the undeclared conventions the op uses, with the values
+	 * the outputs matched ("add_norm_input=sum"); empty if none */
+	char conventions[200];
+	/* verify with weights by subset: what was judged */
+	bool partial;
+	char judged[200];
 };
 
 struct mtp_run {

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Regenerates the weights-by-reference dumps (weights_dumps.py) and checks
+how `mtpcheck verify` treats them (FIXTURES.md v2): SKIPPED without
+--weights (exit 125), PASSED with it, a hash mismatch, a ref_file leaving
+the weights folder and a live_sha256 that is not the data's refused (exit 2);
+and the subset dumps (subset_dumps.py): partial passes, failures of the token's
+necessary condition and of the logits, a logits_rows outside head_rows refused.
+
+  /usr/bin/python3 tools/gen/check_weights_dumps.py build/mtpcheck
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def verify(mtpcheck, *args):
+    p = subprocess.run([mtpcheck, "verify"] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    return p.returncode, p.stdout.decode()
+
+
+def verdicts(mtpcheck, h5, *args):
+    with tempfile.NamedTemporaryFile(suffix=".json") as js:
+        rc, out = verify(mtpcheck, h5, "--json", js.name, *args)
+        with open(js.name) as f:
+            return rc, {r["case"]: r["verdict"] for r in json.load(f)["results"]}, out
+
+
+def subsets(mtpcheck, d):
+    """Weights by subset: partial passes, the necessary token condition, a
+    logits_rows outside head_rows refused."""
+    h5 = os.path.join(d, "subset.h5")
+    subprocess.run([sys.executable, os.path.join(HERE, "subset_dumps.py"), h5], check=True)
+    fails = []
+    with tempfile.NamedTemporaryFile(suffix=".json") as js:
+        rc, out = verify(mtpcheck, h5, "--json", js.name)
+        with open(js.name) as f:
+            res = {r["case"]: r for r in json.load(f)["results"]}
+    for cid, r in res.items():
+        want = "PASSED" if cid.endswith(".ok") else "FAILED"
+        if r["verdict"] != want or not r.get("partial"):
+            fails.append("%s: %s partial=%s, want %s and partial" %
+                         (cid, r["verdict"], r.get("partial"), want))
+    if len(res) != 4:
+        fails.append("subset.h5: %d results, want 4\n%s" % (len(res), out))
+    rc, out = verify(mtpcheck, os.path.join(d, "subset_bad.h5"))
+    if rc != 2:
+        fails.append("subset_bad.h5: rc %d, want 2\n%s" % (rc, out))
+    return fails
+
+
+def main(mtpcheck):
+    fails = []
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([sys.executable, os.path.join(HERE, "weights_dumps.py"), d], check=True)
+        h5, ck = os.path.join(d, "weights_ref.h5"), os.path.join(d, "ckpt")
+        rc, v, _ = verdicts(mtpcheck, h5)
+        if rc != 125 or set(v.values()) != {"SKIPPED"}:
+            fails.append("without --weights: rc %d %s" % (rc, v))
+        rc, v, _ = verdicts(mtpcheck, h5, "--weights", ck)
+        want = {"ref.ok": "PASSED", "ref.live_ok": "PASSED", "ref.bad_hash": "INVALID"}
+        if rc != 2 or v != want:
+            fails.append("with --weights: rc %d %s" % (rc, v))
+        for bad in ("bad_path.h5", "bad_live.h5"):
+            rc, out = verify(mtpcheck, os.path.join(d, bad), "--weights", ck)
+            if rc != 2:
+                fails.append("%s: rc %d, want 2\n%s" % (bad, rc, out))
+        fails += subsets(mtpcheck, d)
+    for f in fails:
+        print(f)
+    if fails:
+        sys.exit("weights by reference: %d checks failed" % len(fails))
+    print("weights by reference: skipped without --weights, read and hash-checked with it;"
+          " by subset: judged as partial")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
