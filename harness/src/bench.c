@@ -14,6 +14,7 @@
 #include "mtp/compare.h"
 #include "mtp/backend.h"
 #include "mtp/baseline.h"
+#include "mtp/meta.h"
 #include "mtp/bench.h"
 #include "mtp/generate.h"
 #include "mtp/timing.h"
@@ -646,9 +647,12 @@ int mtp_bench_main(int argc, char **argv)
 			b.json_path);
 		return 2;
 	}
-	if (b.json)
-		fprintf(b.json, "{\"format\":\"mtpcheck-bench\",\"format_"
-				"version\":1,\"rows\":[\n");
+	if (b.json) {
+		fputs("{\"format\":\"mtpcheck-bench\",\"format_version\":2,",
+		      b.json);
+		mtp_meta_json(b.json, NULL, b.seed, b.backends, b.n_backends);
+		fputs(",\"rows\":[\n", b.json);
+	}
 	open_backends(&b);
 	for (int i = 0; i < b.n_backends; i++)
 		opened += b.be[i] != NULL;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mtp/meta.h"
 #include "mtp/runner.h"
 #include "mtp/textio.h"
 
@@ -135,6 +136,10 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 	const cJSON *machine = cJSON_GetObjectItem(root, "machine");
 	char key[160];
 
+	const cJSON *sv = cJSON_GetObjectItem(root, "schema_version");
+
+	if (!mtp_schema_accept(path, cJSON_GetStringValue(sv), sv, err, errn))
+		return MTP_ERR_INVALID;
 	run_key(root, key, sizeof(key));
 	if (strcmp(str(root, "format"), "mtpcheck-results") ||
 	    !cJSON_IsArray(results)) {

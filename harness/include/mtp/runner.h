@@ -38,6 +38,8 @@ struct mtp_run_opts {
 	bool verify;		/* judge observed/ against the reference */
 	bool list_only;		/* print the selected problems and stop */
 	bool verbose;
+	bool quiet;	 /* -q: the summary only */
+	const char *ops; /* --op: comma-separated op names (NULL: all) */
 	uint64_t seed;
 	struct mtp_limits limits;
 	FILE *out;	       /* console */
