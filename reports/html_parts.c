@@ -98,7 +98,8 @@ static void output_row(FILE *f, const struct mtp_cmp *c)
 {
 	fputs("<tr><td>", f);
 	esc(f, c->name);
-	fprintf(f, "</td><td>%s</td>", c->passed ? "ok" : "<b>FAILED</b>");
+	fprintf(f, "</td><td>%s</td>",
+		c->passed ? "ok" : "<strong>FAILED</strong>");
 	if (!c->shape_ok) {
 		fputs("<td colspan=\"4\">", f);
 		esc(f, c->shape_msg);
@@ -130,7 +131,7 @@ static void case_detail(FILE *f, const struct mtp_result *r)
 	fputs("</code>: ", f);
 	esc(f, r->message);
 	if (r->diag.diag) {
-		fputs("<br><b>diagnosis</b>: ", f);
+		fputs("<br><strong>diagnosis</strong>: ", f);
 		esc(f, r->diag.text);
 	}
 	fputs("<br>repro: <code>", f);
@@ -157,7 +158,8 @@ static void group(FILE *f, const struct mtp_run *run, int first,
 		n += same_group(&run->results[i], g);
 	fprintf(f,
 		"<details class=\"grp\"><summary><span class=\"v\" "
-		"style=\"background:%s\">%s</span> <b>%s</b> &times; ",
+		"style=\"background:%s\">%s</span> <strong>%s</strong> "
+		"&times; ",
 		color(g->verdict), mtp_verdict_name(g->verdict),
 		g->diag.diag ? mtp_diag_info(g->diag.diag)->name
 			     : "no diagnosis");
