@@ -38,7 +38,7 @@ static bool group_add(const struct mtp_result *r)
 {
 	char what[160];
 
-	snprintf(what, sizeof(what), "%s",
+	snprintf(what, sizeof(what), "%.159s",
 		 r->diag.diag && !r->diag.info
 			 ? mtp_diag_info(r->diag.diag)->name
 		 : r->verdict == MTP_SKIPPED ? r->message
@@ -60,7 +60,7 @@ static bool group_add(const struct mtp_result *r)
 	snprintf(con.g[con.n].what, sizeof(con.g[0].what), "%s", what);
 	snprintf(con.g[con.n].backend, sizeof(con.g[0].backend), "%s",
 		 r->backend);
-	snprintf(con.g[con.n].example, sizeof(con.g[0].example), "%.120s:%s",
+	snprintf(con.g[con.n].example, sizeof(con.g[0].example), "%.120s:%.78s",
 		 r->file, r->case_id);
 	snprintf(con.g[con.n].repro, sizeof(con.g[0].repro), "%s", r->repro);
 	con.n++;

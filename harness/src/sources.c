@@ -165,6 +165,9 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 		if (v)
 			v[n++] = (struct item){-1, -1, g};
 	}
+	if (v && !n && (run->opts.ops || run->opts.n_filters))
+		fprintf(stderr, "mtpcheck: --op and --filter together select "
+				"no case (mtpcheck list cases)\n");
 	for (int k = 0; v && k < n; k++)
 		if (run->opts.shard_n <= 1 ||
 		    k % run->opts.shard_n == run->opts.shard_i)
