@@ -246,6 +246,8 @@ static void body(FILE *f, const struct mtp_run *run)
 
 	head(f, run);
 	if (nb)
+		mtp_html_trend(f, run, be, nb, color);
+	if (nb)
 		by_op(f, run, be, nb);
 	mtp_html_failures(f, run, color);
 	if (nb)
