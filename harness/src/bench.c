@@ -225,6 +225,8 @@ static void print_row(struct bench *b, const struct row *r)
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
 		r->ref_median > 0 ? r->ref_median / r->t.median : 0, r->check,
 		r->note ? r->note : "");
+	fprintf(b->json, ",\"noisy\":%s", /* IQR over 10 % of the median */
+		r->t.iqr_pct > 10 ? "true" : "false");
 	if (v != MTP_VERDICT_COUNT)
 		fprintf(b->json, ",\"vs_baseline\":\"%s\"",
 			mtp_verdict_name(v));
