@@ -123,8 +123,10 @@ static void body(FILE *f, const void *arg)
 	      "figure.plot{display:inline-block;margin:.5em;max-width:100%}"
 	      "figure svg{max-width:100%;height:auto}"
 	      "@media (max-width:600px){body{margin:.5em}table{display:block;"
-	      "overflow-x:auto}}"
-	      "</style><meta name=\"viewport\" content=\"width=device-width\">"
+	      "overflow-x:auto}}",
+	      f);
+	fputs(mtp_html_css(), f);
+	fputs("</style><meta name=\"viewport\" content=\"width=device-width\">"
 	      "</head><body><h1>mtpcheck bench</h1>",
 	      f);
 	bench_meta(f, p->rows, p->n);

@@ -148,7 +148,7 @@ static void case_detail(FILE *f, const struct mtp_result *r)
 	fputs(r->n_cmp ? "</table></div></div>\n" : "</div>\n", f);
 }
 
-static void group(FILE *f, const struct mtp_run *run, int first,
+static void group(FILE *f, const struct mtp_run *run, int first, bool open,
 		  const char *(*color)(enum mtp_verdict))
 {
 	const struct mtp_result *g = &run->results[first];
@@ -157,10 +157,11 @@ static void group(FILE *f, const struct mtp_run *run, int first,
 	for (int i = first; i < run->n; i++)
 		n += same_group(&run->results[i], g);
 	fprintf(f,
-		"<details class=\"grp\"><summary><span class=\"v\" "
+		"<details class=\"grp\"%s><summary><span class=\"v\" "
 		"style=\"background:%s\">%s</span> <strong>%s</strong> "
 		"&times; ",
-		color(g->verdict), mtp_verdict_name(g->verdict),
+		open ? " open" : "", color(g->verdict),
+		mtp_verdict_name(g->verdict),
 		g->diag.diag ? mtp_diag_info(g->diag.diag)->name
 			     : "no diagnosis");
 	esc(f, g->backend);
@@ -190,7 +191,7 @@ void mtp_html_failures(FILE *f, const struct mtp_run *run,
 			       same_group(&run->results[j], &run->results[i]);
 		if (seen)
 			continue;
-		group(f, run, i, color);
+		group(f, run, i, groups == 0, color); /* the first one open */
 		groups++;
 	}
 	if (!groups)

@@ -139,7 +139,7 @@ static void write_header(FILE *f, const struct mtp_run *run)
 	/* the 1.x top-level fields stay (older readers use them); meta has all */
 	fputs("{\"format\":\"mtpcheck-results\",\"format_version\":2,", f);
 	mtp_meta_json(f, run->opts.run_id, run->opts.seed, run->opts.backends,
-		      run->opts.n_backends);
+		      run->opts.n_backends, NULL);
 	fputs(",\"mtpcheck_version\":", f);
 	mtp_json_str(f, MTP_VERSION);
 	fputs(",\"command\":", f);

@@ -119,7 +119,7 @@ void mtp_meta_get(struct mtp_meta *m, const char *run_id)
 /* A backend's description; built-ins (and mutants over them) are opened
  * for their device line, modules are not (a driver fault must not take the
  * report with it: `mtpcheck bench` records theirs). */
-static void describe(FILE *f, const char *name)
+static void describe(FILE *f, const char *name, const char *known)
 {
 	char info[512] = "", why[256];
 	struct mtp_backend *be = NULL;
@@ -129,7 +129,10 @@ static void describe(FILE *f, const char *name)
 	base = base ? base + 1 : name;
 	for (int i = 0; i < mtp_backend_builtin_count(); i++)
 		builtin |= !strcmp(mtp_backend_builtin(i)->name, base);
-	if (builtin && !mtp_backend_open(name, NULL, &be, why, sizeof(why))) {
+	if (known)
+		snprintf(info, sizeof(info), "%s", known);
+	else if (builtin &&
+		 !mtp_backend_open(name, NULL, &be, why, sizeof(why))) {
 		mtp_backend_device_info(be, info, sizeof(info));
 		mtp_backend_close(be);
 	} else if (!builtin) {
@@ -145,7 +148,8 @@ static void describe(FILE *f, const char *name)
 }
 
 void mtp_meta_json(FILE *f, const char *run_id, uint64_t seed,
-		   const char *const *backends, int n_backends)
+		   const char *const *backends, int n_backends,
+		   const char *const *devices)
 {
 	struct mtp_meta m;
 
@@ -174,7 +178,7 @@ void mtp_meta_json(FILE *f, const char *run_id, uint64_t seed,
 	for (int i = 0; i < n_backends; i++) {
 		if (i)
 			fputc(',', f);
-		describe(f, backends[i]);
+		describe(f, backends[i], devices ? devices[i] : NULL);
 	}
 	fputs("]}", f);
 }

@@ -23,6 +23,7 @@
 
 struct bench {
 	const char *backends[MAXL];
+	char device[MAXL][256]; /* device line of each opened backend (JSON) */
 	int n_backends;
 	const struct mtp_op *ops[MTP_OP_COUNT];
 	int n_ops;
@@ -613,6 +614,9 @@ static void open_backends(struct bench *b)
 		}
 		mtp_backend_device_info(b->be[i], info, sizeof(info));
 		mtp_probe_copy_bandwidth(b->be[i], 256u << 20, &b->peak[i]);
+		snprintf(b->device[i], sizeof(b->device[i]),
+			 "%.200s; copy bandwidth %.1f GB/s", info,
+			 b->peak[i] / 1e9);
 		printf("backend %-8s %s; copy bandwidth %.1f GB/s (256 MiB, "
 		       "median of 10)\n",
 		       b->backends[i], info, b->peak[i] / 1e9);
@@ -629,6 +633,7 @@ int mtp_bench_main(int argc, char **argv)
 			  .seed = 1,
 			  .min_effect = 0.05};
 	int rc, opened = 0;
+	const char *devices[MAXL];
 
 	mtp_timing_opts_init(&b.topt);
 	rc = parse_args(&b, argc, argv);
@@ -649,13 +654,16 @@ int mtp_bench_main(int argc, char **argv)
 			b.json_path);
 		return 2;
 	}
+	open_backends(&b);
+	for (int i = 0; i < b.n_backends; i++)
+		devices[i] = b.be[i] ? b.device[i] : NULL;
 	if (b.json) {
 		fputs("{\"format\":\"mtpcheck-bench\",\"format_version\":2,",
 		      b.json);
-		mtp_meta_json(b.json, NULL, b.seed, b.backends, b.n_backends);
+		mtp_meta_json(b.json, NULL, b.seed, b.backends, b.n_backends,
+			      devices);
 		fputs(",\"rows\":[\n", b.json);
 	}
-	open_backends(&b);
 	for (int i = 0; i < b.n_backends; i++)
 		opened += b.be[i] != NULL;
 	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op",

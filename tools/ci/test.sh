@@ -51,5 +51,8 @@ bash tools/ci/python.sh
 echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
 bash tools/ci/engines.sh
 
+echo "== the reports: JSON schema, JUnit (junitparser), pages in headless Chromium (docs/RESULTS.md)"
+bash tools/ci/reports.sh
+
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 9 passed, 0 failed"
+echo "ci steps: 10 passed, 0 failed"

@@ -41,9 +41,11 @@ void mtp_meta_get(struct mtp_meta *m, const char *run_id);
 
 /* Writes `"schema_version":...,"meta":{...}` (no braces around, no trailing
  * comma): the common head of every JSON file. backends: the names run, each
- * described (built-ins opened for their device line), seed as given. */
+ * described by devices[i] when given (an opened backend's device line), else
+ * built-ins are opened for it; seed as given. */
 void mtp_meta_json(FILE *f, const char *run_id, uint64_t seed,
-		   const char *const *backends, int n_backends);
+		   const char *const *backends, int n_backends,
+		   const char *const *devices);
 
 /* JUnit <properties> with the same facts, indented for a testsuite. */
 void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed);
