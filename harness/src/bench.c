@@ -43,8 +43,9 @@ struct bench {
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
 	double min_effect; /* smallest change that is not SAME */
 	int n_slower, n_ambiguous;
-	const char *html_path;	    /* --html: the rows as a page */
-	struct mtp_bench_row *kept; /* every printed row, for --html */
+	const char *html_path;		/* --html: the rows as a page */
+	const char *csv_path, *md_path; /* --csv, --md: the rows as tables */
+	struct mtp_bench_row *kept;	/* every printed row, for --html */
 	int n_kept, cap_kept;
 };
 
@@ -158,7 +159,7 @@ static void keep_row(struct bench *b, const struct row *r, double gbs,
 {
 	struct mtp_bench_row *k;
 
-	if (!b->html_path)
+	if (!b->html_path && !b->csv_path && !b->md_path)
 		return;
 	if (b->n_kept == b->cap_kept) {
 		int cap = b->cap_kept ? 2 * b->cap_kept : 64;
@@ -434,6 +435,8 @@ static const char usage_bench[] =
 	"  --seed N          seed of the generated inputs\n"
 	"  --json FILE       write the rows as JSON (with the raw samples)\n"
 	"  --html FILE       write the rows as a self-contained HTML page\n"
+	"  --csv FILE        write the rows as CSV (--md FILE: a Markdown "
+	"table)\n"
 	"  --baseline FILE   compare with an earlier --json file: FASTER, "
 	"SLOWER,\n"
 	"                    SAME or AMBIGUOUS (Mann-Whitney U on the "
@@ -472,7 +475,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		snprintf(word, sizeof(word), " %s ", a);
 		takes = strstr(" --backend --op --T --H --M --V --F --reps "
 			       "--min-time --seed --json "
-			       "--baseline --min-effect --html ",
+			       "--baseline --min-effect --html --csv --md ",
 			       word) != NULL;
 		int64_t one[1];
 
@@ -545,6 +548,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			b->json_path = v;
 		} else if (!strcmp(a, "--html")) {
 			b->html_path = v;
+		} else if (!strcmp(a, "--csv")) {
+			b->csv_path = v;
+		} else if (!strcmp(a, "--md")) {
+			b->md_path = v;
 		} else if (!strcmp(a, "--baseline")) {
 			b->baseline_path = v;
 		} else if (!strcmp(a, "--min-effect")) {
@@ -623,6 +630,24 @@ static void open_backends(struct bench *b)
 	}
 }
 
+/* --html, --csv, --md from the kept rows; 1 if one could not be written. */
+static int write_pages(const struct bench *b)
+{
+	char err[MTP_ERR_MAX];
+	int bad = 0;
+
+	if (b->html_path &&
+	    mtp_bench_html(b->kept, b->n_kept, b->html_path, err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	if (b->csv_path && mtp_bench_table(b->kept, b->n_kept, b->csv_path,
+					   false, err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	if (b->md_path && mtp_bench_table(b->kept, b->n_kept, b->md_path, true,
+					  err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	return bad;
+}
+
 int mtp_bench_main(int argc, char **argv)
 {
 	struct bench b = {.m = 4,
@@ -680,16 +705,9 @@ int mtp_bench_main(int argc, char **argv)
 	for (int i = 0; i < b.n_backends; i++)
 		mtp_backend_close(b.be[i]);
 	mtp_baseline_free(&b.base);
-	if (b.html_path) {
-		char err[MTP_ERR_MAX];
-
-		if (mtp_bench_html(b.kept, b.n_kept, b.html_path, err,
-				   sizeof(err))) {
-			fprintf(stderr, "mtpcheck bench: %s\n", err);
-			b.failures++;
-		}
-		free(b.kept);
-	}
+	if (write_pages(&b))
+		b.failures++;
+	free(b.kept);
 	if (b.baseline_path)
 		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
 		       b.baseline_path, b.n_slower, b.n_ambiguous);

@@ -43,7 +43,11 @@ done
 rc=0; "$M" report pass.json night2.json night3.json --html trend.html --json trend.json --junit trend.xml >/dev/null || rc=$?
 [ $rc = 1 ] || fail "the trend report exited $rc, not 1"
 "$M" bench --backend ref$("$M" list backends | grep -q '^cpu ' && echo ,cpu) --op rmsnorm,embed --T 1,16,64 \
-	--H 256 --reps 5 --min-time 0.01 --json bench.json --html bench.html >/dev/null
+	--H 256 --reps 5 --min-time 0.01 --json bench.json --html bench.html --csv bench.csv --md bench.md >/dev/null
+rows=$(/usr/bin/python3 -c 'import json;print(len(json.load(open("bench.json"))["rows"]))')
+[ "$(wc -l <bench.csv)" = $((rows + 1)) ] && head -1 bench.csv | grep -q '^op,shape,backend,median_us,iqr_pct,noisy' ||
+	fail "bench.csv: not $rows rows under the header"
+[ "$(wc -l <bench.md)" = $((rows + 2)) ] && sed -n 2p bench.md | grep -q '^|---' || fail "bench.md: not a $rows-row table"
 
 echo "== JSON schema (docs/results.schema.json) on every writer's output"
 "$V/bin/python" - "$ROOT/docs/results.schema.json" pass.json fail.json trend.json bench.json <<'PY'
