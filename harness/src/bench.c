@@ -147,8 +147,10 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 	}
 	*v = mtp_perf_compare(br->samples, br->n, r->t.samples, r->t.reps,
 			      b->min_effect, 0.01, &ratio, &p);
-	snprintf(buf, n, "  base: %s %.3fx (p %.2g)", mtp_verdict_name(*v),
-		 ratio, p);
+	/* speed of new over base (>1 = faster); p: the chance of samples this
+	 * different if the speed had not changed */
+	snprintf(buf, n, "  base vs new: %.3fx (>1 = faster) %s, p %.2g",
+		 ratio > 0 ? 1 / ratio : NAN, mtp_verdict_name(*v), p);
 	b->n_slower += *v == MTP_SLOWER;
 	b->n_ambiguous += *v == MTP_AMBIGUOUS;
 }
@@ -203,9 +205,11 @@ static void print_row(struct bench *b, const struct row *r)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
 	keep_row(b, r, gbs, gfs, v);
-	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s\n",
+	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s%s\n",
 	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
-	       gbs, pk, gfs, sp, r->check, r->note ? r->note : "", cmp);
+	       gbs, pk, gfs, sp, r->check,
+	       r->t.iqr_pct > 10 ? " noisy (IQR > 10 %)" : "",
+	       r->note ? r->note : "", cmp);
 	fflush(stdout);
 	if (!b->json)
 		return;
