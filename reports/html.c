@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "html_parts.h"
 #include "mtp/config.h"
 #include "mtp/runner.h"
 #include "mtp/textsafe.h"
@@ -91,10 +92,15 @@ static void head(FILE *f, const struct mtp_run *run)
 	      ".n td{white-space:nowrap}"
 	      ".v{color:#fff;font-weight:600;padding:1px 5px;border-radius:3px}"
 	      "code{font-size:12px;background:#f6f6f6;padding:1px "
-	      "3px;word-break:break-all}"
-	      "</style></head><body>\n",
+	      "3px;word-break:break-all}",
 	      f);
-	fprintf(f, "<h1>mtpcheck %s%s</h1><p>mtpcheck %s, %s. %d results:",
+	fputs(mtp_html_css(), f);
+	fputs("</style><meta name=\"viewport\" "
+	      "content=\"width=device-width\"></head><body>\n",
+	      f);
+	fprintf(f,
+		"<h1>mtpcheck %s%s</h1><p id=\"summary\">mtpcheck %s, %s. %d "
+		"results:",
 		run->command, strcmp(run->command, "report") ? " report" : "",
 		MTP_VERSION, when, run->n);
 	for (int v = 0; v < MTP_VERDICT_COUNT; v++)
@@ -104,6 +110,9 @@ static void head(FILE *f, const struct mtp_run *run)
 				"%s</span>",
 				color(v), run->counts[v], mtp_verdict_name(v));
 	fprintf(f, " &mdash; exit code %d.</p>\n", (int)mtp_run_exit_code(run));
+	mtp_html_meta(f, run);
+	fputs("<input id=\"filt\" hidden placeholder=\"filter the tables\">\n",
+	      f);
 }
 
 static const struct mtp_result *find(const struct mtp_run *run,
@@ -159,7 +168,7 @@ static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
 	      "error of the case as a fraction of its threshold (the bar's "
 	      "middle line "
 	      "is 1: past it the output fails). Hover for the "
-	      "message.</p><table class=\"n\"><tr>"
+	      "message.</p><table class=\"n st\" id=\"matrix\"><tr>"
 	      "<th>case</th><th>op</th>",
 	      f);
 	for (int b = 0; b < nb; b++) {
@@ -190,7 +199,8 @@ static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
 /* Per op and backend: results passed out of run, and the worst headroom. */
 static void by_op(FILE *f, const struct mtp_run *run, const char **be, int nb)
 {
-	fputs("<h2>By op</h2><table class=\"n\"><tr><th>op</th>", f);
+	fputs("<h2>By op</h2><table class=\"n st\" id=\"byop\"><tr><th>op</th>",
+	      f);
 	for (int b = 0; b < nb; b++) {
 		fputs("<th>", f);
 		esc(f, be[b]);
@@ -229,43 +239,6 @@ static void by_op(FILE *f, const struct mtp_run *run, const char **be, int nb)
 	fputs("</table>\n", f);
 }
 
-static void problems(FILE *f, const struct mtp_run *run)
-{
-	int n = 0;
-
-	fputs("<h2>Failures and diagnoses</h2>", f);
-	for (int i = 0; i < run->n; i++) {
-		const struct mtp_result *r = &run->results[i];
-
-		if (r->verdict == MTP_PASSED || r->verdict == MTP_SKIPPED ||
-		    r->verdict == MTP_UNIMPLEMENTED)
-			continue;
-		if (!n++)
-			fputs("<table><tr><th>verdict</th><th>case / "
-			      "backend</th><th>what</th></tr>\n",
-			      f);
-		fprintf(f,
-			"<tr><td><span class=\"v\" "
-			"style=\"background:%s\">%s</span></td><td><code>",
-			color(r->verdict), mtp_verdict_name(r->verdict));
-		esc(f, r->file);
-		fputs(":", f);
-		esc(f, r->case_id);
-		fputs("</code><br>", f);
-		esc(f, r->backend);
-		fputs("</td><td>", f);
-		esc(f, r->message);
-		if (r->diag.diag) {
-			fputs("<br><b>diagnosis</b>: ", f);
-			esc(f, r->diag.text);
-		}
-		fputs("<br>repro: <code>", f);
-		esc(f, r->repro);
-		fputs("</code></td></tr>\n", f);
-	}
-	fputs(n ? "</table>\n" : "<p>None.</p>\n", f);
-}
-
 static void body(FILE *f, const struct mtp_run *run)
 {
 	const char *be[MTP_MAX_BACKENDS + 1];
@@ -273,10 +246,13 @@ static void body(FILE *f, const struct mtp_run *run)
 
 	head(f, run);
 	if (nb)
+		mtp_html_trend(f, run, be, nb, color);
+	if (nb)
 		by_op(f, run, be, nb);
-	problems(f, run);
+	mtp_html_failures(f, run, color);
 	if (nb)
 		matrix(f, run, be, nb);
+	fputs(mtp_html_script(), f);
 	fputs("</body></html>\n", f);
 }
 

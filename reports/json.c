@@ -4,16 +4,12 @@
  * is written to a temporary file and renamed, so a crash never leaves a
  * partial report behind.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "mtp/config.h"
+#include "mtp/meta.h"
 #include "mtp/runner.h"
 #include "mtp/textio.h"
 #include "report_file.h"
@@ -150,44 +146,28 @@ static void write_result(FILE *f, const struct mtp_result *r)
 
 static void write_header(FILE *f, const struct mtp_run *run)
 {
-	struct utsname u;
-	char host[256] = "", when[64];
-	time_t t = time(NULL);
+	struct mtp_meta m;
 
-	uname(&u);
-	gethostname(host, sizeof(host) - 1);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-	fputs("{\"format\":\"mtpcheck-results\",\"format_version\":1,", f);
-	fputs("\"mtpcheck_version\":", f);
+	mtp_meta_get(&m, run->opts.run_id);
+	/* the 1.x top-level fields stay (older readers use them); meta has all */
+	fputs("{\"format\":\"mtpcheck-results\",\"format_version\":2,", f);
+	mtp_meta_json(f, run->opts.run_id, run->opts.seed, run->opts.backends,
+		      run->opts.n_backends, NULL);
+	fputs(",\"mtpcheck_version\":", f);
 	mtp_json_str(f, MTP_VERSION);
 	fputs(",\"command\":", f);
 	mtp_json_str(f, run->command);
 	fputs(",\"created\":", f);
-	mtp_json_str(f, when);
+	mtp_json_str(f, m.date);
 	fputs(",\"machine\":{\"host\":", f);
-	mtp_json_str(f, host);
+	mtp_json_str(f, m.host);
 	fputs(",\"system\":", f);
-	mtp_json_str(f, u.sysname);
-	fputs(",\"release\":", f);
-	mtp_json_str(f, u.release);
-	fputs(",\"arch\":", f);
-	mtp_json_str(f, u.machine);
-	fprintf(f, ",\"cpus\":%ld},", sysconf(_SC_NPROCESSORS_ONLN));
-	fputs("\"commit\":", f);
-	const char *commit = getenv("MTP_COMMIT");
-
-	mtp_json_str(f, commit ? commit : "");
+	mtp_json_str(f, m.system);
+	fprintf(f, ",\"cpus\":%d},\"commit\":", m.cpus);
+	mtp_json_str(f, m.commit);
 	fprintf(f, ",\"seed\":%llu", (unsigned long long)run->opts.seed);
 	fputs(",\"run_id\":", f);
-	if (run->opts.run_id) {
-		mtp_json_str(f, run->opts.run_id);
-	} else { /* one run, unless the shards were given a common --run-id */
-		char id[400];
-
-		snprintf(id, sizeof(id), "%s-%s-%ld", host, when,
-			 (long)getpid());
-		mtp_json_str(f, id);
-	}
+	mtp_json_str(f, m.run_id);
 	fputs(",\"summary\":{", f);
 	for (int v = 0, first = 1; v < MTP_VERDICT_COUNT; v++) {
 		if (!run->counts[v])

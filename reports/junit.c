@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mtp/meta.h"
 #include "mtp/runner.h"
 #include "mtp/textsafe.h"
 #include "report_file.h"
@@ -50,8 +51,14 @@ static void write_case(FILE *f, const struct mtp_result *r)
 		fputs("/>\n", f);
 		return;
 	}
-	fprintf(f, ">\n      <%s message=\"%s: ", kind,
-		mtp_verdict_name(r->verdict));
+	fprintf(f, ">\n      <%s", kind);
+	if (strcmp(kind,
+		   "skipped")) /* the diagnosis if claimed, else verdict */
+		fprintf(f, " type=\"%s\"",
+			r->diag.diag && !r->diag.info
+				? mtp_diag_info(r->diag.diag)->name
+				: mtp_verdict_name(r->verdict));
+	fprintf(f, " message=\"%s: ", mtp_verdict_name(r->verdict));
 	xml(f, r->message);
 	fputs("\">", f);
 	xml(f, r->message);
@@ -68,6 +75,9 @@ static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
 {
 	int n = 0, fail = 0, err = 0, skip = 0;
 	double t = 0;
+	struct mtp_meta m;
+
+	mtp_meta_get(&m, run->opts.run_id);
 
 	for (int i = 0; i < run->n; i++) {
 		const struct mtp_result *r = &run->results[i];
@@ -85,8 +95,11 @@ static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
 	xml(f, backend);
 	fprintf(f,
 		"\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
-		"time=\"%.6f\">\n",
+		"time=\"%.6f\" hostname=\"",
 		n, fail, err, skip, t);
+	xml(f, m.host);
+	fprintf(f, "\" timestamp=\"%.19s\">\n", m.date); /* no Z: xs:dateTime */
+	mtp_meta_junit(f, run->opts.run_id, run->opts.seed);
 	for (int i = 0; i < run->n; i++)
 		if (!strcmp(run->results[i].backend, backend))
 			write_case(f, &run->results[i]);

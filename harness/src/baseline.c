@@ -3,6 +3,7 @@
  * is found; baseline_none.c stands in otherwise.)
  */
 #include "mtp/baseline.h"
+#include "mtp/meta.h"
 #include "mtp/textio.h"
 
 #include <cjson/cJSON.h>
@@ -44,8 +45,16 @@ enum mtp_status mtp_baseline_load(const char *path, struct mtp_baseline *b,
 	const cJSON *rows = root ? cJSON_GetObjectItem(root, "rows") : NULL;
 	int n = cJSON_IsArray(rows) ? cJSON_GetArraySize(rows) : -1;
 
+	const cJSON *sv =
+		root ? cJSON_GetObjectItem(root, "schema_version") : NULL;
+
 	memset(b, 0, sizeof(*b));
 	free(text);
+	if (root &&
+	    !mtp_schema_accept(path, cJSON_GetStringValue(sv), sv, err, errn)) {
+		cJSON_Delete(root);
+		return MTP_ERR_INVALID;
+	}
 	if (n < 0) {
 		snprintf(err, errn, "%s: %s", path,
 			 !read_ok ? "cannot read the file"

@@ -14,6 +14,7 @@
 #include "mtp/compare.h"
 #include "mtp/backend.h"
 #include "mtp/baseline.h"
+#include "mtp/meta.h"
 #include "mtp/bench.h"
 #include "mtp/generate.h"
 #include "mtp/timing.h"
@@ -22,6 +23,7 @@
 
 struct bench {
 	const char *backends[MAXL];
+	char device[MAXL][256]; /* device line of each opened backend (JSON) */
 	int n_backends;
 	const struct mtp_op *ops[MTP_OP_COUNT];
 	int n_ops;
@@ -41,8 +43,9 @@ struct bench {
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
 	double min_effect; /* smallest change that is not SAME */
 	int n_slower, n_ambiguous;
-	const char *html_path;	    /* --html: the rows as a page */
-	struct mtp_bench_row *kept; /* every printed row, for --html */
+	const char *html_path;		/* --html: the rows as a page */
+	const char *csv_path, *md_path; /* --csv, --md: the rows as tables */
+	struct mtp_bench_row *kept;	/* every printed row, for --html */
 	int n_kept, cap_kept;
 };
 
@@ -144,8 +147,10 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 	}
 	*v = mtp_perf_compare(br->samples, br->n, r->t.samples, r->t.reps,
 			      b->min_effect, 0.01, &ratio, &p);
-	snprintf(buf, n, "  base: %s %.3fx (p %.2g)", mtp_verdict_name(*v),
-		 ratio, p);
+	/* speed of new over base (>1 = faster); p: the chance of samples this
+	 * different if the speed had not changed */
+	snprintf(buf, n, "  base vs new: %.3fx (>1 = faster) %s, p %.2g",
+		 ratio > 0 ? 1 / ratio : NAN, mtp_verdict_name(*v), p);
 	b->n_slower += *v == MTP_SLOWER;
 	b->n_ambiguous += *v == MTP_AMBIGUOUS;
 }
@@ -156,7 +161,7 @@ static void keep_row(struct bench *b, const struct row *r, double gbs,
 {
 	struct mtp_bench_row *k;
 
-	if (!b->html_path)
+	if (!b->html_path && !b->csv_path && !b->md_path)
 		return;
 	if (b->n_kept == b->cap_kept) {
 		int cap = b->cap_kept ? 2 * b->cap_kept : 64;
@@ -200,9 +205,11 @@ static void print_row(struct bench *b, const struct row *r)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
 	keep_row(b, r, gbs, gfs, v);
-	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s\n",
+	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s%s\n",
 	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
-	       gbs, pk, gfs, sp, r->check, r->note ? r->note : "", cmp);
+	       gbs, pk, gfs, sp, r->check,
+	       r->t.iqr_pct > 10 ? " noisy (IQR > 10 %)" : "",
+	       r->note ? r->note : "", cmp);
 	fflush(stdout);
 	if (!b->json)
 		return;
@@ -224,6 +231,8 @@ static void print_row(struct bench *b, const struct row *r)
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
 		r->ref_median > 0 ? r->ref_median / r->t.median : 0, r->check,
 		r->note ? r->note : "");
+	fprintf(b->json, ",\"noisy\":%s", /* IQR over 10 % of the median */
+		r->t.iqr_pct > 10 ? "true" : "false");
 	if (v != MTP_VERDICT_COUNT)
 		fprintf(b->json, ",\"vs_baseline\":\"%s\"",
 			mtp_verdict_name(v));
@@ -430,6 +439,8 @@ static const char usage_bench[] =
 	"  --seed N          seed of the generated inputs\n"
 	"  --json FILE       write the rows as JSON (with the raw samples)\n"
 	"  --html FILE       write the rows as a self-contained HTML page\n"
+	"  --csv FILE        write the rows as CSV (--md FILE: a Markdown "
+	"table)\n"
 	"  --baseline FILE   compare with an earlier --json file: FASTER, "
 	"SLOWER,\n"
 	"                    SAME or AMBIGUOUS (Mann-Whitney U on the "
@@ -468,7 +479,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		snprintf(word, sizeof(word), " %s ", a);
 		takes = strstr(" --backend --op --T --H --M --V --F --reps "
 			       "--min-time --seed --json "
-			       "--baseline --min-effect --html ",
+			       "--baseline --min-effect --html --csv --md ",
 			       word) != NULL;
 		int64_t one[1];
 
@@ -541,6 +552,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			b->json_path = v;
 		} else if (!strcmp(a, "--html")) {
 			b->html_path = v;
+		} else if (!strcmp(a, "--csv")) {
+			b->csv_path = v;
+		} else if (!strcmp(a, "--md")) {
+			b->md_path = v;
 		} else if (!strcmp(a, "--baseline")) {
 			b->baseline_path = v;
 		} else if (!strcmp(a, "--min-effect")) {
@@ -610,10 +625,31 @@ static void open_backends(struct bench *b)
 		}
 		mtp_backend_device_info(b->be[i], info, sizeof(info));
 		mtp_probe_copy_bandwidth(b->be[i], 256u << 20, &b->peak[i]);
+		snprintf(b->device[i], sizeof(b->device[i]),
+			 "%.200s; copy bandwidth %.1f GB/s", info,
+			 b->peak[i] / 1e9);
 		printf("backend %-8s %s; copy bandwidth %.1f GB/s (256 MiB, "
 		       "median of 10)\n",
 		       b->backends[i], info, b->peak[i] / 1e9);
 	}
+}
+
+/* --html, --csv, --md from the kept rows; 1 if one could not be written. */
+static int write_pages(const struct bench *b)
+{
+	char err[MTP_ERR_MAX];
+	int bad = 0;
+
+	if (b->html_path &&
+	    mtp_bench_html(b->kept, b->n_kept, b->html_path, err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	if (b->csv_path && mtp_bench_table(b->kept, b->n_kept, b->csv_path,
+					   false, err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	if (b->md_path && mtp_bench_table(b->kept, b->n_kept, b->md_path, true,
+					  err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	return bad;
 }
 
 int mtp_bench_main(int argc, char **argv)
@@ -626,6 +662,7 @@ int mtp_bench_main(int argc, char **argv)
 			  .seed = 1,
 			  .min_effect = 0.05};
 	int rc, opened = 0;
+	const char *devices[MAXL];
 
 	mtp_timing_opts_init(&b.topt);
 	rc = parse_args(&b, argc, argv);
@@ -646,10 +683,16 @@ int mtp_bench_main(int argc, char **argv)
 			b.json_path);
 		return 2;
 	}
-	if (b.json)
-		fprintf(b.json, "{\"format\":\"mtpcheck-bench\",\"format_"
-				"version\":1,\"rows\":[\n");
 	open_backends(&b);
+	for (int i = 0; i < b.n_backends; i++)
+		devices[i] = b.be[i] ? b.device[i] : NULL;
+	if (b.json) {
+		fputs("{\"format\":\"mtpcheck-bench\",\"format_version\":2,",
+		      b.json);
+		mtp_meta_json(b.json, NULL, b.seed, b.backends, b.n_backends,
+			      devices);
+		fputs(",\"rows\":[\n", b.json);
+	}
 	for (int i = 0; i < b.n_backends; i++)
 		opened += b.be[i] != NULL;
 	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op",
@@ -666,16 +709,9 @@ int mtp_bench_main(int argc, char **argv)
 	for (int i = 0; i < b.n_backends; i++)
 		mtp_backend_close(b.be[i]);
 	mtp_baseline_free(&b.base);
-	if (b.html_path) {
-		char err[MTP_ERR_MAX];
-
-		if (mtp_bench_html(b.kept, b.n_kept, b.html_path, err,
-				   sizeof(err))) {
-			fprintf(stderr, "mtpcheck bench: %s\n", err);
-			b.failures++;
-		}
-		free(b.kept);
-	}
+	if (write_pages(&b))
+		b.failures++;
+	free(b.kept);
 	if (b.baseline_path)
 		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
 		       b.baseline_path, b.n_slower, b.n_ambiguous);

@@ -13,6 +13,7 @@
 #include "mtp/backend.h"
 #include "mtp/config.h"
 #include "mtp/membudget.h"
+#include "mtp/meta.h"
 #include "mtp/mutant.h"
 #include "mtp/runner.h"
 #include "preflight.h"
@@ -57,6 +58,7 @@ static const char usage_run[] =
 	"  --fixtures PATH    a fixture file or a folder of *.h5 (repeatable)\n"
 	"  --filter PAT       case ids to run: an exact id, or a glob such as\n"
 	"                     'rmsnorm.*' (repeatable, or comma separated)\n"
+	"  --op NAME[,NAME]   only cases of these ops (mtpcheck list ops)\n"
 	"  --json FILE        write the results as JSON\n"
 	"  --junit FILE       write the results as JUnit XML (one testcase per "
 	"result)\n"
@@ -86,8 +88,12 @@ static const char usage_run[] =
 	"  --run-id ID        the run's id in the JSON results: shards given "
 	"the same\n"
 	"                     one merge into one column (mtpcheck report)\n"
+	"  --commit REV       the commit under test, for the reports "
+	"(default:\n"
+	"                     $MTP_COMMIT)\n"
 	"  --list             list the selected cases and stop\n"
-	"  -v, --verbose      every output of every case: error, threshold, "
+	"  -q, --quiet        the summary only\n"
+	"  -v, --verbose      every case, and every output: error, threshold, "
 	"origin\n"
 	"  -h, --help         this text\n"
 	"\n"
@@ -179,6 +185,22 @@ static bool parse_u64(const char *s, uint64_t *v)
 	return true;
 }
 
+/* Every name of a comma-separated --op list is an op. */
+static bool ops_known(const char *list)
+{
+	char name[64];
+
+	for (const char *p = list; *p;) {
+		size_t k = strcspn(p, ",");
+
+		snprintf(name, sizeof(name), "%.*s", (int)k, p);
+		if (k >= sizeof(name) || !mtp_op_find(name))
+			return false;
+		p += k + (p[k] == ',');
+	}
+	return *list != 0;
+}
+
 /* The default suite: cases/quick.case here or in the source tree. */
 static const char *default_cases(void)
 {
@@ -211,7 +233,9 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			strcmp(a, "--max-bytes") == 0 ||
 			strcmp(a, "--mem-limit") == 0 ||
 			strcmp(a, "--run-id") == 0 ||
-			strcmp(a, "--weights") == 0;
+			strcmp(a, "--weights") == 0 ||
+
+			strcmp(a, "--commit") == 0 || strcmp(a, "--op") == 0;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(verify			     ? usage_verify
@@ -307,6 +331,17 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 			o->run_id = val;
 		} else if (strcmp(a, "--full-logits") == 0) {
 			o->full_logits = true;
+		} else if (strcmp(a, "--commit") == 0) {
+			mtp_meta_set_commit(val);
+		} else if (strcmp(a, "--op") == 0) {
+			if (!ops_known(val))
+				return usage_error(cmd,
+						   "--op %s: not an op name "
+						   "(mtpcheck list ops)",
+						   val);
+			o->ops = val;
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			o->quiet = true;
 		} else if (strcmp(a, "--list") == 0 && !verify) {
 			o->list_only = true;
 		} else if (strcmp(a, "-v") == 0 ||
@@ -480,6 +515,7 @@ int mtp_cli_main(int argc, char **argv)
 	/* a console piped into `head` must not kill the run: writes to it fail
 	 * (EPIPE) and are dropped, the reports and the exit code stay */
 	signal(SIGPIPE, SIG_IGN);
+	mtp_meta_set_argv(argc, argv);
 
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
 	    strcmp(cmd, "help") == 0) {

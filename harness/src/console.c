@@ -1,10 +1,71 @@
 /*
- * The console: one line per result (verdict, worst error against its
- * threshold, diagnosis, repro) as the run goes, and the summary at the end.
+ * The console. By default one line per result that did not pass (a SKIPPED
+ * line said once per backend and reason, the repeats counted), on a terminal
+ * a progress line rewritten in place, and at the end a summary grouped by
+ * verdict, diagnosis and backend. -v: every case and its outputs; -q: the
+ * summary only.
  */
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "runner_int.h"
+
+#define MAX_GROUPS 64
+
+/* Non-pass results with the same verdict, diagnosis (SKIPPED: reason) and
+ * backend: counted, with the first one's case and repro. */
+struct group {
+	enum mtp_verdict v;
+	char what[160], backend[128], example[200], repro[1200];
+	int n;
+};
+
+static struct {
+	const struct mtp_run *run;
+	struct group g[MAX_GROUPS];
+	int n, dropped;
+	bool progress; /* a progress line is on screen */
+} con;
+
+static bool is_pass(enum mtp_verdict v)
+{
+	return v == MTP_PASSED;
+}
+
+/* Counts r in its group; true if its group is new (print its line). */
+static bool group_add(const struct mtp_result *r)
+{
+	char what[160];
+
+	snprintf(what, sizeof(what), "%.159s",
+		 r->diag.diag && !r->diag.info
+			 ? mtp_diag_info(r->diag.diag)->name
+		 : r->verdict == MTP_SKIPPED ? r->message
+					     : "");
+	for (int i = 0; i < con.n; i++) {
+		struct group *g = &con.g[i];
+
+		if (g->v == r->verdict && !strcmp(g->what, what) &&
+		    !strcmp(g->backend, r->backend)) {
+			g->n++;
+			return false;
+		}
+	}
+	if (con.n == MAX_GROUPS) {
+		con.dropped++;
+		return true;
+	}
+	con.g[con.n] = (struct group){.v = r->verdict, .n = 1};
+	snprintf(con.g[con.n].what, sizeof(con.g[0].what), "%s", what);
+	snprintf(con.g[con.n].backend, sizeof(con.g[0].backend), "%s",
+		 r->backend);
+	snprintf(con.g[con.n].example, sizeof(con.g[0].example), "%.120s:%.78s",
+		 r->file, r->case_id);
+	snprintf(con.g[con.n].repro, sizeof(con.g[0].repro), "%s", r->repro);
+	con.n++;
+	return true;
+}
 
 /* -v: every output compared, with its error, threshold and origin. */
 static void print_outputs(FILE *o, const struct mtp_result *r)
@@ -26,11 +87,26 @@ static void print_outputs(FILE *o, const struct mtp_result *r)
 	}
 }
 
-void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
-		      int idx, int total)
+/* On a terminal: "[12/40] 11 PASSED, 1 FAILED  cpu file:case", in place. */
+static void print_progress(FILE *o, const struct mtp_run *run,
+			   const struct mtp_result *r, int idx, int total)
 {
-	FILE *o = run->opts.out;
-	const char *where = "";
+	fprintf(o, "\r\033[K[%d/%d]", idx, total);
+	for (int v = 0, first = 1; v < MTP_VERDICT_COUNT; v++) {
+		if (!run->counts[v])
+			continue;
+		fprintf(o, "%s %d %s", first ? "" : ",", run->counts[v],
+			mtp_verdict_name(v));
+		first = 0;
+	}
+	fprintf(o, "  %.20s %.60s", r->backend, r->case_id);
+	fflush(o);
+	con.progress = true;
+}
+
+static void print_line(FILE *o, const struct mtp_run *run,
+		       const struct mtp_result *r, int idx, int total)
+{
 	double worst = mtp_result_worst_headroom(r);
 	char buf[200] = "";
 
@@ -41,10 +117,10 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	else if (r->verdict == MTP_PASSED)
 		snprintf(buf, sizeof(buf),
 			 "empty outputs (T = 0): nothing to compare");
-	where = r->verdict == MTP_PASSED ? buf : r->message;
 	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
 		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
-		r->backend, r->file, r->case_id, where, r->seconds * 1e3);
+		r->backend, r->file, r->case_id,
+		r->verdict == MTP_PASSED ? buf : r->message, r->seconds * 1e3);
 	if (r->note[0])
 		fprintf(o, "        note: %s\n", r->note);
 	if (r->diag.diag)
@@ -59,7 +135,52 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	if (r->verdict != MTP_PASSED && r->verdict != MTP_SKIPPED &&
 	    r->verdict != MTP_UNIMPLEMENTED)
 		fprintf(o, "        repro: %s\n", r->repro);
+}
+
+void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
+		      int idx, int total)
+{
+	FILE *o = run->opts.out;
+	bool tty = isatty(fileno(o)) && !run->opts.verbose;
+	bool fresh, quiet_kind = r->verdict == MTP_SKIPPED ||
+				 r->verdict == MTP_UNIMPLEMENTED;
+
+	if (con.run != run || idx == 1)
+		memset(&con, 0, sizeof(con));
+	con.run = run;
+	fresh = !is_pass(r->verdict) && group_add(r);
+	if (run->opts.quiet)
+		return;
+	if (run->opts.verbose ||
+	    (!is_pass(r->verdict) && (fresh || !quiet_kind))) {
+		if (con.progress)
+			fputs("\r\033[K", o);
+		con.progress = false;
+		print_line(o, run, r, idx, total);
+	}
+	if (tty)
+		print_progress(o, run, r, idx, total);
 	fflush(o);
+}
+
+static void print_groups(FILE *o)
+{
+	if (!con.n)
+		return;
+	fprintf(o, "by verdict, diagnosis and backend:\n");
+	for (int i = 0; i < con.n; i++) {
+		const struct group *g = &con.g[i];
+
+		fprintf(o, "  %-13s %5d x  %-28s [%s]  e.g. %s\n",
+			mtp_verdict_name(g->v), g->n, *g->what ? g->what : "-",
+			g->backend, g->example);
+		if (!is_pass(g->v) && g->v != MTP_SKIPPED &&
+		    g->v != MTP_UNIMPLEMENTED)
+			fprintf(o, "        repro: %s\n", g->repro);
+	}
+	if (con.dropped)
+		fprintf(o, "  (%d more kinds not shown: see the reports)\n",
+			con.dropped);
 }
 
 void mtp_print_summary(const struct mtp_run *run)
@@ -67,6 +188,9 @@ void mtp_print_summary(const struct mtp_run *run)
 	FILE *o = run->opts.out;
 	bool first = true;
 
+	if (con.progress)
+		fputs("\r\033[K", o);
+	con.progress = false;
 	fprintf(o, "\nmtpcheck %s: %d result%s%s", run->command, run->n,
 		run->n == 1 ? "" : "s", run->n ? ":" : "");
 	for (int v = 0; v < MTP_VERDICT_COUNT; v++) {
@@ -81,18 +205,7 @@ void mtp_print_summary(const struct mtp_run *run)
 	if (run->n_unavailable)
 		fprintf(o, "; %d backend(s) unavailable", run->n_unavailable);
 	fprintf(o, "\n");
-	for (int i = 0; i < run->n; i++) {
-		const struct mtp_result *r = &run->results[i];
-
-		if (r->verdict == MTP_FAILED || r->verdict == MTP_CRASHED ||
-		    r->verdict == MTP_TIMEOUT || r->verdict == MTP_INVALID ||
-		    r->verdict == MTP_MISTRUSTED)
-			fprintf(o, "  %-10s %s:%s [%s]%s%s  repro: %s\n",
-				mtp_verdict_name(r->verdict), r->file,
-				r->case_id, r->backend,
-				r->diag.diag ? "  diagnosis " : "",
-				r->diag.diag ? mtp_diag_info(r->diag.diag)->name
-					     : "",
-				r->repro);
-	}
+	if (con.run == run)
+		print_groups(o);
+	memset(&con, 0, sizeof(con));
 }

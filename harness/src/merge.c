@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mtp/meta.h"
 #include "mtp/runner.h"
 #include "mtp/textio.h"
 
@@ -29,12 +30,67 @@ static enum mtp_verdict verdict_of(const char *s)
 	return MTP_INVALID;
 }
 
-/* One result object into r; the outputs' worst headroom becomes one cmp. */
+/* A number as the writer keeps it: a JSON number, or "inf"/"-inf"/"nan". */
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+
+	if (cJSON_IsNumber(v))
+		return v->valuedouble;
+	if (cJSON_IsString(v))
+		return !strcmp(v->valuestring, "-inf")	? -INFINITY
+		       : !strcmp(v->valuestring, "nan") ? NAN
+							: INFINITY;
+	return 0;
+}
+
+static bool flag(const cJSON *o, const char *k)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItem(o, k));
+}
+
+/* One output object, as far as the reports show it. */
+static void take_cmp(const cJSON *c, struct mtp_cmp *m)
+{
+	const cJSON *th = cJSON_GetObjectItem(c, "threshold");
+	const cJSON *wi = cJSON_GetObjectItem(c, "worst_index");
+	const cJSON *h = cJSON_GetObjectItem(c, "ulp_histogram");
+	int k = 0;
+
+	snprintf(m->name, sizeof(m->name), "%s", str(c, "tensor"));
+	snprintf(m->shape_msg, sizeof(m->shape_msg), "%s",
+		 str(c, "shape_error"));
+	m->passed = flag(c, "passed");
+	m->shape_ok = flag(c, "shape_ok");
+	m->n = (int64_t)num(c, "elements");
+	m->n_bad = (int64_t)num(c, "bad");
+	m->max_abs = num(c, "max_abs");
+	m->headroom = num(c, "headroom");
+	m->rel_norm = num(c, "normwise");
+	m->worst_got = num(c, "worst_got");
+	m->worst_want = num(c, "worst_want");
+	m->tol.rtol = num(th, "rtol");
+	m->tol.atol = num(th, "atol");
+	m->tol.budget = cJSON_GetObjectItem(th, "normwise_max") != NULL;
+	m->tol.norm_max = num(th, "normwise_max");
+	snprintf(m->tol.origin, sizeof(m->tol.origin), "%s", str(th, "origin"));
+	for (const cJSON *d = wi ? wi->child : NULL; d && k < MTP_MAX_DIMS;
+	     d = d->next)
+		m->worst_coord[k++] = (int64_t)d->valuedouble;
+	m->worst_ndim = k;
+	m->worst = k ? 0 : -1;
+	k = 0;
+	for (const cJSON *b = h ? h->child : NULL; b && k < MTP_ULP_BUCKETS;
+	     b = b->next)
+		m->ulp_hist[k++] = (int64_t)b->valuedouble;
+}
+
+/* One result object into r, with its outputs. */
 static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 {
 	const cJSON *outs = cJSON_GetObjectItem(o, "outputs");
 	const cJSON *diag = cJSON_GetObjectItem(o, "diagnosis");
-	double worst = 0;
+	int n = cJSON_IsArray(outs) ? cJSON_GetArraySize(outs) : 0;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->file, sizeof(r->file), "%s", str(o, "file"));
@@ -45,22 +101,20 @@ static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 	r->op = mtp_op_find(str(o, "op"));
 	mtp_family_parse(str(o, "family"), &r->family);
 	r->verdict = verdict_of(str(o, "verdict"));
+	r->seconds = num(o, "seconds");
 	r->first_bad = -1;
-	for (const cJSON *c = outs ? outs->child : NULL; c; c = c->next) {
-		const cJSON *h = cJSON_GetObjectItem(c, "headroom");
+	if (n > 0) {
+		int i = 0;
 
-		worst = cJSON_IsNumber(h)
-				? (h->valuedouble > worst ? h->valuedouble
-							  : worst)
-			: cJSON_IsString(h) ? INFINITY /* "inf" */
-					    : worst;
-	}
-	if (outs && outs->child) {
-		r->cmp = calloc(1, sizeof(*r->cmp));
+		r->cmp = calloc((size_t)n, sizeof(*r->cmp));
 		if (!r->cmp)
 			return false;
-		r->n_cmp = 1;
-		r->cmp[0].headroom = worst;
+		for (const cJSON *c = outs->child; c; c = c->next, i++) {
+			take_cmp(c, &r->cmp[i]);
+			if (r->first_bad < 0 && !r->cmp[i].passed)
+				r->first_bad = i;
+		}
+		r->n_cmp = n;
 	} else if (r->verdict == MTP_PASSED) { /* nothing compared */
 		r->verdict = MTP_INVALID;
 		snprintf(r->message, sizeof(r->message),
@@ -124,6 +178,10 @@ static const char *column(struct seen *s, const char *label, const char *run,
 	snprintf(s->v[s->n].run, sizeof(s->v[s->n].run), "%s", run);
 	snprintf(s->v[s->n].column, sizeof(s->v[s->n].column), "%.110s%s%.16s",
 		 label, other ? " " : "", other ? created : "");
+	for (int i = 0; other && i < s->n; i++) /* two runs in one minute */
+		if (!strcmp(s->v[i].column, s->v[s->n].column))
+			snprintf(s->v[s->n].column, sizeof(s->v[s->n].column),
+				 "%.80s %.40s", label, run);
 	return s->v[s->n++].column;
 }
 
@@ -135,6 +193,10 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 	const cJSON *machine = cJSON_GetObjectItem(root, "machine");
 	char key[160];
 
+	const cJSON *sv = cJSON_GetObjectItem(root, "schema_version");
+
+	if (!mtp_schema_accept(path, cJSON_GetStringValue(sv), sv, err, errn))
+		return MTP_ERR_INVALID;
 	run_key(root, key, sizeof(key));
 	if (strcmp(str(root, "format"), "mtpcheck-results") ||
 	    !cJSON_IsArray(results)) {

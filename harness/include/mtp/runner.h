@@ -40,6 +40,8 @@ struct mtp_run_opts {
 	bool list_only;		/* print the selected problems and stop */
 	bool verbose;
 	bool full_logits; /* --full-logits: no sampled vocabulary rows */
+	bool quiet;	  /* -q: the summary only */
+	const char *ops;  /* --op: comma-separated op names (NULL: all) */
 	uint64_t seed;
 	struct mtp_limits limits;
 	FILE *out;		 /* console */
