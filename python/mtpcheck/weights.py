@@ -112,3 +112,11 @@ def zeros(keys, shapes=None, dtype=None):
 
     shapes = shapes or {}
     return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtype or torch.bfloat16)) for k in keys]
+
+
+if __name__ == "__main__":
+    import sys
+
+    from .weights_cli import main
+
+    sys.exit(main())
