@@ -58,6 +58,32 @@ def write_config(family, workdir, quant=None, mtp_layers=1):
     return d
 
 
+def _allow_fp8_on_cpu():
+    """FP8 linear layers: vLLM picks the scaled-mm kernel at construction and
+    on this CPU none qualifies (no AMX-FP8, no vllm._C). Only the kernel
+    choice is relaxed (the platform's first candidate): weights and scales
+    are created as vLLM creates them; no forward runs."""
+    from vllm.model_executor.kernels import linear as kl
+
+    if getattr(kl, "_mtpcheck_fp8", False):
+        return
+    orig = kl.choose_scaled_mm_linear_kernel
+
+    def choose(config, possible_kernels, *args, **kwargs):
+        try:
+            return orig(config, possible_kernels, *args, **kwargs)
+        except ValueError:
+            from vllm.platforms import current_platform
+
+            cands = possible_kernels.get(current_platform._enum, [])
+            if not cands:
+                raise
+            return cands[-1]
+
+    kl.choose_scaled_mm_linear_kernel = choose
+    kl._mtpcheck_fp8 = True
+
+
 def build(model_dir):
     """vLLM's MTP model for the model folder (config.json), on CPU."""
     import torch
@@ -74,6 +100,7 @@ def build(model_dir):
     draft = spec.draft_model_config
     vcfg = VllmConfig(model_config=draft, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+    _allow_fp8_on_cpu()
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(vcfg):
