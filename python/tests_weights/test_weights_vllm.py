@@ -25,22 +25,23 @@ from mtpcheck import weights, weights_vllm  # noqa: E402
 
 BIN = os.environ.get("MTPCHECK_BIN", "build/mtpcheck")
 FAMILIES = [("deepseek_v3", 61), ("glm", 92)]
+CASES = [(f, n, q) for f, n in FAMILIES for q in (None, "fp8")]
 
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     out = {}
-    for fam, n in FAMILIES:
+    for fam, n, q in CASES:
         d = tmp_path_factory.mktemp(fam)
-        model, _ = weights_vllm.build(weights_vllm.write_config(fam, str(d)))
-        keys = weights_vllm.checkpoint_keys(fam)
+        model, _ = weights_vllm.build(weights_vllm.write_config(fam, str(d), q))
+        keys = weights_vllm.checkpoint_keys(fam, q)
         cap = weights.capture(model, weights.zeros(keys))
         assert cap.error is None, cap.error
         files = {k: str(d / (k + ".txt")) for k in ("keys", "params", "modules", "map")}
         with open(files["keys"], "w") as f:
             f.writelines(k + "\n" for k in keys)
         cap.write(files["params"], files["modules"], files["map"])
-        out[fam] = (n, files, cap)
+        out[fam, q] = (n, files, cap)
     return out
 
 
@@ -59,9 +60,13 @@ def pairs(lines):
     return sorted(tuple(s.rstrip("\n").split("\t")[:2]) for s in lines if s.strip() and not s.startswith("#"))
 
 
-@pytest.mark.parametrize("fam,n", FAMILIES)
-def test_real_mapping_equals_simulated(captured, fam, n):
-    _, files, cap = captured[fam]
+@pytest.mark.parametrize("fam,n,q", CASES)
+def test_real_mapping_equals_simulated(captured, fam, n, q):
+    _, files, cap = captured[fam, q]
+    if q == "fp8":  # every FP8 projection's scale is loaded, and into a scale
+        with open(files["map"]) as f:
+            rows = [s.split("\t") for s in f if "_scale_inv" in s.split("\t")[0]]
+        assert rows and all("weight_scale" in r[1] for r in rows)
     real = audit(fam, n, files, "--mapping", files["map"])
     sim = audit(fam, n, files)
     assert real == sim
@@ -77,7 +82,7 @@ def test_real_mapping_equals_simulated(captured, fam, n):
 def test_spec_rules_disagree_with_the_engine(captured, fam, n):
     """The spec's §6 rules against 0.33's parameters: the false
     STALE_WEIGHT_REMAP findings the engine rules remove."""
-    _, files, _ = captured[fam]
+    _, files, _ = captured[fam, None]
     spec = audit(fam, n, files, "--engine", "spec")
     assert spec and all(code == "STALE_WEIGHT_REMAP" for code, _, _ in spec)
     assert any(".experts.w13_weight" in t for _, _, t in spec)
@@ -85,7 +90,7 @@ def test_spec_rules_disagree_with_the_engine(captured, fam, n):
 
 def test_tampered_mapping_is_named(captured, tmp_path):
     """A mapping that misses the gate bias (a stale remap) is a finding."""
-    n, files, _ = captured["deepseek_v3"]
+    n, files, _ = captured["deepseek_v3", None]
     with open(files["map"]) as f:
         rows = [s for s in f if "e_score_correction_bias" not in s]
     bad = dict(files, map=str(tmp_path / "bad.txt"))
@@ -100,6 +105,6 @@ def test_tampered_mapping_is_named(captured, tmp_path):
 def test_glm_embedding_prefix_recorded(captured):
     """Module prefixes are what vLLM built: the MTP shared head's
     quantization prefix is `model.layers.N.head` (MTP-SPEC 12.5)."""
-    _, _, cap = captured["glm"]
+    _, _, cap = captured["glm", None]
     mods = dict(cap.modules)
     assert mods["model.layers.92.shared_head.head"] == "model.layers.92.head"
