@@ -29,7 +29,7 @@ def read_keys(path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m mtpcheck.weights")
-    ap.add_argument("--family", choices=("deepseek_v3", "glm"))
+    ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm"))
     ap.add_argument("--quant", choices=("fp8",))
     ap.add_argument("--mtp-layers", type=int, default=1)
     ap.add_argument("--model")
@@ -58,7 +58,8 @@ def main(argv=None):
         f.writelines(k + "\n" for k in keys)
     cap.write(p["params"], p["modules"], p["map"])
     hf = vcfg.model_config.hf_config
-    fam = a.family or ("glm" if "glm" in hf.model_type else "deepseek_v3")
+    # the audit's families: V3.2 follows the V3 loader rules
+    fam = "glm" if "glm" in hf.model_type else "deepseek_v3"
     print("mtpcheck audit-weights --family %s --layer %d --mtp-layers %d --keys %s --params %s "
           "--modules %s --mapping %s" % (fam, hf.num_hidden_layers, a.mtp_layers, p["keys"],
                                          p["params"], p["modules"], p["map"]))

@@ -25,6 +25,11 @@ CONFIGS = {
                          kv_lora_rank=16, q_lora_rank=24, qk_nope_head_dim=16,
                          qk_rope_head_dim=8, v_head_dim=16, topk_method="noaux_tc",
                          scoring_func="sigmoid"), 61),
+    "deepseek_v32": (dict(BASE, architectures=["DeepseekV32ForCausalLM"],
+                          model_type="deepseek_v32", kv_lora_rank=16, q_lora_rank=24,
+                          qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
+                          topk_method="noaux_tc", scoring_func="sigmoid", index_n_heads=2,
+                          index_head_dim=32, index_topk=8), 61),
     "glm": (dict(BASE, architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe", head_dim=32,
                  partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=False), 92),
 }
@@ -125,6 +130,10 @@ def _v3_layer(family, n):
         attn = ["self_attn.%s.weight" % x for x in ("q_a_proj", "q_a_layernorm", "q_b_proj",
                                                     "kv_a_proj_with_mqa", "kv_a_layernorm",
                                                     "kv_b_proj", "o_proj")]
+    if family == "deepseek_v32":
+        attn += ["self_attn.indexer.%s" % x for x in ("wq_b.weight", "wk.weight",
+                                                      "k_norm.weight", "k_norm.bias",
+                                                      "weights_proj.weight")]
     mlp = ["mlp.gate.weight", "mlp.gate.e_score_correction_bias"]
     mlp += ["mlp.shared_experts.%s.weight" % x for x in ("gate_proj", "up_proj", "down_proj")]
     mlp += ["mlp.experts.%d.%s.weight" % (e, x) for e in range(BASE["n_routed_experts"])
