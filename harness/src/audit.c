@@ -88,9 +88,10 @@ static bool has_component(const char *name, const char *leaf)
 
 static const char *proj_leaf(const char *name)
 {
-	return has_component(name, "e_proj")   ? "e_proj"
-	       : has_component(name, "h_proj") ? "h_proj"
-					       : NULL;
+	return has_component(name, "e_proj")	? "e_proj"
+	       : has_component(name, "h_proj")	? "h_proj"
+	       : has_component(name, "eh_proj") ? "eh_proj"
+						: NULL;
 }
 
 static void add_finding(struct audit *au, enum mtp_diag d, const char *key,
@@ -256,7 +257,26 @@ static void judge_required(struct audit *au)
 	require(au, EMBED_PARAM, MTP_DIAG_MTP_HEAD_EMBED_UNLOADED);
 }
 
-/* §8.4: each e_proj/h_proj module's quantization prefix must be its name
+/* The shared head's quantization prefix (vLLM builds it as
+ * model.layers.{N+i}.head): a note, since no rule seen targets it, but an
+ * ignore rule written for the module name would not match. */
+static void note_shared_head(struct audit *au, const char *name,
+			     const char *prefix)
+{
+	char text[MTP_WM_NAME_MAX];
+	size_t n = strlen(name), m = strlen(".shared_head.head");
+
+	if (n < m || strcmp(name + n - m, ".shared_head.head") ||
+	    !strcmp(name, prefix))
+		return;
+	snprintf(text, sizeof(text), "%.40s (module %.40s)", prefix, name);
+	add_note(au->a,
+		 "%d MTP shared head built with quantization prefix %.90s: an "
+		 "ignore/target rule naming the module does not match it",
+		 1, text);
+}
+
+/* §8.4: each e_proj/h_proj (eh_proj) module's quantization prefix must be its name
  * under model.layers.{N+i}., which ignore/target rules are written for. */
 static void judge_modules(struct audit *au, const struct mtp_wm_pairs *mods)
 {
@@ -267,6 +287,7 @@ static void judge_modules(struct audit *au, const struct mtp_wm_pairs *mods)
 		const char *leaf = proj_leaf(name);
 		int i = layer_of(au->c, name);
 
+		note_shared_head(au, name, prefix);
 		if (!leaf ||
 		    strcmp(strrchr(name, '.') ? strrchr(name, '.') + 1 : name,
 			   leaf))

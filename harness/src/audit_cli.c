@@ -41,6 +41,9 @@ static const char usage_audit[] =
 	"buggy-remap,\n"
 	"                    no-alias, no-prefix (the bugs: deepseek_v4 only)\n"
 	"  --expert-dtype D  V4 routed experts: fp4 (default) or fp8\n"
+	"  --engine E        whose loader rules: vllm@0.33 (default), "
+	"vllm@0.23,\n"
+	"                    or spec (MTP-SPEC §6)\n"
 	"  --json FILE       write the findings as JSON\n"
 	"  --print-mapping   print the simulated loader's mapping and stop:\n"
 	"                    KEY<TAB>PARAM[<TAB>shard=S][<TAB>expert=E] lines "
@@ -61,6 +64,7 @@ static const char usage_audit[] =
 struct audit_opts {
 	const char *family, *layer, *mtp_layers, *keys, *params, *modules;
 	const char *mapping, *loader, *expert_dtype, *json, *fixtures;
+	const char *engine;
 	bool print_mapping, selftest, verbose;
 };
 
@@ -84,12 +88,12 @@ static const char **value_slot(struct audit_opts *o, const char *a)
 	static const char *const names[] = {
 		"--family",	  "--layer",   "--mtp-layers", "--keys",
 		"--params",	  "--modules", "--mapping",    "--loader",
-		"--expert-dtype", "--json",    "--fixtures",
+		"--expert-dtype", "--json",    "--fixtures",   "--engine",
 	};
 	const char **slots[] = {
 		&o->family,	  &o->layer,   &o->mtp_layers, &o->keys,
 		&o->params,	  &o->modules, &o->mapping,    &o->loader,
-		&o->expert_dtype, &o->json,    &o->fixtures,
+		&o->expert_dtype, &o->json,    &o->fixtures,   &o->engine,
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -173,6 +177,11 @@ static int make_config(const struct audit_opts *o, struct mtp_wm_config *c)
 		return usage("--expert-dtype: '%s' is not fp4 or fp8",
 			     o->expert_dtype);
 	c->expert_fp8 = o->expert_dtype && !strcmp(o->expert_dtype, "fp8");
+	c->engine = MTP_ENGINE_VLLM_0_33;
+	if (o->engine && !mtp_engine_parse(o->engine, &c->engine))
+		return usage("--engine: '%s' is not vllm@0.33, vllm@0.23 or "
+			     "spec",
+			     o->engine);
 	return -1;
 }
 

@@ -80,6 +80,14 @@ static const struct expert_rule v4_experts[] = {
 	{"w2", "w2_", -1},
 };
 
+/* GLM's grouped-query attention (glm4_moe_mtp.py load_weights,
+ * stacked_params_mapping), when the engine's rules say so. */
+static const struct stacked glm_stacked[] = {
+	{"qkv_proj", "q_proj", 0, false},
+	{"qkv_proj", "k_proj", 1, false},
+	{"qkv_proj", "v_proj", 2, false},
+};
+
 static const struct expert_rule v3_experts[] = {
 	{"gate_proj", "w13_", 0},
 	{"up_proj", "w13_", 1},
@@ -246,9 +254,14 @@ static bool map_stacked(const struct stacked *rules, size_t n,
 }
 
 /* `experts.{e}.<proj>.` -> `experts.<stem>` (fused_moe expert mapping). */
-static bool map_expert(const struct expert_rule *rules, size_t n, const char *s,
+static bool map_expert(const struct mtp_wm_config *c,
+		       const struct expert_rule *rules, size_t n, const char *s,
 		       struct mtp_wm_target *t)
 {
+	const char *sub = mtp_wm_rules_of(c->engine)->routed_experts
+				  ? "routed_experts."
+				  : "";
+
 	for (const char *p = strstr(s, "experts."); p;
 	     p = strstr(p + 1, "experts.")) {
 		const char *q = p + 8;
@@ -263,8 +276,9 @@ static bool map_expert(const struct expert_rule *rules, size_t n, const char *s,
 			if (strncmp(end + 1, rules[k].ckpt, m) ||
 			    end[1 + m] != '.')
 				continue;
-			snprintf(buf, sizeof(buf), "%.*sexperts.%s%s",
-				 (int)(p - s), s, rules[k].param, end + 2 + m);
+			snprintf(buf, sizeof(buf), "%.*sexperts.%s%s%s",
+				 (int)(p - s), s, sub, rules[k].param,
+				 end + 2 + m);
 			set_param(t, buf, rules[k].shard);
 			t->expert = (int)e;
 			return true;
@@ -320,7 +334,7 @@ static void v4_map_tail(const struct mtp_wm_config *c, char *s,
 		strcat(s, fp4 ? ".weight_scale" : ".weight_scale_inv");
 	}
 	if (routed) {
-		if (!map_expert(v4_experts, ARRAY_LEN(v4_experts), s, t))
+		if (!map_expert(c, v4_experts, ARRAY_LEN(v4_experts), s, t))
 			set_skip(t,
 				 "routed-expert name with no expert mapping");
 	} else if (!map_stacked(v4_stacked, ARRAY_LEN(v4_stacked), NULL, s,
@@ -362,6 +376,45 @@ static const char *v4_map(const struct mtp_wm_config *c, const char *name,
 	return t->skip;
 }
 
+/* Top-level names an engine loads into the MTP model (weightmap_engine.c):
+ * the shared embedding; GLM's lm_head as the first layer's shared head. */
+static bool v3_top_level(const struct mtp_wm_config *c, const char *name,
+			 struct mtp_wm_target *t)
+{
+	const struct mtp_wm_rules *r = mtp_wm_rules_of(c->engine);
+	bool glm = c->family == MTP_FAMILY_GLM;
+	char buf[MTP_WM_NAME_MAX];
+
+	if (!strcmp(name, "model.embed_tokens.weight") &&
+	    (r->top_embed || (glm && r->glm_lm_head))) {
+		set_param(t, name, -1);
+	} else if (!strcmp(name, "lm_head.weight") && glm && r->glm_lm_head) {
+		snprintf(buf, sizeof(buf),
+			 "model.layers.%d.shared_head.head.weight", c->layer);
+		set_param(t, buf, -1);
+	} else {
+		return false;
+	}
+	t->mtp_index = 0;
+	return true;
+}
+
+/* §6.1 step 4, GLM's q/k/v, and the FP8 indexer wk whose scale the
+ * engine folds into the weight at load (no scale parameter). */
+static bool v3_map_stacked(const struct mtp_wm_config *c,
+			   const struct mtp_wm_names *params, char *s,
+			   struct mtp_wm_target *t)
+{
+	const struct mtp_wm_rules *r = mtp_wm_rules_of(c->engine);
+
+	if (r->indexer_wk_dequant && strstr(s, ".indexer.wk.weight_scale_inv"))
+		replace_all(s, ".weight_scale_inv", ".weight");
+	if (c->family == MTP_FAMILY_GLM && r->glm_qkv &&
+	    map_stacked(glm_stacked, ARRAY_LEN(glm_stacked), NULL, s, t))
+		return true;
+	return map_stacked(v3_stacked, ARRAY_LEN(v3_stacked), params, s, t);
+}
+
 /* §6.1 steps 1-6. */
 static const char *v3_map(const struct mtp_wm_config *c,
 			  const struct mtp_wm_names *params, const char *name,
@@ -372,6 +425,8 @@ static const char *v3_map(const struct mtp_wm_config *c,
 
 	if (strstr(name, "rotary_emb.inv_freq"))
 		return "rotary_emb.inv_freq (never loaded)";
+	if (i < 0 && v3_top_level(c, name, t))
+		return NULL;
 	if (i < 0)
 		return "not an MTP layer (target model, or beyond "
 		       "--mtp-layers)";
@@ -382,10 +437,9 @@ static const char *v3_map(const struct mtp_wm_config *c,
 		return "shared top-level weight: loaded for the first MTP "
 		       "layer only";
 	if (strstr(s, "mlp.experts.")) {
-		if (!map_expert(v3_experts, ARRAY_LEN(v3_experts), s, t))
+		if (!map_expert(c, v3_experts, ARRAY_LEN(v3_experts), s, t))
 			return "routed-expert name with no expert mapping";
-	} else if (!map_stacked(v3_stacked, ARRAY_LEN(v3_stacked), params, s,
-				t)) {
+	} else if (!v3_map_stacked(c, params, s, t)) {
 		if (ends_with(s, ".bias") && params &&
 		    !mtp_wm_names_has(params, s))
 			return "a bias the engine has no parameter for (vLLM "
@@ -418,7 +472,8 @@ static const char *alias_of(const struct mtp_wm_config *c,
 			    int i, char *buf, size_t n)
 {
 	if (c->family != MTP_FAMILY_DEEPSEEK_V4 ||
-	    c->loader == MTP_LOADER_NO_ALIAS)
+	    c->loader == MTP_LOADER_NO_ALIAS ||
+	    !mtp_wm_rules_of(c->engine)->v4_alias)
 		return NULL;
 	if (strcmp(key, "head.weight") == 0)
 		snprintf(buf, n, "mtp.%d.head.weight", i);

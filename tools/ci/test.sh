@@ -50,6 +50,11 @@ echo "== the Python package (python/): pip install, its tests (docs/DUMPS.md)"
 bash tools/ci/python.sh
 echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
 bash tools/ci/engines.sh
+echo "== the weight audit against vLLM 0.33's real loaders (docs/WEIGHTS.md)"
+bash tools/ci/weights.sh
+
+# every step above exits on failure, so reaching here means all of them passed
+echo "ci steps: 10 passed, 0 failed"
 echo "== Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero over a stand-in driver"
 bash tools/ci/intel.sh build # Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero
 
@@ -66,4 +71,4 @@ echo "== the reports: JSON schema, JUnit (junitparser), pages in headless Chromi
 bash tools/ci/reports.sh
 
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 14 passed, 0 failed"
+echo "ci steps: 15 passed, 0 failed"

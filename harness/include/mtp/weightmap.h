@@ -31,7 +31,31 @@ enum mtp_loader {
 const char *mtp_loader_name(enum mtp_loader l);
 bool mtp_loader_parse(const char *s, enum mtp_loader *out);
 
+/* Whose loader rules are simulated (weightmap_engine.c): the spec's §6,
+ * or a measured engine release (MTP-SPEC §12.5). */
+enum mtp_engine {
+	MTP_ENGINE_SPEC,
+	MTP_ENGINE_VLLM_0_33, /* the CLI default */
+	MTP_ENGINE_VLLM_0_23,
+	MTP_ENGINE_COUNT
+};
+
+struct mtp_wm_rules {
+	const char *name;	 /* "vllm@0.33" */
+	const char *source;	 /* the engine files and functions read */
+	bool routed_experts;	 /* experts.routed_experts.w13_* */
+	bool top_embed;		 /* V3: model.embed_tokens.weight loaded */
+	bool glm_lm_head;	 /* GLM: lm_head -> layers.N.shared_head.head */
+	bool glm_qkv;		 /* GLM: q/k/v_proj -> qkv_proj shards 0/1/2 */
+	bool indexer_wk_dequant; /* FP8 indexer wk: scale folded at load */
+	bool v4_alias;		 /* §6.2 step 0 */
+};
+
+const struct mtp_wm_rules *mtp_wm_rules_of(enum mtp_engine e);
+bool mtp_engine_parse(const char *s, enum mtp_engine *out);
+
 struct mtp_wm_config {
+	enum mtp_engine engine; /* mtp_wm_config_init: MTP_ENGINE_SPEC */
 	enum mtp_family family;
 	int layer;	/* N: index of the first MTP layer */
 	int mtp_layers; /* K */

@@ -1,0 +1,164 @@
+/*
+ * The loader rules per engine release (weightmap_engine.c): each measured
+ * vLLM 0.33 / 0.23 difference from the spec's loader, one name at a time,
+ * and the module prefix checks (eh_proj, the shared head's note).
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "mtp/weightmap.h"
+
+static struct mtp_wm_target map1(enum mtp_engine e, enum mtp_family f,
+				 int layer, const char *name)
+{
+	struct mtp_wm_config c;
+	struct mtp_wm_target t;
+
+	mtp_wm_config_init(&c, f, layer, 1);
+	c.engine = e;
+	mtp_wm_map_name(&c, NULL, name, &t);
+	return t;
+}
+
+#define EXPECT_MAP(e, f, l, name, want, sh)                                    \
+	do {                                                                   \
+		struct mtp_wm_target t_ = map1(e, f, l, name);                 \
+		cr_expect_str_eq(t_.param, want, "%s: %s", name,               \
+				 t_.skip ? t_.skip : t_.param);                \
+		cr_expect_eq(t_.shard, sh, "%s: shard %d", name, t_.shard);    \
+	} while (0)
+
+Test(engine, parse)
+{
+	enum mtp_engine e;
+
+	cr_expect(mtp_engine_parse("vllm@0.33", &e) &&
+		  e == MTP_ENGINE_VLLM_0_33);
+	cr_expect(mtp_engine_parse("vllm@0.23", &e) &&
+		  e == MTP_ENGINE_VLLM_0_23);
+	cr_expect(mtp_engine_parse("spec", &e) && e == MTP_ENGINE_SPEC);
+	cr_expect(!mtp_engine_parse("vllm@0.34", &e));
+	for (int i = 0; i < MTP_ENGINE_COUNT; i++)
+		cr_expect(strstr(mtp_wm_rules_of(i)->source, ".py") ||
+			  i == MTP_ENGINE_SPEC);
+}
+
+Test(engine, routed_experts)
+{
+	const char *k = "model.layers.61.mlp.experts.3.up_proj.weight";
+
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_DEEPSEEK_V3, 61, k,
+		   "model.layers.61.mtp_block.mlp.experts.routed_experts."
+		   "w13_weight",
+		   1);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_23, MTP_FAMILY_DEEPSEEK_V3, 61, k,
+		   "model.layers.61.mtp_block.mlp.experts.w13_weight", 1);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_DEEPSEEK_V4, 43,
+		   "mtp.0.ffn.experts.2.w2.scale",
+		   "model.layers.43.mtp_block.ffn.experts.routed_experts."
+		   "w2_weight_scale",
+		   -1);
+}
+
+Test(engine, top_level_embedding_and_glm_head)
+{
+	const char *e = "model.embed_tokens.weight";
+
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_DEEPSEEK_V3, 61, e, e, -1);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_23, MTP_FAMILY_DEEPSEEK_V3, 61, e, "", -1);
+	EXPECT_MAP(MTP_ENGINE_SPEC, MTP_FAMILY_DEEPSEEK_V3, 61, e, "", -1);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_23, MTP_FAMILY_GLM, 92, e, e, -1);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_GLM, 92, "lm_head.weight",
+		   "model.layers.92.shared_head.head.weight", -1);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_DEEPSEEK_V3, 61,
+		   "lm_head.weight", "", -1);
+	EXPECT_MAP(MTP_ENGINE_SPEC, MTP_FAMILY_GLM, 92, "lm_head.weight", "",
+		   -1);
+}
+
+Test(engine, glm_qkv_and_indexer)
+{
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_GLM, 92,
+		   "model.layers.92.self_attn.k_proj.bias",
+		   "model.layers.92.mtp_block.self_attn.qkv_proj.bias", 1);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_GLM, 92,
+		   "model.layers.92.self_attn.v_proj.weight_scale_inv",
+		   "model.layers.92.mtp_block.self_attn.qkv_proj."
+		   "weight_scale_inv",
+		   2);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_DEEPSEEK_V3, 61,
+		   "model.layers.61.self_attn.indexer.wk.weight_scale_inv",
+		   "model.layers.61.mtp_block.self_attn.indexer."
+		   "wk_weights_proj.weight",
+		   0);
+	EXPECT_MAP(MTP_ENGINE_SPEC, MTP_FAMILY_DEEPSEEK_V3, 61,
+		   "model.layers.61.self_attn.indexer.wk.weight_scale_inv",
+		   "model.layers.61.mtp_block.self_attn.indexer."
+		   "wk_weights_proj.weight_scale_inv",
+		   0);
+}
+
+/* V4's top-level head: aliased by the spec's loader, skipped by vLLM's. */
+Test(engine, v4_no_alias)
+{
+	struct mtp_wm_names keys = {0};
+	struct mtp_wm_mapping m;
+	struct mtp_wm_config c;
+
+	cr_assert_eq(mtp_wm_names_add(&keys, "head.weight"), MTP_OK);
+	mtp_wm_names_sort(&keys);
+	for (int e = MTP_ENGINE_SPEC; e <= MTP_ENGINE_VLLM_0_33; e++) {
+		mtp_wm_config_init(&c, MTP_FAMILY_DEEPSEEK_V4, 43, 1);
+		c.engine = e;
+		cr_assert_eq(mtp_wm_map_keys(&c, &keys, NULL, &m), MTP_OK);
+		cr_assert_eq(m.n, 1);
+		if (e == MTP_ENGINE_SPEC)
+			cr_expect_str_eq(m.v[0].param,
+					 "model.layers.43."
+					 "shared_head.head.weight");
+		else
+			cr_expect_null(m.v[0].param);
+		mtp_wm_mapping_fini(&m);
+	}
+	mtp_wm_names_fini(&keys);
+}
+
+/* eh_proj built with the wrong prefix is named; the shared head's prefix
+ * is a note. */
+Test(engine, module_prefixes)
+{
+	struct mtp_wm_names keys = {0}, params = {0};
+	struct mtp_wm_pairs mods = {0};
+	struct mtp_wm_inputs in = {&keys, &params, &mods, NULL};
+	struct mtp_wm_config c;
+	struct mtp_wm_audit a;
+	char err[256];
+
+	cr_assert_eq(mtp_wm_names_add(&keys, "model.layers.61.enorm.weight"),
+		     MTP_OK);
+	cr_assert_eq(mtp_wm_names_add(&params, "model.layers.61.enorm.weight"),
+		     MTP_OK);
+	mtp_wm_names_sort(&params);
+	cr_assert_eq(mtp_wm_pairs_add(&mods, "model.layers.61.eh_proj", "", 1),
+		     MTP_OK);
+	cr_assert_eq(mtp_wm_pairs_add(&mods, "model.layers.61.shared_head.head",
+				      "model.layers.61.head", 2),
+		     MTP_OK);
+	mtp_wm_config_init(&c, MTP_FAMILY_DEEPSEEK_V3, 61, 1);
+	c.engine = MTP_ENGINE_VLLM_0_33;
+	cr_assert_eq(mtp_wm_audit_run(&c, &in, &a, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	int eh = 0;
+	for (int i = 0; i < a.n; i++)
+		eh += a.f[i].diag == MTP_DIAG_EH_PROJ_NO_PREFIX &&
+		      !strcmp(a.f[i].key, "model.layers.61.eh_proj");
+	cr_expect_eq(eh, 1); /* the other findings: the §8.5 required set */
+	bool noted = false;
+	for (int i = 0; i < a.n_notes; i++)
+		noted |= strstr(a.notes[i], "model.layers.61.head") != NULL;
+	cr_expect(noted);
+	mtp_wm_audit_fini(&a);
+	mtp_wm_pairs_fini(&mods);
+	mtp_wm_names_fini(&params);
+	mtp_wm_names_fini(&keys);
+}

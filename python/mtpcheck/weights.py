@@ -1,0 +1,122 @@
+"""The weights capture (docs/WEIGHTS.md): run an engine's own MTP
+`load_weights` over tensors named as a checkpoint's (zeros; no real data) and
+record where each checkpoint key lands, the model's parameter names and each
+quantizable module's quantization prefix, in the three files
+`mtpcheck audit-weights` reads (--params, --modules, --mapping).
+
+Every parameter's `weight_loader` is replaced, for the duration of the load,
+by a recorder: vLLM's loaders call `getattr(param, "weight_loader",
+default_weight_loader)`, so parameters without a loader of their own are
+covered too. The recorder does not copy ("dry" load: shapes need not match),
+and returns True for the fused-MoE loaders that ask `return_success`. The key
+in flight is the last key the loader pulled from its input iterator: a loader
+that holds a key until a later one arrives (vLLM 0.33's FP8 indexer `wk`
+waits for its scale) is recorded under both keys."""
+
+import contextlib
+
+
+class Capture:
+    """The result: params (names), modules ((name, prefix)), rows
+    ((key, param, shard, expert)), skipped (keys), error (text or None)."""
+
+    def __init__(self):
+        self.params, self.modules, self.rows = [], [], []
+        self.skipped, self.error = [], None
+
+    def write(self, params_path, modules_path, map_path):
+        with open(params_path, "w") as f:
+            f.writelines(n + "\n" for n in self.params)
+        with open(modules_path, "w") as f:
+            f.writelines("%s\t%s\n" % m for m in self.modules)
+        with open(map_path, "w") as f:
+            for key, param, shard, expert in self.rows:
+                cols = [key, param]
+                if shard is not None:
+                    cols.append("shard=%s" % shard)
+                if expert is not None:
+                    cols.append("expert=%s" % expert)
+                f.write("\t".join(cols) + "\n")
+            for key in self.skipped:
+                f.write("# %s\tskipped\n" % key)
+            if self.error:
+                f.write("# error: %s\n" % self.error.replace("\n", " "))
+
+
+def _shard_expert(args, kwargs):
+    shard = kwargs.get("shard_id", kwargs.get("loaded_shard_id"))
+    if shard is None and len(args) >= 3 and isinstance(args[2], (int, str)):
+        shard = args[2]
+    expert = kwargs.get("expert_id")
+    return shard, expert
+
+
+def module_prefixes(model):
+    """(module name, quantization prefix) of every module built with a
+    quantization method (vLLM's LinearBase, embeddings, fused MoE)."""
+    out = []
+    for name, m in model.named_modules():
+        pre = getattr(m, "prefix", None)
+        if isinstance(pre, str) and hasattr(m, "quant_method"):
+            out.append((name, pre))
+    return out
+
+
+def capture(model, tensors):
+    """Runs model.load_weights over (name, tensor) pairs; returns a Capture."""
+    import torch
+
+    cap = Capture()
+    cap.params = [n for n, _ in model.named_parameters()]
+    cap.modules = module_prefixes(model)
+    cur = [None]
+    seen = set()
+
+    def tap(ws):
+        for name, t in ws:
+            cur[0] = name
+            seen.add(name)
+            yield name, t
+
+    saved = []
+    for pname, p in model.named_parameters():
+        had = "weight_loader" in p.__dict__
+        saved.append((p, had, p.__dict__.get("weight_loader")))
+
+        def rec(param, weight, *args, _n=pname, **kwargs):
+            shard, expert = _shard_expert((param, weight) + args, kwargs)
+            cap.rows.append((cur[0], _n, shard, expert))
+            return True if kwargs.get("return_success") else None
+
+        p.weight_loader = rec
+    try:
+        with torch.no_grad():
+            model.load_weights(tap(tensors))
+    except Exception as e:  # a strict loader on a name it cannot place
+        cap.error = "%s: %s (key %s)" % (type(e).__name__, e, cur[0])
+    finally:
+        for p, had, wl in saved:
+            if had:
+                p.weight_loader = wl
+            else:
+                with contextlib.suppress(AttributeError):
+                    del p.weight_loader
+    landed = {r[0] for r in cap.rows}
+    cap.skipped = [k for k in dict.fromkeys(n for n, _ in tensors) if k not in landed]
+    return cap
+
+
+def zeros(keys, shapes=None, dtype=None):
+    """(name, zeros) for each key; shape [1] when none is known (dry load)."""
+    import torch
+
+    shapes = shapes or {}
+    return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtype or torch.bfloat16)) for k in keys]
+
+
+if __name__ == "__main__":
+    import sys
+
+    from .weights_cli import main
+
+    sys.exit(main())

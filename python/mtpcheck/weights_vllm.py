@@ -1,0 +1,156 @@
+"""Tiny vLLM MTP models for the weights capture, built from vLLM's own
+classes on CPU (real attention, MoE MTP block, real quantization config),
+and checkpoint key lists named as the published checkpoints are."""
+
+import json
+import os
+import socket
+
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+
+H, V = 64, 256
+
+BASE = {
+    "hidden_size": H, "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
+    "num_nextn_predict_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
+    "rms_norm_eps": 1e-6, "first_k_dense_replace": 0, "n_routed_experts": 4,
+    "n_shared_experts": 1, "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1,
+    "hidden_act": "silu", "max_position_embeddings": 512, "torch_dtype": "bfloat16",
+    "rope_theta": 10000.0, "routed_scaling_factor": 1.0, "norm_topk_prob": True,
+    "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1,
+}
+# family -> (config, N = num_hidden_layers as published)
+CONFIGS = {
+    "deepseek_v3": (dict(BASE, architectures=["DeepseekV3ForCausalLM"], model_type="deepseek_v3",
+                         kv_lora_rank=16, q_lora_rank=24, qk_nope_head_dim=16,
+                         qk_rope_head_dim=8, v_head_dim=16, topk_method="noaux_tc",
+                         scoring_func="sigmoid"), 61),
+    "deepseek_v32": (dict(BASE, architectures=["DeepseekV32ForCausalLM"],
+                          model_type="deepseek_v32", kv_lora_rank=16, q_lora_rank=24,
+                          qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
+                          topk_method="noaux_tc", scoring_func="sigmoid", index_n_heads=2,
+                          index_head_dim=32, index_topk=8), 61),
+    "glm": (dict(BASE, architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe", head_dim=32,
+                 partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=False), 92),
+}
+FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+       "weight_block_size": [16, 16]}
+
+
+def _distributed():
+    from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    from vllm.distributed.parallel_state import model_parallel_is_initialized
+
+    if model_parallel_is_initialized():
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
+                                 distributed_init_method="tcp://127.0.0.1:%d" % port)
+    initialize_model_parallel(1, 1)
+
+
+def write_config(family, workdir, quant=None, mtp_layers=1):
+    cfg, n = CONFIGS[family]
+    cfg = dict(cfg, num_hidden_layers=n, num_nextn_predict_layers=mtp_layers)
+    if quant == "fp8":
+        cfg["quantization_config"] = FP8
+    d = os.path.join(workdir, "%s.%s.L%d" % (family, quant or "bf16", mtp_layers))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    return d
+
+
+def _allow_fp8_on_cpu():
+    """FP8 linear layers: vLLM picks the scaled-mm kernel at construction and
+    on this CPU none qualifies (no AMX-FP8, no vllm._C). Only the kernel
+    choice is relaxed (the platform's first candidate): weights and scales
+    are created as vLLM creates them; no forward runs."""
+    from vllm.model_executor.kernels import linear as kl
+
+    if getattr(kl, "_mtpcheck_fp8", False):
+        return
+    orig = kl.choose_scaled_mm_linear_kernel
+
+    def choose(config, possible_kernels, *args, **kwargs):
+        try:
+            return orig(config, possible_kernels, *args, **kwargs)
+        except ValueError:
+            from vllm.platforms import current_platform
+
+            cands = possible_kernels.get(current_platform._enum, [])
+            if not cands:
+                raise
+            return cands[-1]
+
+    kl.choose_scaled_mm_linear_kernel = choose
+    kl._mtpcheck_fp8 = True
+
+
+def build(model_dir):
+    """vLLM's MTP model for the model folder (config.json), on CPU."""
+    import torch
+    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
+                             VllmConfig, set_current_vllm_config)
+    from vllm.config.compilation import CompilationMode
+    from vllm.model_executor.model_loader.utils import get_model_architecture
+
+    target = ModelConfig(model=model_dir, tokenizer=model_dir, skip_tokenizer_init=True,
+                         dtype="bfloat16", max_model_len=256, enforce_eager=True)
+    parallel = ParallelConfig()
+    spec = SpeculativeConfig(method="mtp", num_speculative_tokens=1, target_model_config=target,
+                             target_parallel_config=parallel)
+    draft = spec.draft_model_config
+    vcfg = VllmConfig(model_config=draft, speculative_config=spec, parallel_config=parallel,
+                      compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+    _allow_fp8_on_cpu()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with set_current_vllm_config(vcfg):
+            _distributed()
+            cls, _ = get_model_architecture(draft)
+            model = cls(vllm_config=vcfg, prefix="")
+    finally:
+        torch.set_default_dtype(torch.float32)
+    return model, vcfg
+
+
+def _v3_layer(family, n):
+    p = "model.layers.%d." % n
+    keys = [p + s for s in ("embed_tokens.weight", "enorm.weight", "hnorm.weight",
+                            "eh_proj.weight", "shared_head.norm.weight",
+                            "shared_head.head.weight", "input_layernorm.weight",
+                            "post_attention_layernorm.weight")]
+    if family == "glm":
+        attn = ["self_attn.%s_proj.%s" % (x, w) for x in "qkvo" for w in ("weight", "bias")
+                if not (x == "o" and w == "bias")]
+    else:
+        attn = ["self_attn.%s.weight" % x for x in ("q_a_proj", "q_a_layernorm", "q_b_proj",
+                                                    "kv_a_proj_with_mqa", "kv_a_layernorm",
+                                                    "kv_b_proj", "o_proj")]
+    if family == "deepseek_v32":
+        attn += ["self_attn.indexer.%s" % x for x in ("wq_b.weight", "wk.weight",
+                                                      "k_norm.weight", "k_norm.bias",
+                                                      "weights_proj.weight")]
+    mlp = ["mlp.gate.weight", "mlp.gate.e_score_correction_bias"]
+    mlp += ["mlp.shared_experts.%s.weight" % x for x in ("gate_proj", "up_proj", "down_proj")]
+    mlp += ["mlp.experts.%d.%s.weight" % (e, x) for e in range(BASE["n_routed_experts"])
+            for x in ("gate_proj", "up_proj", "down_proj")]
+    return keys + [p + s for s in attn + mlp]
+
+
+def checkpoint_keys(family, quant=None, mtp_layers=1):
+    """The key list of a checkpoint named as the published ones (the MTP
+    layers and a few target-model keys); FP8: a `weight_scale_inv` beside
+    each quantized projection weight."""
+    n = CONFIGS[family][1]
+    keys = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
+            "model.layers.0.input_layernorm.weight"]
+    for i in range(mtp_layers):
+        keys += _v3_layer(family, n + i)
+    if quant == "fp8":
+        keys += [k.replace(".weight", ".weight_scale_inv") for k in keys
+                 if "_proj.weight" in k and "eh_proj" not in k]
+    return keys
