@@ -1,5 +1,5 @@
 /*
- * Everything after a captured block [MTP-SPEC §12.3]: the block's outputs
+ * Everything after a captured block [SPEC.md §12.3]: the block's outputs
  * are taken as the engine captured them. V3 family [Steps V3-5..6]: the
  * final residual add (unfused: rounded, then the norm; or the fused add +
  * RMSNorm of §2.3), the shared-head norm, which is also what is recycled,

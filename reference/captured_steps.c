@@ -1,8 +1,8 @@
 /*
- * Captured-block steps in sequence [MTP-SPEC §12.3, §5]: one mtp_step, or
+ * Captured-block steps in sequence [SPEC.md §12.3, §5]: one mtp_step, or
  * a teacher-forced chain whose step s runs on layer s % L (layer 0 when
  * spec_step_idx is not passed), is fed the token's embedding, positions + s
- * clamped to max_position (FIXTURES.md v2 rule 15) and the previous step's
+ * clamped to max_position (FORMAT.md v2 rule 15) and the previous step's
  * recomputed recycled state; its glue output is what step s's captured
  * block input is judged against, and its own captured block output is what
  * the rest of the step starts from.

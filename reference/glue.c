@@ -1,5 +1,5 @@
 /*
- * The glue before a captured block [MTP-SPEC §12.3; Steps V3-1..3 and
+ * The glue before a captured block [SPEC.md §12.3; Steps V3-1..3 and
  * V4-1..3]: what the MTP layer must feed its decoder block, recomputed so
  * that the block input an engine captured can be judged. The position-0
  * mask is a convention (§12.1): applied when cv->pos0_mask is set.

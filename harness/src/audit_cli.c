@@ -43,7 +43,7 @@ static const char usage_audit[] =
 	"  --expert-dtype D  V4 routed experts: fp4 (default) or fp8\n"
 	"  --engine E        whose loader rules: vllm@0.33 (default), "
 	"vllm@0.23,\n"
-	"                    or spec (MTP-SPEC §6)\n"
+	"                    or spec (docs/SPEC.md §6)\n"
 	"  --json FILE       write the findings as JSON\n"
 	"  --print-mapping   print the simulated loader's mapping and stop:\n"
 	"                    KEY<TAB>PARAM[<TAB>shard=S][<TAB>expert=E] lines "

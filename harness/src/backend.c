@@ -51,7 +51,7 @@ enum mtp_status mtp_backend_download(struct mtp_backend *be, void *dst,
 
 bool mtp_backend_supports(struct mtp_backend *be, const struct mtp_call *c)
 {
-	/* The captured-block form (MTP-SPEC §12.3) is the reference's alone
+	/* The captured-block form (SPEC.md §12.3) is the reference's alone
 	 * for now; a mutant asks its base. */
 	if (c->params && c->params->v2.captured &&
 	    strcmp(be->iface->name, "ref") != 0 &&

@@ -1,6 +1,6 @@
 /*
  * Internal to the harness: the captured-block form of mtp_step and
- * draft_chain (MTP-SPEC §12.3, FIXTURES.md version 2). The reference run
+ * draft_chain (SPEC.md §12.3, FORMAT.md version 2). The reference run
  * and the bug hypotheses of the diagnoses on such a call, and the case
  * preparation that keeps real-size judging cheap (sampled vocabulary rows).
  */

@@ -3,7 +3,7 @@
  * call's widened tensors (ref_io.h) are laid out as a run of captured steps
  * (mtp/ref_captured.h). A hypothesis is the same run with the bug applied
  * to each step's outputs before the next step is fed its recycled state
- * (MTP-SPEC §8, §10.2), so that a chain's later block inputs show it.
+ * (SPEC.md §8, §10.2), so that a chain's later block inputs show it.
  */
 #include "captured.h"
 

@@ -1,5 +1,5 @@
 /*
- * Real-size captured steps (MTP-SPEC §12.3 at V = 129280): the vocabulary
+ * Real-size captured steps (SPEC.md §12.3 at V = 129280): the vocabulary
  * GEMM dominates the reference's cost, T * V * H multiply-adds per step in
  * double. Unless the user asks for the full product, a captured case with a
  * large vocabulary is judged on a deterministic sample of vocabulary rows:
@@ -8,7 +8,7 @@
  * their order) and the tokens and ids are renumbered into them, so the
  * reference, the diagnoses and the comparison run unchanged on a smaller
  * vocabulary; the result says so. A token is then judged as the argmax over
- * the kept rows, a necessary condition (FIXTURES.md v2 rule 6 reads alike).
+ * the kept rows, a necessary condition (FORMAT.md v2 rule 6 reads alike).
  */
 #include "captured.h"
 

@@ -1,5 +1,5 @@
 /*
- * The engine conventions of MTP-SPEC §12.1 as case attributes (FIXTURES.md
+ * The engine conventions of SPEC.md §12.1 as case attributes (FORMAT.md
  * "Version 2"): their names and values in table order, reading and
  * validating them, and their spelling in results.
  */

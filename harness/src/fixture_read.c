@@ -184,7 +184,7 @@ static int read_int_array_attr(hid_t obj, const char *name, int64_t *v, int max)
 	return n;
 }
 
-/* A weight by reference (FIXTURES.md v2): an empty [0] placeholder whose
+/* A weight by reference (FORMAT.md v2): an empty [0] placeholder whose
  * shape is ref_shape; recorded in the case, read at load time. */
 static enum mtp_status scan_ref(struct reader *r, hid_t d, const char *obj,
 				struct mtp_named *e, int nd, int *ndim,
@@ -389,7 +389,7 @@ static enum mtp_status walk_group(struct reader *r, hid_t grp,
 	return r->st;
 }
 
-/* A <p>_rows or logits_rows companion (FIXTURES.md v2) goes to the case's
+/* A <p>_rows or logits_rows companion (FORMAT.md v2) goes to the case's
  * companions as "<part>/<name>"; anything else to the walked list. */
 static struct mtp_named *companion_add(struct group_walk *w, const char *name,
 				       const char *full)

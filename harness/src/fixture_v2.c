@@ -1,5 +1,5 @@
 /*
- * FIXTURES.md version 2, the captured-block layout: the rules about a case
+ * FORMAT.md version 2, the captured-block layout: the rules about a case
  * that need no tensor data (a v1 file declares no v2 attribute; a captured
  * case's block tensors are inputs only, rule 10), and which captured input
  * a judged output stands for (the block input the glue must produce).
@@ -52,7 +52,7 @@ static enum mtp_status check_part(const struct mtp_tensor_list *l,
 			continue;
 		snprintf(err, errn,
 			 "%s/%s: a captured block tensor is an input, not an "
-			 "output (FIXTURES.md v2 rule 10)",
+			 "output (docs/FORMAT.md v2 rule 10)",
 			 part, l->items[i].name);
 		return MTP_ERR_INVALID;
 	}

@@ -1,5 +1,5 @@
 /*
- * Judging a dump under the engine conventions (MTP-SPEC §12.1, FIXTURES.md
+ * Judging a dump under the engine conventions (SPEC.md §12.1, FORMAT.md
  * v2 rule 8). A declared convention is the contract: the outputs are judged
  * under it alone, and a mismatch is diagnosed (CONVENTION_MISMATCH). An
  * undeclared one is resolved: unless the outputs match the v1 values
@@ -142,7 +142,7 @@ static void note(struct mtp_result *r, const struct mtp_conventions *conv,
 }
 
 /* A failure with an undeclared pos0_mask may not be called a missing mask:
- * no contract says the mask was due (MTP-SPEC §12.1). */
+ * no contract says the mask was due (SPEC.md §12.1). */
 static void drop_unclaimable(struct mtp_result *r, const struct mtp_case *c)
 {
 	if (r->diag.diag != MTP_DIAG_MISSING_POS0_MASK ||

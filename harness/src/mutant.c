@@ -272,7 +272,7 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	mtp_backend_free(base, cs->dpos.data);
 	mtp_backend_free(base, cs->dids.data);
 	cs->dpos.data = cs->dids.data = NULL;
-	for (int64_t i = 0; i < t; i++) /* FIXTURES.md v2 rule 15 */
+	for (int64_t i = 0; i < t; i++) /* FORMAT.md v2 rule 15 */
 		cs->pos[t + i] = cs->pos[i] + s < c->params->v2.max_position
 					 ? cs->pos[i] + s
 					 : c->params->v2.max_position;
@@ -411,7 +411,7 @@ static bool bug_family_matches(enum mtp_diag bug, enum mtp_family f)
 
 /* A captured step under the internal contract carries no block state: the
  * block's own hc_post is inside its captured output, so the layer cannot
- * leave it out or repeat it (MTP-SPEC §12.3). */
+ * leave it out or repeat it (SPEC.md §12.3). */
 static bool hc_post_bug_impossible(enum mtp_diag bug, const struct mtp_call *c)
 {
 	return (bug == MTP_DIAG_MISSING_HC_POST ||

@@ -258,7 +258,7 @@ static const struct mtp_tspec v4_step_out[] = {
 	{"head_hidden", "T,H", A, 0},	 {"logits", "T,V", MTP_TC_LOGITS, 0},
 	{"token", "T", MTP_TC_TOKEN, 0}, END};
 
-/* The captured block (FIXTURES.md version 2, MTP-SPEC §12.3): the block's
+/* The captured block (FORMAT.md version 2, SPEC.md §12.3): the block's
  * input and outputs as the engine captured them are inputs; `block_in` is
  * also an output, what the glue must feed the block, judged against the
  * captured one. block_residual is optional under the internal contract. */

@@ -1,5 +1,5 @@
 /*
- * The FIXTURES.md version 2 attributes of the captured-block form: `block`
+ * The FORMAT.md version 2 attributes of the captured-block form: `block`
  * (synthetic or captured, for mtp_step and draft_chain), `max_position` (a
  * chain's position clamp, rule 15) and whether `pos0_mask` is declared (the
  * MISSING_POS0_MASK claim needs a declared 1). Kept apart from params.c so

@@ -51,7 +51,7 @@ enum mtp_status mtp_judge_dump(struct mtp_result *r, const struct mtp_case *c,
 			       const struct mtp_tensor *ref);
 
 /* After a dump was judged under its conventions: resolves the undeclared
- * ones (FIXTURES.md v2 rule 8): on a failure, tries their combinations in
+ * ones (FORMAT.md v2 rule 8): on a failure, tries their combinations in
  * table order and keeps the first that passes; records the values taken in
  * r->conventions. */
 /* Backends compute the v1 conventions; only the reference (alone or under a

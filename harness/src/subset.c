@@ -1,5 +1,5 @@
 /*
- * Weights by subset (FIXTURES.md v2, rules 1-3 and 6): an mtp_step whose
+ * Weights by subset (FORMAT.md v2, rules 1-3 and 6): an mtp_step whose
  * head_weight holds only the rows listed in head_rows (full_rows = V on the
  * weight) and whose observed logits are stored at the rows of logits_rows
  * only. The reference runs on the subset (V bound to the number of head

@@ -1,6 +1,6 @@
 /*
  * The loader rules of each engine release, as data (docs/WEIGHTS.md): what
- * the measured vLLM loaders (MTP-SPEC §12.5: vLLM 0.33.0 and 0.23.0, their
+ * the measured vLLM loaders (SPEC.md §12.5: vLLM 0.33.0 and 0.23.0, their
  * own load_weights run on CPU) do differently from the spec's §6 loader.
  * Each flag names the engine file and function it was read from; the
  * mapping code in weightmap.c asks these flags and nothing else.
@@ -13,7 +13,7 @@ static const struct mtp_wm_rules rules[MTP_ENGINE_COUNT] = {
 	[MTP_ENGINE_SPEC] =
 		{
 			.name = "spec",
-			.source = "MTP-SPEC §6: nvidia mtp.py @0050eb86, "
+			.source = "SPEC.md §6: nvidia mtp.py @0050eb86, "
 				  "deepseek_mtp.py @055e47c2",
 			.v4_alias = true,
 		},
@@ -45,7 +45,7 @@ static const struct mtp_wm_rules rules[MTP_ENGINE_COUNT] = {
 			.name = "vllm@0.23",
 			.source =
 				"vllm 0.23.0: deepseek_mtp.py, glm4_moe_mtp.py "
-				"load_weights (MTP-SPEC §12.5; the 0.23 "
+				"load_weights (SPEC.md §12.5; the 0.23 "
 				"capture has "
 				"not been rerun here)",
 			.routed_experts = false,

@@ -1,5 +1,5 @@
 /*
- * Weights by reference (FIXTURES.md v2): a real-size dump names the
+ * Weights by reference (FORMAT.md v2): a real-size dump names the
  * checkpoint tensor instead of carrying it, and `verify --weights DIR` reads
  * it from the user's safetensors file with the hash checked. A reference is
  * never followed without --weights, and never outside DIR (no absolute path,
@@ -64,7 +64,7 @@ enum mtp_status mtp_weight_ref_check(const struct mtp_weight_ref *w, char *why,
 	return MTP_OK;
 }
 
-/* The safetensors dtype that stores a FIXTURES.md dtype. */
+/* The safetensors dtype that stores a FORMAT.md dtype. */
 static const char *st_dtype(enum mtp_dtype dt)
 {
 	switch (dt) {

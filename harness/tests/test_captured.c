@@ -1,5 +1,5 @@
 /*
- * The captured-block form (MTP-SPEC §12.3, FIXTURES.md version 2), end to
+ * The captured-block form (SPEC.md §12.3, FORMAT.md version 2), end to
  * end on the independent generator's dumps (tools/gen/captured.py):
  *  - every control passes, every glue bug fails and is named as the bug its
  *    case id ends with (the block is a mixer only the generator knows);

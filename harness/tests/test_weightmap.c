@@ -553,7 +553,7 @@ Test(audit, cli_exit_codes_and_json)
 			(char *[]){"--family", "deepseek_v4", "--layer", "43",
 				   "--keys", V4_KEYS, "--engine", "spec"}),
 		MTP_EXIT_OK, "%s", err);
-	/* vLLM 0.33 (the default) has no alias step (MTP-SPEC §12.5) */
+	/* vLLM 0.33 (the default) has no alias step (SPEC.md §12.5) */
 	cr_expect_eq(run_cli(err, sizeof(err), 6,
 			     (char *[]){"--family", "deepseek_v4", "--layer",
 					"43", "--keys", V4_KEYS}),

@@ -104,7 +104,7 @@ def test_tampered_mapping_is_named(captured, tmp_path):
 
 def test_glm_embedding_prefix_recorded(captured):
     """Module prefixes are what vLLM built: the MTP shared head's
-    quantization prefix is `model.layers.N.head` (MTP-SPEC 12.5)."""
+    quantization prefix is `model.layers.N.head` (SPEC.md 12.5)."""
     _, _, cap = captured["glm", None]
     mods = dict(cap.modules)
     assert mods["model.layers.92.shared_head.head"] == "model.layers.92.head"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The captured-block form (MTP-SPEC §12.3, FIXTURES.md version 2), end to end:
+# The captured-block form (SPEC.md §12.3, FORMAT.md version 2), end to end:
 #  1. the small dumps regenerate from the independent generator and every case
 #     is judged as its id says (controls pass, each glue bug is named);
 #  2. hostile version 2 files are refused with one line and exit code 2;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Captured-block steps and chains (FIXTURES.md version 2, MTP-SPEC §12.3).
+"""Captured-block steps and chains (FORMAT.md version 2, SPEC.md §12.3).
 
 Why this exists: a real engine's MTP block (MLA/DSA attention + MoE) is a
 black box to mtpcheck; a dump carries the block's input and output as the
@@ -9,7 +9,7 @@ here from the spec (NumPy float64, sharing no code with reference/), and the
 block is a small attention-free mixer that exists only here (a causal
 running mean over tokens, sigmoid gates, a fixed mixing of the hc streams),
 so the harness cannot recompute it and must take its output as given. Each
-glue bug of MTP-SPEC §8 can be injected, as the buggy engine would run it.
+glue bug of SPEC.md §8 can be injected, as the buggy engine would run it.
 
   --fixture OUT.h5   small goldens (expected/), committed as fixtures/captured.h5
                      (also written by mtpgen.py, which --check compares)
@@ -185,7 +185,7 @@ def block_v4(x0, bw):
 
 def layer_weights(rng, h, v4, p, head, exact):
     lw = {"enorm_weight": vec(rng, h, 0.5, 1.5), "hnorm_weight": vec(rng, h, 0.5, 1.5),
-          # a spread like GLM-5.2's shared-head norm weight (MTP-SPEC §8.1)
+          # a spread like GLM-5.2's shared-head norm weight (SPEC.md §8.1)
           "shared_head_norm_weight": vec(rng, h, 0.05, 1.8), "head_weight": head}
     if v4:
         m = p["hc_mult"]
@@ -426,7 +426,7 @@ def write_fixture(path):
     """fixtures/captured.h5: the passing cases as goldens (expected/)."""
     plan = [e for e in PLAN if e[5] is None]
     write(path, build(plan, 64, 512, 5, 7100, True), "expected",
-          "captured-block mtp_step and draft_chain goldens (FIXTURES.md v2)")
+          "captured-block mtp_step and draft_chain goldens (FORMAT.md v2)")
 
 
 def write_dumps(path):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Regenerates the convention dumps (conv_dumps.py) and checks that
-`mtpcheck verify` judges each as its id says (MTP-SPEC §12.1):
+`mtpcheck verify` judges each as its id says (SPEC.md §12.1):
 
   ok.*            PASSED
   undeclared.*    PASSED, with every value named in the id reported

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Regenerates the weights-by-reference dumps (weights_dumps.py) and checks
-how `mtpcheck verify` treats them (FIXTURES.md v2): SKIPPED without
+how `mtpcheck verify` treats them (FORMAT.md v2): SKIPPED without
 --weights (exit 125), PASSED with it, a hash mismatch, a ref_file leaving
 the weights folder and a live_sha256 that is not the data's refused (exit 2);
 and the subset dumps (subset_dumps.py): partial passes, failures of the token's

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Dumps made under the engine conventions of MTP-SPEC §12.1 (FIXTURES.md v2).
+"""Dumps made under the engine conventions of SPEC.md §12.1 (FORMAT.md v2).
 
 Why this exists: `mtpcheck verify` must accept every legitimate convention
 under its declaration, fail a dump made under one value but declared under
@@ -214,7 +214,7 @@ def main(path):
         out.attrs["format_version"] = np.int64(2)
         out.attrs["generator"] = "tools/gen/conv_dumps.py"
         out.attrs["created"] = "2026-12-01T00:00:00Z"
-        out.attrs["description"] = "dumps under each engine convention (MTP-SPEC 12.1)"
+        out.attrs["description"] = "dumps under each engine convention (SPEC.md 12.1)"
         out.create_group("cases")
         with h5py.File(os.path.join(FIX, "steps_v3.h5"), "r") as f:
             v3_cases(out, f["cases"][V3])

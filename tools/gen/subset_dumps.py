@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Dumps whose head weight is a row subset (FIXTURES.md v2, rules 1-3, 6).
+"""Dumps whose head weight is a row subset (FORMAT.md v2, rules 1-3, 6).
 
   /usr/bin/python3 tools/gen/subset_dumps.py OUT.h5
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Dumps whose weights are held by reference (FIXTURES.md v2), with the small
+"""Dumps whose weights are held by reference (FORMAT.md v2), with the small
 safetensors checkpoint they name, written by this script's own writer.
 
   /usr/bin/python3 tools/gen/weights_dumps.py OUTDIR

@@ -1,5 +1,5 @@
 /*
- * Engine conventions (MTP-SPEC §12.1, FIXTURES.md "Version 2"): the points
+ * Engine conventions (SPEC.md §12.1, FORMAT.md "Version 2"): the points
  * where real engines legitimately differ. Each is a case attribute; a
  * declared one is judged under its own contract alone, an undeclared one is
  * resolved by trying its values in table order (the first passing
@@ -19,7 +19,7 @@
 #include "mtp/dtype.h"
 #include "mtp/status.h"
 
-/* The conventions in FIXTURES.md table order (which is the order in which
+/* The conventions in FORMAT.md table order (which is the order in which
  * undeclared ones are tried). */
 enum mtp_conv_id {
 	MTP_CONV_ADD_NORM_INPUT,

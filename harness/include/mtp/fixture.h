@@ -25,7 +25,7 @@ struct mtp_limits {
 	uint64_t max_dataset_bytes; /* one dataset */
 };
 
-/* A weight by reference (FIXTURES.md v2): the dataset `name` is an empty
+/* A weight by reference (FORMAT.md v2): the dataset `name` is an empty
  * placeholder; its data is tensor `tensor` of the safetensors file `file`
  * (relative to --weights DIR), whose bytes must hash to `sha256`. */
 struct mtp_weight_ref {
@@ -127,7 +127,7 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 
 void mtp_case_fini(struct mtp_case *c);
 
-/* FIXTURES.md version 2 rules that need no tensor data, for a case whose
+/* FORMAT.md version 2 rules that need no tensor data, for a case whose
  * groups were scanned (fixture_v2.c): a v1 file declares no v2 attribute;
  * a captured case keeps its block tensors out of expected/ and observed/
  * (rule 10). One line into err. */

@@ -61,7 +61,7 @@ struct mtp_dims {
 	int64_t t, h, m, v, f, r, p, k, l;
 };
 
-/* FIXTURES.md version 2 attributes of the captured-block form (MTP-SPEC
+/* FORMAT.md version 2 attributes of the captured-block form (SPEC.md
  * §12.3). pos0_mask is read here only to know whether it is declared (the
  * MISSING_POS0_MASK claim needs a declared 1). */
 struct mtp_v2_params {
@@ -82,7 +82,7 @@ struct mtp_params {
 	int64_t hc_mult;
 	int64_t num_steps, num_layers;
 	bool pass_step_idx;
-	struct mtp_v2_params v2;     /* FIXTURES.md version 2 (params_v2.c) */
+	struct mtp_v2_params v2;     /* FORMAT.md version 2 (params_v2.c) */
 	struct mtp_conventions conv; /* SPEC.md §12.1; zeroed: v1 */
 };
 

@@ -173,7 +173,7 @@ void mtp_ref_lm_head(const double *x, const double *w, int64_t t, int64_t v,
 
 /* The same with the logits rounded once to `logits_dtype` (float32 or
  * bfloat16, §12.1); the token is the lowest index among the maxima of the
- * rounded logits (FIXTURES.md v2 rule 6). */
+ * rounded logits (FORMAT.md v2 rule 6). */
 void mtp_ref_lm_head_dt(const double *x, const double *w, int64_t t, int64_t v,
 			int64_t h, enum mtp_dtype logits_dtype, double *logits,
 			int64_t *token);

@@ -1,6 +1,6 @@
 /*
- * The scalar reference of a captured-block step and chain (MTP-SPEC §12.3,
- * FIXTURES.md version 2): the block is a black box whose input and outputs
+ * The scalar reference of a captured-block step and chain (SPEC.md §12.3,
+ * FORMAT.md version 2): the block is a black box whose input and outputs
  * the engine captured. The reference recomputes the glue before the block
  * (what the block must be fed: block_in), takes the captured block outputs
  * as given and recomputes everything after them; in a chain, step s+1's glue

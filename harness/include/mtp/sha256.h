@@ -1,6 +1,6 @@
 /*
  * SHA-256 (FIPS 180-4), small and dependency-free: weights by reference are
- * checked against the hash a dump declares (FIXTURES.md v2), and live
+ * checked against the hash a dump declares (FORMAT.md v2), and live
  * parameters against their live_sha256.
  */
 #ifndef MTP_SHA256_H

@@ -32,7 +32,7 @@ const char *mtp_loader_name(enum mtp_loader l);
 bool mtp_loader_parse(const char *s, enum mtp_loader *out);
 
 /* Whose loader rules are simulated (weightmap_engine.c): the spec's §6,
- * or a measured engine release (MTP-SPEC §12.5). */
+ * or a measured engine release (SPEC.md §12.5). */
 enum mtp_engine {
 	MTP_ENGINE_SPEC,
 	MTP_ENGINE_VLLM_0_33, /* the CLI default */

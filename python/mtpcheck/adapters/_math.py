@@ -12,7 +12,7 @@ unless wide (logits) or w is float32 (mHC), so a kit may run it as one
 bf16 GEMM with float32 accumulation.
 
 Arithmetic is float32, as in the engines; a value is rounded to the
-activation dtype exactly where MTP-SPEC stores it (a GEMM's result once, eager
+activation dtype exactly where SPEC.md stores it (a GEMM's result once, eager
 RMSNorm twice, fused once, the position-0 mask is a select). Each op takes
 (k, ins, a) and returns its outputs by name.
 """

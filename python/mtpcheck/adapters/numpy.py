@@ -1,6 +1,6 @@
 """The NumPy adapter: every op on the CPU in float32 NumPy, rounding to
 bfloat16 (on the float32 bit pattern, nearest-even) and float16 (NumPy's
-cast) exactly where MTP-SPEC stores; the bridge's end-to-end test in CI.
+cast) exactly where SPEC.md stores; the bridge's end-to-end test in CI.
 
 Buffers are NumPy byte arrays that the harness fills through the buffer
 protocol; a tensor is a view of one (bfloat16 as its uint16 bit patterns).
