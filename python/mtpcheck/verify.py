@@ -52,6 +52,6 @@ def run(path, binary=None, extra=(), timeout=600):
     binary = binary or find_binary()
     if binary is None:
         raise FileNotFoundError("no mtpcheck binary: set MTPCHECK_BIN or build ./build/mtpcheck")
-    p = subprocess.run([binary, "verify", path, *extra], stdout=subprocess.PIPE,
+    p = subprocess.run([binary, "verify", path, "-v", *extra], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=timeout)
     return Verdict(p.returncode, p.stdout)

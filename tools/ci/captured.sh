@@ -29,9 +29,9 @@ if msgs:
     sys.exit("the committed dumps differ from the generator: /usr/bin/python3 tools/gen/captured.py --dumps " + committed)
 print("fixtures/dumps/captured_bugs.h5 bit-identical to the generator")
 PY
-"$bin" verify "$tmp/dumps.h5" >"$tmp/dumps.log" || true
+"$bin" verify -v "$tmp/dumps.h5" >"$tmp/dumps.log" || true
 $py tools/ci/captured_check.py "$tmp/dumps.log" --min 17
-"$bin" verify fixtures/dumps/captured_bugs.h5 >"$tmp/committed.log" || true
+"$bin" verify -v fixtures/dumps/captured_bugs.h5 >"$tmp/committed.log" || true
 $py tools/ci/captured_check.py "$tmp/committed.log" --min 17
 
 echo "== hostile version 2 files: one line, exit 2"
@@ -76,7 +76,7 @@ fi
 peak_all=0
 for f in steps chains_l1 chains_l2; do
 	/usr/bin/time -f "verify $f.h5 (sampled logits): %e s, peak %M KB" \
-		"$bin" verify "$tmp/real/$f.h5" >"$tmp/$f.log" 2>"$tmp/$f.time" || true
+		"$bin" verify -v "$tmp/real/$f.h5" >"$tmp/$f.log" 2>"$tmp/$f.time" || true
 	cat "$tmp/$f.time"
 	grep -q "note: partial: logits judged on" "$tmp/$f.log" || { cat "$tmp/$f.log"; echo "no partial note"; exit 1; }
 	$py tools/ci/captured_check.py "$tmp/$f.log" --min 4
