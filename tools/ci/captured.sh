@@ -74,7 +74,11 @@ if [ "$free_gb" -lt 10 ] || [ "$mem_gb" -lt 8 ]; then
 fi
 /usr/bin/time -f "generate: %e s, peak %M KB" $py tools/gen/captured.py --real "$tmp/real" --T 4
 peak_all=0
-for f in steps chains_l1 chains_l2; do
+# CI judges the real-size steps (V3 and V4, both contracts; about 5 min on 2
+# cores); the real-size chains (5 to 10 min more each) with
+# MTP_CAPTURED_REAL_SETS="steps chains_l1 chains_l2". Chains are judged at
+# small size above either way.
+for f in ${MTP_CAPTURED_REAL_SETS:-steps}; do
 	/usr/bin/time -f "verify $f.h5 (sampled logits): %e s, peak %M KB" \
 		"$bin" verify -v "$tmp/real/$f.h5" >"$tmp/$f.log" 2>"$tmp/$f.time" || true
 	cat "$tmp/$f.time"
