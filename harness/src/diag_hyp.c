@@ -160,7 +160,7 @@ static bool is_step_op(const struct mtp_call *c)
 	return c->op->id == MTP_OP_MTP_STEP || c->op->id == MTP_OP_DRAFT_CHAIN;
 }
 
-static bool has_zero_position(const struct mtp_call *c)
+bool mtp_call_has_zero_position(const struct mtp_call *c)
 {
 	int i = mtp_call_in_index(c, "positions");
 	const struct mtp_tensor *t = i < 0 ? NULL : &c->in[i];
@@ -189,7 +189,7 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 		       p->num_steps >= 2;
 	case MTP_DIAG_MISSING_POS0_MASK:
 		/* only against a mask that is due (§12.1) */
-		return has_zero_position(c) &&
+		return mtp_call_has_zero_position(c) &&
 		       p->conv.pos0_mask == MTP_POS0_MASKED;
 	case MTP_DIAG_NORM_ROUNDING:
 		return strstr(c->op->attrs, "rounding") != NULL;

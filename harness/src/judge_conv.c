@@ -15,22 +15,12 @@
 #include "runner_int.h"
 
 #include "mtp/backend.h"
+#include "mtp/diagnose.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool has_zero_position(const struct mtp_call *c)
-{
-	int i = mtp_call_in_index(c, "positions");
-	const struct mtp_tensor *t = i < 0 ? NULL : &c->in[i];
-
-	for (int64_t k = 0; t && t->data && k < mtp_tensor_numel(t); k++)
-		if (mtp_load(t->dtype, t->data, (size_t)k) == 0)
-			return true;
-	return false;
-}
 
 unsigned mtp_conv_exercised(const struct mtp_call *c)
 {
@@ -51,7 +41,7 @@ unsigned mtp_conv_exercised(const struct mtp_call *c)
 	if ((step || op == MTP_OP_FUSED_EH_NORM ||
 	     op == MTP_OP_FUSED_EMBED_EH_NORM ||
 	     op == MTP_OP_FUSED_MTP_INPUT_RMSNORM) &&
-	    has_zero_position(c))
+	    mtp_call_has_zero_position(c))
 		m |= 1u << MTP_CONV_POS0_MASK;
 	return m;
 }

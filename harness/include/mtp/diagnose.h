@@ -91,6 +91,9 @@ void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
 void mtp_diagnose(const struct mtp_call *c, const struct mtp_tensor *got,
 		  const struct mtp_tensor *want, struct mtp_diag_result *out);
 
+/* Whether the call's positions hold a 0 (where the position-0 mask acts). */
+bool mtp_call_has_zero_position(const struct mtp_call *c);
+
 /* On passing outputs: whether they are another value of a declared
  * convention (CONVENTION_MISMATCH claimed into out), which fails the case:
  * a declared convention is the contract even where the tolerance would
