@@ -334,6 +334,8 @@ static enum mtp_status add_tensor(struct cur *c, struct mtp_safetensors *st,
 	struct mtp_st_tensor *t;
 	enum mtp_status r;
 
+	if (!name[0])
+		return bad(c, "header", "a tensor with an empty name");
 	if (st->n >= MAX_TENSORS)
 		return bad(c, name, "too many tensors");
 	t = realloc(st->tensors, (size_t)(st->n + 1) * sizeof(*t));

@@ -118,6 +118,9 @@ Test(safetensors, refuses_each_broken_rule)
 		"{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]"
 		"}",
 		"{\"__metadata__\":[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]}",
+		/* an empty tensor name (found by fuzz_safetensors) */
+		"{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":"
+		"[0,1]}}",
 	};
 	struct mtp_safetensors st;
 	char err[256];
