@@ -21,7 +21,16 @@ static int64_t argmax_row(const double *l, int64_t v)
 void mtp_ref_lm_head(const double *x, const double *w, int64_t t, int64_t v,
 		     int64_t h, double *logits, int64_t *token)
 {
-	mtp_ref_linear(x, w, t, h, v, MTP_F32, logits);
+	mtp_ref_lm_head_q(x, (struct mtp_ref_qweight){w, NULL}, t, v, h, NULL,
+			  logits, token);
+}
+
+/* A quantized head [§12.2] still stores float32 logits. */
+void mtp_ref_lm_head_q(const double *x, struct mtp_ref_qweight w, int64_t t,
+		       int64_t v, int64_t h, const struct mtp_ref_quant *q,
+		       double *logits, int64_t *token)
+{
+	mtp_ref_qlinear(x, w, t, h, v, q, MTP_F32, logits);
 	for (int64_t r = 0; r < t; r++)
 		token[r] = argmax_row(logits + r * v, v);
 }

@@ -137,6 +137,10 @@ static bool storage_matches(hid_t ft, enum mtp_dtype dt)
 	case MTP_BF16:
 		return cls == H5T_INTEGER && sz == 2 &&
 		       H5Tget_sign(ft) == H5T_SGN_NONE;
+	case MTP_F8E4M3: /* FIXTURES.md version 2: U8 bit patterns */
+	case MTP_F8E8M0:
+		return cls == H5T_INTEGER && sz == 1 &&
+		       H5Tget_sign(ft) == H5T_SGN_NONE;
 	case MTP_I64:
 	case MTP_I32:
 		return cls == H5T_INTEGER && sz == mtp_dtype_size(dt) &&
@@ -152,6 +156,8 @@ static hid_t mem_type(enum mtp_dtype dt)
 	case MTP_F32: return H5T_NATIVE_FLOAT;
 	case MTP_F16:
 	case MTP_BF16: return H5T_NATIVE_UINT16;
+	case MTP_F8E4M3:
+	case MTP_F8E8M0: return H5T_NATIVE_UINT8;
 	case MTP_I64: return H5T_NATIVE_INT64;
 	default: return H5T_NATIVE_INT32;
 	}
@@ -563,11 +569,11 @@ static enum mtp_status check_root(struct reader *r, hid_t f)
 	if (!read_num_attr(f, "format_version", &ver))
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "missing integer attribute 'format_version'%s", "");
-	if (ver != MTP_FORMAT_VERSION) {
+	if (ver != 1 && ver != 2) { /* 2: FIXTURES.md "Version 2" */
 		snprintf(fmt, sizeof(fmt), "%g", ver);
 		return fail(r, MTP_ERR_INVALID, "/",
 			    "format_version %s is not supported (this reader "
-			    "knows 1)",
+			    "knows 1 and 2)",
 			    fmt);
 	}
 	if (!read_str_attr(f, "generator", r->fx->generator,
