@@ -85,6 +85,8 @@ static const char usage_verify[] =
 	"  --filter PAT       case ids (as for run)\n"
 	"  --json FILE        write the results as JSON\n"
 	"  --max-bytes N      refuse any dataset larger than N bytes\n"
+	"  --weights-only     only the head/embedding weight sanity rule\n"
+	"                     (SHARED_HEAD_UNINIT); no reference run\n"
 	"  -h, --help         this text\n";
 
 static const char usage_list[] =
@@ -248,6 +250,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 		} else if (strcmp(a, "-v") == 0 ||
 			   strcmp(a, "--verbose") == 0) {
 			o->verbose = true;
+		} else if (verify && strcmp(a, "--weights-only") == 0) {
+			o->weights_only = true;
 		} else if (verify && a[0] != '-' && o->n_inputs == 0) {
 			o->inputs[o->n_inputs++] = a;
 		} else {

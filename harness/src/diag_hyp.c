@@ -34,7 +34,9 @@ static void v4_head(const struct step_ctx *x, const struct mtp_ref_v4_layer *w,
 			o->head_hidden);
 	mtp_ref_rmsnorm(o->head_hidden, w->shared_head_norm_w, d->t, d->h,
 			x->cfg.eps, x->cfg.rounding, x->cfg.act, tmp);
-	mtp_ref_lm_head(tmp, w->head_w, d->t, d->v, d->h, o->logits, o->token);
+	mtp_ref_lm_head_q(tmp,
+			  (struct mtp_ref_qweight){w->head_w, w->head_scale},
+			  d->t, d->v, d->h, &x->cfg.quant, o->logits, o->token);
 }
 
 /* Applies bug `b` to one step's outputs (in place). */
@@ -57,8 +59,11 @@ static void apply_bug(const struct step_ctx *x, enum mtp_diag b, int64_t l,
 			mtp_ref_rmsnorm(o->hidden_post, w3.shared_head_norm_w,
 					d->t, d->h, x->cfg.eps, x->cfg.rounding,
 					x->cfg.act, tmp);
-			mtp_ref_lm_head(tmp, w3.head_w, d->t, d->v, d->h,
-					o->logits, o->token);
+			mtp_ref_lm_head_q(tmp,
+					  (struct mtp_ref_qweight){
+						  w3.head_w, w3.head_scale},
+					  d->t, d->v, d->h, &x->cfg.quant,
+					  o->logits, o->token);
 		}
 		return;
 	}
@@ -183,7 +188,7 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 	case MTP_DIAG_MISSING_POS0_MASK: return has_zero_position(c);
 	case MTP_DIAG_NORM_ROUNDING:
 		return strstr(c->op->attrs, "rounding") != NULL;
-	default: return false;
+	default: return mtp_diag_field_applies(d, c);
 	}
 }
 
@@ -257,6 +262,8 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 	}
 	if (d == MTP_DIAG_MISSING_POS0_MASK)
 		return unmasked_run(c, hyp);
+	if (mtp_diag_field_applies(d, c))
+		return mtp_diag_field_hypothesis(d, c, hyp);
 	h.out = hyp;
 	st = mtp_refio_open(&io, &h);
 	if (st)

@@ -283,6 +283,11 @@ static const struct mtp_tspec v4_step_out[] = {
 #undef QW
 #undef QS
 
+/* [§12.4] The target model's lm_head, carried by a dump so that
+ * SHARED_HEAD_OVERWRITE can be named; the step itself never reads it. */
+static const struct mtp_tspec target_head = {"target_head_weight", "V,H",
+					     MTP_TC_ACT, 1};
+
 struct sig_builder {
 	struct mtp_signature *sig;
 	bool overflow;
@@ -387,6 +392,7 @@ static void build_step(struct sig_builder *b, bool v4)
 	push(b, false, &in[1], NULL);
 	push(b, false, &in[v4 ? 3 : 2], NULL);
 	push_layer_weights(b, v4, NULL);
+	push(b, false, &target_head, NULL);
 	push_list(b, true, v4 ? v4_step_out : v3_step_out, NULL);
 }
 
@@ -412,6 +418,7 @@ static void build_chain(struct sig_builder *b, bool v4,
 		snprintf(prefix, sizeof(prefix), "layer.%lld/", (long long)l);
 		push_layer_weights(b, v4, prefix);
 	}
+	push(b, false, &target_head, NULL);
 	for (int64_t s = 0; s < p->num_steps; s++) {
 		snprintf(prefix, sizeof(prefix), "step.%lld/", (long long)s);
 		push_list(b, true, v4 ? v4_step_out : v3_step_out, prefix);

@@ -36,7 +36,8 @@ struct mtp_run_opts {
 	bool isolate;		/* --isolate: each case in its own process */
 	double timeout;		/* --timeout: seconds per isolated case */
 	bool verify;		/* judge observed/ against the reference */
-	bool list_only;		/* print the selected problems and stop */
+	bool weights_only; /* verify: only the weight sanity rule (diag_field.c) */
+	bool list_only;	   /* print the selected problems and stop */
 	bool verbose;
 	uint64_t seed;
 	struct mtp_limits limits;
