@@ -495,12 +495,22 @@ def _fp8():
                  proj_quant=q, scale_dt=sdt)
         spec(f, "mtp_step.deepseek_v3.bf16.fused.%s.T4.H192" % q, "mtp_step", "deepseek_v3",
              seed_key="fp8.mtp_step.v3.T4.H192", edits=(set_positions([0, 7, 8, 0]),),
-             T=4, H=192, F=96, V=130, rounding="fused", dt="bfloat16", proj_quant=q)
+             T=4, H=192, F=96, V=130, rounding="fused", dt="bfloat16", proj_quant=q,
+             target_head=True)
         spec(f, "mtp_step.deepseek_v4.bf16.fused.deferred.cuda.%s.e8m0s.M4.T3.H160" % q,
              "mtp_step", "deepseek_v4", seed_key="fp8.mtp_step.v4.T3.H160",
              edits=(set_positions([0, 4, 5]),), T=3, H=160, F=96, V=130, M=4, iters=20,
              rounding="fused", block_contract="deferred", hc_head_variant="cuda", dt="bfloat16",
              proj_quant=q, scale_dt="float8_e8m0fnu", qnames=["e_proj_weight", "h_proj_weight"])
+    # chains: two layers with their own scales, the target's head beside the layers' own
+    spec(f, "draft_chain.deepseek_v3.bf16.fused.fp8_w8a8.K3.L2.pass1.T4.H160", "draft_chain",
+         "deepseek_v3", T=4, H=160, F=96, V=130, K=3, L=2, pass_step_idx=1, rounding="fused",
+         dt="bfloat16", proj_quant="fp8_w8a8", target_head=True)
+    spec(f, "draft_chain.deepseek_v4.bf16.fused.deferred.cuda.fp8_w.e8m0s.K2.L2.pass1.M4.T3.H160",
+         "draft_chain", "deepseek_v4", T=3, H=160, F=96, V=130, K=2, L=2, pass_step_idx=1,
+         M=4, iters=20, rounding="fused", block_contract="deferred", hc_head_variant="cuda",
+         dt="bfloat16", proj_quant="fp8_w", scale_dt="float8_e8m0fnu",
+         qnames=["e_proj_weight", "h_proj_weight"], target_head=True)
     # the eps clamp on its own: a zero group with a declared act_quant_eps
     spec(f, "eh_proj.bf16.fp8_w8a8.f32s.eps1e-6.T5.H200", "eh_proj", "deepseek_v3",
          seed_key="fp8.eh_proj.T5.H200", T=5, H=200, dt="bfloat16", proj_quant="fp8_w8a8",

@@ -404,7 +404,23 @@ def gen_mtp_step(rng, p):
     inp.update(_weights(_layer(rng, p), dt))
     if p.get("proj_quant"):
         quantize_inputs(inp, step_qnames(p), p)
+    return _target_head(rng, inp, p)
+
+
+def _target_head(rng, inp, p):
+    """The target model's lm_head beside the layer's own (SHARED_HEAD_OVERWRITE, §12.4),
+    drawn last so that the other inputs keep their seeds."""
+    if p.get("target_head"):
+        inp["target_head_weight"] = (V.linear_weight(rng, p["V"], p["H"], p["dt"]), p["dt"])
     return inp
+
+
+def _layers_of(v, p):
+    layers = []
+    for l in range(p["L"]):
+        pre = "layer.%d/" % l
+        layers.append({k[len(pre):]: val for k, val in v.items() if k.startswith(pre)})
+    return layers
 
 
 _STEP_OUT = {"post_mix": F32, "comb_mix": F32, "logits": F32, "token": I64}
@@ -427,24 +443,25 @@ def gen_draft_chain(rng, p):
     inp = {"embed_table": (V.hidden(rng, (p["V"], h), dt, 0.05), dt),
            "input_ids": (V.token_ids(rng, t, p["V"]), I64), "positions": (V.positions(rng, t), I64),
            "prev_hidden": (V.hidden(rng, (t, _prev_width(p)), dt), dt)}
-    layers = [_layer(rng, p) for _ in range(p["L"])]
+    lw = {}
+    for l in range(p["L"]):
+        for name, val in _weights(_layer(rng, p), dt).items():
+            lw["layer.%d/%s" % (l, name)] = val
+        if p.get("proj_quant"):
+            quantize_inputs(lw, step_qnames(p), p, "layer.%d/" % l)
+    layers = _layers_of({k: val for k, (val, _) in lw.items()}, p)
     # next_tokens: the tokens a live engine feeds, i.e. each step's own greedy draft
     _, nt = ops.draft_chain(p["family"], inp["embed_table"][0], inp["input_ids"][0],
                             inp["positions"][0], inp["prev_hidden"][0], layers, step_params(p), dt,
                             p["K"], p["pass_step_idx"])
     inp["next_tokens"] = (nt, I64)
-    for l, w in enumerate(layers):
-        for name, val in _weights(w, dt).items():
-            inp["layer.%d/%s" % (l, name)] = val
-    return inp
+    inp.update(lw)
+    return _target_head(rng, inp, p)
 
 
 @computes("draft_chain")
 def compute_draft_chain(v, p):
-    layers = []
-    for l in range(p["L"]):
-        pre = "layer.%d/" % l
-        layers.append({k[len(pre):]: val for k, val in v.items() if k.startswith(pre)})
+    layers = _layers_of(v, p)
     steps, _ = ops.draft_chain(p["family"], v["embed_table"], v["input_ids"], v["positions"],
                                v["prev_hidden"], layers, step_params(p), p["dt"], p["K"],
                                p["pass_step_idx"], v["next_tokens"])
