@@ -53,7 +53,7 @@ static void initials(const char *name, char *buf)
 
 	buf[k++] = name[0];
 	for (const char *p = name; *p && k < 4; p++)
-		if (*p == '_' && p[1])
+		if ((*p == '_' || *p == '.') && p[1]) /* .variant too */
 			buf[k++] = p[1];
 	buf[k] = 0;
 }
