@@ -12,7 +12,7 @@
  * Also the weight sanity rule that names SHARED_HEAD_UNINIT from a dump's
  * parameters alone.
  */
-#include "mtp/diagnose.h"
+#include "field_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,14 +29,14 @@ static bool is_step(const struct mtp_call *c)
 	return c->op->id == MTP_OP_MTP_STEP || is_chain(c);
 }
 
-static const char *base_name(const char *name)
+const char *mtp_field_base(const char *name)
 {
 	const char *slash = strrchr(name, '/');
 
 	return slash ? slash + 1 : name;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+bool mtp_field_ends_with(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
 
@@ -54,17 +54,27 @@ static bool present(const struct mtp_call *c, const char *name)
 static bool has_scales(const struct mtp_call *c)
 {
 	for (int i = 0; i < c->n_in; i++)
-		if (c->in[i].data && ends_with(c->sig->in[i].name, "scale_inv"))
+		if (c->in[i].data &&
+		    mtp_field_ends_with(c->sig->in[i].name, "scale_inv"))
 			return true;
 	return false;
 }
 
-static bool head_input(const struct mtp_call *c, int i)
+bool mtp_field_is_head(const struct mtp_call *c, int i)
 {
-	const char *b = base_name(c->sig->in[i].name);
+	const char *b = mtp_field_base(c->sig->in[i].name);
 
 	return strcmp(b, "head_weight") == 0 ||
 	       (c->op->id == MTP_OP_LM_HEAD && strcmp(b, "weight") == 0);
+}
+
+bool mtp_field_is_head_scale(const struct mtp_call *c, int i)
+{
+	const char *b = mtp_field_base(c->sig->in[i].name);
+
+	return strcmp(b, "head_scale_inv") == 0 ||
+	       (c->op->id == MTP_OP_LM_HEAD &&
+		strcmp(b, "weight_scale_inv") == 0);
 }
 
 bool mtp_diag_field_applies(enum mtp_diag d, const struct mtp_call *c)
@@ -88,9 +98,7 @@ bool mtp_diag_field_applies(enum mtp_diag d, const struct mtp_call *c)
 	}
 }
 
-/* The scale input i of a chain, taken from layer (l+1) mod L; NULL if the
- * name has no layer or the other layer's differs in shape. */
-static const struct mtp_tensor *other_layer(const struct mtp_call *c, int i)
+int mtp_field_other_layer(const struct mtp_call *c, int i)
 {
 	const char *name = c->sig->in[i].name;
 	long long l;
@@ -98,14 +106,29 @@ static const struct mtp_tensor *other_layer(const struct mtp_call *c, int i)
 	char other[MTP_NAME_MAX];
 
 	if (sscanf(name, "layer.%lld/%n", &l, &off) != 1 || off == 0)
-		return NULL;
+		return i;
 	snprintf(other, sizeof(other), "layer.%lld/%s",
 		 (l + 1) % c->params->num_layers, name + off);
 	j = mtp_call_in_index(c, other);
 	if (j < 0 || !c->in[j].data ||
 	    !mtp_tensor_same_shape(&c->in[j], &c->in[i]))
-		return NULL;
-	return &c->in[j];
+		return i;
+	return j;
+}
+
+int64_t mtp_field_scale_src(enum mtp_diag d, int64_t r, int64_t k, int64_t rows,
+			    int64_t cols)
+{
+	if (d == MTP_DIAG_QUANT_SCALE_TRANSPOSED && rows == cols)
+		return k * cols + r;
+	return r * cols + k;
+}
+
+double mtp_field_scale_value(enum mtp_diag d, double v)
+{
+	if (d == MTP_DIAG_QUANT_SCALE_DROPPED)
+		return 1.0;
+	return d == MTP_DIAG_QUANT_SCALE_RECIPROCAL ? 1.0 / v : v;
 }
 
 /* A float32 copy of scale input i, changed as bug d changes it. */
@@ -114,26 +137,19 @@ static enum mtp_status wrong_scale(enum mtp_diag d, const struct mtp_call *c,
 {
 	const struct mtp_tensor *s = &c->in[i];
 	const struct mtp_tensor *src =
-		d == MTP_DIAG_QUANT_SCALE_OTHER_LAYER ? other_layer(c, i) : s;
+		d == MTP_DIAG_QUANT_SCALE_OTHER_LAYER
+			? &c->in[mtp_field_other_layer(c, i)]
+			: s;
 	int64_t rows = s->shape[0], cols = s->ndim > 1 ? s->shape[1] : 1;
-	bool square = rows == cols;
 	enum mtp_status st = mtp_tensor_alloc(t, MTP_F32, s->ndim, s->shape);
 
 	for (int64_t r = 0; !st && r < rows; r++) {
 		for (int64_t k = 0; k < cols; k++) {
-			int64_t at =
-				d == MTP_DIAG_QUANT_SCALE_TRANSPOSED && square
-					? k * cols + r
-					: r * cols + k;
-			double v =
-				mtp_load(src ? src->dtype : s->dtype,
-					 src ? src->data : s->data, (size_t)at);
+			int64_t at = mtp_field_scale_src(d, r, k, rows, cols);
+			double v = mtp_load(src->dtype, src->data, (size_t)at);
 
-			if (d == MTP_DIAG_QUANT_SCALE_DROPPED)
-				v = 1.0;
-			else if (d == MTP_DIAG_QUANT_SCALE_RECIPROCAL)
-				v = 1.0 / v;
-			mtp_store(MTP_F32, t->data, (size_t)(r * cols + k), v);
+			mtp_store(MTP_F32, t->data, (size_t)(r * cols + k),
+				  mtp_field_scale_value(d, v));
 		}
 	}
 	return st;
@@ -148,24 +164,24 @@ static enum mtp_status change_inputs(enum mtp_diag d, const struct mtp_call *c,
 	enum mtp_status st = MTP_OK;
 
 	for (int i = 0; !st && i < c->n_in; i++) {
-		const char *b = base_name(c->sig->in[i].name);
+		const char *b = mtp_field_base(c->sig->in[i].name);
 
 		if (!c->in[i].data)
 			continue;
 		if (d >= MTP_DIAG_QUANT_SCALE_DROPPED &&
-		    ends_with(b, "scale_inv")) {
+		    mtp_field_ends_with(b, "scale_inv")) {
 			st = wrong_scale(d, c, i, &own[i]);
 			in[i] = own[i];
 		} else if (d == MTP_DIAG_SHARED_HEAD_OVERWRITE &&
-			   head_input(c, i)) {
+			   mtp_field_is_head(c, i)) {
 			in[i] = c->in[it];
 		} else if (d == MTP_DIAG_SHARED_HEAD_UNINIT &&
-			   head_input(c, i)) {
+			   mtp_field_is_head(c, i)) {
 			st = mtp_tensor_alloc(&own[i], c->act, c->in[i].ndim,
 					      c->in[i].shape);
 			in[i] = own[i];
 		} else if (d <= MTP_DIAG_SHARED_HEAD_UNINIT &&
-			   strcmp(b, "head_scale_inv") == 0) {
+			   mtp_field_is_head_scale(c, i)) {
 			in[i].data = NULL; /* the replacement is not float8 */
 		}
 	}
@@ -207,7 +223,7 @@ enum mtp_status mtp_diag_field_hypothesis(enum mtp_diag d,
 
 static bool checked_weight(const char *name)
 {
-	const char *b = base_name(name);
+	const char *b = mtp_field_base(name);
 
 	return strcmp(b, "head_weight") == 0 || strcmp(b, "embed_table") == 0 ||
 	       strcmp(name, "weight") == 0;

@@ -14,27 +14,16 @@
  */
 #include "mutant_int.h"
 
+#include "field_int.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *base_name(const char *name)
-{
-	const char *slash = strrchr(name, '/');
-
-	return slash ? slash + 1 : name;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 bool mtp_mutant_field(enum mtp_diag d)
 {
-	return d >= MTP_DIAG_SPEC_STEP_LAYER_REUSE && d <= MTP_DIAG_ROUNDING_BIAS;
+	return d >= MTP_DIAG_SPEC_STEP_LAYER_REUSE &&
+	       d <= MTP_DIAG_ROUNDING_BIAS;
 }
 
 /* A device copy of host bytes in a fresh tensor shaped like `like`. */
@@ -55,40 +44,15 @@ static enum mtp_status upload_new(struct mtp_backend *base,
 	return st;
 }
 
-static bool is_head(const struct mtp_call *c, int i)
-{
-	const char *b = base_name(c->sig->in[i].name);
-
-	return strcmp(b, "head_weight") == 0 ||
-	       (c->op->id == MTP_OP_LM_HEAD && strcmp(b, "weight") == 0);
-}
-
-/* Block scale i of a chain from layer (l+1) mod L, else scale i itself. */
-static int scale_source(enum mtp_diag d, const struct mtp_call *c, int i)
-{
-	const char *name = c->sig->in[i].name;
-	long long l;
-	int off = 0, j;
-	char other[MTP_NAME_MAX];
-
-	if (d != MTP_DIAG_QUANT_SCALE_OTHER_LAYER ||
-	    sscanf(name, "layer.%lld/%n", &l, &off) != 1 || off == 0)
-		return i;
-	snprintf(other, sizeof(other), "layer.%lld/%s",
-		 (l + 1) % c->params->num_layers, name + off);
-	j = mtp_call_in_index(c, other);
-	return j >= 0 && c->in[j].data &&
-			       mtp_tensor_same_shape(&c->in[j], &c->in[i])
-		       ? j
-		       : i;
-}
-
 /* Scale i as the bug has it, as a new float32 device tensor. */
 static enum mtp_status bad_scale(struct mtp_backend *base, enum mtp_diag d,
 				 const struct mtp_call *c, int i,
 				 struct mtp_tensor *t)
 {
-	const struct mtp_tensor *s = &c->in[scale_source(d, c, i)];
+	const struct mtp_tensor *s =
+		&c->in[d == MTP_DIAG_QUANT_SCALE_OTHER_LAYER
+			       ? mtp_field_other_layer(c, i)
+			       : i];
 	int64_t rows = s->shape[0], cols = s->ndim > 1 ? s->shape[1] : 1;
 	size_t n = (size_t)(rows * cols), sz = mtp_dtype_size(s->dtype);
 	uint8_t *raw = malloc(n * sz + 1);
@@ -99,17 +63,11 @@ static enum mtp_status bad_scale(struct mtp_backend *base, enum mtp_diag d,
 		st = mtp_backend_download(base, raw, s->data, n * sz);
 	for (int64_t r = 0; !st && r < rows; r++) {
 		for (int64_t k = 0; k < cols; k++) {
-			bool tr = d == MTP_DIAG_QUANT_SCALE_TRANSPOSED &&
-				  rows == cols;
 			double x = mtp_load(s->dtype, raw,
-					    (size_t)(tr ? k * cols + r
-							: r * cols + k));
+					    (size_t)mtp_field_scale_src(
+						    d, r, k, rows, cols));
 
-			if (d == MTP_DIAG_QUANT_SCALE_DROPPED)
-				x = 1.0;
-			else if (d == MTP_DIAG_QUANT_SCALE_RECIPROCAL)
-				x = 1.0 / x;
-			v[r * cols + k] = (float)x;
+			v[r * cols + k] = (float)mtp_field_scale_value(d, x);
 		}
 	}
 	if (!st)
@@ -131,18 +89,19 @@ static enum mtp_status change(struct mtp_backend *base, enum mtp_diag d,
 	enum mtp_status st = MTP_OK;
 
 	for (int i = 0; !st && i < c->n_in; i++) {
-		const char *b = base_name(c->sig->in[i].name);
+		const char *b = mtp_field_base(c->sig->in[i].name);
 
 		if (!c->in[i].data)
 			continue;
 		if (d >= MTP_DIAG_QUANT_SCALE_DROPPED &&
 		    d <= MTP_DIAG_QUANT_SCALE_OTHER_LAYER &&
-		    ends_with(b, "scale_inv")) {
+		    mtp_field_ends_with(b, "scale_inv")) {
 			st = bad_scale(base, d, c, i, &own[i]);
 			in[i] = own[i];
-		} else if (overwrite && is_head(c, i)) {
+		} else if (overwrite && mtp_field_is_head(c, i)) {
 			in[i] = c->in[it];
-		} else if (d == MTP_DIAG_SHARED_HEAD_UNINIT && is_head(c, i)) {
+		} else if (d == MTP_DIAG_SHARED_HEAD_UNINIT &&
+			   mtp_field_is_head(c, i)) {
 			size_t nb = (size_t)mtp_tensor_numel(&c->in[i]) *
 				    mtp_dtype_size(c->act);
 			void *zero = calloc(1, nb + 1);
@@ -152,10 +111,7 @@ static enum mtp_status change(struct mtp_backend *base, enum mtp_diag d,
 				  : MTP_ERR_NOMEM;
 			in[i] = own[i];
 			free(zero);
-		} else if (new_head &&
-			   (strcmp(b, "head_scale_inv") == 0 ||
-			    (c->op->id == MTP_OP_LM_HEAD &&
-			     strcmp(b, "weight_scale_inv") == 0))) {
+		} else if (new_head && mtp_field_is_head_scale(c, i)) {
 			in[i].data = NULL; /* the head is no longer float8 */
 		}
 	}
@@ -225,8 +181,7 @@ enum mtp_status mtp_mutant_field_launch(struct mtp_backend *base,
 		st = mtp_backend_launch(base, &mc);
 	if (!st)
 		st = mtp_backend_synchronize(base);
-	for (int k = 0; !st && d == MTP_DIAG_ROUNDING_BIAS && k < c->n_out;
-	     k++)
+	for (int k = 0; !st && d == MTP_DIAG_ROUNDING_BIAS && k < c->n_out; k++)
 		st = truncate_output(base, &c->out[k]);
 	for (int i = 0; own && i < c->n_in; i++)
 		mtp_backend_free(base, own[i].data);
