@@ -69,7 +69,7 @@ static void print_header(FILE *o)
 		initials(mtp_diag_info(d)->name, ab);
 		fprintf(o, " %s=%s", ab, mtp_diag_info(d)->name);
 	}
-	fprintf(o, "\n\n%-34s", "backend \\ cases named as");
+	fprintf(o, "\n\n%-42s", "backend \\ cases named as");
 	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 		if (!mtp_mutant_exists(d))
 			continue;
@@ -88,7 +88,7 @@ static bool print_row(FILE *o, const char *name, const struct tally *t,
 	int wrong = 0;
 	bool ok;
 
-	fprintf(o, "%-34s", name);
+	fprintf(o, "%-42s", name);
 	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 		if (mtp_mutant_exists(d))
 			fprintf(o, " %5d", t->named[d]);
