@@ -201,6 +201,11 @@ double mtp_result_worst_headroom(const struct mtp_result *r)
 	return w;
 }
 
+static long long cmp_elements(const struct mtp_cmp *m)
+{
+	return (long long)m->n;
+}
+
 /* ROUNDING_BIAS (bias.h): a one-sided signed error fails the case even
  * when every element is within tolerance, and names a failure nothing else
  * explains. */
@@ -210,6 +215,9 @@ static void judge_bias(struct mtp_result *r)
 
 	for (int i = 0; i < r->n_cmp && !m; i++)
 		if (r->cmp[i].bias.fired)
+			m = &r->cmp[i];
+	for (int i = 0; i < r->n_cmp && !m && r->verdict == MTP_FAILED; i++)
+		if (r->cmp[i].bias.names_failure && !r->cmp[i].passed)
 			m = &r->cmp[i];
 	if (!m)
 		return;
@@ -226,9 +234,10 @@ static void judge_bias(struct mtp_result *r)
 		 "ROUNDING_BIAS [%s]: output '%s' is rounded %s: z = %.1f over "
 		 "%lld %s (fires at |z| >= %.0f); %s",
 		 mtp_diag_info(MTP_DIAG_ROUNDING_BIAS)->section, m->name,
-		 mtp_bias_direction(&m->bias), m->bias.z, (long long)m->bias.n,
-		 m->bias.row_mode ? "rows" : "elements", MTP_BIAS_Z,
-		 mtp_diag_info(MTP_DIAG_ROUNDING_BIAS)->history);
+		 mtp_bias_direction(&m->bias), mtp_bias_shown_z(&m->bias),
+		 (long long)(m->bias.fired ? m->bias.n : cmp_elements(m)),
+		 m->bias.fired && m->bias.row_mode ? "rows" : "elements",
+		 MTP_BIAS_Z, mtp_diag_info(MTP_DIAG_ROUNDING_BIAS)->history);
 }
 
 /* Compares every output the judge has, in flow order; names the first that
