@@ -484,36 +484,36 @@ def _fp8():
     for q in ("fp8_w", "fp8_w8a8"):
         for sdt in ("float32", "float8_e8m0fnu"):
             tag = "%s.%s" % (q, sd[sdt])
-            spec(f, "eh_proj.bf16.%s.T5.H200" % tag, "eh_proj", "deepseek_v3",
-                 seed_key="fp8.eh_proj.T5.H200", T=5, H=200, dt="bfloat16", proj_quant=q,
+            spec(f, "eh_proj.bf16.%s.T5.H160" % tag, "eh_proj", "deepseek_v3",
+                 seed_key="fp8.eh_proj.T5.H160", T=5, H=160, dt="bfloat16", proj_quant=q,
                  scale_dt=sdt, zero_row0=True)
             spec(f, "eh_proj_hc.bf16.%s.M4.T3.H160" % tag, "eh_proj_hc", "deepseek_v4",
                  seed_key="fp8.eh_proj_hc.M4.T3.H160", T=3, H=160, M=4, dt="bfloat16",
                  proj_quant=q, scale_dt=sdt, zero_row0=True)
-            spec(f, "lm_head.bf16.%s.T3.H192.V300" % tag, "lm_head", "deepseek_v3",
-                 seed_key="fp8.lm_head.T3.H192.V300", T=3, H=192, V=300, dt="bfloat16",
+            spec(f, "lm_head.bf16.%s.T3.H136.V260" % tag, "lm_head", "deepseek_v3",
+                 seed_key="fp8.lm_head.T3.H136.V260", T=3, H=136, V=260, dt="bfloat16",
                  proj_quant=q, scale_dt=sdt)
-        spec(f, "mtp_step.deepseek_v3.bf16.fused.%s.T4.H192" % q, "mtp_step", "deepseek_v3",
-             seed_key="fp8.mtp_step.v3.T4.H192", edits=(set_positions([0, 7, 8, 0]),),
-             T=4, H=192, F=96, V=130, rounding="fused", dt="bfloat16", proj_quant=q,
+        spec(f, "mtp_step.deepseek_v3.bf16.fused.%s.T4.H136" % q, "mtp_step", "deepseek_v3",
+             seed_key="fp8.mtp_step.v3.T4.H136", edits=(set_positions([0, 7, 8, 0]),),
+             T=4, H=136, F=64, V=100, rounding="fused", dt="bfloat16", proj_quant=q,
              target_head=True)
-        spec(f, "mtp_step.deepseek_v4.bf16.fused.deferred.cuda.%s.e8m0s.M4.T3.H160" % q,
-             "mtp_step", "deepseek_v4", seed_key="fp8.mtp_step.v4.T3.H160",
-             edits=(set_positions([0, 4, 5]),), T=3, H=160, F=96, V=130, M=4, iters=20,
+        spec(f, "mtp_step.deepseek_v4.bf16.fused.deferred.cuda.%s.e8m0s.M4.T3.H136" % q,
+             "mtp_step", "deepseek_v4", seed_key="fp8.mtp_step.v4.T3.H136",
+             edits=(set_positions([0, 4, 5]),), T=3, H=136, F=64, V=100, M=4, iters=20,
              rounding="fused", block_contract="deferred", hc_head_variant="cuda", dt="bfloat16",
              proj_quant=q, scale_dt="float8_e8m0fnu", qnames=["e_proj_weight", "h_proj_weight"])
     # chains: two layers with their own scales, the target's head beside the layers' own
-    spec(f, "draft_chain.deepseek_v3.bf16.fused.fp8_w8a8.K3.L2.pass1.T4.H160", "draft_chain",
-         "deepseek_v3", T=4, H=160, F=96, V=130, K=3, L=2, pass_step_idx=1, rounding="fused",
+    spec(f, "draft_chain.deepseek_v3.bf16.fused.fp8_w8a8.K3.L2.pass1.T4.H136", "draft_chain",
+         "deepseek_v3", T=4, H=136, F=64, V=100, K=3, L=2, pass_step_idx=1, rounding="fused",
          dt="bfloat16", proj_quant="fp8_w8a8", target_head=True)
-    spec(f, "draft_chain.deepseek_v4.bf16.fused.deferred.cuda.fp8_w.e8m0s.K2.L2.pass1.M4.T3.H160",
-         "draft_chain", "deepseek_v4", T=3, H=160, F=96, V=130, K=2, L=2, pass_step_idx=1,
-         M=4, iters=20, rounding="fused", block_contract="deferred", hc_head_variant="cuda",
+    spec(f, "draft_chain.deepseek_v4.bf16.fused.deferred.cuda.fp8_w.e8m0s.K2.L2.pass1.M2.T3.H136",
+         "draft_chain", "deepseek_v4", T=3, H=136, F=64, V=100, K=2, L=2, pass_step_idx=1,
+         M=2, iters=20, rounding="fused", block_contract="deferred", hc_head_variant="cuda",
          dt="bfloat16", proj_quant="fp8_w", scale_dt="float8_e8m0fnu",
          qnames=["e_proj_weight", "h_proj_weight"], target_head=True)
     # the eps clamp on its own: a zero group with a declared act_quant_eps
-    spec(f, "eh_proj.bf16.fp8_w8a8.f32s.eps1e-6.T5.H200", "eh_proj", "deepseek_v3",
-         seed_key="fp8.eh_proj.T5.H200", T=5, H=200, dt="bfloat16", proj_quant="fp8_w8a8",
+    spec(f, "eh_proj.bf16.fp8_w8a8.f32s.eps1e-6.T5.H160", "eh_proj", "deepseek_v3",
+         seed_key="fp8.eh_proj.T5.H160", T=5, H=160, dt="bfloat16", proj_quant="fp8_w8a8",
          scale_dt="float32", zero_row0=True, act_quant_eps=1e-6)
 
 

@@ -14,7 +14,7 @@ the bug is checked against an independent construction:
   field.embed_uninit        draft_chain V3: embed_table never loaded (random bit patterns)
   field.scale_dropped       mtp_step V3 FP8: every block scale taken as 1
   field.scale_reciprocal    ... as 1/scale_inv
-  field.scale_transposed    ... with the scale matrices transposed (the square ones)
+  field.scale_transposed    eh_proj_hc FP8 ([2,2] scales) with the scale matrices transposed
   field.scale_other_layer   draft_chain V3 FP8: each layer uses the other layer's scales
   field.truncating          mtp_step V3 FP8 whose every bfloat16 store truncates toward zero
   field.truncating_rmsnorm  rmsnorm bf16 T=17 H=1000 whose stores truncate
@@ -35,8 +35,9 @@ import opdefs  # noqa: E402
 import ops  # noqa: E402
 from bug_dumps import FIX, read, write  # noqa: E402
 
-STEP = "mtp_step.deepseek_v3.bf16.fused.fp8_w.T4.H192"
-CHAIN = "draft_chain.deepseek_v3.bf16.fused.fp8_w8a8.K3.L2.pass1.T4.H160"
+STEP = "mtp_step.deepseek_v3.bf16.fused.fp8_w.T4.H136"
+CHAIN = "draft_chain.deepseek_v3.bf16.fused.fp8_w8a8.K3.L2.pass1.T4.H136"
+HC = "eh_proj_hc.bf16.fp8_w.f32s.M4.T3.H160"
 STEP_BF16 = ("steps_v3.h5", "mtp_step.deepseek_v3.bf16.fused.T17.H64")
 CHAIN_BF16 = ("chains.h5", "draft_chain.deepseek_v3.bf16.fused.L2.K3.pass1.T3.H64")
 NORM = ("norms.h5", "rmsnorm.bf16.fused.glm.T17.H1000")
@@ -121,8 +122,12 @@ def fp8_cases(out, f):
     hv["head_weight"] = inp["target_head_weight"]
     del hv["head_scale_inv"]
     add(out, attrs, "field.head_overwrite", inp, compute("mtp_step", hv, p))
-    for how in ("dropped", "reciprocal", "transposed"):
+    for how in ("dropped", "reciprocal"):
         add(out, attrs, "field.scale_" + how, inp, compute("mtp_step", wrong_scales(inp, how), p))
+    src = f["cases"][HC]          # square [2,2] scale matrices: a transpose can index them
+    hattrs, hinp = dict(src.attrs), read(src["inputs"])
+    add(out, hattrs, "field.scale_transposed", hinp,
+        compute("eh_proj_hc", wrong_scales(hinp, "transposed"), spec_p(HC)))
     add(out, attrs, "field.truncating", inp,
         with_truncation(lambda: compute("mtp_step", inp, p)))
     src = f["cases"][CHAIN]
