@@ -131,7 +131,8 @@ static enum mtp_status head_logits(struct mtp_backend *base,
 	if (!st) {
 		sub_set(s, false, "x", &tmp);
 		sub_set(s, false, "weight", T(c, lp, "head_weight"));
-		sub_set(s, false, "weight_scale_inv", T(c, lp, "head_scale_inv"));
+		sub_set(s, false, "weight_scale_inv",
+			T(c, lp, "head_scale_inv"));
 		sub_set(s, true, "logits", T(c, sp, "logits"));
 		sub_set(s, true, "token", T(c, sp, "token"));
 		st = sub_run(base, s);

@@ -30,8 +30,8 @@ static void make(struct mtp_tensor *got, struct mtp_tensor *want,
 			mtp_store(dt, want->data, (size_t)(r * h + i), v);
 			g = mode == 2 ? v * (1 + row_rel) : v;
 			if (mode == 3)
-				g = v + ((double)((s >> 3) & 1023) - 511.5) *
-						1e-5;
+				g = v +
+				    ((double)((s >> 3) & 1023) - 511.5) * 1e-5;
 			if (mode == 1) { /* bf16 by dropping float bits */
 				float f = (float)g;
 				uint32_t u;
@@ -92,8 +92,7 @@ Test(bias, float32_outputs_are_judged_by_rows)
 	struct mtp_bias many = test(MTP_F32, 64, 64, 2, 3e-7);
 
 	cr_expect(few.row_mode && !few.tested, "4 rows are too few");
-	cr_expect(many.row_mode && many.tested && !many.fired, "z %g",
-		  many.z);
+	cr_expect(many.row_mode && many.tested && !many.fired, "z %g", many.z);
 }
 
 Test(bias, small_outputs_are_not_tested)

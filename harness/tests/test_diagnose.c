@@ -30,16 +30,16 @@ static struct mtp_run verify_dump(const char *path)
 	return run;
 }
 
-static void expect_case_in(const char *path, const char *id,
-			   enum mtp_verdict v, const char *diag);
+static void expect_case_in(const char *path, const char *id, enum mtp_verdict v,
+			   const char *diag);
 
 static void expect_case(const char *id, enum mtp_verdict v, const char *diag)
 {
 	expect_case_in(DUMPS, id, v, diag);
 }
 
-static void expect_case_in(const char *path, const char *id,
-			   enum mtp_verdict v, const char *diag)
+static void expect_case_in(const char *path, const char *id, enum mtp_verdict v,
+			   const char *diag)
 {
 	struct mtp_run run = verify_dump(path);
 	const struct mtp_result *r = NULL;

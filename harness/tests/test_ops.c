@@ -201,9 +201,9 @@ static enum mtp_status bind_fp8(const char *attr_spec, bool with_scale,
 	if (with_scale) {
 		struct mtp_named *s = mtp_list_add(&in, "weight_scale_inv");
 
-		*s = (struct mtp_named){.name = "weight_scale_inv",
-					.t = {MTP_F8E8M0, 2,
-					      {sshape[0], sshape[1]}}};
+		*s = (struct mtp_named){
+			.name = "weight_scale_inv",
+			.t = {MTP_F8E8M0, 2, {sshape[0], sshape[1]}}};
 	}
 	cr_assert_eq(mtp_params_parse(mtp_op_find("eh_proj"),
 				      MTP_FAMILY_DEEPSEEK_V3, &a, &p, err,

@@ -54,8 +54,8 @@ Test(qlinear, w8a8_group_scale_and_saturation)
 	const struct mtp_ref_quant q = {MTP_PROJ_QUANT_FP8_W8A8, 1e-10};
 	double y[1];
 
-	mtp_ref_qlinear(x, (struct mtp_ref_qweight){w, s}, 1, 2, 1, &q,
-			MTP_F32, y);
+	mtp_ref_qlinear(x, (struct mtp_ref_qweight){w, s}, 1, 2, 1, &q, MTP_F32,
+			y);
 	cr_expect_eq(y[0], 28.0 + 18.0 / 16, "got %.9g", y[0]);
 }
 
