@@ -38,8 +38,10 @@ void mtp_ref_after_block_v3(const struct mtp_ref_captured *cap,
 				c->eps, c->rounding, c->act, o->hidden_post);
 	}
 	memcpy(o->recycled, o->hidden_post, n * sizeof(*o->recycled));
-	mtp_ref_lm_head(o->hidden_post, w->head_w, t, d->v, h, o->logits,
-			o->token);
+	mtp_ref_lm_head_q(o->hidden_post,
+			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,
+			  d->v, h, &c->quant, mtp_conv_logits_dtype(&c->conv),
+			  o->logits, o->token);
 }
 
 void mtp_ref_v4_logits(const struct mtp_ref_v4_layer *w,
@@ -55,7 +57,10 @@ void mtp_ref_v4_logits(const struct mtp_ref_v4_layer *w,
 			c->hc_head_variant, c->act, o->head_hidden);
 	mtp_ref_rmsnorm(o->head_hidden, w->shared_head_norm_w, d->t, d->h,
 			c->eps, c->rounding, c->act, hn);
-	mtp_ref_lm_head(hn, w->head_w, d->t, d->v, d->h, o->logits, o->token);
+	mtp_ref_lm_head_q(hn,
+			  (struct mtp_ref_qweight){w->head_w, w->head_scale},
+			  d->t, d->v, d->h, &c->quant,
+			  mtp_conv_logits_dtype(&c->conv), o->logits, o->token);
 	free(hn);
 }
 

@@ -2,7 +2,8 @@
  * The glue before a captured block [SPEC.md §12.3; Steps V3-1..3 and
  * V4-1..3]: what the MTP layer must feed its decoder block, recomputed so
  * that the block input an engine captured can be judged. The position-0
- * mask is a convention (§12.1): applied when cv->pos0_mask is set.
+ * mask is a convention (§12.1): applied when cv->pos0_mask is set. The
+ * projections may be float8 with block scales (§12.2).
  */
 #include "ref_internal.h"
 
@@ -51,7 +52,9 @@ void mtp_ref_glue_v3(const struct mtp_ref_step_in *in,
 	for (int64_t r = 0; r < t; r++)
 		memcpy(z + r * 2 * h + h, normed + r * h,
 		       (size_t)h * sizeof(*z));
-	mtp_ref_eh_proj(z, w->eh_proj_w, t, h, c->act, block_in);
+	mtp_ref_eh_proj_q(
+		z, (struct mtp_ref_qweight){w->eh_proj_w, w->eh_proj_scale}, t,
+		h, &c->quant, c->act, block_in);
 	free(z);
 }
 
@@ -70,7 +73,9 @@ void mtp_ref_glue_v4(const struct mtp_ref_step_in *in,
 	/* prev_hidden [T, M*H] viewed as T*M rows of H */
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t * m, h, c->eps,
 			c->rounding, c->act, p);
-	mtp_ref_eh_proj_hc(e, p, w->e_proj_w, w->h_proj_w, t, m, h, c->act,
-			   block_in);
+	mtp_ref_eh_proj_hc_q(
+		e, p, (struct mtp_ref_qweight){w->e_proj_w, w->e_proj_scale},
+		(struct mtp_ref_qweight){w->h_proj_w, w->h_proj_scale}, t, m, h,
+		&c->quant, c->act, block_in);
 	free(e);
 }

@@ -27,7 +27,8 @@ void mtp_ref_linear(const double *x, const double *w, int64_t rows, int64_t in,
 void mtp_ref_eh_proj(const double *x, const double *w, int64_t t, int64_t h,
 		     enum mtp_dtype act, double *y)
 {
-	mtp_ref_linear(x, w, t, 2 * h, h, act, y);
+	mtp_ref_eh_proj_q(x, (struct mtp_ref_qweight){w, NULL}, t, h, NULL, act,
+			  y);
 }
 
 void mtp_ref_swiglu(const double *x, const double *w_gate, const double *w_up,

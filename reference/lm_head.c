@@ -1,9 +1,10 @@
 /*
- * The LM head [SPEC.md Step V3-6, §12.1]: logits stored in the declared
- * precision (float32 by default, no activation rounding; or bfloat16, as
- * vLLM's LogitsProcessor returns them), and the greedy token with
- * torch.argmax's rules over the stored logits (first index on ties, the
- * first NaN beats every number).
+ * The LM head [SPEC.md Step V3-6, §12.1, §12.2]: logits stored in the
+ * declared precision (float32 by default, no activation rounding; or
+ * bfloat16, as vLLM's LogitsProcessor returns them), from a plain or a
+ * block-quantized weight, and the greedy token with torch.argmax's rules
+ * over the stored logits (first index on ties, the first NaN beats every
+ * number).
  */
 #include "ref_internal.h"
 
@@ -20,13 +21,22 @@ static int64_t argmax_row(const double *l, int64_t v)
 	return best;
 }
 
+void mtp_ref_lm_head_q(const double *x, struct mtp_ref_qweight w, int64_t t,
+		       int64_t v, int64_t h, const struct mtp_ref_quant *q,
+		       enum mtp_dtype logits_dtype, double *logits,
+		       int64_t *token)
+{
+	mtp_ref_qlinear(x, w, t, h, v, q, logits_dtype, logits);
+	for (int64_t r = 0; r < t; r++)
+		token[r] = argmax_row(logits + r * v, v);
+}
+
 void mtp_ref_lm_head_dt(const double *x, const double *w, int64_t t, int64_t v,
 			int64_t h, enum mtp_dtype logits_dtype, double *logits,
 			int64_t *token)
 {
-	mtp_ref_linear(x, w, t, h, v, logits_dtype, logits);
-	for (int64_t r = 0; r < t; r++)
-		token[r] = argmax_row(logits + r * v, v);
+	mtp_ref_lm_head_q(x, (struct mtp_ref_qweight){w, NULL}, t, v, h, NULL,
+			  logits_dtype, logits, token);
 }
 
 void mtp_ref_lm_head(const double *x, const double *w, int64_t t, int64_t v,

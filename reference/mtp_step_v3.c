@@ -34,7 +34,9 @@ static void v3_input(const struct mtp_ref_step_in *in,
 	for (int64_t r = 0; r < t; r++)
 		memcpy(z + r * 2 * h + h, normed + r * h,
 		       (size_t)h * sizeof(*z));
-	mtp_ref_eh_proj(z, w->eh_proj_w, t, h, c->act, x0);
+	mtp_ref_eh_proj_q(
+		z, (struct mtp_ref_qweight){w->eh_proj_w, w->eh_proj_scale}, t,
+		h, &c->quant, c->act, x0);
 }
 
 void mtp_ref_v3_final(const double *h_out, const double *r1,
@@ -77,8 +79,9 @@ void mtp_ref_mtp_step_v3(const struct mtp_ref_step_in *in,
 			 w->shared_head_norm_w, d, c, out->hidden_pre,
 			 out->hidden_post);
 	memcpy(out->recycled, out->hidden_post, n * sizeof(*out->recycled));
-	mtp_ref_lm_head_dt(out->hidden_post, w->head_w, t, d->v, h,
-			   mtp_conv_logits_dtype(&c->conv), out->logits,
-			   out->token);
+	mtp_ref_lm_head_q(out->hidden_post,
+			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,
+			  d->v, h, &c->quant, mtp_conv_logits_dtype(&c->conv),
+			  out->logits, out->token);
 	free(z);
 }

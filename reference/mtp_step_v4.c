@@ -29,7 +29,10 @@ static void v4_input(const struct mtp_ref_step_in *in,
 	/* prev_hidden [T, M*H] viewed as [T,M,H]: T*M rows of H */
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t * m, h, c->eps,
 			c->rounding, c->act, p);
-	mtp_ref_eh_proj_hc(e, p, w->e_proj_w, w->h_proj_w, t, m, h, c->act, x0);
+	mtp_ref_eh_proj_hc_q(
+		e, p, (struct mtp_ref_qweight){w->e_proj_w, w->e_proj_scale},
+		(struct mtp_ref_qweight){w->h_proj_w, w->h_proj_scale}, t, m, h,
+		&c->quant, c->act, x0);
 }
 
 /*
@@ -89,8 +92,9 @@ void mtp_ref_mtp_step_v4(const struct mtp_ref_step_in *in,
 			c->hc_head_variant, c->act, out->head_hidden);
 	mtp_ref_rmsnorm(out->head_hidden, w->shared_head_norm_w, t, h, c->eps,
 			c->rounding, c->act, hn);
-	mtp_ref_lm_head_dt(hn, w->head_w, t, d->v, h,
-			   mtp_conv_logits_dtype(&c->conv), out->logits,
-			   out->token);
+	mtp_ref_lm_head_q(hn,
+			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,
+			  d->v, h, &c->quant, mtp_conv_logits_dtype(&c->conv),
+			  out->logits, out->token);
 	free(x0);
 }

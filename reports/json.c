@@ -38,6 +38,16 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 	fputs(",\"normwise\":", f);
 	mtp_json_num(f, c->rel_norm);
 	fprintf(f, ",\"tokens_inside_margin\":%lld", (long long)c->n_ambiguous);
+	/* ROUNDING_BIAS (bias.h): z of the signed error, null when untested */
+	fputs(",\"rounding_bias_z\":", f);
+	if (c->bias.tested)
+		mtp_json_num(f, c->bias.z);
+	else
+		fputs("null", f);
+	fputs(",\"rounding_bias_mean_ulp\":", f);
+	mtp_json_num(f, c->bias.mean);
+	fprintf(f, ",\"rounding_bias_n\":%lld,\"rounding_bias_mode\":\"%s\"",
+		(long long)c->bias.n, c->bias.row_mode ? "rows" : "elements");
 	fputs(",\"worst_index\":[", f);
 	for (int d = 0; c->worst >= 0 && d < c->worst_ndim; d++)
 		fprintf(f, "%s%lld", d ? "," : "",

@@ -5,6 +5,7 @@
  * fault injection) live.
  */
 #include "mtp/backend.h"
+#include "mtp/quant.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,6 +58,8 @@ bool mtp_backend_supports(struct mtp_backend *be, const struct mtp_call *c)
 	    strcmp(be->iface->name, "ref") != 0 &&
 	    strcmp(be->iface->name, "mutant") != 0)
 		return false;
+	if (mtp_call_has_fp8(c) && !mtp_backend_reads_fp8(be->iface->name))
+		return false; /* a backend that predates FP8 [§12.2] */
 	return be->iface->supports(be, c);
 }
 

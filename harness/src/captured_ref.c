@@ -146,8 +146,11 @@ static void bug_v3(const struct hyp *h, int64_t l,
 		mtp_ref_rmsnorm(o->hidden_post, w->shared_head_norm_w, s->d.t,
 				s->d.h, s->cfg.eps, s->cfg.rounding, s->cfg.act,
 				tmp);
-		mtp_ref_lm_head(tmp, w->head_w, s->d.t, s->d.v, s->d.h,
-				o->logits, o->token);
+		mtp_ref_lm_head_q(
+			tmp, (struct mtp_ref_qweight){w->head_w, w->head_scale},
+			s->d.t, s->d.v, s->d.h, &s->cfg.quant,
+			mtp_conv_logits_dtype(&s->cfg.conv), o->logits,
+			o->token);
 		free(tmp);
 	}
 }

@@ -121,6 +121,8 @@ static const char usage_verify[] =
 	"files in\n"
 	"                     DIR (hash checked); without it such cases are "
 	"SKIPPED\n"
+	"  --weights-only     only the head/embedding weight sanity rule\n"
+	"                     (SHARED_HEAD_UNINIT); no reference run\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"A case without observed/ datasets is INVALID (exit 2); an observed "
@@ -347,6 +349,8 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 		} else if (strcmp(a, "-v") == 0 ||
 			   strcmp(a, "--verbose") == 0) {
 			o->verbose = true;
+		} else if (verify && strcmp(a, "--weights-only") == 0) {
+			o->weights_only = true;
 		} else if (verify && a[0] != '-' && o->n_inputs == 0) {
 			o->inputs[o->n_inputs++] = a;
 		} else {

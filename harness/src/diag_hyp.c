@@ -36,9 +36,10 @@ static void v4_head(const struct step_ctx *x, const struct mtp_ref_v4_layer *w,
 			o->head_hidden);
 	mtp_ref_rmsnorm(o->head_hidden, w->shared_head_norm_w, d->t, d->h,
 			x->cfg.eps, x->cfg.rounding, x->cfg.act, tmp);
-	mtp_ref_lm_head_dt(tmp, w->head_w, d->t, d->v, d->h,
-			   mtp_conv_logits_dtype(&x->cfg.conv), o->logits,
-			   o->token);
+	mtp_ref_lm_head_q(
+		tmp, (struct mtp_ref_qweight){w->head_w, w->head_scale}, d->t,
+		d->v, d->h, &x->cfg.quant, mtp_conv_logits_dtype(&x->cfg.conv),
+		o->logits, o->token);
 }
 
 /* Applies bug `b` to one step's outputs (in place). */
@@ -61,9 +62,12 @@ static void apply_bug(const struct step_ctx *x, enum mtp_diag b, int64_t l,
 			mtp_ref_rmsnorm(o->hidden_post, w3.shared_head_norm_w,
 					d->t, d->h, x->cfg.eps, x->cfg.rounding,
 					x->cfg.act, tmp);
-			mtp_ref_lm_head_dt(tmp, w3.head_w, d->t, d->v, d->h,
-					   mtp_conv_logits_dtype(&x->cfg.conv),
-					   o->logits, o->token);
+			mtp_ref_lm_head_q(tmp,
+					  (struct mtp_ref_qweight){
+						  w3.head_w, w3.head_scale},
+					  d->t, d->v, d->h, &x->cfg.quant,
+					  mtp_conv_logits_dtype(&x->cfg.conv),
+					  o->logits, o->token);
 		}
 		return;
 	}
@@ -193,7 +197,7 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 		       p->conv.pos0_mask == MTP_POS0_MASKED;
 	case MTP_DIAG_NORM_ROUNDING:
 		return strstr(c->op->attrs, "rounding") != NULL;
-	default: return false;
+	default: return mtp_diag_field_applies(d, c);
 	}
 }
 
@@ -288,6 +292,8 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 		p.conv.pos0_mask = MTP_POS0_UNMASKED;
 		return run_changed(c, &p, NULL, hyp);
 	}
+	if (mtp_diag_field_applies(d, c))
+		return mtp_diag_field_hypothesis(d, c, hyp);
 	h.out = hyp;
 	st = mtp_refio_open(&io, &h);
 	if (st)

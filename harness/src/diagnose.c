@@ -75,6 +75,48 @@ static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
 		 "MTP shared head / embedding never loaded from a "
 		 "save_pretrained checkpoint",
 		 false},
+	[MTP_DIAG_SPEC_STEP_LAYER_REUSE] =
+		{"SPEC_STEP_LAYER_REUSE", "§12.4",
+		 "every draft step runs MTP layer 0: spec_step_idx not passed "
+		 "(vLLM #52688, #42146: multi-layer MTP is dead code)",
+		 true},
+	[MTP_DIAG_SHARED_HEAD_OVERWRITE] =
+		{"SHARED_HEAD_OVERWRITE", "§12.4",
+		 "the layer's own shared_head.head replaced by the target's "
+		 "lm_head (vLLM #38339, fixed #38493/#38494; acceptance 97 % "
+		 "-> 4 %)",
+		 true},
+	[MTP_DIAG_SHARED_HEAD_UNINIT] =
+		{"SHARED_HEAD_UNINIT", "§12.4, §8.6",
+		 "the MTP head or embedding never loaded (vLLM #43456/#43459 "
+		 "V4 head.weight/embed.weight; #34385 GLM-5 NaN logits)",
+		 true},
+	[MTP_DIAG_QUANT_SCALE_DROPPED] =
+		{"QUANT_SCALE_DROPPED", "§12.2, §12.4",
+		 "FP8 projection used without its block scale: raw e4m3 values "
+		 "as weights (SGLang #32440/#37736; ROCm/ATOM #755)",
+		 true},
+	[MTP_DIAG_QUANT_SCALE_RECIPROCAL] =
+		{"QUANT_SCALE_DROPPED.reciprocal", "§12.2, §12.4",
+		 "FP8 projection scaled by 1/scale_inv (weight_scale read as "
+		 "weight_scale_inv)",
+		 true},
+	[MTP_DIAG_QUANT_SCALE_TRANSPOSED] =
+		{"QUANT_SCALE_DROPPED.transposed", "§12.2, §12.4",
+		 "FP8 projection with its block-scale matrix transposed "
+		 "(scale_inv[i/128, o/128])",
+		 true},
+	[MTP_DIAG_QUANT_SCALE_OTHER_LAYER] =
+		{"QUANT_SCALE_DROPPED.other_layer", "§12.2, §12.4",
+		 "FP8 projection scaled by another MTP layer's block scales "
+		 "(layer (l+1) mod L)",
+		 true},
+	[MTP_DIAG_ROUNDING_BIAS] =
+		{"ROUNDING_BIAS", "§12.1, §12.4",
+		 "directed rounding (truncating bf16 stores; Triton's CPU "
+		 "interpreter truncates): every element within tolerance, the "
+		 "signed error one-sided",
+		 false},
 };
 
 const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d)

@@ -142,6 +142,10 @@ static bool storage_matches(hid_t ft, enum mtp_dtype dt)
 	case MTP_BF16:
 		return cls == H5T_INTEGER && sz == 2 &&
 		       H5Tget_sign(ft) == H5T_SGN_NONE;
+	case MTP_F8E4M3: /* FORMAT.md version 2: U8 bit patterns */
+	case MTP_F8E8M0:
+		return cls == H5T_INTEGER && sz == 1 &&
+		       H5Tget_sign(ft) == H5T_SGN_NONE;
 	case MTP_I64:
 	case MTP_I32:
 		return cls == H5T_INTEGER && sz == mtp_dtype_size(dt) &&
@@ -157,6 +161,8 @@ static hid_t mem_type(enum mtp_dtype dt)
 	case MTP_F32: return H5T_NATIVE_FLOAT;
 	case MTP_F16:
 	case MTP_BF16: return H5T_NATIVE_UINT16;
+	case MTP_F8E4M3:
+	case MTP_F8E8M0: return H5T_NATIVE_UINT8;
 	case MTP_I64: return H5T_NATIVE_INT64;
 	default: return H5T_NATIVE_INT32;
 	}

@@ -53,6 +53,8 @@ static hid_t file_type(enum mtp_dtype dt)
 	case MTP_F32: return H5T_IEEE_F32LE;
 	case MTP_I64: return H5T_STD_I64LE;
 	case MTP_I32: return H5T_STD_I32LE;
+	case MTP_F8E4M3:
+	case MTP_F8E8M0: return H5T_STD_U8LE;
 	default: return H5T_STD_U16LE;
 	}
 }
@@ -64,6 +66,8 @@ static hid_t native_type(enum mtp_dtype dt)
 	case MTP_F32: return H5T_NATIVE_FLOAT;
 	case MTP_I64: return H5T_NATIVE_INT64;
 	case MTP_I32: return H5T_NATIVE_INT32;
+	case MTP_F8E4M3:
+	case MTP_F8E8M0: return H5T_NATIVE_UINT8;
 	default: return H5T_NATIVE_UINT16;
 	}
 }

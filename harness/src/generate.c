@@ -229,6 +229,15 @@ static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
 	d->l = p->num_layers;
 }
 
+/* Whether generation draws input s: required ones always, optional ones
+ * when asked; never a block scale (generated cases are not quantized). */
+static bool gen_draws(const struct plan *pl, const struct mtp_tspec *s)
+{
+	if (s->cls == MTP_TC_QSCALE)
+		return false;
+	return pl->optional || !s->optional;
+}
+
 /* Rebuilds the signature with every optional input present. */
 static enum mtp_status sig_with_optional(const struct mtp_gen_spec *sp,
 					 struct plan *pl, char *err,
@@ -240,6 +249,7 @@ static enum mtp_status sig_with_optional(const struct mtp_gen_spec *sp,
 	mtp_list_init(&present);
 	for (int i = 0; i < pl->sig->n_in && !st; i++)
 		if (pl->sig->in[i].optional &&
+		    pl->sig->in[i].cls != MTP_TC_QSCALE &&
 		    !mtp_list_add(&present, pl->sig->in[i].name))
 			st = MTP_ERR_NOMEM;
 	if (!st)
@@ -288,7 +298,7 @@ static enum mtp_status sizes_check(const struct mtp_gen_spec *sp,
 	enum mtp_status st = MTP_OK;
 
 	for (int i = 0; i < pl->sig->n_in && !st; i++)
-		if (pl->optional || !pl->sig->in[i].optional)
+		if (gen_draws(pl, &pl->sig->in[i]))
 			st = size_check(sp, &pl->sig->in[i], false, &pl->dims,
 					err, errn);
 	for (int i = 0; i < pl->sig->n_out && !st; i++)
@@ -373,7 +383,7 @@ static void id_dims(const struct mtp_gen_spec *sp, const struct plan *pl,
 		const struct mtp_tspec *s =
 			i < sig->n_in ? &sig->in[i] : &sig->out[i - sig->n_in];
 
-		if (i < sig->n_in && s->optional && !pl->optional)
+		if (i < sig->n_in && !gen_draws(pl, s))
 			continue;
 		for (const char *c = s->shape; *c; c++)
 			if (strchr(order, *c) && !strchr(used, *c) &&
@@ -450,7 +460,9 @@ static enum mtp_status plan_build(const struct mtp_gen_spec *sp,
 		return MTP_ERR_NOMEM;
 	st = mtp_signature_build(sp->op, &pl->params, NULL, pl->sig, err, errn);
 	for (int i = 0; !st && sp->optional && i < pl->sig->n_in; i++)
-		pl->optional = pl->optional || pl->sig->in[i].optional;
+		pl->optional =
+			pl->optional || (pl->sig->in[i].optional &&
+					 pl->sig->in[i].cls != MTP_TC_QSCALE);
 	if (!st && pl->optional)
 		st = sig_with_optional(sp, pl, err, errn);
 	if (st)
@@ -557,7 +569,7 @@ enum mtp_status mtp_case_generate(const struct mtp_gen_spec *spec,
 	c->seed = spec->seed;
 	c->attrs = pl.attrs;
 	for (int i = 0; i < pl.sig->n_in && !st; i++)
-		if (pl.optional || !pl.sig->in[i].optional)
+		if (gen_draws(&pl, &pl.sig->in[i]))
 			st = add_input(c, &pl, &pl.sig->in[i], spec->act, err,
 				       errn);
 	if (!st)

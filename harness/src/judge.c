@@ -184,6 +184,8 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 			    mtp_call_k_accum(&p->call), ovr, &tol);
 		mtp_compare(s->name, &have[k], &want[k], &tol,
 			    s->cls == MTP_TC_LOGITS, m);
+		mtp_rounding_bias(c->op, c->family, s->name, &have[k], &want[k],
+				  &m->bias);
 	}
 	if (!m->passed && r->first_bad < 0)
 		r->first_bad = r->n_cmp;
@@ -220,6 +222,45 @@ static void nothing_compared(struct mtp_result *r, const struct mtp_case *c,
 		 "nothing compared: none of the outputs of %s is in both the "
 		 "result and the judge",
 		 c->op->name);
+}
+
+static long long cmp_elements(const struct mtp_cmp *m)
+{
+	return (long long)m->n;
+}
+
+/* ROUNDING_BIAS (bias.h): a one-sided signed error fails the case even
+ * when every element is within tolerance, and names a failure nothing else
+ * explains. */
+static void judge_bias(struct mtp_result *r)
+{
+	const struct mtp_cmp *m = NULL;
+
+	for (int i = 0; i < r->n_cmp && !m; i++)
+		if (r->cmp[i].bias.fired)
+			m = &r->cmp[i];
+	for (int i = 0; i < r->n_cmp && !m && r->verdict == MTP_FAILED; i++)
+		if (r->cmp[i].bias.names_failure && !r->cmp[i].passed)
+			m = &r->cmp[i];
+	if (!m)
+		return;
+	if (r->verdict == MTP_PASSED)
+		snprintf(r->message, sizeof(r->message),
+			 "%s: every element within tolerance, but the signed "
+			 "error is one-sided",
+			 m->name);
+	r->verdict = MTP_FAILED;
+	memset(&r->diag, 0, sizeof(r->diag));
+	r->diag.diag = MTP_DIAG_ROUNDING_BIAS;
+	r->diag.ratio = fabs(m->bias.z);
+	snprintf(r->diag.text, sizeof(r->diag.text),
+		 "ROUNDING_BIAS [%s]: output '%s' is rounded %s: z = %.1f over "
+		 "%lld %s (fires at |z| >= %.0f); %s",
+		 mtp_diag_info(MTP_DIAG_ROUNDING_BIAS)->section, m->name,
+		 mtp_bias_direction(&m->bias), mtp_bias_shown_z(&m->bias),
+		 (long long)(m->bias.fired ? m->bias.n : cmp_elements(m)),
+		 m->bias.fired && m->bias.row_mode ? "rows" : "elements",
+		 MTP_BIAS_Z, mtp_diag_info(MTP_DIAG_ROUNDING_BIAS)->history);
 }
 
 /* Compares every output the judge has, in flow order; names the first that
@@ -282,6 +323,8 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 		} else if (mtp_result_worst_headroom(r) > NOTE_HEADROOM) {
 			mtp_diagnose_rounding(&p->call, have, want, &r->diag);
 		}
+		if (!r->diag.diag || r->diag.info)
+			judge_bias(r);
 	}
 	free(have);
 	free(want);

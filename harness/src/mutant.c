@@ -5,7 +5,7 @@
  * the reference, so `mutant:X:cuda` really is CUDA with bug X. Ops the bug
  * does not touch go straight to the base.
  */
-#include "mtp/mutant.h"
+#include "mutant_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +131,8 @@ static enum mtp_status head_logits(struct mtp_backend *base,
 	if (!st) {
 		sub_set(s, false, "x", &tmp);
 		sub_set(s, false, "weight", T(c, lp, "head_weight"));
+		sub_set(s, false, "weight_scale_inv",
+			T(c, lp, "head_scale_inv"));
 		sub_set(s, true, "logits", T(c, sp, "logits"));
 		sub_set(s, true, "token", T(c, sp, "token"));
 		st = sub_run(base, s);
@@ -428,8 +430,10 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 	enum mtp_op_id op = c->op->id;
 	enum mtp_status st;
 
-	if (m->bug == MTP_DIAG_MISSING_POS0_MASK &&
-	    mtp_call_in_index(c, "positions") >= 0)
+	if (mtp_mutant_field(m->bug))
+		st = mtp_mutant_field_launch(base, m->bug, c);
+	else if (m->bug == MTP_DIAG_MISSING_POS0_MASK &&
+		 mtp_call_in_index(c, "positions") >= 0)
 		st = launch_unmasked(base, c);
 	else if (m->bug == MTP_DIAG_HC_STATE_DEFAULTS &&
 		 stateless_v4_block_call(c))
@@ -546,7 +550,7 @@ bool mtp_mutant_exists(enum mtp_diag d)
 	       d == MTP_DIAG_DOUBLE_FINAL_NORM ||
 	       d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE ||
 	       d == MTP_DIAG_HC_STATE_DEFAULTS || d == MTP_DIAG_HC_HEAD_OWNER ||
-	       d == MTP_DIAG_MISSING_POS0_MASK;
+	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d);
 }
 
 enum mtp_status mtp_mutant_open(const char *spec, struct mtp_backend **out,

@@ -13,6 +13,8 @@
 #define HC_ATTRS                                                               \
 	"rms_eps pre_eps sinkhorn_eps post_mult? sinkhorn_iters norm_eps?"
 /* post_mult may be left out: vLLM hard-codes 2.0 (SPEC.md §1) */
+/* [§12.2] how float8 projection weights are computed (FORMAT.md v2) */
+#define QUANT_ATTRS "proj_quant? act_quant_eps?"
 #define V4_STEP_ATTRS "hc_mult hc_eps sinkhorn_iters post_mult? block_contract"
 
 static const struct mtp_op op_table[MTP_OP_COUNT] = {
@@ -28,11 +30,12 @@ static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	{MTP_OP_FUSED_EMBED_EH_NORM, "fused_embed_eh_norm", "§7.2",
 	 "fused_eh_norm with the embedding gather folded in", "eps", "", 0},
 	{MTP_OP_EH_PROJ, "eh_proj", "Step V3-3", "[T,2H] -> [T,H] projection",
-	 "", "", 0},
+	 QUANT_ATTRS, "", 0},
 	{MTP_OP_FUSED_MTP_INPUT_RMSNORM, "fused_mtp_input_rmsnorm", "§7.3",
 	 "pos-0 mask + enorm [T,H] + per-stream hnorm [T,M,H]", "eps", "", 0},
 	{MTP_OP_EH_PROJ_HC, "eh_proj_hc", "Step V4-3",
-	 "h_proj(p) + e_proj(e) broadcast over the M streams", "", "", 0},
+	 "h_proj(p) + e_proj(e) broadcast over the M streams", QUANT_ATTRS, "",
+	 0},
 	{MTP_OP_HC_PRE, "hc_pre", "§4.4.1",
 	 "mixes, Sinkhorn, post_mix, comb_mix, layer_input", HC_ATTRS, "", 0},
 	{MTP_OP_HC_POST, "hc_post", "§4.4.2",
@@ -45,7 +48,7 @@ static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	{MTP_OP_MTP_SHARED_HEAD_RMSNORM, "mtp_shared_head_rmsnorm", "§7.4",
 	 "the shared head's RMSNorm (fused rounding)", "eps", "", 0},
 	{MTP_OP_LM_HEAD, "lm_head", "Step V3-6",
-	 "logits [T,V] (float32) and greedy token", "", "", 0},
+	 "logits [T,V] (float32) and greedy token", QUANT_ATTRS, "", 0},
 	{MTP_OP_ALL_REDUCE, "all_reduce", "§2.4, Step V3-7",
 	 "sum of tensor-parallel partial outputs", "", "", 0},
 	{MTP_OP_MTP_BLOCK, "mtp_block", "§10",
@@ -53,10 +56,10 @@ static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	 V4_STEP_ATTRS, 0},
 	{MTP_OP_MTP_STEP, "mtp_step", "§3/§4 whole, §10",
 	 "one draft step: inputs -> logits, token and recycled hidden",
-	 "eps rounding", V4_STEP_ATTRS " hc_head_variant", 0},
+	 "eps rounding " QUANT_ATTRS, V4_STEP_ATTRS " hc_head_variant", 0},
 	{MTP_OP_DRAFT_CHAIN, "draft_chain", "§5",
 	 "K draft steps with recycling, layer spec_step_idx % L",
-	 "eps rounding num_steps num_layers pass_step_idx",
+	 "eps rounding num_steps num_layers pass_step_idx " QUANT_ATTRS,
 	 V4_STEP_ATTRS " hc_head_variant", 0},
 };
 
@@ -98,6 +101,8 @@ bool mtp_family_parse(const char *s, enum mtp_family *out)
 #define A MTP_TC_ACT
 #define P MTP_TC_PARAM
 #define I MTP_TC_INDEX
+#define QW MTP_TC_QWEIGHT
+#define QS MTP_TC_QSCALE
 #define END                                                                    \
 	{                                                                      \
 		NULL, NULL, MTP_TC_ACT, false                                  \
@@ -134,11 +139,13 @@ static const struct mtp_tspec sig_fused_embed_eh_norm[] = {
 	END,
 	{"out", "T,2*H", A, 0},
 	END};
-static const struct mtp_tspec sig_eh_proj[] = {{"x", "T,2*H", A, 0},
-					       {"weight", "H,2*H", A, 0},
-					       END,
-					       {"y", "T,H", A, 0},
-					       END};
+static const struct mtp_tspec sig_eh_proj[] = {
+	{"x", "T,2*H", A, 0},
+	{"weight", "H,2*H", QW, 0},
+	{"weight_scale_inv", "H,2*H", QS, 1},
+	END,
+	{"y", "T,H", A, 0},
+	END};
 static const struct mtp_tspec sig_fused_mtp_input_rmsnorm[] = {
 	{"embeds", "T,H", A, 0},
 	{"positions", "T", I, 0},
@@ -152,8 +159,10 @@ static const struct mtp_tspec sig_fused_mtp_input_rmsnorm[] = {
 static const struct mtp_tspec sig_eh_proj_hc[] = {
 	{"e", "T,H", A, 0},
 	{"p", "T,M,H", A, 0},
-	{"e_proj_weight", "H,H", A, 0},
-	{"h_proj_weight", "H,H", A, 0},
+	{"e_proj_weight", "H,H", QW, 0},
+	{"e_proj_scale_inv", "H,H", QS, 1},
+	{"h_proj_weight", "H,H", QW, 0},
+	{"h_proj_scale_inv", "H,H", QS, 1},
 	END,
 	{"x", "T,M,H", A, 0},
 	END};
@@ -196,7 +205,8 @@ static const struct mtp_tspec sig_shared_head[] = {
 	{"x", "T,H", A, 0}, {"weight", "H", A, 0}, END, {"y", "T,H", A, 0}, END};
 static const struct mtp_tspec sig_lm_head[] = {
 	{"x", "T,H", A, 0},
-	{"weight", "V,H", A, 0},
+	{"weight", "V,H", QW, 0},
+	{"weight_scale_inv", "V,H", QS, 1},
 	END,
 	{"logits", "T,V", MTP_TC_LOGITS, 0},
 	{"token", "T", MTP_TC_TOKEN, 0},
@@ -228,23 +238,32 @@ static const struct mtp_tspec v4_block_w[] = {
 	END};
 
 /* One MTP layer's weights around the block, before and after it. */
-static const struct mtp_tspec v3_pre_w[] = {{"enorm_weight", "H", A, 0},
-					    {"hnorm_weight", "H", A, 0},
-					    {"eh_proj_weight", "H,2*H", A, 0},
-					    END};
+static const struct mtp_tspec v3_pre_w[] = {
+	{"enorm_weight", "H", A, 0},
+	{"hnorm_weight", "H", A, 0},
+	{"eh_proj_weight", "H,2*H", QW, 0},
+	{"eh_proj_scale_inv", "H,2*H", QS, 1},
+	END};
 static const struct mtp_tspec v4_pre_w[] = {{"enorm_weight", "H", A, 0},
 					    {"hnorm_weight", "H", A, 0},
-					    {"e_proj_weight", "H,H", A, 0},
-					    {"h_proj_weight", "H,H", A, 0},
+					    {"e_proj_weight", "H,H", QW, 0},
+					    {"e_proj_scale_inv", "H,H", QS, 1},
+					    {"h_proj_weight", "H,H", QW, 0},
+					    {"h_proj_scale_inv", "H,H", QS, 1},
 					    END};
 static const struct mtp_tspec v3_post_w[] = {
 	{"shared_head_norm_weight", "H", A, 0},
-	{"head_weight", "V,H", A, 0},
+	{"head_weight", "V,H", QW, 0},
+	{"head_scale_inv", "V,H", QS, 1},
 	END};
 static const struct mtp_tspec v4_post_w[] = {
-	{"hc_head_fn", "M,M*H", P, 0}, {"hc_head_scale", "1", P, 0},
-	{"hc_head_base", "M", P, 0},   {"shared_head_norm_weight", "H", A, 0},
-	{"head_weight", "V,H", A, 0},  END};
+	{"hc_head_fn", "M,M*H", P, 0},
+	{"hc_head_scale", "1", P, 0},
+	{"hc_head_base", "M", P, 0},
+	{"shared_head_norm_weight", "H", A, 0},
+	{"head_weight", "V,H", QW, 0},
+	{"head_scale_inv", "V,H", QS, 1},
+	END};
 
 static const struct mtp_tspec v3_step_out[] = {
 	{"block_out", "T,H", A, 0},	 {"block_residual", "T,H", A, 0},
@@ -295,6 +314,13 @@ static const struct mtp_tspec v4_cap_out[] = {
 #undef A
 #undef P
 #undef I
+#undef QW
+#undef QS
+
+/* [§12.4] The target model's lm_head, carried by a dump so that
+ * SHARED_HEAD_OVERWRITE can be named; the step itself never reads it. */
+static const struct mtp_tspec target_head = {"target_head_weight", "V,H",
+					     MTP_TC_ACT, 1};
 
 struct sig_builder {
 	struct mtp_signature *sig;
@@ -415,6 +441,7 @@ static void build_step(struct sig_builder *b, bool v4,
 	push(b, false, &in[1], NULL);
 	push(b, false, &in[v4 ? 3 : 2], NULL);
 	push_layer_weights(b, v4, NULL, p->v2.captured);
+	push(b, false, &target_head, NULL);
 	if (p->v2.captured)
 		push_captured_step(b, v4, p, NULL);
 	else
@@ -443,6 +470,7 @@ static void build_chain(struct sig_builder *b, bool v4,
 		snprintf(prefix, sizeof(prefix), "layer.%lld/", (long long)l);
 		push_layer_weights(b, v4, prefix, p->v2.captured);
 	}
+	push(b, false, &target_head, NULL);
 	for (int64_t s = 0; s < p->num_steps; s++) {
 		snprintf(prefix, sizeof(prefix), "step.%lld/", (long long)s);
 		if (p->v2.captured)

@@ -7,6 +7,8 @@
 #include "captured.h"
 #include "ref_io.h"
 
+#include "mtp/quant.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +129,18 @@ static enum mtp_status run_block(const struct mtp_ref_io *io)
 	return MTP_OK;
 }
 
+/* A weight input and its block scale, if it has one [§12.2]. */
+static struct mtp_ref_qweight qweight(const struct mtp_ref_io *io,
+				      const char *name)
+{
+	char sname[MTP_NAME_MAX];
+	struct mtp_ref_qweight w = {mtp_refio_in(io, name), NULL};
+
+	if (mtp_quant_scale_name(name, sname, sizeof(sname)))
+		w.scale_inv = mtp_refio_in(io, sname);
+	return w;
+}
+
 static enum mtp_status run_op(const struct mtp_ref_io *io)
 {
 	const struct mtp_call *c = io->c;
@@ -134,6 +148,7 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 	const struct mtp_dims *d = &c->dims;
 	enum mtp_dtype act = c->act;
 	const double *x = mtp_refio_in(io, "x");
+	const struct mtp_ref_quant q = {p->proj_quant, p->act_quant_eps};
 
 	switch (c->op->id) {
 	case MTP_OP_RMSNORM:
@@ -174,8 +189,8 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 					    mtp_refio_out(io, "out"));
 		break;
 	case MTP_OP_EH_PROJ:
-		mtp_ref_eh_proj(x, mtp_refio_in(io, "weight"), d->t, d->h, act,
-				mtp_refio_out(io, "y"));
+		mtp_ref_eh_proj_q(x, qweight(io, "weight"), d->t, d->h, &q, act,
+				  mtp_refio_out(io, "y"));
 		break;
 	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
 		mtp_ref_fused_mtp_input_rmsnorm(
@@ -188,10 +203,11 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 			mtp_refio_out(io, "hnorm_out"));
 		break;
 	case MTP_OP_EH_PROJ_HC:
-		mtp_ref_eh_proj_hc(mtp_refio_in(io, "e"), mtp_refio_in(io, "p"),
-				   mtp_refio_in(io, "e_proj_weight"),
-				   mtp_refio_in(io, "h_proj_weight"), d->t,
-				   d->m, d->h, act, mtp_refio_out(io, "x"));
+		mtp_ref_eh_proj_hc_q(mtp_refio_in(io, "e"),
+				     mtp_refio_in(io, "p"),
+				     qweight(io, "e_proj_weight"),
+				     qweight(io, "h_proj_weight"), d->t, d->m,
+				     d->h, &q, act, mtp_refio_out(io, "x"));
 		break;
 	case MTP_OP_HC_PRE:
 		mtp_ref_hc_pre(
@@ -233,10 +249,10 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 						mtp_refio_out(io, "y"));
 		break;
 	case MTP_OP_LM_HEAD:
-		mtp_ref_lm_head_dt(x, mtp_refio_in(io, "weight"), d->t, d->v,
-				   d->h, mtp_conv_logits_dtype(&p->conv),
-				   mtp_refio_out(io, "logits"),
-				   mtp_refio_iout(io, "token"));
+		mtp_ref_lm_head_q(x, qweight(io, "weight"), d->t, d->v, d->h,
+				  &q, mtp_conv_logits_dtype(&p->conv),
+				  mtp_refio_out(io, "logits"),
+				  mtp_refio_iout(io, "token"));
 		break;
 	case MTP_OP_ALL_REDUCE:
 		mtp_ref_all_reduce(mtp_refio_in(io, "parts"), d->p, d->r, d->h,

@@ -10,7 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
-enum attr_kind { K_EPS, K_POS, K_INT, K_ROUNDING, K_VARIANT, K_CONTRACT };
+enum attr_kind {
+	K_EPS,
+	K_POS,
+	K_INT,
+	K_ROUNDING,
+	K_VARIANT,
+	K_CONTRACT,
+	K_QUANT
+};
 
 struct attr_def {
 	const char *name;
@@ -38,6 +46,8 @@ static const struct attr_def attr_defs[] = {
 	{"num_steps", K_INT, OFF(num_steps), 1, 64},
 	{"num_layers", K_INT, OFF(num_layers), 1, 16},
 	{"pass_step_idx", K_INT, OFF(pass_step_idx), 0, 1},
+	{"proj_quant", K_QUANT, OFF(proj_quant), 0, 0},
+	{"act_quant_eps", K_POS, OFF(act_quant_eps), 0, 0},
 };
 
 static const struct attr_def *attr_def_find(const char *name, size_t len)
@@ -60,13 +70,14 @@ static const struct mtp_attr *attr_get(const struct mtp_attr_list *l,
 
 static bool parse_enum(const char *s, enum attr_kind k, int *v)
 {
-	static const char *const names[][2] = {
+	static const char *const names[][3] = {
 		[K_ROUNDING] = {"eager", "fused"},
 		[K_VARIANT] = {"cuda", "rocm"},
 		[K_CONTRACT] = {"deferred", "internal"},
+		[K_QUANT] = {"none", "fp8_w", "fp8_w8a8"},
 	};
-	for (int i = 0; i < 2; i++) {
-		if (strcmp(s, names[k][i]) == 0) {
+	for (int i = 0; i < 3; i++) {
+		if (names[k][i] && strcmp(s, names[k][i]) == 0) {
 			*v = i;
 			return true;
 		}
@@ -101,6 +112,8 @@ static enum mtp_status set_attr(struct mtp_params *p, const struct attr_def *d,
 			return MTP_ERR_INVALID;
 		}
 		*(int *)base = e;
+		if (d->kind == K_QUANT)
+			p->proj_quant_declared = true;
 		return MTP_OK;
 	}
 	if (a->is_string || !isfinite(a->num)) {
@@ -178,6 +191,9 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	out->family = family;
 	out->num_steps = out->num_layers = 1;
 	out->hc.post_mult = 2.0;
+	out->act_quant_eps = 1e-10; /* FORMAT.md version 2, rule 7 */
+	/* undeclared: what engines on Hopper run (SPEC.md §12.2) */
+	out->proj_quant = MTP_PROJ_QUANT_FP8_W8A8;
 	st = apply_list(op->attrs, attrs, out, err, errn);
 	if (!st && family == MTP_FAMILY_DEEPSEEK_V4)
 		st = apply_list(op->attrs_v4, attrs, out, err, errn);

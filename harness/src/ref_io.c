@@ -54,6 +54,8 @@ void mtp_refio_cfg(const struct mtp_call *c, struct mtp_ref_step_cfg *cfg,
 	cfg->contract = p->contract;
 	cfg->hc_head_variant = p->variant;
 	cfg->conv = p->conv;
+	cfg->quant.scheme = p->proj_quant;
+	cfg->quant.act_eps = p->act_quant_eps;
 	d->t = c->dims.t;
 	d->h = c->dims.h;
 	d->m = c->dims.m ? c->dims.m : 1;
@@ -86,6 +88,8 @@ void mtp_refio_v3_layer(const struct mtp_ref_io *io, const char *pfx,
 	w->shared_head_norm_w =
 		mtp_refio_inp(io, pfx, "shared_head_norm_weight");
 	w->head_w = mtp_refio_inp(io, pfx, "head_weight");
+	w->eh_proj_scale = mtp_refio_inp(io, pfx, "eh_proj_scale_inv");
+	w->head_scale = mtp_refio_inp(io, pfx, "head_scale_inv");
 }
 
 void mtp_refio_v4_block(const struct mtp_ref_io *io, const char *pfx,
@@ -119,6 +123,9 @@ void mtp_refio_v4_layer(const struct mtp_ref_io *io, const char *pfx,
 	w->shared_head_norm_w =
 		mtp_refio_inp(io, pfx, "shared_head_norm_weight");
 	w->head_w = mtp_refio_inp(io, pfx, "head_weight");
+	w->e_proj_scale = mtp_refio_inp(io, pfx, "e_proj_scale_inv");
+	w->h_proj_scale = mtp_refio_inp(io, pfx, "h_proj_scale_inv");
+	w->head_scale = mtp_refio_inp(io, pfx, "head_scale_inv");
 }
 
 void mtp_refio_step_out(const struct mtp_ref_io *io, const char *pfx,

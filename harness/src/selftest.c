@@ -84,7 +84,7 @@ static void initials(const char *name, char *buf)
 
 	buf[k++] = name[0];
 	for (const char *p = name; *p && k < 4; p++)
-		if (*p == '_' && p[1])
+		if ((*p == '_' || *p == '.') && p[1]) /* .variant too */
 			buf[k++] = p[1];
 	buf[k] = 0;
 }
@@ -100,7 +100,7 @@ static void print_header(FILE *o)
 		initials(mtp_diag_info(d)->name, ab);
 		fprintf(o, " %s=%s", ab, mtp_diag_info(d)->name);
 	}
-	fprintf(o, "\n\n%-34s", "backend \\ cases named as");
+	fprintf(o, "\n\n%-42s", "backend \\ cases named as");
 	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 		if (!mtp_mutant_exists(d))
 			continue;
@@ -121,7 +121,7 @@ static bool print_row(FILE *o, const char *name, struct tally *t,
 	bool ok;
 
 	if (want && same_outcome(t, base)) {
-		fprintf(o, "%-34s", name);
+		fprintf(o, "%-42s", name);
 		for (int d = 1; d < MTP_DIAG_COUNT; d++)
 			if (mtp_mutant_exists(d))
 				fprintf(o, " %5s", "-");
@@ -133,7 +133,7 @@ static bool print_row(FILE *o, const char *name, struct tally *t,
 			      : "");
 		return !whole;
 	}
-	fprintf(o, "%-34s", name);
+	fprintf(o, "%-42s", name);
 	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 		if (mtp_mutant_exists(d))
 			fprintf(o, " %5d", t->named[d]);

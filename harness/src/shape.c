@@ -5,6 +5,7 @@
  * or difference of products of integers and the symbols T H M V F R P K L.
  */
 #include "mtp/op.h"
+#include "mtp/quant.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -97,8 +98,10 @@ bool mtp_tspec_shape(const struct mtp_tspec *s, const struct mtp_dims *d,
 enum mtp_dtype mtp_tspec_dtype(const struct mtp_tspec *s, enum mtp_dtype act)
 {
 	switch (s->cls) {
-	case MTP_TC_ACT: return act;
-	case MTP_TC_PARAM: return MTP_F32;
+	case MTP_TC_ACT:
+	case MTP_TC_QWEIGHT: return act;
+	case MTP_TC_PARAM:
+	case MTP_TC_QSCALE: return MTP_F32;
 	case MTP_TC_LOGITS: return MTP_F32;
 	default: return MTP_I64;
 	}
@@ -113,6 +116,8 @@ static bool bind_input(const struct mtp_tspec *s, const struct mtp_tensor *t,
 
 	if (n != t->ndim)
 		return false;
+	if (s->cls == MTP_TC_QSCALE) /* its dims are ceil(dim / 128) */
+		return true;
 	for (int i = 0; i < n; i++) {
 		if (en[i] - st[i] != 1 || !dim_slot(d, *st[i]))
 			continue;
@@ -129,6 +134,8 @@ static bool dtype_ok(const struct mtp_tspec *s, enum mtp_dtype dt,
 {
 	switch (s->cls) {
 	case MTP_TC_ACT: return dt == act;
+	case MTP_TC_QWEIGHT: return dt == act || dt == MTP_F8E4M3;
+	case MTP_TC_QSCALE: return dt == MTP_F32 || dt == MTP_F8E8M0;
 	case MTP_TC_PARAM: return mtp_dtype_is_float(dt);
 	case MTP_TC_INDEX: return dt == MTP_I64 || dt == MTP_I32;
 	default: return true;
@@ -164,13 +171,20 @@ static enum mtp_status check_input(const struct mtp_tspec *s,
 			 s->name, got, s->shape);
 		return MTP_ERR_INVALID;
 	}
+	for (int i = 0; s->cls == MTP_TC_QSCALE && i < nd; i++)
+		want[i] = (want[i] + MTP_QUANT_BLOCK - 1) / MTP_QUANT_BLOCK;
 	bool same = nd == t->ndim;
 
 	for (int i = 0; same && i < nd; i++)
 		same = want[i] == t->shape[i];
 	if (!same) {
-		snprintf(err, errn, "input '%s': shape %s breaks the rule [%s]",
-			 s->name, got, s->shape);
+		snprintf(
+			err, errn,
+			"input '%s': shape %s breaks the rule [%s]%s", s->name,
+			got, s->shape,
+			s->cls == MTP_TC_QSCALE
+				? " (a block scale: each dim / 128, rounded up)"
+				: "");
 		return MTP_ERR_INVALID;
 	}
 	if (!dtype_ok(s, t->dtype, act)) {
@@ -248,5 +262,5 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (*all[i] < 0)
 			*all[i] = 0; /* symbols the problem does not use */
-	return MTP_OK;
+	return mtp_quant_check(sig, p, inputs, err, errn);
 }

@@ -179,3 +179,61 @@ Test(ops, hc_pre_shapes_bind_and_mismatch_is_named)
 		 "input 'fn': shape [24,255] breaks the rule [2*M+M*M,M*H]",
 		 &d);
 }
+
+/* [§12.2] eh_proj with a float8 weight: the scale is required, shaped
+ * [ceil(H/128), ceil(2H/128)], float32 or e8m0, and refused without one. */
+static enum mtp_status bind_fp8(const char *attr_spec, bool with_scale,
+				const int64_t *sshape, enum mtp_dtype wdt,
+				char *err, size_t errn)
+{
+	struct mtp_attr_list a = attrs(attr_spec);
+	struct mtp_tensor_list in = {0};
+	struct mtp_params p;
+	static struct mtp_signature sig;
+	struct mtp_dims d;
+	enum mtp_dtype act;
+	struct mtp_named *x = mtp_list_add(&in, "x");
+	struct mtp_named *w = mtp_list_add(&in, "weight");
+	enum mtp_status st;
+
+	*x = (struct mtp_named){.name = "x", .t = {MTP_BF16, 2, {3, 400}}};
+	*w = (struct mtp_named){.name = "weight", .t = {wdt, 2, {200, 400}}};
+	if (with_scale) {
+		struct mtp_named *s = mtp_list_add(&in, "weight_scale_inv");
+
+		*s = (struct mtp_named){
+			.name = "weight_scale_inv",
+			.t = {MTP_F8E8M0, 2, {sshape[0], sshape[1]}}};
+	}
+	cr_assert_eq(mtp_params_parse(mtp_op_find("eh_proj"),
+				      MTP_FAMILY_DEEPSEEK_V3, &a, &p, err,
+				      errn),
+		     MTP_OK, "%s", err);
+	mtp_signature_build(mtp_op_find("eh_proj"), &p, &in, &sig, err, errn);
+	st = mtp_signature_bind(&sig, &p, &in, &d, &act, err, errn);
+	mtp_list_fini(&in);
+	return st;
+}
+
+Test(ops, fp8_weight_needs_its_block_scale)
+{
+	const int64_t good[2] = {2, 4}, bad[2] = {2, 3};
+	char err[256] = "";
+
+	cr_expect_eq(bind_fp8("proj_quant=fp8_w8a8", true, good, MTP_F8E4M3,
+			      err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_expect_eq(bind_fp8("", false, good, MTP_F8E4M3, err, sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "without its block scale") != NULL, "%s", err);
+	cr_expect_eq(bind_fp8("", true, bad, MTP_F8E4M3, err, sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "block scale") != NULL, "%s", err);
+	cr_expect_eq(bind_fp8("", true, good, MTP_BF16, err, sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "not float8_e4m3fn") != NULL, "%s", err);
+	cr_expect_eq(bind_fp8("proj_quant=none", true, good, MTP_F8E4M3, err,
+			      sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "proj_quant = none") != NULL, "%s", err);
+}

@@ -32,6 +32,8 @@ void mtp_cpu_cfg_init(const struct mtp_call *c, struct mtp_cpu_cfg *cfg)
 	cfg->m = c->dims.m ? c->dims.m : 1;
 	cfg->v = c->dims.v;
 	cfg->f = c->dims.f;
+	cfg->quant.scheme = p->proj_quant;
+	cfg->quant.act_eps = p->act_quant_eps;
 }
 
 void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,
@@ -61,6 +63,10 @@ void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,
 	w->hc_head_base = mtp_cpu_in(c, pfx, "hc_head_base");
 	w->shared_head_norm_w = mtp_cpu_in(c, pfx, "shared_head_norm_weight");
 	w->head_w = mtp_cpu_in(c, pfx, "head_weight");
+	mtp_cpu_qw_get(c, pfx, "eh_proj_weight", &w->eh_proj);
+	mtp_cpu_qw_get(c, pfx, "e_proj_weight", &w->e_proj);
+	mtp_cpu_qw_get(c, pfx, "h_proj_weight", &w->h_proj);
+	mtp_cpu_qw_get(c, pfx, "head_weight", &w->head);
 }
 
 /* out [T,H] = W_down . act(silu(act(W_gate x)) * act(W_up x)) [§10]. */

@@ -21,6 +21,7 @@
 
 #include "mtp/backend.h"
 #include "mtp/op.h"
+#include "mtp/quant.h"
 
 /* Hot loops get an AVX2 clone picked at load time where the CPU has it. */
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -168,6 +169,29 @@ enum mtp_status mtp_cpu_gemm(enum mtp_dtype act, const void *x, const void *w,
 enum mtp_status mtp_cpu_linear(enum mtp_dtype act, const void *x, const void *w,
 			       int64_t rows, int64_t in, int64_t out, void *y);
 
+/* ---- FP8 projections (qgemm.c) [§12.2] -------------------------------- */
+
+/* A projection weight [out,in]: activations, or e4m3 bytes with their
+ * block scale [ceil(out/128), ceil(in/128)] (float32 or e8m0). */
+struct mtp_cpu_qw {
+	const void *w;
+	const void *scale; /* NULL: w is in the activation dtype */
+	enum mtp_dtype scale_dt;
+};
+/* The weight input pfx + name and its scale, if it is float8. */
+void mtp_cpu_qw_get(const struct mtp_call *c, const char *pfx, const char *name,
+		    struct mtp_cpu_qw *w);
+/* mtp_cpu_gemm / mtp_cpu_linear with an optionally quantized weight; q
+ * says weight-only or W8A8 (ignored without a scale). */
+enum mtp_status mtp_cpu_qgemm(enum mtp_dtype act, const void *x,
+			      const struct mtp_cpu_qw *w,
+			      const struct mtp_ref_quant *q, int64_t rows,
+			      int64_t in, int64_t out, float *y);
+enum mtp_status mtp_cpu_qlinear(enum mtp_dtype act, const void *x,
+				const struct mtp_cpu_qw *w,
+				const struct mtp_ref_quant *q, int64_t rows,
+				int64_t in, int64_t out, void *y);
+
 /* ---- tensor lookup (backend_cpu.c) ------------------------------------ */
 
 /* The data of the input/output named pfx+name, or NULL if absent. */
@@ -210,9 +234,12 @@ mtp_cpu_mtp_input_norm_rows(enum mtp_dtype act, const int64_t *positions,
 			    int64_t m, int64_t h, float eps,
 			    enum mtp_rounding rnd, void *e_out, void *p_out);
 enum mtp_status mtp_cpu_eh_proj_hc_rows(enum mtp_dtype act, const void *e,
-					const void *p, const void *e_proj_w,
-					const void *h_proj_w, int64_t t,
-					int64_t m, int64_t h, void *x);
+					const void *p,
+					const struct mtp_cpu_qw *e_proj_w,
+					const struct mtp_cpu_qw *h_proj_w,
+					const struct mtp_ref_quant *q,
+					int64_t t, int64_t m, int64_t h,
+					void *x);
 
 /* The constants of one hc_pre [§4.4.1]. */
 struct mtp_cpu_hc_pre {
@@ -250,8 +277,10 @@ enum mtp_status mtp_cpu_hc_head_rows(enum mtp_dtype act, const void *x,
 				     int64_t h, float rms_eps, float hc_eps,
 				     enum mtp_hc_head_variant variant, void *y);
 enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
-				     const void *w, int64_t t, int64_t v,
-				     int64_t h, float *logits, int64_t *token);
+				     const struct mtp_cpu_qw *w,
+				     const struct mtp_ref_quant *q, int64_t t,
+				     int64_t v, int64_t h, float *logits,
+				     int64_t *token);
 
 /* ---- the synthetic block, one step, the chain ------------------------- */
 
@@ -265,6 +294,7 @@ struct mtp_cpu_cfg {
 	enum mtp_contract contract;
 	enum mtp_hc_head_variant variant;
 	int64_t t, h, m, v, f;
+	struct mtp_ref_quant quant; /* [§12.2] the step's float8 projections */
 };
 void mtp_cpu_cfg_init(const struct mtp_call *c, struct mtp_cpu_cfg *cfg);
 
@@ -278,6 +308,8 @@ struct mtp_cpu_layer {
 	const float *hc_ffn_fn, *hc_ffn_scale, *hc_ffn_base;
 	const float *hc_head_fn, *hc_head_scale, *hc_head_base;
 	const void *shared_head_norm_w, *head_w;
+	/* the projections again, with their block scales if float8 */
+	struct mtp_cpu_qw eh_proj, e_proj, h_proj, head;
 };
 void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,
 		       struct mtp_cpu_layer *w);

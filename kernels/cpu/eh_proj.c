@@ -6,7 +6,12 @@
 
 enum mtp_status mtp_cpu_op_eh_proj(const struct mtp_call *c)
 {
-	return mtp_cpu_linear(
-		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "weight"),
-		c->dims.t, 2 * c->dims.h, c->dims.h, mtp_cpu_out(c, "", "y"));
+	struct mtp_cpu_qw w;
+	const struct mtp_ref_quant q = {c->params->proj_quant,
+					c->params->act_quant_eps};
+
+	mtp_cpu_qw_get(c, "", "weight", &w);
+	return mtp_cpu_qlinear(c->act, mtp_cpu_in(c, "", "x"), &w, &q,
+			       c->dims.t, 2 * c->dims.h, c->dims.h,
+			       mtp_cpu_out(c, "", "y"));
 }

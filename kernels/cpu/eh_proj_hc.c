@@ -30,10 +30,10 @@ static void sum_one(const void *ctx, int64_t r, float *buf)
 	}
 }
 
-enum mtp_status mtp_cpu_eh_proj_hc_rows(enum mtp_dtype act, const void *e,
-					const void *p, const void *e_proj_w,
-					const void *h_proj_w, int64_t t,
-					int64_t m, int64_t h, void *x)
+enum mtp_status mtp_cpu_eh_proj_hc_rows(
+	enum mtp_dtype act, const void *e, const void *p,
+	const struct mtp_cpu_qw *e_proj_w, const struct mtp_cpu_qw *h_proj_w,
+	const struct mtp_ref_quant *q, int64_t t, int64_t m, int64_t h, void *x)
 {
 	float *ep = mtp_cpu_floats((size_t)(t * h + t * m * h));
 	float *hp = ep + t * h;
@@ -42,9 +42,9 @@ enum mtp_status mtp_cpu_eh_proj_hc_rows(enum mtp_dtype act, const void *e,
 
 	if (!ep)
 		return MTP_ERR_NOMEM;
-	st = mtp_cpu_gemm(act, e, e_proj_w, t, h, h, ep);
+	st = mtp_cpu_qgemm(act, e, e_proj_w, q, t, h, h, ep);
 	if (!st)
-		st = mtp_cpu_gemm(act, p, h_proj_w, t * m, h, h, hp);
+		st = mtp_cpu_qgemm(act, p, h_proj_w, q, t * m, h, h, hp);
 	if (!st)
 		st = mtp_cpu_rows(t, m * h, (size_t)h, sum_one, &g);
 	mtp_cpu_free(ep);
@@ -53,9 +53,14 @@ enum mtp_status mtp_cpu_eh_proj_hc_rows(enum mtp_dtype act, const void *e,
 
 enum mtp_status mtp_cpu_op_eh_proj_hc(const struct mtp_call *c)
 {
-	return mtp_cpu_eh_proj_hc_rows(
-		c->act, mtp_cpu_in(c, "", "e"), mtp_cpu_in(c, "", "p"),
-		mtp_cpu_in(c, "", "e_proj_weight"),
-		mtp_cpu_in(c, "", "h_proj_weight"), c->dims.t, c->dims.m,
-		c->dims.h, mtp_cpu_out(c, "", "x"));
+	struct mtp_cpu_qw ew, hw;
+	const struct mtp_ref_quant q = {c->params->proj_quant,
+					c->params->act_quant_eps};
+
+	mtp_cpu_qw_get(c, "", "e_proj_weight", &ew);
+	mtp_cpu_qw_get(c, "", "h_proj_weight", &hw);
+	return mtp_cpu_eh_proj_hc_rows(c->act, mtp_cpu_in(c, "", "e"),
+				       mtp_cpu_in(c, "", "p"), &ew, &hw, &q,
+				       c->dims.t, c->dims.m, c->dims.h,
+				       mtp_cpu_out(c, "", "x"));
 }

@@ -19,10 +19,12 @@ static int64_t argmax_row(const float *l, int64_t v)
 }
 
 enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
-				     const void *w, int64_t t, int64_t v,
-				     int64_t h, float *logits, int64_t *token)
+				     const struct mtp_cpu_qw *w,
+				     const struct mtp_ref_quant *q, int64_t t,
+				     int64_t v, int64_t h, float *logits,
+				     int64_t *token)
 {
-	enum mtp_status st = mtp_cpu_gemm(act, x, w, t, h, v, logits);
+	enum mtp_status st = mtp_cpu_qgemm(act, x, w, q, t, h, v, logits);
 
 	if (st)
 		return st;
@@ -34,8 +36,13 @@ enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 
 enum mtp_status mtp_cpu_op_lm_head(const struct mtp_call *c)
 {
-	return mtp_cpu_lm_head_rows(
-		c->act, mtp_cpu_in(c, "", "x"), mtp_cpu_in(c, "", "weight"),
-		c->dims.t, c->dims.v, c->dims.h, mtp_cpu_out(c, "", "logits"),
-		mtp_cpu_out(c, "", "token"));
+	struct mtp_cpu_qw w;
+	const struct mtp_ref_quant q = {c->params->proj_quant,
+					c->params->act_quant_eps};
+
+	mtp_cpu_qw_get(c, "", "weight", &w);
+	return mtp_cpu_lm_head_rows(c->act, mtp_cpu_in(c, "", "x"), &w, &q,
+				    c->dims.t, c->dims.v, c->dims.h,
+				    mtp_cpu_out(c, "", "logits"),
+				    mtp_cpu_out(c, "", "token"));
 }

@@ -53,7 +53,8 @@ static enum mtp_status step_v3(const struct mtp_cpu_cfg *cfg,
 
 	st = mtp_cpu_eh_norm_rows(act, &en, z);
 	if (!st)
-		st = mtp_cpu_linear(act, z, w->eh_proj_w, t, 2 * h, h, x0);
+		st = mtp_cpu_qlinear(act, z, &w->eh_proj, &cfg->quant, t, 2 * h,
+				     h, x0);
 	if (!st)
 		st = mtp_cpu_block_v3(cfg, w, x0, NULL, o->block_out,
 				      o->block_residual);
@@ -66,8 +67,9 @@ static enum mtp_status step_v3(const struct mtp_cpu_cfg *cfg,
 					  cfg->rnd, o->hidden_post);
 	if (!st) {
 		memcpy(o->recycled, o->hidden_post, nb);
-		st = mtp_cpu_lm_head_rows(act, o->hidden_post, w->head_w, t,
-					  cfg->v, h, o->logits, o->token);
+		st = mtp_cpu_lm_head_rows(act, o->hidden_post, &w->head,
+					  &cfg->quant, t, cfg->v, h, o->logits,
+					  o->token);
 	}
 	mtp_cpu_arena_fini(&ar);
 	return st;
@@ -85,9 +87,9 @@ static enum mtp_status v4_input(const struct mtp_cpu_cfg *cfg,
 					 w->enorm_w, w->hnorm_w, cfg->t, cfg->m,
 					 cfg->h, cfg->eps, cfg->rnd, e, p);
 	if (!st)
-		st = mtp_cpu_eh_proj_hc_rows(cfg->act, e, p, w->e_proj_w,
-					     w->h_proj_w, cfg->t, cfg->m,
-					     cfg->h, x0);
+		st = mtp_cpu_eh_proj_hc_rows(cfg->act, e, p, &w->e_proj,
+					     &w->h_proj, &cfg->quant, cfg->t,
+					     cfg->m, cfg->h, x0);
 	return st;
 }
 
@@ -121,8 +123,8 @@ static enum mtp_status v4_output(const struct mtp_cpu_cfg *cfg,
 					  w->shared_head_norm_w, t, h, cfg->eps,
 					  cfg->rnd, hn);
 	if (!st)
-		st = mtp_cpu_lm_head_rows(act, hn, w->head_w, t, cfg->v, h,
-					  o->logits, o->token);
+		st = mtp_cpu_lm_head_rows(act, hn, &w->head, &cfg->quant, t,
+					  cfg->v, h, o->logits, o->token);
 	return st;
 }
 

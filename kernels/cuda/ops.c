@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nv_internal.h"
+#include "mtp/quant.h"
 
 const struct mtp_tensor *mtp_nv_in(const struct mtp_call *c, const char *name)
 {
@@ -86,6 +87,8 @@ static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
 bool mtp_nv_op_supported(const struct mtp_call *c)
 {
 	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
+		return false;
+	if (mtp_call_has_fp8(c)) /* no FP8 kernels here (SPEC.md §12.2) */
 		return false;
 	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
 	    !tensors_ok(c->sig->out, c->out, c->n_out))

@@ -35,6 +35,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fp8  # noqa: E402
 import numerics as nx  # noqa: E402
 import ops  # noqa: E402
 import writer  # noqa: E402
@@ -78,6 +79,25 @@ class Mat:
             blk = self.block(r, min(r + CHUNK, self.shape[0]))
             out[:, r:r + blk.shape[0]] = ops.linear(x2, blk) if self.exact else x2 @ blk.T
         return out.reshape(lead + (self.shape[0],))
+
+
+class QMat:
+    """A projection stored as a float8 checkpoint holds it (SPEC.md §12.2):
+    e4m3 values with 128x128 block scales (float32 or e8m0), quantized from
+    a bf16 Mat by the generator's own fp8.py."""
+
+    def __init__(self, mat, scale_dtype):
+        self.wq, self.scale = fp8.quantize_weight(mat.block(0, mat.shape[0]), scale_dtype)
+        self.scale_dtype = scale_dtype
+        self.shape = mat.shape
+
+    def qlinear(self, x, p):
+        """Unrounded projection under the case's activation scheme."""
+        return fp8.qlinear(x, self.wq, self.scale, p["proj_quant"], p.get("act_quant_eps", 1e-10))
+
+
+def project(w, x, p):
+    return w.qlinear(x, p) if isinstance(w, QMat) else w.linear(x)
 
 
 def vec(rng, n, lo, hi):
@@ -129,7 +149,7 @@ def glue_v3(E, pos, P, lw, p, mask=True):
     e = ops.rmsnorm(ops.mask_pos0(E, pos) if mask else E, lw["enorm_weight"], p["eps"],
                     p["rounding"], BF)
     h = ops.rmsnorm(P, lw["hnorm_weight"], p["eps"], p["rounding"], BF)
-    return nx.rnd(lw["eh_proj_weight"].linear(np.concatenate([e, h], axis=-1)), BF)
+    return nx.rnd(project(lw["eh_proj_weight"], np.concatenate([e, h], axis=-1), p), BF)
 
 
 def glue_v4(E, pos, P, lw, p, mask=True):
@@ -138,8 +158,8 @@ def glue_v4(E, pos, P, lw, p, mask=True):
     e = ops.rmsnorm(ops.mask_pos0(E, pos) if mask else E, lw["enorm_weight"], p["eps"],
                     p["rounding"], BF)
     h = ops.rmsnorm(P.reshape(t, m, -1), lw["hnorm_weight"], p["eps"], p["rounding"], BF)
-    hp = nx.rnd(lw["h_proj_weight"].linear(h), BF)
-    ep = nx.rnd(lw["e_proj_weight"].linear(e), BF)
+    hp = nx.rnd(project(lw["h_proj_weight"], h, p), BF)
+    ep = nx.rnd(project(lw["e_proj_weight"], e, p), BF)
     return nx.rnd(hp + ep[:, None, :], BF)
 
 
@@ -274,6 +294,19 @@ def attrs_of(family, contract, seed, k=None, l=None, variant="cuda", rounding="f
     return a
 
 
+def weight_inputs(prefix, lw):
+    """A layer's weights as inputs; a QMat becomes X_weight (e4m3) and
+    X_scale_inv (its block scales)."""
+    ins = {}
+    for n, w in lw.items():
+        if isinstance(w, QMat):
+            ins[prefix + n] = (w.wq, fp8.E4M3)
+            ins[prefix + n.replace("_weight", "_scale_inv")] = (w.scale, w.scale_dtype)
+        else:
+            ins[prefix + n] = (w, F32 if n.startswith("hc_head") else BF)
+    return ins
+
+
 def make_case(cid, attrs, shared, t, bug, rng):
     """One case as {attrs, inputs, outputs}; inputs may hold Mat objects."""
     p = dict(attrs)
@@ -290,8 +323,7 @@ def make_case(cid, attrs, shared, t, bug, rng):
         E = shared["embed"].rows(ids)
         lw, bw = layers[0]
         ins["embeds"] = (E, BF)
-        ins.update({n: (w, BF if n not in ("hc_head_fn", "hc_head_scale", "hc_head_base")
-                        else F32) for n, w in lw.items()})
+        ins.update(weight_inputs("", lw))
         cap, out = engine_step(E, pos, prev, lw, bw, lw, p, bug)
         ins.update({n: (v, CAP_DT[n]) for n, v in cap.items()})
         outs.update({n: (v, OUT_DT[n]) for n, v in out.items()})
@@ -302,8 +334,7 @@ def make_case(cid, attrs, shared, t, bug, rng):
     ins.update({"embed_table": (shared["embed"], BF), "input_ids": (ids[0], I64),
                 "next_tokens": (ids[1:], I64)})
     for li, (lw, _) in enumerate(layers):
-        ins.update({("layer.%d/" % li) + n: (w, BF if not n.startswith("hc_head") else F32)
-                    for n, w in lw.items()})
+        ins.update(weight_inputs("layer.%d/" % li, lw))
     P = prev
     for s in range(k):
         li = s % nl
@@ -337,6 +368,11 @@ PLAN = [
     ("step.v4.deferred.MISSING_POS0_MASK", "deepseek_v4", "deferred", None, None,
      "MISSING_POS0_MASK"),
     ("step.v4.internal.ok", "deepseek_v4", "internal", None, None, None),
+    # V4 checkpoints ship e_proj/h_proj in FP8 (SPEC.md §12.2): both schemes
+    ("step.v4.deferred.fp8_w.e8m0s.ok", "deepseek_v4", "deferred", None, None, None),
+    ("step.v4.deferred.fp8_w8a8.f32s.ok", "deepseek_v4", "deferred", None, None, None),
+    ("step.v4.deferred.fp8_w.f32s.QUANT_SCALE_DROPPED", "deepseek_v4", "deferred", None, None,
+     "QUANT_SCALE_DROPPED"),
     ("chain.v3.L1.K3.ok", "deepseek_v3", None, 3, 1, None),
     ("chain.v3.L1.K3.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 1, "PRE_NORM_RECYCLE"),
     # recycled and hidden_pre left out: only step 1's captured block input shows it
@@ -351,6 +387,38 @@ PLAN = [
 ]
 
 
+QUANT = {"fp8_w": "fp8_w", "fp8_w8a8": "fp8_w8a8"}
+SCALE_DT = {"e8m0s": fp8.E8M0, "f32s": F32}
+
+
+def quantized(shared, scale_dtype):
+    """The same layers with e_proj/h_proj (V4) or eh_proj (V3) in FP8."""
+    layers = []
+    for lw, bw in shared["layers"]:
+        lw = dict(lw)
+        for n in ("e_proj_weight", "h_proj_weight", "eh_proj_weight"):
+            if n in lw:
+                lw[n] = QMat(lw[n], scale_dtype)
+        layers.append((lw, bw))
+    return dict(shared, layers=layers)
+
+
+def dropped_scale(shared):
+    """What an engine that loses the block scales computes with: the raw e4m3
+    values as the weight (scale 1)."""
+    layers = []
+    for lw, bw in shared["layers"]:
+        lw = dict(lw)
+        for n, w in lw.items():
+            if isinstance(w, QMat):
+                raw = QMat.__new__(QMat)
+                raw.wq, raw.scale, raw.scale_dtype, raw.shape = \
+                    w.wq, np.ones_like(w.scale), w.scale_dtype, w.shape
+                lw[n] = raw
+        layers.append((lw, bw))
+    return dict(shared, layers=layers)
+
+
 def build(plan, h, v, t, seed, exact):
     head = Mat(np.random.default_rng(seed), v, h, 1.0, exact)  # shared by every layer
     shared = {f: shared_weights(seed + 1 + i, h, head, 2, f, exact)
@@ -360,7 +428,21 @@ def build(plan, h, v, t, seed, exact):
         a = attrs_of(fam, contract, seed * 100 + i, k, l)
         if cid == "chain.v3.L2.K3.ok":
             a["max_position"] = 3000  # rule 15: positions + s clamp
-        c = make_case(cid, a, shared[fam], t, bug, np.random.default_rng(seed + i))
+        sh = shared[fam]
+        q = [x for x in cid.split(".") if x in QUANT]
+        if q:
+            sdt = SCALE_DT[[x for x in cid.split(".") if x in SCALE_DT][0]]
+            key = (fam, sdt)
+            if key not in shared:
+                shared[key] = quantized(sh, sdt)
+            sh = shared[key]
+            a["proj_quant"] = QUANT[q[0]]
+        c = make_case(cid, a, sh, t, bug, np.random.default_rng(seed + i))
+        if bug == "QUANT_SCALE_DROPPED":  # the engine ran without the scales
+            bad = make_case(cid, a, dropped_scale(sh), t, None, np.random.default_rng(seed + i))
+            c["outputs"] = bad["outputs"]
+            c["inputs"].update({n: x for n, x in bad["inputs"].items() if n.startswith("step.")
+                                or n in CAP_DT})
         if ".norecycled." in cid:
             c["outputs"] = {n: x for n, x in c["outputs"].items()
                             if not n.endswith(("/recycled", "/hidden_pre"))}
@@ -442,7 +524,10 @@ REAL_FILES = (("steps.h5", lambda cid: cid.startswith("step.")),
 
 
 def write_real(out_dir, t, only=None):
-    plan = [e for e in PLAN if not only or e[0] in only]
+    # the scale-dropping bug is judged at small size only (its hypothesis
+    # costs another real-size reference run)
+    plan = [e for e in PLAN if (not only and e[5] != "QUANT_SCALE_DROPPED") or
+            (only and e[0] in only)]
     built = build(plan, 7168, 129280, t, 7300, False)
     os.makedirs(out_dir, exist_ok=True)
     for fname, pick in REAL_FILES:

@@ -35,6 +35,9 @@ FILES = {
     "chains.h5": "draft_chain: K=3 steps, L=2 layers, pass_step_idx 0 and 1 (SPEC.md §5)",
     "edge.h5": "edge cases: position 0 (whole batch), zero rows, rows near the format limits, "
                "tiny values, NaN/Inf propagation, overflow to Inf, argmax ties",
+    "fp8.h5": "FP8 block-quantized projections (SPEC.md §12.2, FORMAT.md version 2): eh_proj, "
+              "eh_proj_hc, lm_head, mtp_step under fp8_w and fp8_w8a8, float32 and e8m0 scales, "
+              "zero rows (the act_quant_eps clamp)",
     "fullsize.h5": "ops without an [H,H] weight at the real hidden sizes of SPEC.md §1 "
                    "(7168, 6144, 5120, 4096)",
 }
@@ -68,7 +71,8 @@ def _attr_value(name, p):
              "hc_eps": p["hc_eps"], "sinkhorn_iters": p.get("iters"), "post_mult": p["post_mult"],
              "block_contract": p.get("block_contract"), "hc_head_variant": p.get("hc_head_variant"),
              "variant": p.get("variant"), "num_steps": p.get("K"), "num_layers": p.get("L"),
-             "pass_step_idx": p.get("pass_step_idx")}
+             "pass_step_idx": p.get("pass_step_idx"), "proj_quant": p.get("proj_quant"),
+             "act_quant_eps": p.get("act_quant_eps")}
     table.update(hc)
     v = table[name]
     if v is None:
@@ -474,7 +478,47 @@ def _fullsize():
              fam, T=t, H=h, dt="bfloat16")
 
 
-for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _edge, _fullsize):
+def _fp8():
+    f = "fp8.h5"
+    sd = {"float32": "f32s", "float8_e8m0fnu": "e8m0s"}
+    for q in ("fp8_w", "fp8_w8a8"):
+        for sdt in ("float32", "float8_e8m0fnu"):
+            tag = "%s.%s" % (q, sd[sdt])
+            spec(f, "eh_proj.bf16.%s.T5.H160" % tag, "eh_proj", "deepseek_v3",
+                 seed_key="fp8.eh_proj.T5.H160", T=5, H=160, dt="bfloat16", proj_quant=q,
+                 scale_dt=sdt, zero_row0=True)
+            spec(f, "eh_proj_hc.bf16.%s.M4.T3.H160" % tag, "eh_proj_hc", "deepseek_v4",
+                 seed_key="fp8.eh_proj_hc.M4.T3.H160", T=3, H=160, M=4, dt="bfloat16",
+                 proj_quant=q, scale_dt=sdt, zero_row0=True)
+            spec(f, "lm_head.bf16.%s.T3.H136.V260" % tag, "lm_head", "deepseek_v3",
+                 seed_key="fp8.lm_head.T3.H136.V260", T=3, H=136, V=260, dt="bfloat16",
+                 proj_quant=q, scale_dt=sdt)
+        spec(f, "mtp_step.deepseek_v3.bf16.fused.%s.T4.H136" % q, "mtp_step", "deepseek_v3",
+             seed_key="fp8.mtp_step.v3.T4.H136", edits=(set_positions([0, 7, 8, 0]),),
+             T=4, H=136, F=64, V=100, rounding="fused", dt="bfloat16", proj_quant=q,
+             target_head=True)
+        spec(f, "mtp_step.deepseek_v4.bf16.fused.deferred.cuda.%s.e8m0s.M4.T3.H136" % q,
+             "mtp_step", "deepseek_v4", seed_key="fp8.mtp_step.v4.T3.H136",
+             edits=(set_positions([0, 4, 5]),), T=3, H=136, F=64, V=100, M=4, iters=20,
+             rounding="fused", block_contract="deferred", hc_head_variant="cuda", dt="bfloat16",
+             proj_quant=q, scale_dt="float8_e8m0fnu", qnames=["e_proj_weight", "h_proj_weight"])
+    # chains: two layers with their own scales, the target's head beside the layers' own
+    spec(f, "draft_chain.deepseek_v3.bf16.fused.fp8_w8a8.K3.L2.pass1.T4.H136", "draft_chain",
+         "deepseek_v3", T=4, H=136, F=64, V=100, K=3, L=2, pass_step_idx=1, rounding="fused",
+         dt="bfloat16", proj_quant="fp8_w8a8", target_head=True)
+    spec(f, "draft_chain.deepseek_v4.bf16.fused.deferred.cuda.fp8_w.e8m0s.K2.L2.pass1.M2.T3.H136",
+         "draft_chain", "deepseek_v4", T=3, H=136, F=64, V=100, K=2, L=2, pass_step_idx=1,
+         M=2, iters=20, rounding="fused", block_contract="deferred", hc_head_variant="cuda",
+         dt="bfloat16", proj_quant="fp8_w", scale_dt="float8_e8m0fnu",
+         qnames=["e_proj_weight", "h_proj_weight"], target_head=True)
+    # the eps clamp on its own: a zero group with a declared act_quant_eps
+    spec(f, "eh_proj.bf16.fp8_w8a8.f32s.eps1e-6.T5.H160", "eh_proj", "deepseek_v3",
+         seed_key="fp8.eh_proj.T5.H160", T=5, H=160, dt="bfloat16", proj_quant="fp8_w8a8",
+         scale_dt="float32", zero_row0=True, act_quant_eps=1e-6)
+
+
+for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _edge, _fullsize,
+                 _fp8):
     _section()
 
 

@@ -13,12 +13,14 @@ are exactly representable in the format they were rounded to.
 
 import numpy as np
 
+import fp8
+
 # (exponent bits, mantissa bits) of the 16-bit formats
 _FORMATS = {"bfloat16": (8, 7), "float16": (5, 10)}
 
 FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
 INT_DTYPES = ("int64", "int32")
-DTYPES = FLOAT_DTYPES + INT_DTYPES
+DTYPES = FLOAT_DTYPES + INT_DTYPES + fp8.DTYPES
 
 # short names used in case ids
 SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
@@ -107,6 +109,8 @@ def f32(x):
 
 def encode(values, dtype):
     """Array to store in HDF5 for `dtype` (values must already be representable)."""
+    if dtype in fp8.DTYPES:
+        return fp8.encode(values, dtype)
     if dtype in _FORMATS:
         ebits, mbits = _FORMATS[dtype]
         return _narrow_bits(values, ebits, mbits).astype("<u2")
@@ -124,6 +128,8 @@ def encode(values, dtype):
 
 def decode(stored, dtype):
     """Stored HDF5 array -> float64 values (floats) or int64 (ints)."""
+    if dtype in fp8.DTYPES:
+        return fp8.decode(stored, dtype)
     if dtype in _FORMATS:
         return bits_to_float(np.asarray(stored, dtype=np.uint16), dtype)
     if dtype in ("float32", "float64"):
@@ -133,6 +139,8 @@ def decode(stored, dtype):
 
 def representable(values, dtype):
     """True when every value is exactly representable in dtype (NaN allowed)."""
+    if dtype in fp8.DTYPES:
+        return fp8.representable(values, dtype)
     v = np.asarray(values, dtype=np.float64)
     r = rnd(v, dtype)
     return bool(np.all((r == v) | (np.isnan(r) & np.isnan(v))))

@@ -10,6 +10,7 @@ parameters: T, H, dt and the op's own (eps, rounding, M, iters, ...).
 
 import numpy as np
 
+import fp8
 import ops
 import values as V
 
@@ -57,6 +58,35 @@ def _hc_kwargs(v, p):
     if p.get("norm"):
         kw.update(norm_weight=v["norm_weight"], norm_eps=a["norm_eps"])
     return kw
+
+
+def _quant_attrs(p):
+    """proj_quant (and act_quant_eps when a case sets it) of an FP8 case (§12.2)."""
+    if not p.get("proj_quant"):
+        return []
+    return ["proj_quant"] + (["act_quant_eps"] if "act_quant_eps" in p else [])
+
+
+def _with_quant(base):
+    return lambda p: list(base(p) if callable(base) else base) + _quant_attrs(p)
+
+
+def quantize_inputs(inp, names, p, prefix=""):
+    """Replace each weight in `names` by its e4m3 values + block scale (p["scale_dt"])."""
+    for name in names:
+        full = prefix + name
+        if full not in inp:
+            continue
+        w = inp[full][0]
+        # blocks of unequal magnitude, so that scales differ block to block (a scale
+        # matrix used transposed, or another layer's, must show)
+        bo, bi = np.indices(((w.shape[0] + 127) // 128, (w.shape[1] + 127) // 128))
+        w = w * fp8.expand_scale(2.0 ** ((bo * 3 + bi * 5) % 4 - 1.5), *w.shape)
+        wq, sc = fp8.quantize_weight(w, p.get("scale_dt", "float32"))
+        sname = full + "_scale_inv" if name == "weight" else full[:-len("weight")] + "scale_inv"
+        inp[full] = (wq, fp8.E4M3)
+        inp[sname] = (sc, p.get("scale_dt", "float32"))
+    return inp
 
 
 # --------------------------------------------------------------------------- norms
@@ -161,29 +191,37 @@ def compute_embed(v, p):
     return {"out": (ops.embed(v["input_ids"], v["embed_table"]), p["dt"])}
 
 
-@opdef("eh_proj", [])
+@opdef("eh_proj", _with_quant([]))
 def gen_eh_proj(rng, p):
     t, h, dt = p["T"], p["H"], p["dt"]
     x = np.concatenate([V.hidden(rng, (t, h), dt), V.hidden(rng, (t, h), dt)], axis=-1)
-    return {"x": (x, dt), "weight": (V.linear_weight(rng, h, 2 * h, dt), dt)}
+    if p.get("zero_row0"):          # a masked position-0 row: the W8A8 eps clamp
+        x[0] = 0.0
+    inp = {"x": (x, dt), "weight": (V.linear_weight(rng, h, 2 * h, dt), dt)}
+    return quantize_inputs(inp, ["weight"], p) if p.get("proj_quant") else inp
 
 
 @computes("eh_proj")
 def compute_eh_proj(v, p):
-    return {"y": (ops.eh_proj(v["x"], v["weight"], p["dt"]), p["dt"])}
+    return {"y": (ops.eh_proj(v["x"], v["weight"], p["dt"], v, "weight", p), p["dt"])}
 
 
-@opdef("eh_proj_hc", [])
+@opdef("eh_proj_hc", _with_quant([]))
 def gen_eh_proj_hc(rng, p):
     t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
-    return {"e": (V.hidden(rng, (t, h), dt), dt), "p": (V.hidden(rng, (t, m, h), dt), dt),
-            "e_proj_weight": (V.linear_weight(rng, h, h, dt), dt),
-            "h_proj_weight": (V.linear_weight(rng, h, h, dt), dt)}
+    inp = {"e": (V.hidden(rng, (t, h), dt), dt), "p": (V.hidden(rng, (t, m, h), dt), dt),
+           "e_proj_weight": (V.linear_weight(rng, h, h, dt), dt),
+           "h_proj_weight": (V.linear_weight(rng, h, h, dt), dt)}
+    if p.get("zero_row0"):
+        inp["e"][0][0] = 0.0
+    if p.get("proj_quant"):
+        quantize_inputs(inp, p.get("qnames", ["e_proj_weight", "h_proj_weight"]), p)
+    return inp
 
 
 @computes("eh_proj_hc")
 def compute_eh_proj_hc(v, p):
-    x = ops.eh_proj_hc(v["e"], v["p"], v["e_proj_weight"], v["h_proj_weight"], p["dt"])
+    x = ops.eh_proj_hc(v["e"], v["p"], v["e_proj_weight"], v["h_proj_weight"], p["dt"], v, p)
     return {"x": (x, p["dt"])}
 
 
@@ -198,15 +236,16 @@ def compute_all_reduce(v, p):
     return {"out": (ops.all_reduce(v["parts"], p["dt"]), p["dt"])}
 
 
-@opdef("lm_head", [])
+@opdef("lm_head", _with_quant([]))
 def gen_lm_head(rng, p):
     t, h, dt, vocab = p["T"], p["H"], p["dt"], p["V"]
-    return {"x": (V.hidden(rng, (t, h), dt), dt), "weight": (V.linear_weight(rng, vocab, h, dt), dt)}
+    inp = {"x": (V.hidden(rng, (t, h), dt), dt), "weight": (V.linear_weight(rng, vocab, h, dt), dt)}
+    return quantize_inputs(inp, ["weight"], p) if p.get("proj_quant") else inp
 
 
 @computes("lm_head")
 def compute_lm_head(v, p):
-    logits, token = ops.lm_head(v["x"], v["weight"])
+    logits, token = ops.lm_head(v["x"], v["weight"], v, "weight", p)
     return {"logits": (logits, F32), "token": (token, I64)}
 
 
@@ -314,6 +353,8 @@ def step_params(p):
     if p["family"] == "deepseek_v4":
         q.update(hc_mult=p["M"], hc_eps=p["hc_eps"], sinkhorn_iters=p["iters"],
                  post_mult=p["post_mult"], hc_head_variant=p.get("hc_head_variant"))
+    if p.get("proj_quant"):
+        q.update(proj_quant=p["proj_quant"], act_quant_eps=p.get("act_quant_eps", 1e-10))
     return q
 
 
@@ -335,7 +376,14 @@ def _step_attrs(p):
     a = ["eps", "rounding"]
     if p["family"] == "deepseek_v4":
         a += ["hc_mult", "hc_eps", "sinkhorn_iters", "post_mult", "block_contract", "hc_head_variant"]
-    return a
+    return a + _quant_attrs(p)
+
+
+def step_qnames(p):
+    """The projections an FP8 step case quantizes (default: all of the family's)."""
+    if p["family"] == "deepseek_v4":
+        return p.get("qnames", ["e_proj_weight", "h_proj_weight", "head_weight"])
+    return p.get("qnames", ["eh_proj_weight", "head_weight"])
 
 
 def _layer(rng, p):
@@ -354,7 +402,25 @@ def gen_mtp_step(rng, p):
     inp = {"embeds": (V.hidden(rng, (t, h), dt, 0.05), dt), "positions": (V.positions(rng, t), I64),
            "prev_hidden": (V.hidden(rng, (t, _prev_width(p)), dt), dt)}
     inp.update(_weights(_layer(rng, p), dt))
+    if p.get("proj_quant"):
+        quantize_inputs(inp, step_qnames(p), p)
+    return _target_head(rng, inp, p)
+
+
+def _target_head(rng, inp, p):
+    """The target model's lm_head beside the layer's own (SHARED_HEAD_OVERWRITE, §12.4),
+    drawn last so that the other inputs keep their seeds."""
+    if p.get("target_head"):
+        inp["target_head_weight"] = (V.linear_weight(rng, p["V"], p["H"], p["dt"]), p["dt"])
     return inp
+
+
+def _layers_of(v, p):
+    layers = []
+    for l in range(p["L"]):
+        pre = "layer.%d/" % l
+        layers.append({k[len(pre):]: val for k, val in v.items() if k.startswith(pre)})
+    return layers
 
 
 _STEP_OUT = {"post_mix": F32, "comb_mix": F32, "logits": F32, "token": I64}
@@ -377,24 +443,25 @@ def gen_draft_chain(rng, p):
     inp = {"embed_table": (V.hidden(rng, (p["V"], h), dt, 0.05), dt),
            "input_ids": (V.token_ids(rng, t, p["V"]), I64), "positions": (V.positions(rng, t), I64),
            "prev_hidden": (V.hidden(rng, (t, _prev_width(p)), dt), dt)}
-    layers = [_layer(rng, p) for _ in range(p["L"])]
+    lw = {}
+    for l in range(p["L"]):
+        for name, val in _weights(_layer(rng, p), dt).items():
+            lw["layer.%d/%s" % (l, name)] = val
+        if p.get("proj_quant"):
+            quantize_inputs(lw, step_qnames(p), p, "layer.%d/" % l)
+    layers = _layers_of({k: val for k, (val, _) in lw.items()}, p)
     # next_tokens: the tokens a live engine feeds, i.e. each step's own greedy draft
     _, nt = ops.draft_chain(p["family"], inp["embed_table"][0], inp["input_ids"][0],
                             inp["positions"][0], inp["prev_hidden"][0], layers, step_params(p), dt,
                             p["K"], p["pass_step_idx"])
     inp["next_tokens"] = (nt, I64)
-    for l, w in enumerate(layers):
-        for name, val in _weights(w, dt).items():
-            inp["layer.%d/%s" % (l, name)] = val
-    return inp
+    inp.update(lw)
+    return _target_head(rng, inp, p)
 
 
 @computes("draft_chain")
 def compute_draft_chain(v, p):
-    layers = []
-    for l in range(p["L"]):
-        pre = "layer.%d/" % l
-        layers.append({k[len(pre):]: val for k, val in v.items() if k.startswith(pre)})
+    layers = _layers_of(v, p)
     steps, _ = ops.draft_chain(p["family"], v["embed_table"], v["input_ids"], v["positions"],
                                v["prev_hidden"], layers, step_params(p), p["dt"], p["K"],
                                p["pass_step_idx"], v["next_tokens"])

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+import fp8
+
 from numerics import f32, rnd
 
 _exp_scalar = np.vectorize(math.exp, otypes=[np.float64])
@@ -121,15 +123,27 @@ def mtp_shared_head_rmsnorm(x, weight, eps, dt):
 
 # --------------------------------------------------------------------------- projections
 
-def eh_proj(x, weight, dt):
-    """Step V3-3: one GEMM, one rounding."""
-    return rnd(linear(x, weight), dt)
+def qproj(x, w, name, q):
+    """Unrounded projection by weight `name` of dict w: plain, or FP8 (§12.2) when
+    w holds its block scale (`<p>_scale_inv`, `weight_scale_inv` for a bare `weight`).
+    q: {"proj_quant": ..., "act_quant_eps": ...}."""
+    sname = name + "_scale_inv" if name == "weight" else name[:-len("weight")] + "scale_inv"
+    if sname not in w:
+        return linear(x, w[name])
+    return fp8.qlinear(x, w[name], w[sname], q["proj_quant"], q.get("act_quant_eps", 1e-10))
 
 
-def eh_proj_hc(e, p, e_proj_w, h_proj_w, dt):
+def eh_proj(x, weight, dt, w=None, name=None, q=None):
+    """Step V3-3: one GEMM, one rounding (w/name/q: a possibly quantized weight)."""
+    return rnd(linear(x, weight) if w is None else qproj(x, w, name, q), dt)
+
+
+def eh_proj_hc(e, p, e_proj_w, h_proj_w, dt, w=None, q=None):
     """Step V4-3: rnd(rnd(h_proj(p)) + rnd(e_proj(e)) broadcast over the streams)."""
-    hp = rnd(linear(p, h_proj_w), dt)
-    ep = rnd(linear(e, e_proj_w), dt)
+    if w is None:
+        w = {"e_proj_weight": e_proj_w, "h_proj_weight": h_proj_w}
+    hp = rnd(qproj(p, w, "h_proj_weight", q), dt)
+    ep = rnd(qproj(e, w, "e_proj_weight", q), dt)
     return rnd(hp + ep[:, None, :], dt)
 
 
@@ -141,13 +155,13 @@ def all_reduce(parts, dt):
     return rnd(acc, dt)
 
 
-def lm_head(x, weight):
+def lm_head(x, weight, w=None, name=None, q=None):
     """Step V3-6: float32 logits (no activation rounding); greedy token.
 
     np.argmax returns the first index among equal maxima, and the first NaN
     when a row holds one (NaN counts as the maximum).
     """
-    logits = f32(linear(x, weight))
+    logits = f32(linear(x, weight) if w is None else qproj(x, w, name, q))
     token = np.argmax(logits, axis=-1).astype(np.int64)
     return logits, token
 
@@ -292,11 +306,11 @@ def mtp_step_v3(embeds, positions, prev_hidden, w, p, dt):
     eps, rounding = p["eps"], p["rounding"]
     e = rmsnorm(mask_pos0(embeds, positions), w["enorm_weight"], eps, rounding, dt)
     ph = rmsnorm(prev_hidden, w["hnorm_weight"], eps, rounding, dt)
-    x0 = eh_proj(np.concatenate([e, ph], axis=-1), w["eh_proj_weight"], dt)
+    x0 = eh_proj(np.concatenate([e, ph], axis=-1), w["eh_proj_weight"], dt, w, "eh_proj_weight", p)
     h, r1 = mtp_block_v3(x0, w, eps, rounding, dt)
     h_pre = rnd(r1 + h, dt)
     h_post = rmsnorm(h_pre, w["shared_head_norm_weight"], eps, rounding, dt)
-    logits, token = lm_head(h_post, w["head_weight"])
+    logits, token = lm_head(h_post, w["head_weight"], w, "head_weight", p)
     return {"block_out": h, "block_residual": r1, "hidden_pre": h_pre, "hidden_post": h_post,
             "recycled": h_post, "logits": logits, "token": token}
 
@@ -308,13 +322,13 @@ def mtp_step_v4(embeds, positions, prev_hidden, w, p, dt):
     prev = prev_hidden.reshape(t, m, h)
     e = rmsnorm(mask_pos0(embeds, positions), w["enorm_weight"], eps, rounding, dt)
     ph = rmsnorm(prev, w["hnorm_weight"], eps, rounding, dt)
-    x0 = eh_proj_hc(e, ph, w["e_proj_weight"], w["h_proj_weight"], dt)
+    x0 = eh_proj_hc(e, ph, w["e_proj_weight"], w["h_proj_weight"], dt, w, p)
     f, r1, post_f, c_f = mtp_block_v4(x0, w, p, dt)
     streams = hc_post(f, r1, post_f, c_f, dt)
     head_hidden = hc_head(streams, w["hc_head_fn"], w["hc_head_scale"], w["hc_head_base"],
                           eps, p["hc_eps"], p["hc_head_variant"], dt)
     hn = rmsnorm(head_hidden, w["shared_head_norm_weight"], eps, rounding, dt)
-    logits, token = lm_head(hn, w["head_weight"])
+    logits, token = lm_head(hn, w["head_weight"], w, "head_weight", p)
     return {"block_out": f, "block_residual": r1, "post_mix": post_f, "comb_mix": c_f,
             "streams": streams, "recycled": streams.reshape(t, m * h), "head_hidden": head_hidden,
             "logits": logits, "token": token}

@@ -20,6 +20,7 @@ import hashlib
 import h5py
 import numpy as np
 
+import fp8
 import numerics
 
 FORMAT = "mtpcheck-fixture"
@@ -60,16 +61,17 @@ def _set_attr(obj, key, value):
 def _check_tensor(name, values, dtype):
     if dtype not in numerics.DTYPES:
         raise ValueError("%s: unknown dtype %s" % (name, dtype))
-    if dtype in numerics.FLOAT_DTYPES and not numerics.representable(values, dtype):
+    if (dtype in numerics.FLOAT_DTYPES or dtype in fp8.DTYPES) and \
+            not numerics.representable(values, dtype):
         raise ValueError("%s: values not representable in %s" % (name, dtype))
 
 
 class _FileWriter:
-    def __init__(self, path, description):
+    def __init__(self, path, description, version=FORMAT_VERSION):
         self.f = h5py.File(path, "w")
         self.seen = {}
         _set_attr(self.f, "format", FORMAT)
-        _set_attr(self.f, "format_version", FORMAT_VERSION)
+        _set_attr(self.f, "format_version", version)
         _set_attr(self.f, "generator", GENERATOR)
         now = datetime.datetime.now(datetime.timezone.utc)
         _set_attr(self.f, "created", now.strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -116,7 +118,10 @@ class _FileWriter:
 
 
 def write_file(path, description, cases):
-    w = _FileWriter(path, description)
+    # FORMAT.md version 2 names (float8 tensors, proj_quant) only in a version 2 file
+    v2 = any(dt in fp8.DTYPES for c in cases for (_, dt) in c.inputs.values()) or \
+        any("proj_quant" in c.attrs for c in cases)
+    w = _FileWriter(path, description, 2 if v2 else FORMAT_VERSION)
     try:
         for c in cases:
             w.case(c)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mtp/bias.h"
 #include "mtp/op.h"
 #include "mtp/tensor.h"
 
@@ -44,6 +45,8 @@ struct mtp_cmp {
 	int64_t argmax_rows, argmax_agree;
 	/* tokens: rows that differ inside the reference's top-1 margin */
 	int64_t n_ambiguous;
+	/* the signed rounding-bias test (bias.h; ROUNDING_BIAS) */
+	struct mtp_bias bias;
 };
 
 /* The tolerance of an output: the fixture's override; else, for composite

@@ -14,6 +14,7 @@
 #define MTP_DIAGNOSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "mtp/op.h"
 
@@ -31,6 +32,15 @@ enum mtp_diag {
 	MTP_DIAG_EH_PROJ_NO_PREFIX,
 	MTP_DIAG_MTP_HEAD_EMBED_UNLOADED,
 	MTP_DIAG_CONVENTION_MISMATCH, /* §12.1: one hypothesis per convention */
+	/* SPEC.md §12.4, bugs seen in the field (diag_field.c) */
+	MTP_DIAG_SPEC_STEP_LAYER_REUSE,
+	MTP_DIAG_SHARED_HEAD_OVERWRITE,
+	MTP_DIAG_SHARED_HEAD_UNINIT,
+	MTP_DIAG_QUANT_SCALE_DROPPED,
+	MTP_DIAG_QUANT_SCALE_RECIPROCAL,
+	MTP_DIAG_QUANT_SCALE_TRANSPOSED,
+	MTP_DIAG_QUANT_SCALE_OTHER_LAYER,
+	MTP_DIAG_ROUNDING_BIAS, /* the signed-bias test (bias.h), no hypothesis */
 	MTP_DIAG_COUNT
 };
 
@@ -102,6 +112,24 @@ bool mtp_diagnose_declared(const struct mtp_call *c,
 			   const struct mtp_tensor *got,
 			   const struct mtp_tensor *want,
 			   struct mtp_diag_result *out);
+/* [§12.4] The field hypotheses (diag_field.c), called by the two above. */
+bool mtp_diag_field_applies(enum mtp_diag d, const struct mtp_call *c);
+enum mtp_status mtp_diag_field_hypothesis(enum mtp_diag d,
+					  const struct mtp_call *c,
+					  struct mtp_tensor *hyp);
+
+/*
+ * SHARED_HEAD_UNINIT as a parameter sanity rule over a problem's head and
+ * embedding weights (head_weight, layer.N/head_weight, embed_table, and an
+ * lm_head's weight): NaN/Inf; the whole tensor, or at least 1 % of its rows,
+ * all zeros; at least 1 % of its rows constant; at least 0.1 % of the
+ * non-zero elements outside [1e-20, 1e4] in magnitude (the spread of
+ * uninitialised memory read as floats). Float8 weights are checked on their
+ * stored e4m3 values for NaN only. Returns whether one fired, with the rule
+ * and the tensor in why.
+ */
+bool mtp_weights_suspect(const struct mtp_tensor_list *inputs, char *why,
+			 size_t n);
 
 /* On a passing output with a visible difference: whether the other RMSNorm
  * rounding (eager vs fused) explains it. Information, never a failure. */

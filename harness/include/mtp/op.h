@@ -46,6 +46,11 @@ enum mtp_tclass {
 	MTP_TC_INDEX,  /* positions, ids: int64 (int32 accepted on input) */
 	MTP_TC_LOGITS, /* float32 */
 	MTP_TC_TOKEN,  /* int64 */
+	MTP_TC_QWEIGHT, /* a projection weight: the op's float dtype or
+			 * float8_e4m3fn (then with its block scale) */
+	MTP_TC_QSCALE,	/* the block scale of the QWEIGHT before it: float32
+			 * or float8_e8m0fnu; its rule is the weight's, each
+			 * dim read as ceil(dim / 128) */
 };
 
 struct mtp_tspec {
@@ -84,6 +89,11 @@ struct mtp_params {
 	bool pass_step_idx;
 	struct mtp_v2_params v2;     /* FORMAT.md version 2 (params_v2.c) */
 	struct mtp_conventions conv; /* SPEC.md §12.1; zeroed: v1 */
+	/* [§12.2] FORMAT.md proj_quant and act_quant_eps (default 1e-10);
+	 * proj_quant_declared is false when the attribute is absent */
+	enum mtp_proj_quant proj_quant;
+	bool proj_quant_declared;
+	double act_quant_eps;
 };
 
 #define MTP_SIG_MAX 320

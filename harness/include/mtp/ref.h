@@ -47,6 +47,29 @@ enum mtp_family {
 	MTP_FAMILY_DEEPSEEK_V4,
 };
 
+/* [§12.2] How a projection with float8_e4m3fn weights is computed
+ * (FORMAT.md `proj_quant`). */
+enum mtp_proj_quant {
+	MTP_PROJ_QUANT_NONE,  /* no float8 weight (plain GEMM) */
+	MTP_PROJ_QUANT_FP8_W, /* weight-only: w*scale, activations as they are */
+	MTP_PROJ_QUANT_FP8_W8A8, /* activations quantized per token per 128 */
+};
+
+#define MTP_QUANT_BLOCK 128 /* weight blocks 128x128, activation groups 128 */
+
+/* A projection weight [out,in] (nn.Linear layout): plain values, or e4m3
+ * values with their block scales [ceil(out/128), ceil(in/128)], the real
+ * weight being w[o,i] * scale_inv[o/128, i/128]. */
+struct mtp_ref_qweight {
+	const double *w;
+	const double *scale_inv; /* NULL: w is the weight itself */
+};
+
+struct mtp_ref_quant {
+	enum mtp_proj_quant scheme;
+	double act_eps; /* act_quant_eps: the W8A8 group scale's clamp */
+};
+
 /* Scalars of one mHC hc_pre [§4.4.1]. */
 struct mtp_hc_params {
 	double rms_eps;	     /* eps of the mixes' RMS over M*H */
@@ -93,6 +116,21 @@ void mtp_ref_pos0_mask(const double *e, const int64_t *positions, int64_t t,
 void mtp_ref_linear(const double *x, const double *w, int64_t rows, int64_t in,
 		    int64_t out, enum mtp_dtype act, double *y);
 
+/*
+ * [§12.2] y[r,o] = out_dt(sum_c W[o,c] x[r,c]) with W optionally
+ * block-quantized. Without a scale this is mtp_ref_linear. With one:
+ *  - FP8_W (and NONE): W = w*scale_inv exactly (no rounding of the
+ *    dequantized weight), x as given, one rounding of the result;
+ *  - FP8_W8A8: each row of x is cut into groups of 128 consecutive inputs;
+ *    a group's scale is s = f32(max(amax, f32(act_eps)) / 448), its values
+ *    q = e4m3_saturating(f32(x / s)); then
+ *    y = out_dt( sum_g s_g * scale_inv[o/128, g] * sum_{c in g} q_c w[o,c] ).
+ * A NaN in a group makes its amax NaN (the group's outputs are NaN).
+ */
+void mtp_ref_qlinear(const double *x, struct mtp_ref_qweight w, int64_t rows,
+		     int64_t in, int64_t out, const struct mtp_ref_quant *q,
+		     enum mtp_dtype out_dt, double *y);
+
 /* [§7.1] out[t] = [ RMSNorm_fused(mask(embeds)[t]; enorm) | RMSNorm_fused(prev[t]; hnorm) ],
  * out is [T, 2H]. */
 void mtp_ref_fused_eh_norm(const int64_t *positions, const double *embeds,
@@ -112,6 +150,10 @@ void mtp_ref_fused_embed_eh_norm(const int64_t *positions,
 /* [Step V3-3] y [T,H] = act(W [H,2H] . x [T,2H]). */
 void mtp_ref_eh_proj(const double *x, const double *w, int64_t t, int64_t h,
 		     enum mtp_dtype act, double *y);
+/* The same with an optionally quantized weight [§12.2]. */
+void mtp_ref_eh_proj_q(const double *x, struct mtp_ref_qweight w, int64_t t,
+		       int64_t h, const struct mtp_ref_quant *q,
+		       enum mtp_dtype act, double *y);
 
 /* [§7.3] enorm_out [T,H] = RMSNorm_fused(mask(embeds); enorm);
  * hnorm_out [T,M,H] = RMSNorm_fused(prev[t,m,:]; hnorm) per stream. */
@@ -126,6 +168,12 @@ void mtp_ref_eh_proj_hc(const double *e, const double *p,
 			const double *e_proj_w, const double *h_proj_w,
 			int64_t t, int64_t m, int64_t h, enum mtp_dtype act,
 			double *x);
+/* The same with optionally quantized weights [§12.2]. */
+void mtp_ref_eh_proj_hc_q(const double *e, const double *p,
+			  struct mtp_ref_qweight e_proj,
+			  struct mtp_ref_qweight h_proj, int64_t t, int64_t m,
+			  int64_t h, const struct mtp_ref_quant *q,
+			  enum mtp_dtype act, double *x);
 
 /* [§4.4.1] residual [T,M,H], fn [2M+M*M, M*H], scale [3], base [2M+M*M];
  * norm_w [H] or NULL (no fused norm). Outputs post_mix [T,M] and
@@ -170,13 +218,17 @@ void mtp_ref_mtp_shared_head_rmsnorm(const double *x, const double *w,
  * as larger than any number (torch.argmax). */
 void mtp_ref_lm_head(const double *x, const double *w, int64_t t, int64_t v,
 		     int64_t h, double *logits, int64_t *token);
-
 /* The same with the logits rounded once to `logits_dtype` (float32 or
  * bfloat16, §12.1); the token is the lowest index among the maxima of the
  * rounded logits (FORMAT.md v2 rule 6). */
 void mtp_ref_lm_head_dt(const double *x, const double *w, int64_t t, int64_t v,
 			int64_t h, enum mtp_dtype logits_dtype, double *logits,
 			int64_t *token);
+/* The same with an optionally quantized head [§12.2]. */
+void mtp_ref_lm_head_q(const double *x, struct mtp_ref_qweight w, int64_t t,
+		       int64_t v, int64_t h, const struct mtp_ref_quant *q,
+		       enum mtp_dtype logits_dtype, double *logits,
+		       int64_t *token);
 
 /* [§2.4] out [R,C] = act(sum_p parts[p,:,:]): one rounding of the wide sum. */
 void mtp_ref_all_reduce(const double *parts, int64_t p, int64_t rows,
@@ -217,6 +269,8 @@ struct mtp_ref_step_cfg {
 	enum mtp_hc_head_variant hc_head_variant;
 	/* engine conventions [§12.1]; zeroed is the v1 behaviour */
 	struct mtp_conventions conv;
+	/* [§12.2] every float8 projection of the step, head included */
+	struct mtp_ref_quant quant;
 };
 
 /* [§10.1] (h, r1) = block(x, residual). residual NULL is the first-layer call
@@ -260,6 +314,8 @@ struct mtp_ref_v3_layer {
 	struct mtp_ref_v3_block block;
 	const double *shared_head_norm_w; /* [H] */
 	const double *head_w;		  /* [V,H] */
+	/* [§12.2] block scales of float8 weights, NULL when not quantized */
+	const double *eh_proj_scale, *head_scale;
 };
 
 struct mtp_ref_v4_layer {
@@ -269,6 +325,8 @@ struct mtp_ref_v4_layer {
 	const double *hc_head_fn, *hc_head_scale, *hc_head_base;
 	const double *shared_head_norm_w;
 	const double *head_w;
+	/* [§12.2] block scales of float8 weights, NULL when not quantized */
+	const double *e_proj_scale, *h_proj_scale, *head_scale;
 };
 
 /* Outputs of one step; the caller allocates every array.

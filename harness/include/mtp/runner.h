@@ -37,7 +37,8 @@ struct mtp_run_opts {
 	bool isolate;		/* --isolate: each case in its own process */
 	double timeout;		/* --timeout: seconds a case may take */
 	bool verify;		/* judge observed/ against the reference */
-	bool list_only;		/* print the selected problems and stop */
+	bool weights_only; /* verify: only the weight sanity rule (diag_field.c) */
+	bool list_only;	   /* print the selected problems and stop */
 	bool verbose;
 	bool full_logits; /* --full-logits: no sampled vocabulary rows */
 	bool quiet;	  /* -q: the summary only */
