@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash tools/ci/deps.sh
-cmake -S . -B build -DMTP_BUILD_TESTS=OFF >/dev/null
+cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 mkdir -p out
 backends=ref

@@ -7,68 +7,96 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash tools/ci/deps.sh
 jobs=$(nproc)
+steps=0
+step() { # a CI step's title; every step exits on failure
+	echo "== $*"
+	steps=$((steps + 1))
+}
+# the interpreter the scripts use (deps.sh gives it numpy and python3-dev);
+# CMake alone may find another one (pyenv's, without numpy) first
+py=(-DPython3_EXECUTABLE=/usr/bin/python3)
 
-echo "== formatting (STYLE.md: .clang-format, clang-format 14)"
+# Tests that CI must run: a SKIPPED one here means a missing install.
+must_run() { # LOG TEST...
+	local log=$1 t
+	shift
+	for t in "$@"; do
+		if grep -E "Test +#[0-9]+: $t " "$log" | grep -q 'Skipped'; then
+			echo "$t was skipped in CI (see its output above): an install step is missing"; exit 1
+		fi
+	done
+}
+
+step "formatting (STYLE.md: .clang-format, clang-format 14)"
 clang-format --dry-run --Werror $(git ls-files '*.c' '*.h')
 
-echo "== build and unit tests"
-cmake -S . -B build -DMTP_BUILD_TESTS=ON >/dev/null
+step "build and unit tests"
+cmake -S . -B build -DMTP_BUILD_TESTS=ON "${py[@]}" >/dev/null
 if ! cmake --build build -j"$jobs" >/tmp/mtp-build.log 2>&1; then
 	tail -40 /tmp/mtp-build.log; echo "build failed"; exit 1
 fi
 if grep -E '(warning|error):' /tmp/mtp-build.log; then
 	echo "build is not -Wall -Wextra clean"; exit 1
 fi
-ctest --test-dir build --output-on-failure
+ctest --test-dir build --output-on-failure | tee /tmp/mtp-ctest.log
+must_run /tmp/mtp-ctest.log suite.python.numpy python.bridge suite.opencl
 
-echo "== unit tests under ASan + UBSan"
-cmake -S . -B build-san -DMTP_BUILD_TESTS=ON -DMTP_SANITIZE=ON -DMTP_WITH_CUDA=OFF >/dev/null
+step "a build without Python's development files: it builds and says why the python backend is absent"
+cmake -S . -B build-nopy -DMTP_BUILD_TESTS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Python3=ON \
+	-DMTP_WITH_CUDA=OFF -DMTP_WITH_HIP=OFF -DMTP_WITH_OPENCL=OFF -DMTP_WITH_LEVEL_ZERO=OFF >/dev/null
+cmake --build build-nopy -j"$jobs" --target mtpcheck >/dev/null
+./build-nopy/mtpcheck list backends | grep -E '^python +this build has no python backend \(configured without Python 3' ||
+	{ ./build-nopy/mtpcheck list backends; echo "python backend not reported absent"; exit 1; }
+
+step "unit tests under ASan + UBSan"
+cmake -S . -B build-san -DMTP_BUILD_TESTS=ON -DMTP_SANITIZE=ON -DMTP_WITH_CUDA=OFF "${py[@]}" >/dev/null
 cmake --build build-san -j"$jobs" >/dev/null
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san --output-on-failure
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san --output-on-failure | tee /tmp/mtp-ctest-san.log
+must_run /tmp/mtp-ctest-san.log suite.python.numpy python.bridge suite.opencl
 
 if [ -f tools/gen/mtpgen.py ]; then
-	echo "== golden generator: its tests, and the fixtures regenerate bit for bit"
+	step "golden generator: its tests (the FP8 conversions' among them), and the fixtures regenerate bit for bit"
 	/usr/bin/python3 tools/gen/test_gen.py
 	/usr/bin/python3 tools/gen/mtpgen.py --check fixtures/
 fi
 
-echo "== the bug dumps regenerate and are named (docs/SPEC.md §8)"
+step "the bug dumps regenerate and are named (docs/SPEC.md §8)"
 /usr/bin/python3 tools/gen/bug_dumps.py /tmp/mtp-bugs.h5
 ./build/mtpcheck verify /tmp/mtp-bugs.h5 >/tmp/mtp-bugs.log && { echo "bug dumps passed?"; exit 1; } || true
 for d in PRE_NORM_RECYCLE MISSING_HC_POST HC_POST_TWICE HC_HEAD_OWNER; do
 	grep -q "diagnosis: $d" /tmp/mtp-bugs.log || { cat /tmp/mtp-bugs.log; echo "bug dump $d not named"; exit 1; }
 done
 
-echo "== the reference against every bundled golden (ASan build)"
+step "the reference against every bundled golden (ASan build)"
 ./build-san/mtpcheck run --backend ref --fixtures fixtures/ >/tmp/mtp-ref.log || { tail -40 /tmp/mtp-ref.log; exit 1; }
 tail -3 /tmp/mtp-ref.log
 
-echo "== fuzzing: the fixture reader, the case-file parser and the CLI, 30 s each (docs/CI.md)"
+step "fuzzing: the fixture reader, the case-file parser and the CLI, 30 s each (docs/CI.md)"
 bash tools/ci/fuzz.sh 30
 
-echo "== the Python package (python/): pip install, its tests (docs/DUMPS.md)"
+step "the Python package (python/): pip install, its tests (docs/DUMPS.md)"
 bash tools/ci/python.sh
-echo "== the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
+step "the capture hooks on real vLLM 0.33 code, judged by mtpcheck verify (docs/FINDINGS.md)"
 bash tools/ci/engines.sh
-echo "== the weight audit against vLLM 0.33's real loaders (docs/WEIGHTS.md)"
+step "the weight audit against vLLM 0.33's real loaders (docs/WEIGHTS.md)"
 bash tools/ci/weights.sh
-echo "== Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero over a stand-in driver"
+step "Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero over a stand-in driver"
 bash tools/ci/intel.sh build # Intel's CPU OpenCL runtime (PyPI): opencl, opencl:spirv, level_zero
 
-echo "== python backend: the torch adapter on the CPU through the embedded interpreter (SKIPPED without a torch venv)"
+step "python backend: the torch adapter on the CPU through the embedded interpreter (SKIPPED without a torch venv)"
 bash tools/ci/torch_adapter.sh
 
-echo "== captured-block steps and chains, small and real size (tools/ci/captured.sh)"
+step "captured-block steps and chains, small and real size (tools/ci/captured.sh)"
 bash tools/ci/captured.sh
 
-echo "== the docs: no reference outside the repository, every op specified, ARCHITECTURE.md matches the tree"
+step "the docs: no reference outside the repository, every op specified, ARCHITECTURE.md matches the tree"
 bash tools/ci/docs.sh build/mtpcheck || exit 1
 
-echo "== the reports: JSON schema, JUnit (junitparser), pages in headless Chromium (docs/RESULTS.md)"
+step "the reports: JSON schema, JUnit (junitparser), pages in headless Chromium (docs/RESULTS.md)"
 bash tools/ci/reports.sh
 
-echo "== the field bug dumps (docs/SPEC.md §12.4) are named; the rounding-bias test stays silent"
+step "the field bug dumps (docs/SPEC.md §12.4) are named; the rounding-bias test stays silent"
 bash tools/ci/field_dumps.sh
 
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: 16 passed, 0 failed"
+echo "ci steps: $steps passed, 0 failed"
