@@ -43,7 +43,10 @@ uint64_t mtp_mem_list_bytes(const struct mtp_tensor_list *l);
 uint64_t mtp_mem_outputs_bytes(const struct mtp_signature *sig,
 			       const struct mtp_dims *d, enum mtp_dtype act);
 /* What running a case needs: its tensors plus three copies of the outputs
- * (the reference's, the backend's, the reference's scratch). */
+ * (the reference's, the backend's, the reference's scratch); for a golden
+ * (no observed/ datasets), which runs in a backend's worker process, also
+ * two more copies of the inputs and of the outputs (the worker's, and a host
+ * backend's buffers). */
 uint64_t mtp_mem_case_bytes(const struct mtp_case *c,
 			    const struct mtp_signature *sig,
 			    const struct mtp_dims *d, enum mtp_dtype act);
