@@ -20,6 +20,7 @@
 #include "mtp/timing.h"
 
 #define MAXL 16
+#define MAXO 64 /* outputs of one problem (a K-step chain has 7 K) */
 
 struct bench {
 	const char *backends[MAXL];
@@ -205,11 +206,12 @@ static void print_row(struct bench *b, const struct row *r)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
 	keep_row(b, r, gbs, gfs, v);
-	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  %s%s%s%s\n",
+	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  "
+	       "%s%s%s%s%s\n",
 	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
 	       gbs, pk, gfs, sp, r->check,
 	       r->t.iqr_pct > 10 ? " noisy (IQR > 10 %)" : "",
-	       r->note ? r->note : "", cmp);
+	       r->note ? " " : "", r->note ? r->note : "", cmp);
 	fflush(stdout);
 	if (!b->json)
 		return;
@@ -298,7 +300,7 @@ static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
 	for (int k = 0; k < 3 && seq[k].op; k++) {
 		struct problem p;
 		struct mtp_timing tm;
-		struct mtp_tensor out[8] = {0};
+		struct mtp_tensor out[MAXO] = {0};
 		char err[MTP_ERR_MAX];
 
 		if (problem_make(b, mtp_op_find(seq[k].op), t, seq[k].rows, h,
@@ -344,7 +346,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			  int64_t h)
 {
 	struct problem p;
-	struct mtp_tensor outs[MAXL][8] = {{{0}}}, judge[8] = {{0}};
+	struct mtp_tensor outs[MAXL][MAXO] = {{{0}}}, judge[MAXO] = {{0}};
 	struct row r = {.op = op->name};
 	double ref_median = 0;
 	bool ran[MAXL] = {0}, have_ref = false;
@@ -355,6 +357,15 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		printf("%-24s T=%lld H=%lld: cannot generate: %s\n", op->name,
 		       (long long)t, (long long)h, err);
 		b->failures++;
+		return;
+	}
+	if (p.cc.call.n_out > MAXO) {
+		printf("%-24s T=%lld H=%lld: cannot bench %d outputs (at most "
+		       "%d)\n",
+		       op->name, (long long)t, (long long)h, p.cc.call.n_out,
+		       MAXO);
+		b->failures++;
+		problem_fini(&p);
 		return;
 	}
 	snprintf(r.shape, sizeof(r.shape), "T=%lld H=%lld%s", (long long)t,
