@@ -337,7 +337,7 @@ def make_case(cid, attrs, shared, t, bug, rng):
         ins.update(weight_inputs("layer.%d/" % li, lw))
     P = prev
     for s in range(k):
-        li = s % nl
+        li = 0 if bug == "SPEC_STEP_LAYER_REUSE" else s % nl  # the engine's pick
         lw, bw = layers[li]
         head_lw = layers[0][0] if bug == "HC_HEAD_OWNER" else lw
         E = shared["embed"].rows(ids[s])
@@ -384,7 +384,20 @@ PLAN = [
     ("chain.v4.deferred.L2.K3.ok", "deepseek_v4", "deferred", 3, 2, None),
     ("chain.v4.deferred.L2.K3.HC_HEAD_OWNER", "deepseek_v4", "deferred", 3, 2, "HC_HEAD_OWNER"),
     ("chain.v4.internal.L2.K3.ok", "deepseek_v4", "internal", 3, 2, None),
+    # the bug classes seen in the field (SPEC.md §12.4), on captured blocks
+    ("chain.v3.L2.K3.SPEC_STEP_LAYER_REUSE", "deepseek_v3", None, 3, 2, "SPEC_STEP_LAYER_REUSE"),
+    ("chain.v4.deferred.L2.K3.SPEC_STEP_LAYER_REUSE", "deepseek_v4", "deferred", 3, 2,
+     "SPEC_STEP_LAYER_REUSE"),
+    ("step.v3.SHARED_HEAD_OVERWRITE", "deepseek_v3", None, None, None, "SHARED_HEAD_OVERWRITE"),
+    ("step.v4.deferred.SHARED_HEAD_UNINIT", "deepseek_v4", "deferred", None, None,
+     "SHARED_HEAD_UNINIT"),
+    ("step.v3.ROUNDING_BIAS", "deepseek_v3", None, None, None, "ROUNDING_BIAS"),
 ]
+
+# bugs judged at small size only (each needs another head, or another
+# real-size reference run for its hypothesis)
+SMALL_ONLY = ("QUANT_SCALE_DROPPED", "SHARED_HEAD_OVERWRITE", "SHARED_HEAD_UNINIT",
+              "SPEC_STEP_LAYER_REUSE", "ROUNDING_BIAS")
 
 
 QUANT = {"fp8_w": "fp8_w", "fp8_w8a8": "fp8_w8a8"}
@@ -419,6 +432,45 @@ def dropped_scale(shared):
     return dict(shared, layers=layers)
 
 
+def zero_mat(shape, exact):
+    m = Mat.__new__(Mat)
+    m.bits, m.exact, m.shape = np.zeros(shape, dtype=np.uint16), exact, shape
+    return m
+
+
+def with_head(shared, head):
+    """The same layers, each with `head` as its own head_weight."""
+    return dict(shared, layers=[(dict(lw, head_weight=head), bw) for lw, bw in shared["layers"]])
+
+
+def truncating(fn):
+    """fn() as an engine whose every bfloat16 store truncates toward zero."""
+    saved = nx.rnd, ops.rnd
+    nx.rnd = ops.rnd = nx.truncate
+    try:
+        return fn()
+    finally:
+        nx.rnd, ops.rnd = saved
+
+
+def field_case(cid, a, sh, t, bug, seed, exact):
+    """The head bugs and truncating stores (SPEC.md §12.4): the dump holds
+    what the checkpoint and the engine held, the outputs what it computed."""
+    rng = lambda: np.random.default_rng(seed)  # noqa: E731  the same draws twice
+    if bug == "ROUNDING_BIAS":
+        return truncating(lambda: make_case(cid, a, sh, t, None, rng()))
+    head = sh["layers"][0][0]["head_weight"]
+    if bug == "SHARED_HEAD_UNINIT":  # never loaded: zeros in the dump and in the engine
+        return make_case(cid, a, with_head(sh, zero_mat(head.shape, exact)), t, None, rng())
+    # the target model's lm_head, carried beside the layer's own, used instead
+    target = Mat(np.random.default_rng(seed + 5000), head.shape[0], head.shape[1], 1.0, exact)
+    c = make_case(cid, a, sh, t, None, rng())
+    bad = make_case(cid, a, with_head(sh, target), t, None, rng())
+    c["outputs"] = bad["outputs"]
+    c["inputs"]["target_head_weight"] = (target, BF)
+    return c
+
+
 def build(plan, h, v, t, seed, exact):
     head = Mat(np.random.default_rng(seed), v, h, 1.0, exact)  # shared by every layer
     shared = {f: shared_weights(seed + 1 + i, h, head, 2, f, exact)
@@ -437,7 +489,10 @@ def build(plan, h, v, t, seed, exact):
                 shared[key] = quantized(sh, sdt)
             sh = shared[key]
             a["proj_quant"] = QUANT[q[0]]
-        c = make_case(cid, a, sh, t, bug, np.random.default_rng(seed + i))
+        if bug in ("SHARED_HEAD_OVERWRITE", "SHARED_HEAD_UNINIT", "ROUNDING_BIAS"):
+            c = field_case(cid, a, sh, t, bug, seed + i, exact)
+        else:
+            c = make_case(cid, a, sh, t, bug, np.random.default_rng(seed + i))
         if bug == "QUANT_SCALE_DROPPED":  # the engine ran without the scales
             bad = make_case(cid, a, dropped_scale(sh), t, None, np.random.default_rng(seed + i))
             c["outputs"] = bad["outputs"]
@@ -524,10 +579,7 @@ REAL_FILES = (("steps.h5", lambda cid: cid.startswith("step.")),
 
 
 def write_real(out_dir, t, only=None):
-    # the scale-dropping bug is judged at small size only (its hypothesis
-    # costs another real-size reference run)
-    plan = [e for e in PLAN if (not only and e[5] != "QUANT_SCALE_DROPPED") or
-            (only and e[0] in only)]
+    plan = [e for e in PLAN if (not only and e[5] not in SMALL_ONLY) or (only and e[0] in only)]
     built = build(plan, 7168, 129280, t, 7300, False)
     os.makedirs(out_dir, exist_ok=True)
     for fname, pick in REAL_FILES:

@@ -92,21 +92,9 @@ def garbage(shape, rng):
     return np.where(np.isfinite(vals), vals, 0.0)
 
 
-def truncating(x, dtype):
-    """Round toward zero (a truncating store) instead of to nearest even."""
-    x = np.asarray(x, dtype=np.float64)
-    if dtype != "bfloat16":
-        return nx.rnd(x, dtype)
-    m, e = np.frexp(np.abs(x))
-    with np.errstate(all="ignore"):
-        t = np.ldexp(np.floor(np.ldexp(m, 8)), e - 8)
-    t = np.where(np.isfinite(x), np.copysign(t, x), x)
-    return nx.rnd(t, dtype)        # exact: t already has 8 significant bits
-
-
 def with_truncation(fn):
     saved = ops.rnd
-    ops.rnd = truncating
+    ops.rnd = nx.truncate
     try:
         return fn()
     finally:

@@ -103,6 +103,22 @@ def rnd(x, dtype):
     raise ValueError("cannot round to %r" % dtype)
 
 
+_RNE = rnd  # the round-to-nearest-even above, whatever a caller rebinds rnd to
+
+
+def truncate(x, dtype):
+    """bfloat16 rounded toward zero (a truncating store, SPEC.md §12.4); other
+    dtypes to nearest even."""
+    x = np.asarray(x, dtype=np.float64)
+    if dtype != "bfloat16":
+        return _RNE(x, dtype)
+    m, e = np.frexp(np.abs(x))
+    with np.errstate(all="ignore"):
+        t = np.ldexp(np.floor(np.ldexp(m, 8)), e - 8)
+    t = np.where(np.isfinite(x), np.copysign(t, x), x)
+    return _RNE(t, dtype)  # exact: t already has 8 significant bits
+
+
 def f32(x):
     return rnd(x, "float32")
 
