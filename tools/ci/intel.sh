@@ -70,8 +70,10 @@ for b in "${runs[@]}"; do
 	[ "$b" = level_zero ] && pre=$shim
 	LD_PRELOAD=$pre "$build/mtpcheck" run --backend "$b" --cases cases/quick.case >"$log" 2>&1 || rc=$?
 	case $rc in
-	0) echo "intel: $b: $(tail -1 "$log")" ;;
-	125) echo "intel: SKIPPED: $b: $(grep -m1 "^backend $b: SKIPPED" "$log" || tail -1 "$log")" ;;
+	0) echo "intel: $b: $(grep -m1 '^mtpcheck run:' "$log")" ;;
+	# the runtime installed, so a backend that cannot open on it is a failure
+	125) echo "intel: $b: FAILED: the runtime is installed but nothing ran:" \
+		"$(grep -m1 "^backend $b: SKIPPED" "$log" || tail -1 "$log")"; status=1 ;;
 	*) grep -v ' PASSED ' "$log" | tail -40; echo "intel: $b: FAILED (exit $rc)"; status=1 ;;
 	esac
 done
