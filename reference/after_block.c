@@ -18,25 +18,15 @@ void mtp_ref_after_block_v3(const struct mtp_ref_captured *cap,
 			    const struct mtp_ref_v3_layer *w,
 			    const struct mtp_ref_dims *d,
 			    const struct mtp_ref_step_cfg *c,
-			    const struct mtp_ref_conv *cv,
 			    struct mtp_ref_captured_out *o)
 {
 	const int64_t t = d->t, h = d->h;
 	const size_t n = (size_t)(t * h);
 
-	if (cv->final_add_fused) {
-		mtp_ref_add_rmsnorm(cap->block_out, cap->block_residual,
-				    w->shared_head_norm_w, t, h, c->eps,
-				    c->rounding, c->act, o->hidden_post,
-				    o->hidden_pre);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			o->hidden_pre[i] =
-				mtp_round(c->act, cap->block_residual[i] +
-							  cap->block_out[i]);
-		mtp_ref_rmsnorm(o->hidden_pre, w->shared_head_norm_w, t, h,
-				c->eps, c->rounding, c->act, o->hidden_post);
-	}
+	/* the same final add + norm as the synthetic step, conventions and all */
+	mtp_ref_v3_final(cap->block_out, cap->block_residual,
+			 w->shared_head_norm_w, d, c, o->hidden_pre,
+			 o->hidden_post);
 	memcpy(o->recycled, o->hidden_post, n * sizeof(*o->recycled));
 	mtp_ref_lm_head_q(o->hidden_post,
 			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,

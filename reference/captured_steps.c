@@ -23,7 +23,7 @@ static void one_step(const struct mtp_ref_captured_run *run, int64_t s,
 		mtp_ref_after_block_v4(&run->cap[s], &run->v4[l], d, c, o);
 	} else {
 		mtp_ref_glue_v3(in, &run->v3[l], d, c, cv, o->block_in);
-		mtp_ref_after_block_v3(&run->cap[s], &run->v3[l], d, c, cv, o);
+		mtp_ref_after_block_v3(&run->cap[s], &run->v3[l], d, c, o);
 	}
 }
 

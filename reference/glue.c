@@ -14,7 +14,6 @@
 void mtp_ref_conv_init(struct mtp_ref_conv *cv)
 {
 	cv->pos0_mask = true;
-	cv->final_add_fused = false;
 }
 
 /* e [T,H] = RMSNorm(mask(E); enorm); `masked` is scratch [T,H]. */

@@ -76,7 +76,6 @@ static enum mtp_status setup(const struct mtp_ref_io *io, struct cap_setup *s)
 	mtp_ref_conv_init(&s->cv);
 	/* the conventions of the case (or of a hypothesis): undeclared is v1 */
 	s->cv.pos0_mask = p->conv.pos0_mask == MTP_POS0_MASKED;
-	s->cv.final_add_fused = p->conv.final_add == MTP_FINAL_ADD_FUSED;
 	s->v3 = calloc((size_t)l, sizeof(*s->v3));
 	s->v4 = calloc((size_t)l, sizeof(*s->v4));
 	s->cap = calloc((size_t)k, sizeof(*s->cap));

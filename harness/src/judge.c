@@ -297,6 +297,9 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 		const char *name = p->sig->out[k].name;
 		const struct mtp_named *jn =
 			judge ? mtp_list_find(judge, name) : NULL;
+
+		if (judge && !jn) /* a golden's captured block input */
+			jn = mtp_captured_judged_input(c, name);
 		bool has = !got_named || mtp_list_find(got_named, name) ||
 			   mtp_captured_judged_input(c, name);
 

@@ -34,7 +34,8 @@ unsigned mtp_conv_exercised(const struct mtp_call *c)
 		m |= 1u << MTP_CONV_ADD_NORM_INPUT;
 	if (!v4 && step)
 		m |= 1u << MTP_CONV_FINAL_ADD;
-	if (step || op == MTP_OP_MTP_BLOCK)
+	/* SwiGLU lives in the block: a captured block's is the engine's own */
+	if ((step && !c->params->v2.captured) || op == MTP_OP_MTP_BLOCK)
 		m |= 1u << MTP_CONV_SILU_MUL_ROUNDING;
 	if (step || op == MTP_OP_LM_HEAD)
 		m |= 1u << MTP_CONV_LOGITS_DTYPE;

@@ -60,6 +60,7 @@ hostile bad_block 'c.attrs["block"] = "black_box"' "is not synthetic or captured
 hostile pos0_mask 'c.attrs["pos0_mask"] = np.int64(2)' "pos0_mask"
 hostile max_position 'f["cases/chain.v3.L2.K3.ok"].attrs["max_position"] = np.int64(-1)' "max_position"
 hostile missing_block_out 'del c["inputs/block_out"]' "input 'block_out': missing"
+hostile logits_dtype 'c.attrs["logits_dtype"] = "bfloat16"' "'logits': stored as float32, but logits_dtype is declared bfloat16"
 
 echo "== captured-block dumps at real size (H 7168, V 129280, M 4, T 4)"
 free_gb=$(df -Pk "$tmp" | awk 'NR==2 {print int($4/1048576)}')

@@ -108,31 +108,32 @@ class Pending:
     """Logits and token of one step, computed later in one pass over the head
     for every step of a file (at V = 129280 a pass is the generator's cost)."""
 
-    def __init__(self, hn, head):
-        self.hn, self.head = hn, head
+    def __init__(self, hn, head, dtype):
+        self.hn, self.head, self.dtype = hn, head, dtype
         self.logits = self.token = None
 
 
 PENDING = []
 
 
-def head_logits(hn, head):
-    p = Pending(hn, head)
+def head_logits(hn, head, dtype=F32):
+    p = Pending(hn, head, dtype)
     PENDING.append(p)
     return p, p
 
 
 def resolve_pending():
-    """float32 logits (no activation rounding) and the greedy token, the first
-    index among equal maxima (Step V3-6)."""
+    """Logits in their declared precision (float32 by default, no activation
+    rounding; or bfloat16, SPEC.md §12.1) and the greedy token over them, the
+    first index among equal maxima (Step V3-6)."""
     heads = {}
     for p in PENDING:
         heads.setdefault(id(p.head), []).append(p)
     for group in heads.values():
-        logits = nx.f32(group[0].head.linear(np.concatenate([p.hn for p in group], axis=0)))
+        raw = group[0].head.linear(np.concatenate([p.hn for p in group], axis=0))
         r = 0
         for p in group:
-            p.logits = logits[r:r + p.hn.shape[0]]
+            p.logits = nx.rnd(raw[r:r + p.hn.shape[0]], p.dtype)
             p.token = np.argmax(p.logits, axis=-1).astype(np.int64)
             r += p.hn.shape[0]
     PENDING.clear()
@@ -226,13 +227,28 @@ def layer_weights(rng, h, v4, p, head, exact):
 
 # --------------------------------------------------------------------------- one engine step
 
+def final_add_v3(h, r1, w, p):
+    """(hidden_pre, hidden_post): r1 + h, then the shared-head norm, unfused
+    (the sum rounded, then normed) or fused (§2.3), the fused norm taking the
+    stored sum or the unrounded one (add_norm_input, §12.1)."""
+    if p.get("final_add", "unfused") != "fused":
+        pre = nx.rnd(r1 + h, BF)
+        return pre, ops.rmsnorm(pre, w, p["eps"], p["rounding"], BF)
+    s = r1 + h
+    r = ops.rms_scale(s, p["eps"])
+    pre = nx.rnd(s, BF)
+    src = s if p.get("add_norm_input", "residual") == "sum" else pre
+    if p["rounding"] == "eager":
+        return pre, nx.rnd(nx.rnd(src * r, BF) * w, BF)
+    return pre, nx.rnd(src * r * w, BF)
+
+
 def after_v3(h, r1, lw, p, bug):
-    pre = nx.rnd(r1 + h, BF)
-    post = ops.rmsnorm(pre, lw["shared_head_norm_weight"], p["eps"], p["rounding"], BF)
+    pre, post = final_add_v3(h, r1, lw["shared_head_norm_weight"], p)
     hn = post
     if bug == "DOUBLE_FINAL_NORM":
         hn = ops.rmsnorm(post, lw["shared_head_norm_weight"], p["eps"], p["rounding"], BF)
-    logits, token = head_logits(hn, lw["head_weight"])
+    logits, token = head_logits(hn, lw["head_weight"], p.get("logits_dtype", F32))
     out = {"hidden_pre": pre, "recycled": pre if bug == "PRE_NORM_RECYCLE" else post,
            "logits": logits, "token": token}
     if bug != "DOUBLE_FINAL_NORM":
@@ -254,7 +270,7 @@ def after_v4(cap, lw, head_lw, p, bug):
     hh = ops.hc_head(streams, head_lw["hc_head_fn"], head_lw["hc_head_scale"],
                      head_lw["hc_head_base"], p["eps"], p["hc_eps"], p["hc_head_variant"], BF)
     hn = ops.rmsnorm(hh, lw["shared_head_norm_weight"], p["eps"], p["rounding"], BF)
-    logits, token = head_logits(hn, lw["head_weight"])
+    logits, token = head_logits(hn, lw["head_weight"], p.get("logits_dtype", F32))
     return {"streams": streams, "recycled": streams.reshape(t, -1), "head_hidden": hh,
             "logits": logits, "token": token}
 
@@ -392,7 +408,20 @@ PLAN = [
     ("step.v4.deferred.SHARED_HEAD_UNINIT", "deepseek_v4", "deferred", None, None,
      "SHARED_HEAD_UNINIT"),
     ("step.v3.ROUNDING_BIAS", "deepseek_v3", None, None, None, "ROUNDING_BIAS"),
+    # engine conventions (SPEC.md §12.1) around a captured block: declared and
+    # made alike pass; made under one, declared under another fails as such
+    ("step.v3.conv.fused_sum.ok", "deepseek_v3", None, None, None, None),
+    ("step.v3.conv.fused_sum_declared_residual.CONVENTION_MISMATCH", "deepseek_v3", None, None,
+     None, "CONVENTION_MISMATCH"),
+    ("chain.v3.L1.K3.conv.bf16_logits.ok", "deepseek_v3", None, 3, 1, None),
+    ("step.v4.deferred.conv.bf16_logits.ok", "deepseek_v4", "deferred", None, None, None),
 ]
+
+# conventions made by the engine (the case declares them too unless the id
+# says "declared_<other>")
+CONV = {"fused_sum": {"final_add": "fused", "add_norm_input": "sum"},
+        "fused_sum_declared_residual": {"final_add": "fused", "add_norm_input": "sum"},
+        "bf16_logits": {"logits_dtype": "bfloat16"}}
 
 # bugs judged at small size only (each needs another head, or another
 # real-size reference run for its hypothesis)
@@ -481,6 +510,9 @@ def build(plan, h, v, t, seed, exact):
         if cid == "chain.v3.L2.K3.ok":
             a["max_position"] = 3000  # rule 15: positions + s clamp
         sh = shared[fam]
+        made = [CONV[x] for x in cid.split(".") if x in CONV]
+        if made:
+            a.update(made[0])
         q = [x for x in cid.split(".") if x in QUANT]
         if q:
             sdt = SCALE_DT[[x for x in cid.split(".") if x in SCALE_DT][0]]
@@ -498,6 +530,8 @@ def build(plan, h, v, t, seed, exact):
             c["outputs"] = bad["outputs"]
             c["inputs"].update({n: x for n, x in bad["inputs"].items() if n.startswith("step.")
                                 or n in CAP_DT})
+        if "_declared_residual" in cid:  # made under sum, declared otherwise
+            c["attrs"] = dict(a, add_norm_input="residual")
         if ".norecycled." in cid:
             c["outputs"] = {n: x for n, x in c["outputs"].items()
                             if not n.endswith(("/recycled", "/hidden_pre"))}
@@ -545,7 +579,7 @@ class V2Writer(writer._FileWriter):
         go = g.create_group(section)
         for name, (val, dt) in sorted(c["outputs"].items()):
             if isinstance(val, Pending):
-                val = val.logits if name.endswith("logits") else val.token
+                val, dt = (val.logits, val.dtype) if name.endswith("logits") else (val.token, dt)
             self.dataset(go, name, val, dt)
 
 

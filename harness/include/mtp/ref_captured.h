@@ -17,8 +17,7 @@
  * and the post-block path use them. mtp_ref_conv_init gives the version 1
  * behaviour; a caller that reads declared conventions overrides fields. */
 struct mtp_ref_conv {
-	bool pos0_mask;	      /* zero the embeddings at position 0 (vLLM) */
-	bool final_add_fused; /* V3: fused add + RMSNorm for r1 + h (§2.3) */
+	bool pos0_mask; /* zero the embeddings at position 0 (vLLM) */
 };
 
 void mtp_ref_conv_init(struct mtp_ref_conv *cv);
@@ -63,7 +62,6 @@ void mtp_ref_after_block_v3(const struct mtp_ref_captured *cap,
 			    const struct mtp_ref_v3_layer *w,
 			    const struct mtp_ref_dims *d,
 			    const struct mtp_ref_step_cfg *c,
-			    const struct mtp_ref_conv *cv,
 			    struct mtp_ref_captured_out *o);
 
 /* [Steps V4-6..8] streams (hc_post once under deferred, the captured
