@@ -7,7 +7,7 @@
  * and dies with the harness. A signal that ends the run kills every live
  * child group first.
  */
-#define _GNU_SOURCE /* pipe2, close_range: Linux is where workers run */
+#define _GNU_SOURCE /* pipe2, close_range, dup3: Linux is where workers run */
 #include "isolate.h"
 
 #include <errno.h>
@@ -80,25 +80,69 @@ static void track(pid_t pid, pid_t was)
 	}
 }
 
-/* Moves keep[] out of the way, closes everything else. */
+/* Closes lo..hi (close_range, or one by one below `lim` where the kernel
+ * lacks it). */
+static void close_span(unsigned lo, unsigned hi, unsigned lim)
+{
+	if (lo > hi || close_range(lo, hi, 0) == 0)
+		return;
+	for (unsigned fd = lo; fd <= hi && fd < lim; fd++)
+		close((int)fd);
+}
+
+/* Closes every descriptor from 3 up but keep[0..n). */
+static void close_others(const int *keep, int n, unsigned lim)
+{
+	unsigned lo = 3;
+
+	for (;;) {
+		unsigned next = ~0u; /* the lowest kept descriptor >= lo */
+
+		for (int i = 0; i < n; i++)
+			if ((unsigned)keep[i] >= lo && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next == ~0u)
+			break;
+		if (next > lo)
+			close_span(lo, next - 1, lim);
+		lo = next + 1;
+	}
+	close_span(lo, ~0u, lim);
+}
+
+/* Moves keep[] to top, top+1, ... (close-on-exec) and closes everything else
+ * but 0, 1 and 2. Whatever the harness holds at those numbers (a descriptor
+ * it inherited, say) is closed, never a pipe: every other descriptor goes
+ * first, then the kept ones move down to 3.. (free now), then up. */
 static void child_fds(int *keep, int n)
 {
 	struct rlimit rl;
+	unsigned lim = 1u << 20;
 	int top = 1000, fd;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024)
-		top = (int)rl.rlim_cur - 1 - n;
-	for (int i = 0; i < n; i++) {
-		int hi = fcntl(keep[i], F_DUPFD_CLOEXEC, top + i);
-
-		if (hi < 0)
-			_exit(127);
-		keep[i] = hi;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < 1024)
+			top = (int)rl.rlim_cur - 1 - n;
+		if (rl.rlim_cur < lim)
+			lim = (unsigned)rl.rlim_cur;
 	}
-	if (close_range(3, (unsigned)top - 1, 0) != 0)
-		for (fd = 3; fd < top; fd++)
-			close(fd);
-	close_range((unsigned)(top + n), ~0u, 0);
+	if (top < 4 + n)
+		_exit(127); /* no room above the low copies */
+	close_others(keep, n, lim);
+	for (int i = 0; i < n; i++) { /* to 3 + n at most: n are open */
+		int lo = fcntl(keep[i], F_DUPFD_CLOEXEC, 3);
+
+		if (lo < 0)
+			_exit(127);
+		close(keep[i]);
+		keep[i] = lo;
+	}
+	for (int i = 0; i < n; i++) {
+		if (dup3(keep[i], top + i, O_CLOEXEC) < 0)
+			_exit(127);
+		close(keep[i]);
+		keep[i] = top + i;
+	}
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0 && fd != 0) {
 		dup2(fd, 0);

@@ -1,14 +1,18 @@
 """Red-team test: runs one misbehaving backend (plugin_redteam.c) beside the
 built-in reference through the command line, with workers and with
---isolate, and checks what the harness promises (docs/CI.md "Guarantees"):
-the verdicts, never a PASSED for the plugin, the reference still run under
-its own name, the run going on after each fault, reports that parse, exit 1;
-and that SIGTERM/SIGINT end a run with its reports and no process left.
+--isolate, and checks what the harness promises (docs/CI.md, "Guarantees:
+backends"): the verdicts, never a PASSED for the plugin, the reference still
+run under its own name, the run going on after each fault (a backend that
+dies while opening included), reports that parse, exit 1, no descriptor but
+the documented ones in the backend's process; and that SIGTERM/SIGINT end a
+run with its reports and no process left.
 
 usage: redteam.py MTPCHECK PLUGIN CLASS
 """
 import json
 import os
+import re
+import resource
 import signal
 import subprocess
 import sys
@@ -27,7 +31,21 @@ EXPECT = {
     "overflow": ("CRASHED", ["wrote 8 bytes past output y"]),
     "hostile": ("FAILED", ["device error: <b>"]),
     "nasty": ("CRASHED", ["ended the process (exit status 0)"]),
+    "open_crash": ("CRASHED", ["while opening the backend: the backend "
+                               "crashed: Segmentation fault (signal 11)"]),
+    "open_exit0": ("CRASHED", ["while opening the backend: the backend "
+                               "ended the process (exit status 0)"]),
+    "underflow": ("CRASHED", ["wrote 8 bytes before output y"]),
+    # the plugin fails every case with the descriptors it saw at open and
+    # at launch, which must be exactly the documented set (FDS_OK)
+    "fds": ("FAILED", ["device error: descriptors at open: "]),
 }
+# classes that die opening the backend run before ref: a death there must
+# not take the backends after it along
+OPEN_FIRST = ("open_crash", "open_exit0")
+FDS_OK = (r"descriptors at open: as documented \(0 /dev/null, 1 = 2, "
+          r"request pipe \d+, report pipe \d+\); at launch: as documented "
+          r"\(0 /dev/null, 1 = 2, request pipe \d+, report pipe \d+\)$")
 FAILURES = []
 
 
@@ -65,7 +83,8 @@ def check_reports(d, tag):
     ET.parse(os.path.join(d, "r.xml"))
     with open(os.path.join(d, "r.html"), "rb") as f:
         page = f.read().decode("utf-8")
-    check("<b>" not in page and "</failure>" not in page,
+    # rt_hostile's text, raw (the page's own markup has <b> of its own)
+    check('<b>"&' not in page and "]]></failure>" not in page,
           tag + ": markup from the backend is escaped in HTML")
     return doc
 
@@ -73,14 +92,28 @@ def check_reports(d, tag):
 def run_class(mtp, plugin, cls, d, isolate):
     tag = cls + (" --isolate" if isolate else "")
     timeout = "3" if cls == "hang" else "30"
-    cmd = [mtp, "run", "--backend", "ref,rt_" + cls, "--backend-lib",
+    order = ("rt_%s,ref" if cls in OPEN_FIRST else "ref,rt_%s") % cls
+    cmd = [mtp, "run", "--backend", order, "--backend-lib",
            plugin, "--cases", "t.case", "--timeout", timeout, "--json",
            "r.json", "--junit", "r.xml", "--html", "r.html"]
     if isolate:
         cmd.append("--isolate")
     env = dict(os.environ, RT_PIDFILE=os.path.join(d, "pids"))
-    p = subprocess.run(cmd, cwd=d, env=env, capture_output=True,
-                       timeout=100)
+    # descriptors mtpcheck inherits (not close-on-exec), which no backend
+    # may see; the harness's own (reports, other workers' pipes) likewise.
+    # Two sit where the worker moves its pipe ends (isolate.c child_fds),
+    # which must still reach the worker, not be closed in its place.
+    leak = [os.open(os.path.join(d, "leak"), os.O_WRONLY | os.O_CREAT)]
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    top = 1000 if soft < 0 or soft >= 1024 else soft - 3
+    for fd in (top, top + 1):
+        leak.append(os.dup2(leak[0], fd))
+    try:
+        p = subprocess.run(cmd, cwd=d, env=env, capture_output=True,
+                           timeout=100, pass_fds=leak)
+    finally:
+        for fd in leak:
+            os.close(fd)
     check(p.returncode == 1, "%s: exit %d, want 1 (%s)" %
           (tag, p.returncode, p.stderr.decode(errors="replace")[-300:]))
     doc = check_reports(d, tag)
@@ -91,6 +124,10 @@ def run_class(mtp, plugin, cls, d, isolate):
           tag + ": ref runs as the built-in and passes")
     check(len(rt) == 2, tag + ": the run goes on after a fault")
     want, words = EXPECT[cls]
+    if cls == "fds":
+        for r in rt:
+            check(re.search(FDS_OK, r["message"]) is not None,
+                  "%s: the backend saw %r" % (tag, r["message"]))
     for r in rt:
         check(r["verdict"] == want and any(w in r["message"] for w in words),
               "%s: %s %r, want %s with one of %s" %

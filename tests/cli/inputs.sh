@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CLI against hostile inputs and the newcomer's traps (docs/CI.md,
-# "Guarantees"): one CTest test per class, each running the real mtpcheck on
+# "Guarantees: inputs"): one CTest test per class, each running the real mtpcheck on
 # files crafted at run time (craft.py) and checking the exit code and the one
 # line it prints. Usage: inputs.sh TEST MTPCHECK SOURCE_DIR PLUGIN_SO
 set -u
@@ -116,7 +116,8 @@ selftest) # --json, and a filter that leaves a mutant nothing to break (float32
 	# mutant of ROUNDING_BIAS changes bf16/f16 outputs only)
 	expect 125 "NOT APPLICABLE" "$M" selftest --backend ref --fixtures "$SRC/fixtures/edge.h5" --filter 'rmsnorm.fp32.*' --json st.json
 	grep -q '"verdict":"NOT APPLICABLE"' st.json || fail "selftest --json wrote no rows" ;;
-report) # help matches, inf stays inf, shards share a column, exit 1 on failures
+report) # help matches, inf stays inf, shards share a column, exit 1 on failures,
+	# a PASSED that compared nothing is INVALID (exit 2)
 	expect 0 "--json FILE" "$M" report --help
 	expect 0 "--junit FILE" "$M" verify --help
 	"$M" run --fixtures "$SRC/fixtures/norms.h5" --filter 'rmsnorm.*' --run-id night1 --shard 0/2 --json s0.json >/dev/null
@@ -132,7 +133,32 @@ PYEOF
 	[ "$(grep -o '"backend":"[^"]*"' m.json | sort -u | wc -l)" = 1 ] || fail "shards of one run in several columns"
 	expect 1 "exit code 1" "$M" report s0.json bad.json --html b.html
 	grep -q '[0-9]\{30\}' b.html && fail "inf headroom rendered as a long number"
-	grep -q 'inf' b.html || fail "inf headroom not shown" ;;
+	grep -q 'inf' b.html || fail "inf headroom not shown"
+	# a PASSED that compared nothing (outputs empty, or absent) is INVALID
+	$PY - <<'PYEOF' || fail "cannot write the results files without outputs"
+import json
+d = json.load(open("s0.json"))
+assert d["results"][0]["verdict"] == "PASSED" and d["results"][0]["outputs"]
+for name, outs in (("empty.json", []), ("absent.json", None)):
+    r = dict(d["results"][0])
+    if outs is None:
+        del r["outputs"]
+    else:
+        r["outputs"] = outs
+    e = dict(d, results=[r], run_id=name)
+    json.dump(e, open(name, "w"))
+PYEOF
+	for k in empty absent; do
+		expect 2 "exit code 2" "$M" report $k.json --json $k.m.json
+		$PY - "$k.m.json" <<'PYEOF' || fail "$k: the PASSED without outputs was not made INVALID"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"]
+assert len(r) == 1 and r[0]["verdict"] == "INVALID", r
+assert "no output compared" in r[0]["message"], r[0]["message"]
+assert d["exit_code"] == 2, d["exit_code"]
+PYEOF
+	done ;;
 cwd_ids) # the file part of a case's name does not depend on the folder
 	(cd "$SRC" && "$M" run --list --fixtures fixtures/norms.h5) >a.txt
 	(cd / && "$M" run --list --fixtures "$SRC/fixtures/norms.h5") >b.txt

@@ -1,5 +1,5 @@
 # The CLI against hostile inputs and the newcomer's traps (tests/cli/inputs.sh,
-# docs/CI.md "Guarantees"): one CTest test per class, label "inputs".
+# docs/CI.md "Guarantees: inputs"): one CTest test per class, label "inputs".
 foreach(t links storage membudget verify_empty sources rules pipe preflight
           seed repro selftest report cwd_ids)
   add_test(NAME inputs.${t}

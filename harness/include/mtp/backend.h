@@ -17,11 +17,12 @@
  * 2, the version before it). A plugin runs only under the name it declares
  * (iface->name), which must not be the name of a built-in backend.
  *
- * The harness runs every backend in a worker process (docs/CI.md
- * "Guarantees"): a backend that crashes, hangs or ends the process costs the
- * case in flight, never the run. Strings a backend hands back (be->error,
- * device_info) are cut at their buffer's end and cleaned (invalid UTF-8,
- * control characters) before any report sees them.
+ * The harness runs every backend in a worker process (docs/CI.md,
+ * "Guarantees: backends"): a backend that crashes, hangs or ends the process
+ * costs the case in flight, never the run (while opening: its cases).
+ * Strings a backend hands back (be->error, device_info) are cut at their
+ * buffer's end and cleaned (invalid UTF-8, control characters) before any
+ * report sees them.
  */
 #ifndef MTP_BACKEND_H
 #define MTP_BACKEND_H
