@@ -22,7 +22,8 @@ enum rt_class {
 	RT_LIAR,     /* writes zeros to every descriptor, then reports */
 	RT_SPRAY,    /* writes zeros to every descriptor, then aborts */
 	RT_OVERFLOW, /* writes 8 bytes past its output */
-	RT_HOSTILE,  /* an error text of invalid UTF-8, controls, markup */
+	RT_HOSTILE,  /* an error text and a device line of invalid UTF-8,
+			controls, markup */
 	RT_NASTY,    /* closes stdout, moves, ignores SIGTERM, forks a
 			sleeper, then crashes into a handler that exits 0 */
 };
@@ -137,8 +138,16 @@ static enum mtp_status rt_launch(struct mtp_backend *be,
 
 static void rt_info(struct mtp_backend *be, char *buf, size_t n)
 {
+	static const char hostile[] = "<b>\"'&\x01\x1b[31m\xff\xc3(\xed\xa0"
+				      "\x80</property>]]>\n";
+
 	(void)be;
 	memset(buf, 0xff, n); /* no NUL, not UTF-8 */
+	if (RT_CLASS != RT_HOSTILE)
+		return;
+	/* the hostile class: markup, quotes, controls, broken UTF-8, no NUL */
+	for (size_t i = 0; i < n; i++)
+		buf[i] = hostile[i % (sizeof(hostile) - 1)];
 }
 
 static const struct mtp_backend_iface rt = {
