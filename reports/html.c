@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "html_parts.h"
+#include "mtp/bench.h"
 #include "mtp/config.h"
 #include "mtp/runner.h"
 #include "mtp/textsafe.h"
@@ -100,15 +101,21 @@ static void head(FILE *f, const struct mtp_run *run)
 	      f);
 	fprintf(f,
 		"<h1>mtpcheck %s%s</h1><p id=\"summary\">mtpcheck %s, %s. %d "
-		"results:",
+		"results%s",
 		run->command, strcmp(run->command, "report") ? " report" : "",
-		MTP_VERSION, when, run->n);
+		MTP_VERSION, when, run->n, run->n ? ":" : "");
 	for (int v = 0; v < MTP_VERDICT_COUNT; v++)
 		if (run->counts[v])
 			fprintf(f,
 				" <span class=\"v\" style=\"background:%s\">%d "
 				"%s</span>",
 				color(v), run->counts[v], mtp_verdict_name(v));
+	if (run->bench && run->bench->n_points)
+		fprintf(f,
+			" and %d bench rows from %d night%s (<a "
+			"href=\"#bench\">bench history</a>)",
+			run->bench->n_points, run->bench->n_nights,
+			run->bench->n_nights == 1 ? "" : "s");
 	fprintf(f, " &mdash; exit code %d.</p>\n", (int)mtp_run_exit_code(run));
 	mtp_html_meta(f, run);
 	fputs("<input id=\"filt\" hidden placeholder=\"filter the tables\">\n",
@@ -249,7 +256,9 @@ static void body(FILE *f, const struct mtp_run *run)
 		mtp_html_trend(f, run, be, nb, color);
 	if (nb)
 		by_op(f, run, be, nb);
-	mtp_html_failures(f, run, color);
+	if (run->n || !run->bench)
+		mtp_html_failures(f, run, color);
+	mtp_bench_history_html(f, run->bench);
 	if (nb)
 		matrix(f, run, be, nb);
 	fputs(mtp_html_script(), f);

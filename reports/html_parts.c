@@ -7,9 +7,11 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "html_parts.h"
+#include "report_file.h"
 #include "mtp/meta.h"
 #include "mtp/textsafe.h"
 
@@ -23,6 +25,27 @@ static void dt(FILE *f, const char *k, const char *v)
 	fprintf(f, "<dt>%s</dt><dd>", k);
 	esc(f, v && *v ? v : "-");
 	fputs("</dd>", f);
+}
+
+/* Every backend's device line (driver, runtime), one entry each. */
+static void devices_of(FILE *f, const struct mtp_run *run)
+{
+	const char **names, **devices;
+	int n = mtp_report_backends(run, &names, &devices);
+	char info[MTP_BACKEND_DEVICE_MAX];
+
+	for (int i = 0; i < n; i++) {
+		mtp_meta_device(names[i], devices[i], info, sizeof(info));
+		fputs("<dt class=\"device\">device of ", f);
+		esc(f, names[i]);
+		fputs("</dt><dd class=\"device\">", f);
+		esc(f, info[0] ? info : "-");
+		fputs("</dd>", f);
+	}
+	if (n >= 0) {
+		free(names);
+		free(devices);
+	}
 }
 
 void mtp_html_meta(FILE *f, const struct mtp_run *run)
@@ -50,6 +73,7 @@ void mtp_html_meta(FILE *f, const struct mtp_run *run)
 		dt(f, "seed", num);
 	}
 	dt(f, "command line", m.command_line);
+	devices_of(f, run);
 	fputs("</dl></details>\n", f);
 }
 

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mtp/config.h"
@@ -157,12 +158,16 @@ static void write_result(FILE *f, const struct mtp_result *r)
 static void write_header(FILE *f, const struct mtp_run *run)
 {
 	struct mtp_meta m;
+	const char **names, **devices;
+	int nb = mtp_report_backends(run, &names, &devices);
 
 	mtp_meta_get(&m, run->opts.run_id);
 	/* the 1.x top-level fields stay (older readers use them); meta has all */
 	fputs("{\"format\":\"mtpcheck-results\",\"format_version\":2,", f);
-	mtp_meta_json(f, run->opts.run_id, run->opts.seed, run->opts.backends,
-		      run->opts.n_backends, NULL);
+	mtp_meta_json(f, run->opts.run_id, run->opts.seed, names,
+		      nb > 0 ? nb : 0, devices);
+	free(names);
+	free(devices);
 	fputs(",\"mtpcheck_version\":", f);
 	mtp_json_str(f, MTP_VERSION);
 	fputs(",\"command\":", f);

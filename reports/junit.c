@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -73,9 +74,10 @@ static void write_case(FILE *f, const struct mtp_result *r)
 
 static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
 {
-	int n = 0, fail = 0, err = 0, skip = 0;
+	int n = 0, fail = 0, err = 0, skip = 0, nb;
 	double t = 0;
 	struct mtp_meta m;
+	const char **names, **devices;
 
 	mtp_meta_get(&m, run->opts.run_id);
 
@@ -99,7 +101,11 @@ static void write_suite(FILE *f, const struct mtp_run *run, const char *backend)
 		n, fail, err, skip, t);
 	xml(f, m.host);
 	fprintf(f, "\" timestamp=\"%.19s\">\n", m.date); /* no Z: xs:dateTime */
-	mtp_meta_junit(f, run->opts.run_id, run->opts.seed);
+	nb = mtp_report_backends(run, &names, &devices);
+	mtp_meta_junit(f, run->opts.run_id, run->opts.seed, names,
+		       nb > 0 ? nb : 0, devices);
+	free(names);
+	free(devices);
 	for (int i = 0; i < run->n; i++)
 		if (!strcmp(run->results[i].backend, backend))
 			write_case(f, &run->results[i]);

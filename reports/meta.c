@@ -116,12 +116,9 @@ void mtp_meta_get(struct mtp_meta *m, const char *run_id)
 		snprintf(m->run_id, sizeof(m->run_id), "%s", run_id);
 }
 
-/* A backend's description; built-ins (and mutants over them) are opened
- * for their device line, modules are not (a driver fault must not take the
- * report with it: `mtpcheck bench` records theirs). */
-static void describe(FILE *f, const char *name, const char *known)
+void mtp_meta_device(const char *name, const char *known, char *buf, size_t n)
 {
-	char info[512] = "", why[256];
+	char info[MTP_BACKEND_DEVICE_MAX] = "", why[256];
 	struct mtp_backend *be = NULL;
 	const char *base = strrchr(name, ':');
 	bool builtin = false;
@@ -137,9 +134,16 @@ static void describe(FILE *f, const char *name, const char *known)
 		mtp_backend_close(be);
 	} else if (!builtin) {
 		snprintf(info, sizeof(info),
-			 "module backend (its device: "
-			 "mtpcheck bench)");
+			 "module backend (no worker of it opened in this run)");
 	}
+	mtp_text_sanitize(buf, n, info, sizeof(info));
+}
+
+static void describe(FILE *f, const char *name, const char *known)
+{
+	char info[MTP_BACKEND_DEVICE_MAX];
+
+	mtp_meta_device(name, known, info, sizeof(info));
 	fputs("{\"name\":", f);
 	mtp_json_str(f, name);
 	fputs(",\"device\":", f);
@@ -185,15 +189,19 @@ void mtp_meta_json(FILE *f, const char *run_id, uint64_t seed,
 
 static void prop(FILE *f, const char *name, const char *value)
 {
-	fprintf(f, "    <property name=\"%s\" value=\"", name);
+	fputs("    <property name=\"", f);
+	mtp_xml_str(f, name);
+	fputs("\" value=\"", f);
 	mtp_xml_str(f, value);
 	fputs("\"/>\n", f);
 }
 
-void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed)
+void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed,
+		    const char *const *backends, int n_backends,
+		    const char *const *devices)
 {
 	struct mtp_meta m;
-	char num[64];
+	char num[64], name[160], info[MTP_BACKEND_DEVICE_MAX];
 
 	mtp_meta_get(&m, run_id);
 	fputs("  <properties>\n", f);
@@ -211,6 +219,12 @@ void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed)
 	prop(f, "date", m.date);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)seed);
 	prop(f, "seed", num);
+	for (int i = 0; i < n_backends; i++) {
+		snprintf(name, sizeof(name), "device.%.140s", backends[i]);
+		mtp_meta_device(backends[i], devices ? devices[i] : NULL, info,
+				sizeof(info));
+		prop(f, name, info);
+	}
 	fputs("  </properties>\n", f);
 }
 

@@ -1,17 +1,19 @@
 /*
- * `mtpcheck report`: merges results files written by `run --json` into one
- * run and writes it as HTML, JUnit or JSON. Its exit code is the merged
- * run's, as its page states (1 if any FAILED, CRASHED or TIMEOUT).
+ * `mtpcheck report`: merges results files written by `run --json` (and the
+ * bench files of `bench --json`, as a bench history) into one run and writes
+ * it as HTML, JUnit or JSON. Its exit code is the merged run's, as its page
+ * states (1 if any FAILED, CRASHED or TIMEOUT).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mtp/bench.h"
 #include "mtp/runner.h"
 #include "preflight.h"
 
 static const char usage_report[] =
-	"usage: mtpcheck report RESULTS.json... [--html FILE] [--junit FILE] "
+	"usage: mtpcheck report FILE.json... [--html FILE] [--junit FILE] "
 	"[--json FILE]\n"
 	"\n"
 	"Merges results files written by `mtpcheck run --json` (one per "
@@ -22,10 +24,18 @@ static const char usage_report[] =
 	"column,\n"
 	"while the shards of one run (the same run_id, see run --run-id) share "
 	"one.\n"
-	"--json writes the merged results. Exit code: the merged run's (0, "
-	"1 if any\n"
-	"FAILED, CRASHED or TIMEOUT, 2 if any INVALID, 125 if nothing "
-	"passed).\n";
+	"Bench files written by `mtpcheck bench --json` among them make the "
+	"bench\n"
+	"history of the HTML page: a night per file (per run_id), in the order "
+	"given\n"
+	"(oldest first), and per op, shape and backend@host the median, GB/s "
+	"and\n"
+	"fraction of the copy bandwidth of each night.\n"
+	"--json writes the merged results (--json and --junit: results only). "
+	"Exit\n"
+	"code: the merged run's (0, 1 if any FAILED, CRASHED or TIMEOUT, 2 if "
+	"any\n"
+	"INVALID, 125 if nothing passed; bench files alone: 0).\n";
 
 static int report_usage(const char *fmt, const char *arg)
 {
@@ -65,7 +75,8 @@ int mtp_cli_report(int argc, char **argv)
 	}
 	if (rc < 0 && (!n || (!outs[0] && !outs[1] && !outs[2])))
 		rc = report_usage(
-			"needs results files and --html, --junit or --json%s",
+			"needs results or bench files and --html, --junit or "
+			"--json%s",
 			"");
 	if (rc < 0 && mtp_preflight_outputs(outs, 3, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck report: %s\n", err);
@@ -83,9 +94,11 @@ int mtp_cli_report(int argc, char **argv)
 		rc = MTP_EXIT_USAGE;
 	} else {
 		rc = (int)mtp_run_exit_code(&run);
-		printf("mtpcheck report: %d results from %d file(s), exit code "
-		       "%d\n",
-		       run.n, n, rc);
+		printf("mtpcheck report: %d results", run.n);
+		if (run.bench)
+			printf(" and %d bench rows of %d night(s)",
+			       run.bench->n_points, run.bench->n_nights);
+		printf(" from %d file(s), exit code %d\n", n, rc);
 	}
 	mtp_run_fini(&run);
 	free(paths);

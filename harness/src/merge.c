@@ -1,9 +1,11 @@
 /*
  * `mtpcheck report`: merges JSON results files (one per vendor machine, or one
  * per night) into one run and renders it with the same writers as `run`.
- * Each file's backends become columns labelled backend@host; the same label
- * seen again (another night) gets the file's date, so the matrix shows the
- * trend side by side. Built with libcjson (merge_none.c stands in otherwise).
+ * Each file's backends become columns labelled backend@host, with the device
+ * line the file recorded; the same label seen again (another night) gets the
+ * file's date, so the matrix shows the trend side by side. Bench files among
+ * the inputs become the bench history (merge_bench.c). Built with libcjson
+ * (merge_none.c stands in otherwise).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge_int.h"
 #include "mtp/meta.h"
 #include "mtp/runner.h"
 #include "mtp/textio.h"
@@ -185,6 +188,25 @@ static const char *column(struct seen *s, const char *label, const char *run,
 	return s->v[s->n++].column;
 }
 
+/* Column col's device: the one its file's meta records for the backend
+ * (first seen wins: the shards of a run share their devices). */
+static bool add_device(struct mtp_run *run, const cJSON *root, const char *col,
+		       const char *backend)
+{
+	const cJSON *bes = cJSON_GetObjectItem(
+		cJSON_GetObjectItem(root, "meta"), "backends");
+	const char *dev = "unknown (the results file records no device)";
+
+	for (int i = 0; i < run->n_devices; i++)
+		if (!strcmp(run->devices[i].name, col))
+			return true;
+	for (const cJSON *b = cJSON_IsArray(bes) ? bes->child : NULL; b;
+	     b = b->next)
+		if (!strcmp(str(b, "name"), backend) && *str(b, "device"))
+			dev = str(b, "device");
+	return mtp_run_set_device(run, col, dev);
+}
+
 static enum mtp_status add_file(struct mtp_run *run, const char *path,
 				const cJSON *root, struct seen *seen, char *err,
 				size_t errn)
@@ -197,11 +219,19 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 
 	if (!mtp_schema_accept(path, cJSON_GetStringValue(sv), sv, err, errn))
 		return MTP_ERR_INVALID;
+	if (!strcmp(str(root, "format"), "mtpcheck-bench"))
+		return mtp_merge_bench(run, path, root, err, errn);
 	run_key(root, key, sizeof(key));
-	if (strcmp(str(root, "format"), "mtpcheck-results") ||
-	    !cJSON_IsArray(results)) {
-		snprintf(err, errn, "%s: not an mtpcheck results file (format)",
+	if (strcmp(str(root, "format"), "mtpcheck-results")) {
+		snprintf(err, errn,
+			 "%s: format: not an mtpcheck results or bench file "
+			 "(mtpcheck-results, mtpcheck-bench)",
 			 path);
+		return MTP_ERR_INVALID;
+	}
+	if (!cJSON_IsArray(results)) {
+		snprintf(err, errn, "%s: results: %s", path,
+			 results ? "not an array" : "missing");
 		return MTP_ERR_INVALID;
 	}
 	for (const cJSON *o = results->child; o; o = o->next) {
@@ -212,7 +242,7 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 		snprintf(label, sizeof(label), "%s@%s", str(o, "backend"),
 			 str(machine, "host"));
 		col = column(seen, label, key, str(root, "created"));
-		if (!col)
+		if (!col || !add_device(run, root, col, str(o, "backend")))
 			return MTP_ERR_NOMEM;
 		if (run->n == run->cap) {
 			int cap = run->cap ? 2 * run->cap : 256;

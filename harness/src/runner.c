@@ -12,10 +12,12 @@
 #include <time.h>
 
 #include "mtp/backend.h"
+#include "mtp/bench.h"
 #include "mtp/casefile.h"
 #include "mtp/diagnose.h"
 #include "mtp/membudget.h"
 #include "mtp/rules.h"
+#include "mtp/textsafe.h"
 #include "captured.h"
 #include "isolate.h"
 #include "repro.h"
@@ -207,7 +209,26 @@ struct backend_slot {
 	struct mtp_worker w;
 	enum mtp_status st; /* how its worker opened it: MTP_OK or why not */
 	char why[MTP_ERR_MAX];
+	bool opened;			     /* a worker of it opened it once */
+	char device[MTP_BACKEND_DEVICE_MAX]; /* from its worker's hello */
 };
+
+/* Starts the slot's worker; keeps the device line of the first open, else
+ * why it never opened. */
+static void slot_start(const struct mtp_run_opts *o, struct backend_slot *s)
+{
+	char dev[MTP_BACKEND_DEVICE_MAX];
+
+	s->st = mtp_worker_start(&s->w, s->name, o->backend_lib, o->timeout,
+				 dev, sizeof(dev), s->why, sizeof(s->why));
+	if (s->st == MTP_OK && !s->opened) {
+		snprintf(s->device, sizeof(s->device), "%s", dev);
+		s->opened = true;
+	} else if (s->st != MTP_OK && !s->opened) {
+		snprintf(s->device, sizeof(s->device), "not opened: %.200s",
+			 s->why);
+	}
+}
 
 static void open_backends(struct mtp_run *run, struct backend_slot *slots)
 {
@@ -219,8 +240,7 @@ static void open_backends(struct mtp_run *run, struct backend_slot *slots)
 		s->name = o->backends[i];
 		if (o->isolate)
 			continue; /* a worker per case */
-		s->st = mtp_worker_start(&s->w, s->name, o->backend_lib,
-					 o->timeout, s->why, sizeof(s->why));
+		slot_start(o, s);
 		if (s->st == MTP_ERR_INVALID) {
 			fprintf(stderr, "mtpcheck: --backend %s: %s\n", s->name,
 				s->why);
@@ -244,8 +264,7 @@ static bool worker_ready(const struct mtp_run *run, struct backend_slot *s,
 	const struct mtp_run_opts *o = &run->opts;
 
 	if (o->isolate || (s->st == MTP_OK && !mtp_worker_running(&s->w)))
-		s->st = mtp_worker_start(&s->w, s->name, o->backend_lib,
-					 o->timeout, s->why, sizeof(s->why));
+		slot_start(o, s);
 	if (s->st == MTP_OK)
 		return true;
 	r->verdict = s->st == MTP_ERR_UNAVAILABLE ? MTP_SKIPPED
@@ -415,8 +434,12 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 		else
 			run_generated(run, &s, it[k].g, slots, &idx, total);
 	}
-	for (int b = 0; b < o->n_backends; b++)
+	for (int b = 0; b < o->n_backends; b++) {
 		mtp_worker_stop(&slots[b].w);
+		if (!o->verify &&
+		    !mtp_run_set_device(run, o->backends[b], slots[b].device))
+			fprintf(stderr, "mtpcheck: out of memory\n");
+	}
 	run->signal = mtp_signals_caught();
 	mtp_signals_end();
 	if (run->signal)
@@ -440,9 +463,34 @@ enum mtp_exit mtp_run_exit_code(const struct mtp_run *run)
 		return MTP_EXIT_USAGE;
 	if (c[MTP_FAILED] || c[MTP_CRASHED] || c[MTP_TIMEOUT])
 		return MTP_EXIT_FAIL;
-	if (!c[MTP_PASSED] && !c[MTP_MISTRUSTED])
-		return MTP_EXIT_UNTESTED;
+	if (!c[MTP_PASSED] && !c[MTP_MISTRUSTED] &&
+	    !(!run->n && run->bench && run->bench->n_points))
+		return MTP_EXIT_UNTESTED; /* a report of bench files only: 0 */
 	return MTP_EXIT_OK;
+}
+
+bool mtp_run_set_device(struct mtp_run *run, const char *name,
+			const char *device)
+{
+	struct mtp_run_device *d = NULL;
+
+	for (int i = 0; i < run->n_devices && !d; i++)
+		if (!strcmp(run->devices[i].name, name))
+			d = &run->devices[i];
+	if (!d) {
+		void *v = realloc(run->devices, (size_t)(run->n_devices + 1) *
+							sizeof(*run->devices));
+
+		if (!v)
+			return false;
+		run->devices = v;
+		d = &run->devices[run->n_devices++];
+		mtp_text_sanitize(d->name, sizeof(d->name), name,
+				  strlen(name) + 1);
+	}
+	mtp_text_sanitize(d->device, sizeof(d->device), device ? device : "",
+			  device ? strlen(device) + 1 : 1);
+	return true;
 }
 
 void mtp_run_fini(struct mtp_run *run)
@@ -450,5 +498,7 @@ void mtp_run_fini(struct mtp_run *run)
 	for (int i = 0; i < run->n; i++)
 		free(run->results[i].cmp);
 	free(run->results);
+	free(run->devices);
+	mtp_bench_history_free(run->bench);
 	memset(run, 0, sizeof(*run));
 }

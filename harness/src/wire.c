@@ -25,6 +25,7 @@ struct wire_hdr {
 struct wire_hello {
 	int32_t status;
 	char why[MTP_ERR_MAX];
+	char device[MTP_BACKEND_DEVICE_MAX];
 };
 
 struct wire_tensor {
@@ -162,26 +163,32 @@ static enum mtp_wire_end recv_hdr(int fd, double deadline,
 	return MTP_WIRE_OK;
 }
 
-bool mtp_wire_send_hello(int fd, enum mtp_status st, const char *why)
+bool mtp_wire_send_hello(int fd, enum mtp_status st, const char *why,
+			 const char *device)
 {
 	struct wire_hello h;
 
 	memset(&h, 0, sizeof(h));
 	h.status = (int32_t)st;
 	mtp_text_sanitize(h.why, sizeof(h.why), why, MTP_ERR_MAX);
+	if (device)
+		mtp_text_sanitize(h.device, sizeof(h.device), device,
+				  MTP_BACKEND_DEVICE_MAX);
 	return send_hdr(fd, MTP_WIRE_HELLO, sizeof(h), -1) &&
 	       mtp_wire_write(fd, &h, sizeof(h), -1);
 }
 
 enum mtp_wire_end mtp_wire_recv_hello(int fd, double deadline,
 				      enum mtp_status *st, char *why,
-				      size_t whyn)
+				      size_t whyn, char *device, size_t devn)
 {
 	struct wire_hello h;
 	uint64_t len;
-	enum mtp_wire_end e = recv_hdr(fd, deadline, MTP_WIRE_HELLO, sizeof(h),
-				       &len, why, whyn);
+	enum mtp_wire_end e;
 
+	if (devn)
+		device[0] = 0;
+	e = recv_hdr(fd, deadline, MTP_WIRE_HELLO, sizeof(h), &len, why, whyn);
 	if (!e && len != sizeof(h))
 		e = bad(why, whyn, "hello of the wrong length");
 	if (!e)
@@ -190,10 +197,13 @@ enum mtp_wire_end mtp_wire_recv_hello(int fd, double deadline,
 		return e;
 	if (h.status < MTP_OK || h.status > MTP_ERR_CORRUPT)
 		return bad(why, whyn, "status out of range");
-	if (!memchr(h.why, 0, sizeof(h.why)))
+	if (!memchr(h.why, 0, sizeof(h.why)) ||
+	    !memchr(h.device, 0, sizeof(h.device)))
 		return bad(why, whyn, "unterminated text");
 	*st = (enum mtp_status)h.status;
 	mtp_text_sanitize(why, whyn, h.why, sizeof(h.why));
+	mtp_text_sanitize(device, devn, h.status ? "" : h.device,
+			  sizeof(h.device));
 	return MTP_WIRE_OK;
 }
 

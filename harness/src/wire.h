@@ -16,7 +16,7 @@
 #include "mtp/fixture.h"
 
 #define MTP_WIRE_MAGIC 0x4d545057u /* "MTPW" */
-#define MTP_WIRE_VERSION 1
+#define MTP_WIRE_VERSION 2	   /* 2: the hello carries the device line */
 #define MTP_RULE_MSG_MAX 300
 
 enum mtp_wire_kind {
@@ -54,8 +54,10 @@ void mtp_wire_watch(int pidfd);
 bool mtp_wire_write(int fd, const void *buf, size_t n, double deadline);
 enum mtp_wire_end mtp_wire_read(int fd, void *buf, size_t n, double deadline);
 
-/* The worker's side. */
-bool mtp_wire_send_hello(int fd, enum mtp_status st, const char *why);
+/* The worker's side. The hello says how the open went (st, why) and, once
+ * open, the backend's device line (mtp_backend_device_info), cleaned. */
+bool mtp_wire_send_hello(int fd, enum mtp_status st, const char *why,
+			 const char *device);
 /* Reads a request into c (inputs rebuilt, expected and observed empty). */
 bool mtp_wire_recv_case(int fd, struct mtp_case *c);
 bool mtp_wire_send_report(int fd, const struct mtp_wire_outcome *o,
@@ -63,9 +65,12 @@ bool mtp_wire_send_report(int fd, const struct mtp_wire_outcome *o,
 
 /* The harness's side. */
 bool mtp_wire_send_case(int fd, const struct mtp_case *c, double deadline);
+/* Reads a hello: the open status in *st with why, and the device line
+ * (untrusted: bounded, repaired UTF-8, no control characters) in device,
+ * "" when the backend did not open. */
 enum mtp_wire_end mtp_wire_recv_hello(int fd, double deadline,
 				      enum mtp_status *st, char *why,
-				      size_t whyn);
+				      size_t whyn, char *device, size_t devn);
 /* Reads a report for a call whose outputs are `want` (shapes and dtypes):
  * on MTP_WIRE_OK, o is filled and, if the backend ran the case, got[i] holds
  * output i (allocated here). */

@@ -84,10 +84,12 @@ static bool serve_case(int rep, struct mtp_backend *be, struct mtp_case *c)
 static void serve(int req, int rep, const char *name, const char *lib)
 {
 	struct mtp_backend *be = NULL;
-	char why[MTP_ERR_MAX] = "";
+	char why[MTP_ERR_MAX] = "", device[MTP_BACKEND_DEVICE_MAX] = "";
 	enum mtp_status st = mtp_backend_open(name, lib, &be, why, sizeof(why));
 
-	if (!mtp_wire_send_hello(rep, st, why) || st)
+	if (!st) /* the backend's own text: the hello cleans it */
+		mtp_backend_device_info(be, device, sizeof(device));
+	if (!mtp_wire_send_hello(rep, st, why, device) || st)
 		_exit(0);
 	for (;;) {
 		struct mtp_case c;
@@ -144,7 +146,8 @@ static void lose(struct mtp_worker *w, enum mtp_wire_end e, const char *why,
 }
 
 enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
-				 const char *lib, double timeout_s, char *why,
+				 const char *lib, double timeout_s,
+				 char *device, size_t devn, char *why,
 				 size_t whyn)
 {
 	int req[2], rep[2], keep[2];
@@ -154,6 +157,8 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 	char how[MTP_ERR_MAX];
 
 	w->pid = 0;
+	if (devn)
+		device[0] = 0;
 	if (pipe2(req, O_CLOEXEC) != 0)
 		goto no_pipes;
 	if (pipe2(rep, O_CLOEXEC) != 0)
@@ -179,7 +184,7 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 	if (timeout_s < OPEN_MIN_S)
 		timeout_s = OPEN_MIN_S;
 	e = mtp_wire_recv_hello(w->rep, mtp_wire_now() + timeout_s, &st, why,
-				whyn);
+				whyn, device, devn);
 	mtp_wire_watch(-1);
 	if (e) {
 		lose(w, e, why, timeout_s, &v, how, sizeof(how));

@@ -22,12 +22,14 @@ struct mtp_worker {
 };
 
 /* Starts a worker for backend `name` (lib: --backend-lib) and waits up to
- * timeout_s for it to open the backend. MTP_OK, or the backend's own open
- * status (MTP_ERR_INVALID: a usage error; MTP_ERR_UNAVAILABLE: no device),
- * or MTP_ERR_DEVICE when the worker crashed, hung or lied while opening;
- * why says which. */
+ * timeout_s for it to open the backend. MTP_OK, with the backend's device
+ * line as its worker sent it (cleaned, at most devn bytes) in device, or
+ * the backend's own open status (MTP_ERR_INVALID: a usage error;
+ * MTP_ERR_UNAVAILABLE: no device), or MTP_ERR_DEVICE when the worker
+ * crashed, hung or lied while opening; why says which (device is then ""). */
 enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
-				 const char *lib, double timeout_s, char *why,
+				 const char *lib, double timeout_s,
+				 char *device, size_t devn, char *why,
 				 size_t whyn);
 void mtp_worker_stop(struct mtp_worker *w);
 bool mtp_worker_running(const struct mtp_worker *w);

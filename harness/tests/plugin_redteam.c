@@ -18,6 +18,7 @@
 #include "mtp/backend.h"
 
 enum rt_class {
+<<<<<<< HEAD
 	RT_SEGV,       /* SIGSEGV */
 	RT_ABORT,      /* abort() */
 	RT_EXIT0,      /* exit(0) in the middle of a case */
@@ -27,6 +28,18 @@ enum rt_class {
 	RT_OVERFLOW,   /* writes 8 bytes past its output */
 	RT_HOSTILE,    /* an error text of invalid UTF-8, controls, markup */
 	RT_NASTY,      /* closes stdout, moves, ignores SIGTERM, forks a
+=======
+	RT_SEGV,     /* SIGSEGV */
+	RT_ABORT,    /* abort() */
+	RT_EXIT0,    /* exit(0) in the middle of a case */
+	RT_HANG,     /* never returns */
+	RT_LIAR,     /* writes zeros to every descriptor, then reports */
+	RT_SPRAY,    /* writes zeros to every descriptor, then aborts */
+	RT_OVERFLOW, /* writes 8 bytes past its output */
+	RT_HOSTILE,  /* an error text and a device line of invalid UTF-8,
+			controls, markup */
+	RT_NASTY,    /* closes stdout, moves, ignores SIGTERM, forks a
+>>>>>>> reports2
 			sleeper, then crashes into a handler that exits 0 */
 	RT_OPEN_CRASH, /* SIGSEGV in open(), before any case */
 	RT_OPEN_EXIT0, /* exit(0) in open(), before any case */
@@ -264,8 +277,16 @@ static enum mtp_status rt_launch(struct mtp_backend *be,
 
 static void rt_info(struct mtp_backend *be, char *buf, size_t n)
 {
+	static const char hostile[] = "<b>\"'&\x01\x1b[31m\xff\xc3(\xed\xa0"
+				      "\x80</property>]]>\n";
+
 	(void)be;
 	memset(buf, 0xff, n); /* no NUL, not UTF-8 */
+	if (RT_CLASS != RT_HOSTILE)
+		return;
+	/* the hostile class: markup, quotes, controls, broken UTF-8, no NUL */
+	for (size_t i = 0; i < n; i++)
+		buf[i] = hostile[i % (sizeof(hostile) - 1)];
 }
 
 static const struct mtp_backend_iface rt = {

@@ -77,15 +77,41 @@ def pids(path):
         return []
 
 
-def check_reports(d, tag):
+def check_devices(doc, xml, page, cls, tag):
+    """The plugin's device line (its worker's hello, never read in the
+    harness's process) is in every report, cleaned: no control character
+    in the JSON, markup escaped in the JUnit and HTML."""
+    name = "rt_" + cls
+    dev = {b["name"]: b["device"] for b in doc["meta"]["backends"]}
+    check(dev.get("ref", "").startswith("scalar C reference"),
+          tag + ": ref's device line in the JSON: %r" % dev.get("ref"))
+    got = dev.get(name, "")
+    check(got and not any(ord(c) < 0x20 or ord(c) == 0x7F for c in got),
+          tag + ": the plugin's device line in the JSON, cleaned: %r" %
+          got[:80])
+    if cls == "hostile":
+        check(got.startswith("<b>\"'&\\x01\\x1b[31m\ufffd"),
+              tag + ": the hostile device line as sent: %r" % got[:40])
+    props = {}
+    for suite in xml.getroot().iter("testsuite"):
+        for p in suite.iter("property"):
+            props[p.get("name")] = p.get("value")
+    check(props.get("device." + name) == got,
+          tag + ": the JUnit property device.%s is the JSON's" % name)
+    check("device of " + name in page and "</property>" not in page,
+          tag + ": the device line is in the HTML header, escaped")
+
+
+def check_reports(d, tag, cls):
     with open(os.path.join(d, "r.json"), "rb") as f:
         doc = json.loads(f.read().decode("utf-8"))  # strict UTF-8
-    ET.parse(os.path.join(d, "r.xml"))
+    xml = ET.parse(os.path.join(d, "r.xml"))
     with open(os.path.join(d, "r.html"), "rb") as f:
         page = f.read().decode("utf-8")
     # rt_hostile's text, raw (the page's own markup has <b> of its own)
     check('<b>"&' not in page and "]]></failure>" not in page,
           tag + ": markup from the backend is escaped in HTML")
+    check_devices(doc, xml, page, cls, tag)
     return doc
 
 
@@ -116,7 +142,7 @@ def run_class(mtp, plugin, cls, d, isolate):
             os.close(fd)
     check(p.returncode == 1, "%s: exit %d, want 1 (%s)" %
           (tag, p.returncode, p.stderr.decode(errors="replace")[-300:]))
-    doc = check_reports(d, tag)
+    doc = check_reports(d, tag, cls)
     res = doc["results"]
     ref = [r for r in res if r["backend"] == "ref"]
     rt = [r for r in res if r["backend"] == "rt_" + cls]

@@ -124,3 +124,87 @@ Test(wire, every_damage_is_malformed)
 	memset(d, 0, n); /* zeros written on the pipe by a backend */
 	cr_expect_eq(feed(d, n, why), MTP_WIRE_MALFORMED);
 }
+
+#define HELLO_WHY 4 /* offset of why[] in the hello */
+#define HELLO_DEVICE (HELLO_WHY + MTP_ERR_MAX)
+#define HELLO_SIZE (HELLO_DEVICE + MTP_BACKEND_DEVICE_MAX)
+
+/* A hello as the worker writes it, as bytes. */
+static size_t hello_bytes(unsigned char *buf, size_t cap, enum mtp_status st,
+			  const char *device)
+{
+	int fds[2];
+	ssize_t n;
+
+	cr_assert_eq(pipe(fds), 0);
+	cr_assert(
+		mtp_wire_send_hello(fds[1], st, st ? "no device" : "", device));
+	close(fds[1]);
+	n = read(fds[0], buf, cap);
+	close(fds[0]);
+	cr_assert_eq(n, HDR + HELLO_SIZE, "the hello's layout: %zd bytes", n);
+	return (size_t)n;
+}
+
+static enum mtp_wire_end feed_hello(const unsigned char *buf, size_t n,
+				    enum mtp_status *st, char *device,
+				    size_t devn, char *why)
+{
+	enum mtp_wire_end e;
+	int fds[2];
+
+	cr_assert_eq(pipe(fds), 0);
+	cr_assert_eq(write(fds[1], buf, n), (ssize_t)n);
+	close(fds[1]);
+	e = mtp_wire_recv_hello(fds[0], mtp_wire_now() + 5, st, why, 200,
+				device, devn);
+	close(fds[0]);
+	return e;
+}
+
+Test(wire, a_hello_carries_the_device_line_cleaned)
+{
+	static const char hostile[] = "<b>\"&\x01\x1b[31m\xff\xc3(]]>";
+	unsigned char b[4096];
+	char dev[MTP_BACKEND_DEVICE_MAX], why[200] = "";
+	enum mtp_status st = MTP_ERR_DEVICE;
+	size_t n = hello_bytes(b, sizeof(b), MTP_OK, "GPU 0, driver 1.2");
+
+	cr_expect_eq(feed_hello(b, n, &st, dev, sizeof(dev), why), MTP_WIRE_OK,
+		     "%s", why);
+	cr_expect_eq(st, MTP_OK);
+	cr_expect_str_eq(dev, "GPU 0, driver 1.2");
+
+	/* a worker that writes its own bytes: cleaned on receipt */
+	memset(b + HDR + HELLO_DEVICE, 0, MTP_BACKEND_DEVICE_MAX);
+	memcpy(b + HDR + HELLO_DEVICE, hostile, sizeof(hostile) - 1);
+	cr_expect_eq(feed_hello(b, n, &st, dev, sizeof(dev), why), MTP_WIRE_OK,
+		     "%s", why);
+	cr_expect_str_eq(dev,
+			 "<b>\"&\\x01\\x1b[31m\xEF\xBF\xBD\xEF\xBF\xBD(]]>",
+			 "markup stays (the writers escape it), controls and "
+			 "broken UTF-8 do not: %s",
+			 dev);
+	cr_expect_eq(feed_hello(b, n, &st, dev, 8, why), MTP_WIRE_OK);
+	cr_expect_str_eq(dev, "<b>\"&", "cut on a character at the bound");
+
+	/* no NUL in the device field: malformed, nothing kept */
+	memset(b + HDR + HELLO_DEVICE, 'A', MTP_BACKEND_DEVICE_MAX);
+	cr_expect_eq(feed_hello(b, n, &st, dev, sizeof(dev), why),
+		     MTP_WIRE_MALFORMED);
+	cr_expect(strstr(why, "unterminated") != NULL, "%s", why);
+	cr_expect_str_eq(dev, "");
+
+	/* a backend that did not open has no device line */
+	n = hello_bytes(b, sizeof(b), MTP_ERR_UNAVAILABLE, "leftover");
+	memcpy(b + HDR + HELLO_DEVICE, "stale", 6);
+	cr_expect_eq(feed_hello(b, n, &st, dev, sizeof(dev), why), MTP_WIRE_OK);
+	cr_expect_eq(st, MTP_ERR_UNAVAILABLE);
+	cr_expect_str_eq(why, "no device");
+	cr_expect_str_eq(dev, "");
+	/* a hello of another length */
+	n = hello_bytes(b, sizeof(b), MTP_OK, "x");
+	b[8] = (unsigned char)(b[8] - 1);
+	cr_expect_eq(feed_hello(b, n - 1, &st, dev, sizeof(dev), why),
+		     MTP_WIRE_MALFORMED);
+}

@@ -117,7 +117,8 @@ selftest) # --json, and a filter that leaves a mutant nothing to break (float32
 	expect 125 "NOT APPLICABLE" "$M" selftest --backend ref --fixtures "$SRC/fixtures/edge.h5" --filter 'rmsnorm.fp32.*' --json st.json
 	grep -q '"verdict":"NOT APPLICABLE"' st.json || fail "selftest --json wrote no rows" ;;
 report) # help matches, inf stays inf, shards share a column, exit 1 on failures,
-	# a PASSED that compared nothing is INVALID (exit 2)
+	# a PASSED that compared nothing is INVALID (exit 2); bench files make a
+	# history; bad ones are one line; device lines recorded
 	expect 0 "--json FILE" "$M" report --help
 	expect 0 "--junit FILE" "$M" verify --help
 	"$M" run --fixtures "$SRC/fixtures/norms.h5" --filter 'rmsnorm.*' --run-id night1 --shard 0/2 --json s0.json >/dev/null
@@ -158,7 +159,51 @@ assert len(r) == 1 and r[0]["verdict"] == "INVALID", r
 assert "no output compared" in r[0]["message"], r[0]["message"]
 assert d["exit_code"] == 2, d["exit_code"]
 PYEOF
-	done ;;
+	done
+	# bench files: a history of nights beside the results, or alone
+	for n in 1 2; do
+		MTP_RUN_ID=bench$n "$M" bench --backend ref --op rmsnorm --T 1,4 --H 64 --reps 3 --min-time 0.001 \
+			--no-unfused --json bench$n.json >/dev/null || fail "bench night $n"
+	done
+	expect 0 "[0-9]+ results and 4 bench rows of 2 night\(s\) from 3 file" "$M" report s0.json bench1.json bench2.json --html h.html --json h.json
+	grep -q 'id="benchhist"' h.html && grep -q '<th>#2 ' h.html && grep -q 'id="matrix"' h.html ||
+		fail "no bench history beside the results"
+	[ "$(grep -c '<tr><td>rmsnorm</td><td>T=' h.html)" = 2 ] || fail "not one row per op, shape and backend@host"
+	grep -q '"format":"mtpcheck-results"' h.json || fail "report --json of mixed inputs is not a results file"
+	expect 0 "0 results and 4 bench rows" "$M" report bench1.json bench2.json --html ho.html
+	grep -q 'id="failures"' ho.html && fail "a bench-only page has a failures section"
+	expect 1 "exit code 1" "$M" report bad.json bench1.json --html hb.html
+	# bad bench files: one line naming the file and the field, exit 2
+	$PY - <<'PYEOF' || fail "cannot write the bad bench files"
+import json
+d = json.load(open("bench1.json"))
+e = dict(d); e["rows"] = [dict(d["rows"][0])]; del e["rows"][0]["median_s"]
+json.dump(e, open("nomedian.json", "w"))
+e["rows"] = [dict(d["rows"][0], samples_s=[1e-6, "x"])]
+json.dump(e, open("badsample.json", "w"))
+json.dump(dict(d, schema_version="3.0"), open("newbench.json", "w"))
+json.dump(dict(d, format="mtpcheck-other"), open("other.json", "w"))
+PYEOF
+	expect 2 "^mtpcheck report: nomedian.json: rows\[0\]\.median_s: missing$" "$M" report s0.json nomedian.json --html x.html
+	[ "$(wc -l <"$W/out")" = 1 ] || fail "more than one line for a bad bench row"
+	expect 2 "badsample.json: rows\[0\]\.samples_s\[1\]: not a finite number" "$M" report badsample.json --html x.html
+	expect 2 "newbench.json: schema_version 3.0 is newer than this mtpcheck reads" "$M" report newbench.json --html x.html
+	[ "$(wc -l <"$W/out")" = 1 ] || fail "more than one line for a newer bench schema"
+	expect 2 "other.json: format: not an mtpcheck results or bench file" "$M" report other.json --html x.html
+	[ -e x.html ] && fail "a page was written from a bad input"
+	# the device line of every backend that ran, from its worker
+	be=ref; "$M" list backends | grep -q '^cpu ' && be=ref,cpu
+	expect 0 "" "$M" run --backend $be --fixtures "$SRC/fixtures/norms.h5" --filter 'rmsnorm.*' --json d.json --junit d.xml
+	$PY - "$be" <<'PYEOF' || fail "the device lines are not in the JSON"
+import json, sys
+dev = {b["name"]: b["device"] for b in json.load(open("d.json"))["meta"]["backends"]}
+want = {"ref": "scalar C reference", "cpu": "host CPU"}
+for name in sys.argv[1].split(","):
+    assert dev.get(name, "").startswith(want[name]), (name, dev)
+PYEOF
+	grep -q '<property name="device.ref" value="scalar C reference' d.xml || fail "no device property in the JUnit"
+	expect 0 "" "$M" report d.json --json dm.json
+	grep -Eq '"name":"ref@[^"]*","device":"scalar C reference' dm.json || fail "report drops the files' device lines" ;;
 cwd_ids) # the file part of a case's name does not depend on the folder
 	(cd "$SRC" && "$M" run --list --fixtures fixtures/norms.h5) >a.txt
 	(cd / && "$M" run --list --fixtures "$SRC/fixtures/norms.h5") >b.txt

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The reports people read (docs/RESULTS.md): builds a passing run, a failing
-# run (a mutant), a three-night merged trend and a bench page, then checks
+# run (a mutant), a three-night merged trend, a bench page and two bench
+# nights' history (beside results, and alone), then checks
 #  - every JSON against docs/results.schema.json (jsonschema), and that the
 #    check rejects a file without its metadata;
 #  - every JUnit file with junitparser, failures typed by their diagnosis;
-#  - that `report` and `bench --baseline` refuse a newer schema major (exit 2);
+#  - that every backend that ran has its device line (JSON meta, JUnit
+#    property device.NAME, the HTML header);
+#  - that `report` (results and bench files) and `bench --baseline` refuse a
+#    newer schema major (exit 2);
 #  - every HTML page in headless Chromium: no script error, key ids present,
 #    the script ran; and that a page with a script error IS caught.
 # `tools/ci/reports.sh --screenshots` also renews docs/screenshots/.
@@ -48,9 +52,17 @@ rows=$(/usr/bin/python3 -c 'import json;print(len(json.load(open("bench.json"))[
 [ "$(wc -l <bench.csv)" = $((rows + 1)) ] && head -1 bench.csv | grep -q '^op,shape,backend,median_us,iqr_pct,noisy' ||
 	fail "bench.csv: not $rows rows under the header"
 [ "$(wc -l <bench.md)" = $((rows + 2)) ] && sed -n 2p bench.md | grep -q '^|---' || fail "bench.md: not a $rows-row table"
+# a second bench night, then its history beside the results, and alone
+MTP_RUN_ID=bench-night2 "$M" bench --backend ref$("$M" list backends | grep -q '^cpu ' && echo ,cpu) --op rmsnorm,embed \
+	--T 1,16,64 --H 256 --reps 5 --min-time 0.01 --json bench2.json >/dev/null
+"$M" report pass.json bench.json bench2.json --html benchhist.html --json benchhist.json --junit benchhist.xml >/dev/null ||
+	fail "the report of results and bench files exited $?"
+"$M" report bench.json bench2.json --html benchonly.html >/dev/null || fail "the report of bench files exited $?"
+[ "$(grep -c '<tr><td>[a-z_]*</td><td>T=' benchonly.html)" = "$rows" ] || fail "benchonly.html: not $rows history rows"
+grep -q '<th>#2 ' benchonly.html || fail "benchonly.html: no second night"
 
 echo "== JSON schema (docs/results.schema.json) on every writer's output"
-"$V/bin/python" - "$ROOT/docs/results.schema.json" pass.json fail.json trend.json bench.json <<'PY'
+"$V/bin/python" - "$ROOT/docs/results.schema.json" pass.json fail.json trend.json bench.json benchhist.json <<'PY'
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(schema)
@@ -63,11 +75,18 @@ for p in sys.argv[2:]:
     bad = dict(doc); del bad["meta"]
     if not list(v.iter_errors(bad)):
         sys.exit(f"FAIL the schema accepts {p} without its meta")
-    print(f"ok {p}: {doc['format']} schema {doc['schema_version']}, run {doc['meta']['run_id']}")
+    for b in doc["meta"]["backends"]:  # every backend's device line
+        if not b["device"] or "no worker" in b["device"]:
+            sys.exit(f"FAIL {p}: backend {b['name']} without its device line: {b['device']!r}")
+    names = {b["name"] for b in doc["meta"]["backends"]}
+    ran = {r["backend"] for r in doc.get("results", [])} | {r["backend"] for r in doc.get("rows", [])}
+    if ran - names:
+        sys.exit(f"FAIL {p}: backends {sorted(ran - names)} ran but meta.backends lacks them")
+    print(f"ok {p}: {doc['format']} schema {doc['schema_version']}, run {doc['meta']['run_id']}, devices of {sorted(names)}")
 PY
 
 echo "== JUnit read by junitparser"
-"$V/bin/python" - pass.xml fail.xml trend.xml <<'PY'
+"$V/bin/python" - pass.xml fail.xml trend.xml benchhist.xml <<'PY'
 import sys
 from junitparser import JUnitXml, Failure
 for p in sys.argv[1:]:
@@ -77,6 +96,8 @@ for p in sys.argv[1:]:
         assert suite.hostname and suite.timestamp, f"{p}: suite without hostname/timestamp"
         props = {q.name: q.value for q in suite.properties()}
         assert props.get("schema_version") and props.get("run_id"), f"{p}: properties missing"
+        be = suite.name[len("mtpcheck."):]
+        assert props.get("device." + be), f"{p}: no device.{be} property"
         for case in suite:
             n += 1
             for res in case.result:
@@ -97,6 +118,9 @@ rc=0; "$M" report newer.json --json x.json 2>err.txt >/dev/null || rc=$?
 sed 's/"schema_version":"2.0"/"schema_version":"3.0"/' bench.json >newer_bench.json
 rc=0; "$M" bench --backend ref --op rmsnorm --T 1 --H 256 --reps 3 --min-time 0.01 --baseline newer_bench.json >/dev/null 2>err.txt || rc=$?
 [ $rc = 2 ] && grep -q "newer" err.txt || fail "bench --baseline on a 3.0 file: exit $rc: $(cat err.txt)"
+rc=0; "$M" report pass.json newer_bench.json --html x.html 2>err.txt >/dev/null || rc=$?
+[ $rc = 2 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q "newer_bench.json: schema_version 3.0 is newer" err.txt ||
+	fail "report on a 3.0 bench file: exit $rc: $(cat err.txt)"
 
 if [ -z "$CHROME" ]; then
 	echo "SKIPPED the pages in Chromium: chromium is not installed (tools/ci/deps.sh)"
@@ -121,11 +145,14 @@ page pass.html summary meta byop matrix failures nofail filt
 page fail.html summary meta failures matrix filt
 page trend.html summary meta trends trend sparks failures
 page bench.html meta rows plots
+page benchhist.html summary meta bench benchnights benchdev benchhist byop matrix
+page benchonly.html summary meta bench benchhist
+grep -q 'class="device">device of ref' pass.html.dom || fail "pass.html: no device line in the header"
 
 if [ "${1:-}" = --screenshots ]; then
 	S=$ROOT/docs/screenshots
 	mkdir -p "$S"
-	for f in pass fail trend bench; do
+	for f in pass fail trend bench benchhist; do
 		chrome --screenshot="$S/$f-1400.png" --window-size=1400,1000 --hide-scrollbars "file://$W/$f.html" 2>/dev/null
 		chrome --screenshot="$S/$f-420.png" --window-size=420,1000 --hide-scrollbars "file://$W/$f.html" 2>/dev/null
 	done

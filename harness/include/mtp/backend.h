@@ -37,6 +37,8 @@
 #define MTP_BACKEND_API_VERSION 3
 #define MTP_BACKEND_GUARD_BYTES 256 /* guard zone on each side of an output */
 #define MTP_BACKEND_ERR_MAX 512
+/* A device line (device_info) as the reports keep it, cleaned and cut. */
+#define MTP_BACKEND_DEVICE_MAX 256
 
 struct mtp_backend;
 

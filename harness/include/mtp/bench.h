@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mtp/status.h"
 
@@ -17,6 +18,38 @@ struct mtp_bench_row {
 	double gb_per_s, frac_peak, gflop_per_s;
 	double speedup_vs_ref; /* 0 when the reference did not run */
 };
+
+/* `mtpcheck report` over bench files: every file is a night (files of one
+ * run_id are one night), in the order given (oldest first); a row is one
+ * op, shape and backend@host on one night. */
+struct mtp_bench_night {
+	char label[64];	  /* the file's date (UTC), else its name */
+	char run_id[128]; /* "" for a file written before schema 2.0 */
+	char file[160];	  /* the first file of the night (its name) */
+};
+
+struct mtp_bench_point {
+	int night;		  /* index into nights */
+	struct mtp_bench_row row; /* row.backend is backend@host */
+	char device[256];	  /* the file's device line of the backend */
+	int n_samples;
+	double *samples; /* samples_s, malloc'ed; NULL without */
+};
+
+struct mtp_bench_history {
+	int n_nights, n_points, cap_points;
+	struct mtp_bench_night *nights; /* malloc'ed */
+	struct mtp_bench_point *points; /* malloc'ed, in file order */
+};
+
+/* Frees h and everything it holds (NULL: nothing). */
+void mtp_bench_history_free(struct mtp_bench_history *h);
+
+/* The report page's bench-history section (id "bench"): per op, shape and
+ * backend@host the median, GB/s and fraction of the copy bandwidth of every
+ * night, a sparkline of the median, and the change of the newest night
+ * from the one before (Mann-Whitney U on the samples, as --baseline). */
+void mtp_bench_history_html(FILE *f, const struct mtp_bench_history *h);
 
 /* A self-contained HTML page of the rows (offline, inline SVG bars of the
  * fraction of the copy bandwidth), written atomically. */

@@ -41,14 +41,25 @@ void mtp_meta_get(struct mtp_meta *m, const char *run_id);
 
 /* Writes `"schema_version":...,"meta":{...}` (no braces around, no trailing
  * comma): the common head of every JSON file. backends: the names run, each
- * described by devices[i] when given (an opened backend's device line), else
- * built-ins are opened for it; seed as given. */
+ * described by devices[i] when given and not NULL (an opened backend's
+ * device line, from its worker), else by mtp_meta_device; seed as given. */
 void mtp_meta_json(FILE *f, const char *run_id, uint64_t seed,
 		   const char *const *backends, int n_backends,
 		   const char *const *devices);
 
-/* JUnit <properties> with the same facts, indented for a testsuite. */
-void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed);
+/* JUnit <properties> with the same facts, indented for a testsuite; each
+ * backend's device line as property device.NAME (devices as for
+ * mtp_meta_json). */
+void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed,
+		    const char *const *backends, int n_backends,
+		    const char *const *devices);
+
+/* The device line of backend `name` into buf (cleaned, cut at n): known
+ * when given (what its worker sent), else a built-in (or a mutant over one)
+ * opened here for it, else a module's "no worker of it opened" line (a
+ * module is never opened in the writer's process: a driver fault must not
+ * take the report with it). */
+void mtp_meta_device(const char *name, const char *known, char *buf, size_t n);
 
 /* Checks a file's "schema_version" string (NULL: absent, taken as 1.x):
  * false with "PATH: ..." in err if unreadable or of a newer major. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mtp/backend.h"
 #include "mtp/compare.h"
 #include "mtp/diagnose.h"
 #include "mtp/fixture.h"
@@ -77,6 +78,17 @@ struct mtp_result {
 	char judged[200];
 };
 
+/* A backend of the run and the device it ran on: the device line its
+ * worker sent (cleaned), "not opened: why" if it never opened, "" if no
+ * worker started (the writers then describe it themselves); in a merged
+ * report, a column backend@host and the device its file recorded. */
+struct mtp_run_device {
+	char name[128];
+	char device[MTP_BACKEND_DEVICE_MAX];
+};
+
+struct mtp_bench_history; /* bench files read by report (mtp/bench.h) */
+
 struct mtp_run {
 	struct mtp_run_opts opts;
 	int n, cap;
@@ -87,12 +99,19 @@ struct mtp_run {
 	int n_usage;	      /* usage errors found while running */
 	int signal;	      /* SIGINT/SIGTERM stopped the run: exit 128+it */
 	char command[64];     /* "run" or "verify" */
+	int n_devices;	      /* 0: verify, or a report of files without */
+	struct mtp_run_device *devices;	 /* malloc'ed, n_devices */
+	struct mtp_bench_history *bench; /* report: bench nights, or NULL */
 };
 
 void mtp_run_opts_init(struct mtp_run_opts *o);
 /* Runs everything; the results stay in run until mtp_run_fini. */
 void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o);
 enum mtp_exit mtp_run_exit_code(const struct mtp_run *run);
+/* Records (or renames the device of) a backend of the run; false when out
+ * of memory. The device line is cleaned and cut (textsafe.h). */
+bool mtp_run_set_device(struct mtp_run *run, const char *name,
+			const char *device);
 void mtp_run_fini(struct mtp_run *run);
 
 /* Writes the JSON results file atomically (temporary file + rename). */
@@ -109,7 +128,9 @@ enum mtp_status mtp_report_html(const struct mtp_run *run, const char *path,
 				char *err, size_t errn);
 
 /* Reads JSON results files (mtpcheck run --json) into one run, for the
- * report writers: columns are backend@host, later nights dated. */
+ * report writers: columns are backend@host, later nights dated. Bench files
+ * (mtpcheck bench --json) among them go into run->bench, one night per file
+ * (per run_id), in the order given. */
 enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 			      int n, char *err, size_t errn);
 
