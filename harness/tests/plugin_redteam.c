@@ -18,7 +18,6 @@
 #include "mtp/backend.h"
 
 enum rt_class {
-<<<<<<< HEAD
 	RT_SEGV,       /* SIGSEGV */
 	RT_ABORT,      /* abort() */
 	RT_EXIT0,      /* exit(0) in the middle of a case */
@@ -26,20 +25,9 @@ enum rt_class {
 	RT_LIAR,       /* writes zeros to every descriptor, then reports */
 	RT_SPRAY,      /* writes zeros to every descriptor, then aborts */
 	RT_OVERFLOW,   /* writes 8 bytes past its output */
-	RT_HOSTILE,    /* an error text of invalid UTF-8, controls, markup */
+	RT_HOSTILE,    /* an error text and a device line of invalid UTF-8,
+			  controls, markup */
 	RT_NASTY,      /* closes stdout, moves, ignores SIGTERM, forks a
-=======
-	RT_SEGV,     /* SIGSEGV */
-	RT_ABORT,    /* abort() */
-	RT_EXIT0,    /* exit(0) in the middle of a case */
-	RT_HANG,     /* never returns */
-	RT_LIAR,     /* writes zeros to every descriptor, then reports */
-	RT_SPRAY,    /* writes zeros to every descriptor, then aborts */
-	RT_OVERFLOW, /* writes 8 bytes past its output */
-	RT_HOSTILE,  /* an error text and a device line of invalid UTF-8,
-			controls, markup */
-	RT_NASTY,    /* closes stdout, moves, ignores SIGTERM, forks a
->>>>>>> reports2
 			sleeper, then crashes into a handler that exits 0 */
 	RT_OPEN_CRASH, /* SIGSEGV in open(), before any case */
 	RT_OPEN_EXIT0, /* exit(0) in open(), before any case */
