@@ -138,27 +138,76 @@ def test_env_install(tmp_path, monkeypatch):
         capture._active.remove(cap)
 
 
+# A vocabulary large against the byte bound: the head and the embedding table
+# (VS x H bf16, 64 KiB each) pass max_bytes/8 and are written as row subsets,
+# as every real vocabulary is at the default bound.
+VS, SMALL = 512, 256 << 10
+
+
+def _sglang_subset(tmp_path, name, pre_norm_recycle=False):
+    gen = torch.Generator().manual_seed(7)
+    model = mirrors.DeepseekV3ForCausalLMNextN(H, VS, F)
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / name)
+    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=SMALL)
+    ids = torch.randint(0, VS, (T,), generator=gen)
+    with torch.no_grad():
+        mirrors.sglang_draft(model, ids, torch.arange(1, 1 + T),
+                             torch.randn(T, H, generator=gen).to(torch.bfloat16), K,
+                             pre_norm_recycle=pre_norm_recycle)
+    return cap.write(), path
+
+
 def test_large_head_and_table_as_row_subsets(tmp_path):
     """A head or embedding table too large for the bound is written as a row
-    subset (FORMAT.md v2 rules 1-6): the top logits and every token fed on."""
-    gen = torch.Generator().manual_seed(7)
-    model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
-    mirrors.randomize(model, gen)
-    path = str(tmp_path / "subset.h5")
-    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=100000)
-    ids = torch.randint(0, V, (T,), generator=gen)
-    with torch.no_grad():
-        mirrors.sglang_draft(model, ids, torch.arange(1, 1 + T), torch.randn(T, H).to(torch.bfloat16), K)
-    cap.write()
+    subset (FORMAT.md v2 rules 1-6): the top logits and every token fed on.
+    The chain is then written as its steps, each an mtp_step case (the harness
+    judges subsets on mtp_step only), fed what the engine fed it."""
+    cases, path = _sglang_subset(tmp_path, "subset.h5")
+    assert cases == ["chain0.step%d.layer0" % s for s in range(K)]
     with h5py.File(path) as f:
-        c = f["cases/chain0"]
-        rows = c["inputs/layer.0/head_rows"][()]
-        assert c["inputs/layer.0/head_weight"].attrs["full_rows"] == V
-        assert c["inputs/layer.0/head_weight"].shape == (len(rows), H) and len(rows) < V
-        assert np.all(np.diff(rows) > 0)
-        table_rows = c["inputs/embed_table_rows"][()]
-        used = set(c["inputs/input_ids"][()]) | set(c["inputs/next_tokens"][()].ravel())
-        assert used <= set(table_rows) and used <= set(rows)
-        assert c["observed/step.0/logits"].shape == (T, len(rows))
-        assert np.array_equal(c["observed/step.0/logits_rows"][()], rows)
+        assert "chain0" not in f["cases"]
+        assert "written as its %d steps" % K in f.attrs["description"]
         assert "head written as" in f.attrs["description"]
+        used = set()
+        for s in range(K):
+            c = f["cases/chain0.step%d.layer0" % s]
+            assert c.attrs["op"] == "mtp_step" and c.attrs["block"] == "captured"
+            assert c.attrs["split_from"] == "chain0"
+            assert "draft step %d of %d" % (s, K) in c.attrs["description"]
+            assert "row subsets" in c.attrs["description"]
+            rows = c["inputs/head_rows"][()]
+            assert c["inputs/head_weight"].attrs["full_rows"] == VS
+            assert c["inputs/head_weight"].shape == (len(rows), H) and len(rows) < VS
+            assert np.all(np.diff(rows) > 0)
+            assert "embed_table" not in c["inputs"] and "embed_table_rows" not in c["inputs"]
+            for name in ("block_in", "block_out", "block_residual", "embeds", "prev_hidden"):
+                assert c["inputs/" + name].shape == (T, H), name
+            assert c["observed/logits"].shape == (T, len(rows))
+            assert np.array_equal(c["observed/logits_rows"][()], rows)
+            assert c["observed/recycled"].shape == (T, H)
+            if s + 1 < K:  # recycled: what the engine fed the next step
+                nxt = f["cases/chain0.step%d.layer0" % (s + 1)]
+                assert np.array_equal(c["observed/recycled"][()], nxt["inputs/prev_hidden"][()])
+                used |= set(c["observed/token"][()])
+        assert used <= set(rows)
+
+
+def test_row_subset_capture_verdict(tmp_path):
+    """The subset capture judged by `mtpcheck verify`: the control passes
+    (partially: the head rows it holds), and a loop that feeds each step the
+    pre-norm hidden is named PRE_NORM_RECYCLE at every step it fed forward."""
+    cases, path = _sglang_subset(tmp_path, "subset.h5")
+    v = judge(path)
+    assert v.returncode == 0, v.text
+    assert v.cases == {c: "PASSED" for c in cases}, v.text
+    assert "note: partial: head_weight" in v.text
+
+    cases, path = _sglang_subset(tmp_path, "subset-bug.h5", pre_norm_recycle=True)
+    v = judge(path)
+    assert v.returncode == 1, v.text
+    fed = ["chain0.step%d.layer0" % s for s in range(K - 1)]  # the last step recycles by rule
+    assert v.cases == dict({c: "FAILED" for c in fed}, **{cases[-1]: "PASSED"}), v.text
+    for c in fed:
+        assert v.diagnoses_of(c) == ["PRE_NORM_RECYCLE"], v.text
+
