@@ -39,6 +39,18 @@ class Verdict:
             if m and ":" in m.group(2):
                 self.cases[m.group(2).rsplit(":", 1)[1]] = m.group(1)
 
+    def diagnoses_of(self, case):
+        """The diagnoses printed under one case's verdict line."""
+        out, current = [], None
+        pat = re.compile(r"^\[\s*\d+/\d+\]\s+\S+\s+\S+\s+(\S+)")
+        for line in self.text.splitlines():
+            m = pat.match(line.strip())
+            if m:
+                current = m.group(1).rsplit(":", 1)[-1]
+            elif current == case:
+                out += re.findall(r"diagnosis: ([A-Z0-9_]+)", line)
+        return out
+
     @property
     def version_unsupported(self):
         """True when this binary cannot read the file's format version yet."""

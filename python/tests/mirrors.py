@@ -95,7 +95,7 @@ class DeepseekModelNextN(nn.Module):
         hidden = self.eh_proj(torch.cat((self.enorm(hidden),
                                          self.hnorm(forward_batch.spec_info.hidden_states)), -1))
         hidden, residual = self.decoder(positions, hidden, forward_batch, None, None)
-        hidden, _ = self.shared_head.norm(hidden, residual)
+        hidden, self.last_pre_norm = self.shared_head.norm(hidden, residual)  # (h_post, h_pre)
         return hidden
 
 
@@ -112,14 +112,16 @@ class DeepseekV3ForCausalLMNextN(nn.Module):
         return self.logits_processor(input_ids, hidden, self.lm_head, forward_batch)
 
 
-def sglang_draft(model, ids, positions, target_hidden, steps):
+def sglang_draft(model, ids, positions, target_hidden, steps, pre_norm_recycle=False):
     """The EAGLE worker's draft loop as SGLang runs it for NextN: each step is
-    fed the hidden states the logits processor handed back."""
+    fed the hidden states the logits processor handed back.  With
+    `pre_norm_recycle`, a deliberately broken loop: each step is fed the
+    previous step's hidden before the final norm (the bug PRE_NORM_RECYCLE)."""
     hidden = target_hidden
     for _ in range(steps):
         out = model(ids, positions, ForwardBatch(hidden))
         ids = out.next_token_logits.float().argmax(-1)
-        hidden = out.hidden_states
+        hidden = model.model.last_pre_norm if pre_norm_recycle else out.hidden_states
         positions = positions + 1
     return ids
 

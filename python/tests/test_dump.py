@@ -157,8 +157,25 @@ def test_verify_reads_v2(tmp_path):
 
 
 def test_verify_reads_fp8(tmp_path):
-    """float8 bit patterns as the harness reads them (an extra input it ignores)."""
-    v = _verify_v2(tmp_path, {"spare": Tensor(np.array([1.0, 448.0, -2.0]), "float8_e4m3fn")}, {})
-    if v.returncode == 2 and "float8_e4m3fn" in v.text and "not a" in v.text:
-        pytest.skip("this mtpcheck has no float8 dtypes yet: " + v.text.strip().splitlines()[0])
+    """float8 bit patterns as the harness reads them: an eh_proj whose weight is
+    e4m3 with float32 block scales (proj_quant = fp8_w: the dequantized weight
+    times the bf16 input, one rounding), judged against NumPy's product."""
+    binary = _binary()
+    rng = np.random.default_rng(9)
+    h = 128
+    x = _bf16(rng, (4, 2 * h))
+    w = encode.e4m3_bits(rng.uniform(-1.5, 1.5, (h, 2 * h)))
+    scale = np.array([[0.25, 0.0625]], dtype=np.float32)  # [ceil(H/128), ceil(2H/128)]
+    wf = encode.e4m3_values(w).astype(np.float64) * np.repeat(scale, 128, axis=1).astype(np.float64)
+    y = encode.bf16_values(x).astype(np.float64) @ wf.T
+    path = str(tmp_path / "fp8.h5")
+    with Dump(path, "test") as d:
+        d.case("good", op="eh_proj", family="deepseek_v3", attrs={"proj_quant": "fp8_w"},
+               inputs={"x": (x, "bfloat16"), "weight": Tensor(encode.e4m3_values(w), "float8_e4m3fn"),
+                       "weight_scale_inv": (scale, "float32")},
+               observed={"y": (y.astype(np.float32), "bfloat16")})
+    with h5py.File(path) as f:
+        assert f.attrs["format_version"] == 2
+        assert np.array_equal(f["cases/good/inputs/weight"][()], w)
+    v = verify.run(path, binary)
     assert v.returncode == 0 and v.cases == {"good": "PASSED"}, v.text

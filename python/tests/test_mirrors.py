@@ -1,6 +1,8 @@
 """The hooks on module trees mirroring engines that do not run here: SGLang's
-NextN model (deepseek_nextn.py names and call contract) and vLLM's DeepSeek V4
-MTP layer (deepseek_v4/*/mtp.py names, the deferred hc_post contract)."""
+NextN model (deepseek_nextn.py names and call contract), vLLM's DeepSeek V4
+MTP layer (deepseek_v4/*/mtp.py names, the deferred hc_post contract) and
+vLLM's DeepSeek V3.2 MTP model (deepseek_v32/nvidia/mtp.py names, the fused
+input norms and final add; vllm_v32_mirror.py)."""
 
 import h5py
 import numpy as np
@@ -11,6 +13,7 @@ from conftest import judge, need
 torch = need("torch")
 
 import mirrors  # noqa: E402
+import vllm_v32_mirror as v32  # noqa: E402
 from mtpcheck import capture  # noqa: E402
 
 H, V, F, T, K = 64, 128, 96, 4, 3
@@ -138,27 +141,141 @@ def test_env_install(tmp_path, monkeypatch):
         capture._active.remove(cap)
 
 
+# A vocabulary large against the byte bound: the head and the embedding table
+# (VS x H bf16, 64 KiB each) pass max_bytes/8 and are written as row subsets,
+# as every real vocabulary is at the default bound.
+VS, SMALL = 512, 256 << 10
+
+
+def _sglang_subset(tmp_path, name, pre_norm_recycle=False):
+    gen = torch.Generator().manual_seed(7)
+    model = mirrors.DeepseekV3ForCausalLMNextN(H, VS, F)
+    mirrors.randomize(model, gen)
+    path = str(tmp_path / name)
+    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=SMALL)
+    ids = torch.randint(0, VS, (T,), generator=gen)
+    with torch.no_grad():
+        mirrors.sglang_draft(model, ids, torch.arange(1, 1 + T),
+                             torch.randn(T, H, generator=gen).to(torch.bfloat16), K,
+                             pre_norm_recycle=pre_norm_recycle)
+    return cap.write(), path
+
+
 def test_large_head_and_table_as_row_subsets(tmp_path):
     """A head or embedding table too large for the bound is written as a row
-    subset (FORMAT.md v2 rules 1-6): the top logits and every token fed on."""
-    gen = torch.Generator().manual_seed(7)
-    model = mirrors.DeepseekV3ForCausalLMNextN(H, V, F)
+    subset (FORMAT.md v2 rules 1-6): the top logits and every token fed on.
+    The chain is then written as its steps, each an mtp_step case (the harness
+    judges subsets on mtp_step only), fed what the engine fed it."""
+    cases, path = _sglang_subset(tmp_path, "subset.h5")
+    assert cases == ["chain0.step%d.layer0" % s for s in range(K)]
+    with h5py.File(path) as f:
+        assert "chain0" not in f["cases"]
+        assert "written as its %d steps" % K in f.attrs["description"]
+        assert "head written as" in f.attrs["description"]
+        used = set()
+        for s in range(K):
+            c = f["cases/chain0.step%d.layer0" % s]
+            assert c.attrs["op"] == "mtp_step" and c.attrs["block"] == "captured"
+            assert c.attrs["split_from"] == "chain0"
+            assert "draft step %d of %d" % (s, K) in c.attrs["description"]
+            assert "row subsets" in c.attrs["description"]
+            rows = c["inputs/head_rows"][()]
+            assert c["inputs/head_weight"].attrs["full_rows"] == VS
+            assert c["inputs/head_weight"].shape == (len(rows), H) and len(rows) < VS
+            assert np.all(np.diff(rows) > 0)
+            assert "embed_table" not in c["inputs"] and "embed_table_rows" not in c["inputs"]
+            for name in ("block_in", "block_out", "block_residual", "embeds", "prev_hidden"):
+                assert c["inputs/" + name].shape == (T, H), name
+            assert c["observed/logits"].shape == (T, len(rows))
+            assert np.array_equal(c["observed/logits_rows"][()], rows)
+            assert c["observed/recycled"].shape == (T, H)
+            if s + 1 < K:  # recycled: what the engine fed the next step
+                nxt = f["cases/chain0.step%d.layer0" % (s + 1)]
+                assert np.array_equal(c["observed/recycled"][()], nxt["inputs/prev_hidden"][()])
+                used |= set(c["observed/token"][()])
+        assert used <= set(rows)
+
+
+def test_row_subset_capture_verdict(tmp_path):
+    """The subset capture judged by `mtpcheck verify`: the control passes
+    (partially: the head rows it holds), and a loop that feeds each step the
+    pre-norm hidden is named PRE_NORM_RECYCLE at every step it fed forward."""
+    cases, path = _sglang_subset(tmp_path, "subset.h5")
+    v = judge(path)
+    assert v.returncode == 0, v.text
+    assert v.cases == {c: "PASSED" for c in cases}, v.text
+    assert "note: partial: head_weight" in v.text
+
+    cases, path = _sglang_subset(tmp_path, "subset-bug.h5", pre_norm_recycle=True)
+    v = judge(path)
+    assert v.returncode == 1, v.text
+    fed = ["chain0.step%d.layer0" % s for s in range(K - 1)]  # the last step recycles by rule
+    assert v.cases == dict({c: "FAILED" for c in fed}, **{cases[-1]: "PASSED"}), v.text
+    for c in fed:
+        assert v.diagnoses_of(c) == ["PRE_NORM_RECYCLE"], v.text
+
+
+def _v32(tmp_path, name, replicated=True, pre_norm_recycle=False, steps=2):
+    gen = torch.Generator().manual_seed(9)
+    model = v32.DeepseekV32MTP(H, V, F, replicated_embed=replicated,
+                               pre_norm_recycle=pre_norm_recycle)
     mirrors.randomize(model, gen)
-    path = str(tmp_path / "subset.h5")
-    cap = capture.install(engine="sglang", path=path, steps=K, model=model, max_bytes=100000)
+    path = str(tmp_path / name)
+    cap = capture.install(engine="vllm", path=path, steps=steps, model=model)
     ids = torch.randint(0, V, (T,), generator=gen)
-    with torch.no_grad():
-        mirrors.sglang_draft(model, ids, torch.arange(1, 1 + T), torch.randn(T, H).to(torch.bfloat16), K)
-    cap.write()
+    pos = torch.tensor([0, 7, 8, 20])  # row 0 at position 0: the fused mask is exercised
+    hidden = torch.randn(T, H, generator=gen).to(torch.bfloat16)
+    v32.draft(model, ids, pos, hidden, steps)
+    cases = cap.write()
+    cap.remove()
+    return cap, cases, path, model
+
+
+@pytest.mark.parametrize("replicated", [True, False], ids=["embed_table", "inputs_embeds"])
+def test_v32_mirror_capture(tmp_path, replicated):
+    """V3.2: the hooks on a module tree named and called as vLLM 0.33's
+    DeepseekV32 MTP model find the layer, record the embeds whichever way the
+    predictor passes them (the replicated table folded into the fused norm, or
+    gathered), and declare the V3.2 contract."""
+    cap, cases, path, model = _v32(tmp_path, "v32.h5", replicated)
+    assert cases == ["chain0", "chain0.step0.layer0", "chain0.step1.layer0"]
+    layer = model.model.layers["61"]
     with h5py.File(path) as f:
         c = f["cases/chain0"]
-        rows = c["inputs/layer.0/head_rows"][()]
-        assert c["inputs/layer.0/head_weight"].attrs["full_rows"] == V
-        assert c["inputs/layer.0/head_weight"].shape == (len(rows), H) and len(rows) < V
-        assert np.all(np.diff(rows) > 0)
-        table_rows = c["inputs/embed_table_rows"][()]
-        used = set(c["inputs/input_ids"][()]) | set(c["inputs/next_tokens"][()].ravel())
-        assert used <= set(table_rows) and used <= set(rows)
-        assert c["observed/step.0/logits"].shape == (T, len(rows))
-        assert np.array_equal(c["observed/step.0/logits_rows"][()], rows)
-        assert "head written as" in f.attrs["description"]
+        assert c.attrs["op"] == "draft_chain" and c.attrs["family"] == "deepseek_v3"
+        assert c.attrs["block"] == "captured" and c.attrs["rounding"] == "fused"
+        assert c.attrs["final_add"] == "fused" and c.attrs["add_norm_input"] == "sum"
+        assert c.attrs["pos0_mask"] == 1 and c.attrs["num_steps"] == 2
+        assert c.attrs["logits_dtype"] == "bfloat16"
+        step0 = f["cases/chain0.step0.layer0/inputs"]
+        want = model.model.embed_tokens.weight[torch.as_tensor(c["inputs/input_ids"][()])]
+        assert np.array_equal(step0["embeds"][()], want.view(torch.int16).numpy().view(np.uint16))
+        assert np.array_equal(c["inputs/layer.0/head_weight"][()],
+                              layer.shared_head.head.weight.view(torch.int16).numpy().view(np.uint16))
+        # (h_post, h_post): step 0's recycled is the hidden the head saw
+        obs = c["observed"]
+        assert np.array_equal(obs["step.0/recycled"][()], obs["step.0/hidden_post"][()])
+        if cap.engine_info.get("returns_tuple") is not None:  # vLLM's proposer rule ran
+            assert cap.engine_info["returns_tuple"] is True
+            assert np.array_equal(obs["step.1/recycled"][()], obs["step.1/hidden_post"][()])
+
+
+def test_v32_mirror_verdict(tmp_path):
+    """A 2-step V3.2 chain judged by `mtpcheck verify` under the declared
+    contract (fused input norms, final add fused into the norm): it passes;
+    the same model recycling the pre-norm hidden (the bug vLLM #47448 fixed)
+    is named PRE_NORM_RECYCLE, on the chain and on the step that fed it."""
+    cap, cases, path, _ = _v32(tmp_path, "v32.h5")
+    v = judge(path)
+    assert v.returncode == 0, v.text
+    assert v.cases == {c: "PASSED" for c in cases}, v.text
+
+    cap, cases, path, _ = _v32(tmp_path, "v32-bug.h5", pre_norm_recycle=True)
+    v = judge(path)
+    assert v.returncode == 1, v.text
+    assert v.cases["chain0"] == "FAILED" and v.cases["chain0.step0.layer0"] == "FAILED", v.text
+    assert "PRE_NORM_RECYCLE" in v.diagnoses_of("chain0"), v.text
+    assert v.diagnoses_of("chain0.step0.layer0") == ["PRE_NORM_RECYCLE"], v.text
+    # the last step: recycled by vLLM's proposer rule (the tuple's second element)
+    last = "FAILED" if cap.engine_info.get("returns_tuple") is not None else "PASSED"
+    assert v.cases["chain0.step1.layer0"] == last, v.text

@@ -1,7 +1,14 @@
 """From recorded chains to a captured-block dump (FORMAT.md v2): one
 `draft_chain` case per chain (when its steps line up: same rows, positions
 advancing by one) and one `mtp_step` case per step.  Weights are written once
-and linked from every case that uses them."""
+and linked from every case that uses them.
+
+A chain whose head or embedding table is too large for the bound (every real
+vocabulary) is not written as a `draft_chain`: the harness judges row subsets
+on `mtp_step` cases only.  Its steps are then the judged cases, each with the
+`prev_hidden` the engine fed it and, as `observed/recycled`, what the engine
+fed the next step; they say so in their `split_from` and `description`
+attributes."""
 
 import numpy as np
 
@@ -158,6 +165,26 @@ def head_subset(capture, max_bytes, top=16):
     return np.unique(np.concatenate(rows)).astype(np.int64)
 
 
+def split_reason(capture, head_rows, max_bytes):
+    """Why the chains cannot be draft_chain cases (None: they can): a draft
+    chain would carry a row subset of the head or of the embedding table,
+    which the harness does not judge on a chain."""
+    table = capture.embed_table()
+    big = (["the head"] if head_rows is not None else []) + \
+        (["the embedding table"] if _too_big(table, max_bytes) else [])
+    if not big:
+        return None
+    return ("%s exceed%s max_bytes/8 and would be row subsets, which the harness judges on "
+            "mtp_step cases only" % (" and ".join(big), "" if len(big) == 2 else "s"))
+
+
+def _split_attrs(c, s, n, why):
+    return {"split_from": "chain%d" % c,
+            "description": "draft step %d of %d of chain%d, written as its own mtp_step instead "
+                           "of a draft_chain case: %s; prev_hidden is what the engine fed this "
+                           "step, observed/recycled what it fed the next" % (s, n, c, why)}
+
+
 def write(capture, path, generator, max_bytes):
     """Writes the dump; returns (case ids, notes)."""
     cases, notes = [], list(capture.recorder.notes)
@@ -165,14 +192,18 @@ def write(capture, path, generator, max_bytes):
     if head_rows is not None:
         notes.append("head written as %d rows (top logits and tokens); logits judged there" %
                      len(head_rows))
+    split = split_reason(capture, head_rows, max_bytes)
     with Dump(path, generator, description=capture.describe(), max_bytes=max_bytes) as d:
         for c, chain in enumerate(capture.recorder.chains):
             family = chain[0].spec.family_of(chain[0].module)
             weights = {l: layer_weights(chain[0].spec, m, capture.root, head_rows)
                        for l, m in enumerate(capture.layer_modules)}
             clamp, problem = _chain_layout(chain)
-            if problem is None:
-                cases.append(_write_chain(d, capture, c, chain, family, weights, clamp, head_rows))
+            if problem is None and split is None:
+                cases.append(_write_chain(d, capture, c, chain, family, weights, clamp))
+            elif problem is None:
+                notes.append("chain %d: written as its %d steps (mtp_step cases), not as a "
+                             "draft_chain: %s" % (c, len(chain), split))
             else:
                 notes.append("chain %d: no draft_chain case: %s" % (c, problem))
             for s, step in enumerate(chain):
@@ -183,7 +214,10 @@ def write(capture, path, generator, max_bytes):
                     inputs["positions"] = Tensor(_np_int(inputs["positions"]), "int64")
                 inputs.update(weights[step.layer])
                 inputs.update(_block_tensors(step, family))
-                d.case(cid, op="mtp_step", family=family, attrs=case_attrs(capture, step, family),
+                attrs = case_attrs(capture, step, family)
+                if split is not None and problem is None:
+                    attrs.update(_split_attrs(c, s, len(chain), split))
+                d.case(cid, op="mtp_step", family=family, attrs=attrs,
                        inputs=inputs, observed=_observed(capture, chain, s, family, head_rows))
                 cases.append(cid)
         if notes:
@@ -191,7 +225,7 @@ def write(capture, path, generator, max_bytes):
     return cases, notes
 
 
-def _write_chain(d, capture, c, chain, family, weights, clamp, head_rows):
+def _write_chain(d, capture, c, chain, family, weights, clamp):
     s0 = chain[0]
     L = len(capture.layer_modules)
     layers = [st.layer for st in chain]
@@ -203,11 +237,8 @@ def _write_chain(d, capture, c, chain, family, weights, clamp, head_rows):
     inputs = {"input_ids": Tensor(_np_int(s0.tensors["input_ids"]), "int64"),
               "positions": Tensor(_np_int(s0.tensors["positions"]), "int64"),
               "prev_hidden": s0.tensors["prev_hidden"]}
-    table = capture.embed_table()
-    if table is not None and _too_big(table, capture.bounds.max_bytes):
-        inputs["embed_table"], inputs["embed_table_rows"] = _subset(
-            table, _ids_used(capture.recorder.chains))
-    elif table is not None:
+    table = capture.embed_table()  # whole: a table too large splits the chain (split_reason)
+    if table is not None:
         inputs["embed_table"] = Tensor(table.detach())
     if len(chain) > 1:
         nt = np.stack([_np_int(st.tensors["input_ids"]) for st in chain[1:]])
@@ -219,7 +250,7 @@ def _write_chain(d, capture, c, chain, family, weights, clamp, head_rows):
     for s, st in enumerate(chain):
         for name, t in _block_tensors(st, family).items():
             inputs["step.%d/%s" % (s, name)] = t
-        for name, t in _observed(capture, chain, s, family, head_rows).items():
+        for name, t in _observed(capture, chain, s, family).items():
             observed["step.%d/%s" % (s, name)] = t
     cid = "chain%d" % c
     d.case(cid, op="draft_chain", family=family, attrs=attrs, inputs=inputs, observed=observed)

@@ -33,7 +33,9 @@ def describe(engine, bounds):
               "recycled: the previous_hidden_states the engine passes to the next step "
               "(last step: the engine's own unpacking rule)",
               "token: the input ids the engine feeds to the next step",
-              "cases written: draft_chain (when the steps line up) and one mtp_step per step"]
+              "cases written: draft_chain (when the steps line up and the head and embedding table "
+              "fit in max_bytes/8) and one mtp_step per step (the judged cases when the head is a "
+              "row subset)"]
     return "\n".join(lines)
 
 

@@ -138,7 +138,8 @@ VLLM_V32 = LayerSpec(
     conventions=_v32_conventions,
     source="vllm/models/deepseek_v32/{nvidia,amd}/mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
-    notes="input norms are Triton kernels: under TRITON_INTERPRET=1 (CPU) bf16 stores truncate")
+    notes="input norms are Triton kernels: under TRITON_INTERPRET=1 (CPU) bf16 stores truncate; "
+          "the model cannot be built on CPU (sparse attention): hooks tested on a mirror module tree")
 
 # vLLM DeepSeek V4 (deepseek_v4/{nvidia,amd,xpu}/mtp.py): e_proj/h_proj, mHC
 # block returning (f, residual, post_mix, res_mix) with hc_post deferred to the
