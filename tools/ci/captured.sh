@@ -30,9 +30,9 @@ if msgs:
 print("fixtures/dumps/captured_bugs.h5 bit-identical to the generator")
 PY
 "$bin" verify -v "$tmp/dumps.h5" >"$tmp/dumps.log" || true
-$py tools/ci/captured_check.py "$tmp/dumps.log" --min 17
+$py tools/ci/captured_check.py "$tmp/dumps.log" --min 35
 "$bin" verify -v fixtures/dumps/captured_bugs.h5 >"$tmp/committed.log" || true
-$py tools/ci/captured_check.py "$tmp/committed.log" --min 17
+$py tools/ci/captured_check.py "$tmp/committed.log" --min 35
 
 echo "== hostile version 2 files: one line, exit 2"
 hostile() { # NAME PYTHON-EDIT EXPECTED-TEXT

@@ -400,6 +400,15 @@ PLAN = [
     ("chain.v4.deferred.L2.K3.ok", "deepseek_v4", "deferred", 3, 2, None),
     ("chain.v4.deferred.L2.K3.HC_HEAD_OWNER", "deepseek_v4", "deferred", 3, 2, "HC_HEAD_OWNER"),
     ("chain.v4.internal.L2.K3.ok", "deepseek_v4", "internal", 3, 2, None),
+    # every other glue bug in a chain too, L = 1 and L = 2
+    ("chain.v3.L2.K3.DOUBLE_FINAL_NORM", "deepseek_v3", None, 3, 2, "DOUBLE_FINAL_NORM"),
+    ("chain.v3.L1.K3.MISSING_POS0_MASK", "deepseek_v3", None, 3, 1, "MISSING_POS0_MASK"),
+    ("chain.v3.L2.K3.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 2, "PRE_NORM_RECYCLE"),
+    ("chain.v4.deferred.L1.K3.HC_POST_TWICE", "deepseek_v4", "deferred", 3, 1, "HC_POST_TWICE"),
+    ("chain.v4.deferred.L2.K3.MISSING_HC_POST", "deepseek_v4", "deferred", 3, 2,
+     "MISSING_HC_POST"),
+    ("chain.v4.deferred.L2.K3.MISSING_POS0_MASK", "deepseek_v4", "deferred", 3, 2,
+     "MISSING_POS0_MASK"),
     # the bug classes seen in the field (SPEC.md §12.4), on captured blocks
     ("chain.v3.L2.K3.SPEC_STEP_LAYER_REUSE", "deepseek_v3", None, 3, 2, "SPEC_STEP_LAYER_REUSE"),
     ("chain.v4.deferred.L2.K3.SPEC_STEP_LAYER_REUSE", "deepseek_v4", "deferred", 3, 2,
