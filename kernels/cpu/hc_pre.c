@@ -237,6 +237,109 @@ static void block_dots(const struct mtp_cpu_hc_pre *k,
 	}
 }
 
+/*
+ * Decode sizes (fewer tokens than a block): the cost is streaming fn once
+ * (2.75 MB at H = 7168, M = 4), which one thread cannot do at the memory's
+ * speed. K is cut into PRE_DC fixed chunks that the threads share; each
+ * chunk's partial dots go to their own slot and are added in chunk order,
+ * so the result does not depend on the thread count. A token's dots are
+ * PRE_DM mixes at a time (8 FMA chains, x loaded once per 8 fn vectors).
+ */
+#define PRE_DC 16
+#define PRE_DM 8
+
+MTP_CPU_AVX2 static void dots_1x8(const float *x, const float *const f[PRE_DM],
+				  int64_t len, float acc[PRE_DM])
+{
+	__m256 v[PRE_DM];
+	int64_t k = 0;
+
+	for (int d = 0; d < PRE_DM; d++)
+		v[d] = _mm256_setzero_ps();
+	for (; k + 8 <= len; k += 8) {
+		const __m256 xv = _mm256_loadu_ps(x + k);
+
+		for (int d = 0; d < PRE_DM; d++)
+			v[d] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(f[d] + k),
+					       v[d]);
+	}
+	for (int d = 0; d < PRE_DM; d++) {
+		float s = mtp_vec_hsum(v[d]);
+
+		for (int64_t i = k; i < len; i++)
+			s += x[i] * f[d][i];
+		acc[d] = s;
+	}
+}
+
+/* part [PRE_DC][t][nmix]: chunk c's partial dots of every token and mix. */
+static void decode_chunk(const struct mtp_cpu_hc_pre *k, const float *x,
+			 int64_t t, int64_t c, float *part)
+{
+	const int64_t n = k->m * k->h, nmix = 2 * k->m + k->m * k->m;
+	const int64_t clen = ((n + PRE_DC - 1) / PRE_DC + 7) / 8 * 8;
+	const int64_t kc = c * clen, len = kc >= n	   ? 0
+					   : n - kc < clen ? n - kc
+							   : clen;
+	float *pc = part + c * t * nmix;
+
+	for (int64_t tok = 0; tok < t; tok++)
+		for (int64_t o = 0; o < nmix; o += PRE_DM) {
+			const float *f[PRE_DM];
+			float acc[PRE_DM] = {0};
+
+			for (int d = 0; d < PRE_DM; d++)
+				f[d] = k->fn +
+				       (o + d < nmix ? o + d : nmix - 1) * n +
+				       (len ? kc : 0);
+			if (len)
+				dots_1x8(x + tok * n + kc, f, len, acc);
+			for (int d = 0; d < PRE_DM && o + d < nmix; d++)
+				pc[tok * nmix + o + d] = acc[d];
+		}
+}
+
+static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
+				  const void *residual, int64_t t, float *post,
+				  float *comb, void *layer_input)
+{
+	const int64_t m = k->m, h = k->h, n = m * h, nmix = 2 * m + m * m;
+	float *x = mtp_cpu_floats(
+		(size_t)(t * n + 2 * h + nmix + PRE_DC * t * nmix));
+	float *u, *li, *mu, *part;
+
+	if (!x)
+		return MTP_ERR_NOMEM;
+	u = x + t * n;
+	li = u + h;
+	mu = li + h;
+	part = mu + nmix;
+	mtp_cpu_load(k->act, residual, 0, t * n, x);
+#pragma omp parallel for schedule(static) if (n * nmix >= MTP_CPU_PAR_MIN)
+	for (int64_t c = 0; c < PRE_DC; c++)
+		decode_chunk(k, x, t, c, part);
+	for (int64_t tok = 0; tok < t; tok++) {
+		const float *xt = x + tok * n;
+		const float rho = mtp_cpu_rms_inv(xt, n, k->rms_eps);
+
+		for (int64_t o = 0; o < nmix; o++) {
+			float s = 0.0f;
+
+			for (int64_t c = 0; c < PRE_DC; c++)
+				s += part[(c * t + tok) * nmix + o];
+			mu[o] = isfinite(s)
+					? rho * s
+					: mtp_cpu_scaled_dot(rho, xt,
+							     k->fn + o * n, n);
+		}
+		pre_finish(k, xt, mu, u, post + tok * m, comb + tok * m * m,
+			   li);
+		mtp_cpu_store(k->act, layer_input, tok * h, h, li);
+	}
+	mtp_cpu_free(x);
+	return MTP_OK;
+}
+
 #endif
 
 struct pre_args {
@@ -315,7 +418,9 @@ enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
 		kn.norm_w = wf;
 	}
 #if MTP_CPU_VEC
-	if (mtp_cpu_vec(k->act))
+	if (mtp_cpu_vec(k->act) && t < PRE_TB)
+		st = pre_decode(&kn, residual, t, post, comb, layer_input);
+	else if (mtp_cpu_vec(k->act))
 		st = mtp_cpu_rows((t + PRE_TB - 1) / PRE_TB, PRE_TB * m * h,
 				  (size_t)(PRE_TB * (m * h + nmix) + 2 * h),
 				  pre_block, &g);
