@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mtp/meta.h"
 #include "mtp/weightmap.h"
 
 static const char usage_audit[] =
@@ -44,7 +45,12 @@ static const char usage_audit[] =
 	"  --engine E        whose loader rules: vllm@0.33 (default), "
 	"vllm@0.23,\n"
 	"                    or spec (docs/SPEC.md §6)\n"
-	"  --json FILE       write the findings as JSON\n"
+	"  --json FILE       write the findings as JSON (docs/RESULTS.md)\n"
+	"  --commit REV      the commit under test, for the JSON's metadata\n"
+	"                    (default: $MTP_COMMIT)\n"
+	"  --run-id ID       the run id in the JSON's metadata (default: "
+	"the CI\n"
+	"                    system's run, else host-date-pid)\n"
 	"  --print-mapping   print the simulated loader's mapping and stop:\n"
 	"                    KEY<TAB>PARAM[<TAB>shard=S][<TAB>expert=E] lines "
 	"(a\n"
@@ -64,7 +70,7 @@ static const char usage_audit[] =
 struct audit_opts {
 	const char *family, *layer, *mtp_layers, *keys, *params, *modules;
 	const char *mapping, *loader, *expert_dtype, *json, *fixtures;
-	const char *engine;
+	const char *engine, *commit, *run_id;
 	bool print_mapping, selftest, verbose;
 };
 
@@ -89,11 +95,13 @@ static const char **value_slot(struct audit_opts *o, const char *a)
 		"--family",	  "--layer",   "--mtp-layers", "--keys",
 		"--params",	  "--modules", "--mapping",    "--loader",
 		"--expert-dtype", "--json",    "--fixtures",   "--engine",
+		"--commit",	  "--run-id",
 	};
 	const char **slots[] = {
 		&o->family,	  &o->layer,   &o->mtp_layers, &o->keys,
 		&o->params,	  &o->modules, &o->mapping,    &o->loader,
 		&o->expert_dtype, &o->json,    &o->fixtures,   &o->engine,
+		&o->commit,	  &o->run_id,
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -307,7 +315,8 @@ static int audit(const struct audit_opts *o, const struct mtp_wm_config *c,
 	print_findings(&a, c, o->mapping != NULL, o->verbose);
 	rc = a.n ? MTP_EXIT_FAIL : MTP_EXIT_OK;
 	command_line(argc, argv, cmd, sizeof(cmd));
-	if (o->json && mtp_wm_audit_json(&a, c, cmd, o->json, err, sizeof(err)))
+	if (o->json &&
+	    mtp_wm_audit_json(&a, c, cmd, o->run_id, o->json, err, sizeof(err)))
 		rc = MTP_EXIT_USAGE;
 	mtp_wm_audit_fini(&a);
 out_inputs:
@@ -325,8 +334,14 @@ int mtp_audit_weights_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (o.selftest && o.json)
+		return usage("--selftest writes no JSON (it prints its table): "
+			     "drop --json%s",
+			     "");
 	if (o.selftest)
 		return mtp_wm_selftest(o.fixtures, o.verbose);
+	if (o.commit)
+		mtp_meta_set_commit(o.commit);
 	rc = make_config(&o, &c);
 	if (rc >= 0)
 		return rc;

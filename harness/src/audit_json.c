@@ -1,18 +1,16 @@
 /*
  * The weight audit's findings as JSON, in the style of the run results
- * (reports/json.c: a format name and version, the command, the machine's
- * host, a summary and the exit code), written under a temporary name and
- * renamed, so that a crash never leaves a partial file behind.
+ * (reports/json.c: a format name, the schema version and the run metadata of
+ * reports/meta.c, the command, a summary and the exit code), written under a
+ * temporary name and renamed, so that a crash never leaves a partial file
+ * behind.
  */
 #include "mtp/weightmap.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "mtp/config.h"
+#include "mtp/meta.h"
 #include "mtp/textio.h"
 
 static void write_finding(FILE *f, const struct mtp_wm_finding *x)
@@ -35,22 +33,24 @@ static void write_finding(FILE *f, const struct mtp_wm_finding *x)
 }
 
 static void write_header(FILE *f, const struct mtp_wm_audit *a,
-			 const struct mtp_wm_config *c, const char *command)
+			 const struct mtp_wm_config *c, const char *command,
+			 const char *run_id)
 {
-	char host[256] = "", when[64];
-	time_t t = time(NULL);
+	struct mtp_meta m;
 
-	gethostname(host, sizeof(host) - 1);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	mtp_meta_get(&m, run_id);
+	/* the version 1 fields stay (older readers use them); meta has all:
+	 * no backend runs and nothing is generated, so no backends, seed 0 */
 	fputs("{\"format\":\"mtpcheck-weight-audit\",\"format_version\":1,", f);
-	fputs("\"mtpcheck_version\":", f);
+	mtp_meta_json(f, run_id, 0, NULL, 0, NULL);
+	fputs(",\"mtpcheck_version\":", f);
 	mtp_json_str(f, MTP_VERSION);
 	fputs(",\"command\":", f);
 	mtp_json_str(f, command);
 	fputs(",\"created\":", f);
-	mtp_json_str(f, when);
+	mtp_json_str(f, m.date);
 	fputs(",\"machine\":{\"host\":", f);
-	mtp_json_str(f, host);
+	mtp_json_str(f, m.host);
 	fputs("},\"family\":", f);
 	mtp_json_str(f, mtp_family_name(c->family));
 	fprintf(f, ",\"layer\":%d,\"mtp_layers\":%d,\"loader\":", c->layer,
@@ -75,14 +75,14 @@ static void write_header(FILE *f, const struct mtp_wm_audit *a,
 struct audit_doc {
 	const struct mtp_wm_audit *a;
 	const struct mtp_wm_config *c;
-	const char *command;
+	const char *command, *run_id;
 };
 
 static void body(FILE *f, const void *arg)
 {
 	const struct audit_doc *d = arg;
 
-	write_header(f, d->a, d->c, d->command);
+	write_header(f, d->a, d->c, d->command, d->run_id);
 	fputs("\"findings\":[\n", f);
 	for (int i = 0; i < d->a->n; i++) {
 		write_finding(f, &d->a->f[i]);
@@ -93,10 +93,10 @@ static void body(FILE *f, const void *arg)
 
 enum mtp_status mtp_wm_audit_json(const struct mtp_wm_audit *a,
 				  const struct mtp_wm_config *c,
-				  const char *command, const char *path,
-				  char *err, size_t errn)
+				  const char *command, const char *run_id,
+				  const char *path, char *err, size_t errn)
 {
-	struct audit_doc d = {a, c, command};
+	struct audit_doc d = {a, c, command, run_id};
 
 	return mtp_write_atomic(path, body, &d, err, errn);
 }

@@ -139,6 +139,7 @@ static const char usage_selftest[] =
 	"PAT]\n"
 	"                         [--cases FILE] [--tags LIST] [--json "
 	"FILE]\n"
+	"                         [--run-id ID] [--commit REV]\n"
 	"\n"
 	"Runs the suite on each base backend (default: ref, and cpu when "
 	"built) and on\n"

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mtp/backend.h"
+#include "mtp/meta.h"
 #include "mtp/mutant.h"
 #include "mtp/runner.h"
 #include "mtp/textio.h"
@@ -20,6 +22,7 @@ struct tally {
 	int n;		 /* results */
 	double *print;	 /* per result: a fingerprint of its outcome */
 	const char *row; /* "ok", "NOT APPLICABLE", ... */
+	char device[MTP_BACKEND_DEVICE_MAX]; /* its worker's, or "" */
 };
 
 /* One number per result that changes when the verdict or any error does:
@@ -58,6 +61,10 @@ static void run_quiet(const struct mtp_run_opts *base, const char *backend,
 	if (o.out)
 		fclose(o.out);
 	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < run.n_devices; i++)
+		if (!strcmp(run.devices[i].name, backend))
+			snprintf(t->device, sizeof(t->device), "%s",
+				 run.devices[i].device);
 	t->n = run.n;
 	t->print = calloc((size_t)run.n + 1, sizeof(*t->print));
 	for (int i = 0; i < run.n; i++) {
@@ -155,21 +162,49 @@ struct row_json {
 	struct tally t;
 };
 
+/* The JSON document: the detection matrix under the run metadata, whose
+ * backends are the rows' (each base and each mutant over it), with the
+ * device line each one's worker sent. */
+struct selftest_doc {
+	const struct row_json *rows;
+	int n;
+	const struct mtp_run_opts *opts;
+	int exit_code;
+};
+
+static void json_meta(FILE *f, const struct selftest_doc *d)
+{
+	const char **names = calloc((size_t)d->n + 1, sizeof(*names));
+	const char **devices = calloc((size_t)d->n + 1, sizeof(*devices));
+	int n = names && devices ? d->n : 0;
+
+	for (int i = 0; i < n; i++) {
+		names[i] = d->rows[i].name;
+		devices[i] =
+			d->rows[i].t.device[0] ? d->rows[i].t.device : NULL;
+	}
+	mtp_meta_json(f, d->opts->run_id, d->opts->seed, names, n, devices);
+	free(names);
+	free(devices);
+}
+
 static void json_body(FILE *f, const void *arg)
 {
-	const struct row_json *rows = arg;
+	const struct selftest_doc *d = arg;
 
-	fputs("{\"format\":\"mtpcheck-selftest\",\"rows\":[", f);
-	for (int i = 0; rows[i].name[0]; i++) {
-		const struct tally *t = &rows[i].t;
+	fputs("{\"format\":\"mtpcheck-selftest\",", f);
+	json_meta(f, d);
+	fprintf(f, ",\"exit_code\":%d,\"rows\":[", d->exit_code);
+	for (int i = 0; i < d->n; i++) {
+		const struct tally *t = &d->rows[i].t;
 
 		fprintf(f, "%s\n{\"backend\":", i ? "," : "");
-		mtp_json_str(f, rows[i].name);
+		mtp_json_str(f, d->rows[i].name);
 		fputs(",\"named\":{", f);
-		for (int d = 1, k = 0; d < MTP_DIAG_COUNT; d++)
-			if (mtp_mutant_exists(d))
+		for (int g = 1, k = 0; g < MTP_DIAG_COUNT; g++)
+			if (mtp_mutant_exists(g))
 				fprintf(f, "%s\"%s\":%d", k++ ? "," : "",
-					mtp_diag_info(d)->name, t->named[d]);
+					mtp_diag_info(g)->name, t->named[g]);
 		fprintf(f,
 			"},\"undiagnosed\":%d,\"passed\":%d,\"results\":%d,"
 			"\"verdict\":",
@@ -196,6 +231,7 @@ int mtp_selftest(const struct mtp_run_opts *opts)
 	struct row_json *rows = calloc((size_t)rows_max(opts), sizeof(*rows));
 	int nr = 0, applied = 0, rc;
 	struct tally base;
+	struct selftest_doc doc;
 	char err[MTP_ERR_MAX];
 
 	if (!rows)
@@ -237,8 +273,9 @@ int mtp_selftest(const struct mtp_run_opts *opts)
 		: rc == MTP_EXIT_FAIL ? "FAILED"
 				      : "NOT APPLICABLE (no mutant changes a "
 					"selected case)");
+	doc = (struct selftest_doc){rows, nr, opts, rc};
 	if (opts->json_path && mtp_write_atomic(opts->json_path, json_body,
-						rows, err, sizeof(err))) {
+						&doc, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck selftest: %s\n", err);
 		rc = MTP_EXIT_USAGE;
 	}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mtp/config.h"
+#include "mtp/meta.h"
 #include "mtp/weightmap.h"
 
 #define WDIR MTP_SOURCE_DIR "/fixtures/weights/"
@@ -559,10 +560,11 @@ Test(audit, cli_exit_codes_and_json)
 					"43", "--keys", V4_KEYS}),
 		     MTP_EXIT_FAIL, "%s", err);
 	cr_expect_eq(
-		run_cli(err, sizeof(err), 12,
+		run_cli(err, sizeof(err), 14,
 			(char *[]){"--family", "deepseek_v4", "--layer", "43",
 				   "--keys", V4_KEYS, "--loader", "buggy-remap",
-				   "--json", json, "--engine", "spec"}),
+				   "--json", json, "--engine", "spec",
+				   "--run-id", "audit-night-1"}),
 		MTP_EXIT_FAIL, "%s", err);
 	f = fopen(json, "r");
 	cr_assert(f != NULL);
@@ -573,6 +575,11 @@ Test(audit, cli_exit_codes_and_json)
 	cr_assert(fread(text, 1, (size_t)n, f) == (size_t)n);
 	fclose(f);
 	cr_expect(strstr(text, "\"format\":\"mtpcheck-weight-audit\"") != NULL);
+	/* the run metadata every JSON carries (docs/RESULTS.md) */
+	cr_expect(strstr(text, "\"schema_version\":\"" MTP_SCHEMA_VERSION
+			       "\",\"meta\":{\"tool\":\"mtpcheck\"") != NULL);
+	cr_expect(strstr(text, "\"run_id\":\"audit-night-1\"") != NULL);
+	cr_expect(strstr(text, "\"backends\":[]") != NULL);
 	cr_expect(strstr(text, "\"code\":\"STALE_WEIGHT_REMAP\",\"section\":"
 			       "\"§8.5\"") != NULL);
 	cr_expect(strstr(text, "\"target\":\"model.layers.43.mtp_block.ffn."

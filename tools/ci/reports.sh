@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The reports people read (docs/RESULTS.md): builds a passing run, a failing
 # run (a mutant), a three-night merged trend, a bench page and two bench
-# nights' history (beside results, and alone), then checks
+# nights' history (beside results, and alone), a selftest matrix and two
+# weight audits (clean, and with findings), then checks
 #  - every JSON against docs/results.schema.json (jsonschema), and that the
 #    check rejects a file without its metadata;
 #  - every JUnit file with junitparser, failures typed by their diagnosis;
@@ -61,8 +62,23 @@ MTP_RUN_ID=bench-night2 "$M" bench --backend ref$("$M" list backends | grep -q '
 [ "$(grep -c '<tr><td>[a-z_]*</td><td>T=' benchonly.html)" = "$rows" ] || fail "benchonly.html: not $rows history rows"
 grep -q '<th>#2 ' benchonly.html || fail "benchonly.html: no second night"
 
+# the selftest's detection matrix (ref and every mutant over it; rmsnorm
+# only, so that it is quick and the mutants it leaves nothing to break are
+# NOT APPLICABLE, not a failure) and the weight audit over the bundled lists
+rc=0; "$M" selftest --backend ref --fixtures "$ROOT/fixtures/norms.h5" --filter 'rmsnorm.*' --run-id night1 \
+	--commit demo-1 --json st.json >/dev/null || rc=$?
+[ $rc = 0 ] || fail "selftest --json exited $rc, not 0"
+WL=$ROOT/fixtures/weights/deepseek_v4_flash
+"$M" audit-weights --family deepseek_v4 --layer 43 --keys $WL.keys.txt --params $WL.params.txt \
+	--modules $WL.modules.txt --engine spec --run-id night1 --commit demo-1 --json aw.json >/dev/null ||
+	fail "the clean weight audit exited $?"
+rc=0; "$M" audit-weights --family deepseek_v4 --layer 43 --keys $WL.keys.txt --params $WL.params.txt \
+	--modules $WL.modules_noprefix.txt --engine spec --json aw_bug.json >/dev/null || rc=$?
+[ $rc = 1 ] || fail "the weight audit of an unprefixed e_proj exited $rc, not 1"
+
 echo "== JSON schema (docs/results.schema.json) on every writer's output"
-"$V/bin/python" - "$ROOT/docs/results.schema.json" pass.json fail.json trend.json bench.json benchhist.json <<'PY'
+"$V/bin/python" - "$ROOT/docs/results.schema.json" pass.json fail.json trend.json bench.json benchhist.json \
+	st.json aw.json aw_bug.json <<'PY'
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(schema)
@@ -82,7 +98,18 @@ for p in sys.argv[2:]:
     ran = {r["backend"] for r in doc.get("results", [])} | {r["backend"] for r in doc.get("rows", [])}
     if ran - names:
         sys.exit(f"FAIL {p}: backends {sorted(ran - names)} ran but meta.backends lacks them")
-    print(f"ok {p}: {doc['format']} schema {doc['schema_version']}, run {doc['meta']['run_id']}, devices of {sorted(names)}")
+    if doc["format"] == "mtpcheck-selftest":
+        if not doc["rows"] or doc["rows"][0]["backend"] != "ref" or doc["exit_code"] != 0:
+            sys.exit(f"FAIL {p}: not the matrix of ref and its mutants that passed")
+    if doc["format"] == "mtpcheck-weight-audit":
+        if doc["summary"]["findings"] != len(doc["findings"]) or doc["exit_code"] != (1 if doc["findings"] else 0):
+            sys.exit(f"FAIL {p}: summary.findings or exit_code disagree with the findings")
+        if p == "aw_bug.json" and {f["code"] for f in doc["findings"]} != {"EH_PROJ_NO_PREFIX"}:
+            sys.exit(f"FAIL {p}: the unprefixed e_proj is not named EH_PROJ_NO_PREFIX")
+        if p == "aw.json" and (doc["findings"] or doc["meta"]["commit"] != "demo-1"):
+            sys.exit(f"FAIL {p}: findings on the fixed loader, or the commit is not --commit's")
+    shown = sorted(names) if len(names) <= 4 else f"{len(names)} backends"
+    print(f"ok {p}: {doc['format']} schema {doc['schema_version']}, run {doc['meta']['run_id']}, devices of {shown}")
 PY
 
 echo "== JUnit read by junitparser"

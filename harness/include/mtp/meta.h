@@ -11,8 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The results/bench JSON schema: a reader accepts its own major version and
- * older ones, and refuses a newer major with one line. */
+/* The schema of every JSON file (results, bench, selftest, weight audit): a
+ * reader accepts its own major version and older ones, and refuses a newer
+ * major with one line. */
 #define MTP_SCHEMA_VERSION "2.0"
 #define MTP_SCHEMA_MAJOR 2
 

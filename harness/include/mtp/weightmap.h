@@ -187,11 +187,13 @@ enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
 				 size_t errn);
 void mtp_wm_audit_fini(struct mtp_wm_audit *a);
 
-/* Findings as JSON (the style of reports/json.c), written atomically. */
+/* Findings as JSON (the style of reports/json.c: schema_version and the
+ * run metadata of mtp/meta.h, run_id as --run-id, NULL: from the
+ * environment), written atomically. */
 enum mtp_status mtp_wm_audit_json(const struct mtp_wm_audit *a,
 				  const struct mtp_wm_config *c,
-				  const char *command, const char *path,
-				  char *err, size_t errn);
+				  const char *command, const char *run_id,
+				  const char *path, char *err, size_t errn);
 
 /* Every loader variant over the bundled key lists in dir (NULL: the
  * source tree's fixtures/weights): 0 when each bug is caught and named as
