@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_plot.h"
 #include "mtp/bench.h"
 #include "mtp/textsafe.h"
 #include "mtp/timing.h"
@@ -292,13 +293,8 @@ void mtp_bench_history_html(FILE *f, const struct mtp_bench_history *h)
 		if (!first_of_key(h, i))
 			continue;
 		by_night(h, i, at);
-		fputs("<tr><td>", f);
-		esc(f, r->op);
-		fputs("</td><td>", f);
-		esc(f, r->shape);
-		fputs("</td><td>", f);
-		esc(f, r->backend);
-		fputs("</td><td>", f);
+		mtp_bench_key_cells(f, r);
+		fputs("<td>", f);
 		spark(f, h, at);
 		fputs("</td>", f);
 		newest_change(f, h, at);

@@ -13,6 +13,7 @@
 #include "mtp/bench.h"
 #include "mtp/meta.h"
 #include "mtp/textio.h"
+#include "mtp/textsafe.h"
 
 struct page {
 	const struct mtp_bench_row *rows;
@@ -21,16 +22,18 @@ struct page {
 
 static void esc(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*s, f);
-	}
+	mtp_xml_str(f, s);
+}
+
+void mtp_bench_key_cells(FILE *f, const struct mtp_bench_row *r)
+{
+	fputs("<tr><td>", f);
+	esc(f, r->op);
+	fputs("</td><td>", f);
+	esc(f, r->shape);
+	fputs("</td><td>", f);
+	esc(f, r->backend);
+	fputs("</td>", f);
 }
 
 /* 0..100 % of peak as a bar 100 px wide; past 100 % the bar is full. */
@@ -47,13 +50,8 @@ static void peak_bar(FILE *f, double frac)
 
 static void row(FILE *f, const struct mtp_bench_row *r)
 {
-	fputs("<tr><td>", f);
-	esc(f, r->op);
-	fputs("</td><td>", f);
-	esc(f, r->shape);
-	fputs("</td><td>", f);
-	esc(f, r->backend);
-	fprintf(f, "</td><td>%.2f</td><td>%.1f</td><td>%.1f</td><td>",
+	mtp_bench_key_cells(f, r);
+	fprintf(f, "<td>%.2f</td><td>%.1f</td><td>%.1f</td><td>",
 		r->median * 1e6, r->iqr_pct, r->gb_per_s);
 	if (r->frac_peak > 0)
 		peak_bar(f, r->frac_peak);

@@ -22,15 +22,7 @@ out=$(mktemp -d /tmp/h200_check.XXXXXX)
 py=${PY:-/opt/torch/.venv/bin/python}
 mkdir -p "$dest"
 trap 'tar -C "$out" -czf "$dest/h200_check.tgz" . ; cp "$out/bias.txt" "$dest/" 2>/dev/null' EXIT
-step() { # step NAME SECONDS COMMAND...: runs it with a limit, logs to $out/NAME.txt
-	local name=$1 limit=$2 t0=$SECONDS rc
-	shift 2
-	timeout "$limit" "$@" >"$out/$name.txt" 2>&1
-	rc=$?
-	[ $rc = 124 ] && echo "$name: CUT at ${limit}s" >>"$out/$name.txt"
-	echo "== $name: exit $rc, $((SECONDS - t0)) s"
-	tail -4 "$out/$name.txt"
-}
+. "$(dirname "$0")/step.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 step build 200 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
 	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"

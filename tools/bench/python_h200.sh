@@ -16,15 +16,7 @@ set -uo pipefail
 out=${OUT:-out}
 py=${PY:-/opt/torch/.venv/bin/python}
 mkdir -p "$out"
-step() { # step NAME SECONDS COMMAND...: runs it with a limit, logs to $out/NAME.txt
-	local name=$1 limit=$2 t0=$SECONDS rc
-	shift 2
-	timeout "$limit" "$@" >"$out/$name.txt" 2>&1
-	rc=$?
-	[ $rc = 124 ] && echo "$name: CUT at ${limit}s" >>"$out/$name.txt"
-	echo "== $name: exit $rc, $((SECONDS - t0)) s"
-	tail -3 "$out/$name.txt"
-}
+. "$(dirname "$0")/step.sh"
 # its own build folder: build/ of tools/bench/h200.sh may hold another Python
 step build 170 sh -c "cmake -S . -B build-py -U '_Python3*' -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON \
 	-DMTP_CUDA_ARCHS=90 -DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build-py -j$(nproc)"
