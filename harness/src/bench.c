@@ -43,6 +43,8 @@ struct bench {
 	struct mtp_baseline base;
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
 	double min_effect; /* smallest change that is not SAME */
+	char *owned[16]; /* the --backend and --op lists the names point into */
+	int n_owned;
 	int n_slower, n_ambiguous;
 	const char *html_path;		/* --html: the rows as a page */
 	const char *csv_path, *md_path; /* --csv, --md: the rows as tables */
@@ -504,15 +506,35 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			return 2;
 		}
 		i += takes;
+		if ((!strcmp(a, "--backend") || !strcmp(a, "--op")) &&
+		    b->n_owned ==
+			    (int)(sizeof(b->owned) / sizeof(b->owned[0]))) {
+			fprintf(stderr,
+				"mtpcheck bench: too many --backend and "
+				"--op options\n");
+			return 2;
+		}
 		if (!strcmp(a, "--backend")) {
-			char *copy = strdup(v), *save;
+			char *copy = b->owned[b->n_owned++] = strdup(v), *save;
+
+			if (!copy) {
+				fprintf(stderr,
+					"mtpcheck bench: out of memory\n");
+				return 2;
+			}
 
 			for (char *t = strtok_r(copy, ",", &save);
 			     t && b->n_backends < MAXL;
 			     t = strtok_r(NULL, ",", &save))
 				b->backends[b->n_backends++] = t;
 		} else if (!strcmp(a, "--op")) {
-			char *copy = strdup(v), *save;
+			char *copy = b->owned[b->n_owned++] = strdup(v), *save;
+
+			if (!copy) {
+				fprintf(stderr,
+					"mtpcheck bench: out of memory\n");
+				return 2;
+			}
 
 			for (char *t = strtok_r(copy, ",", &save); t;
 			     t = strtok_r(NULL, ",", &save)) {
@@ -663,6 +685,69 @@ static int write_pages(const struct bench *b)
 	return bad;
 }
 
+static int bench_main(struct bench *b, int argc, char **argv)
+{
+	int rc, opened = 0;
+	const char *devices[MAXL];
+
+	mtp_timing_opts_init(&b->topt);
+	rc = parse_args(b, argc, argv);
+	if (rc >= 0)
+		return rc;
+	defaults(b);
+	if (b->baseline_path) {
+		char err[MTP_ERR_MAX];
+
+		if (mtp_baseline_load(b->baseline_path, &b->base, err,
+				      sizeof(err))) {
+			fprintf(stderr, "mtpcheck bench: %s\n", err);
+			return 2;
+		}
+	}
+	if (b->json_path && !(b->json = fopen(b->json_path, "w"))) {
+		fprintf(stderr, "mtpcheck bench: cannot write %s\n",
+			b->json_path);
+		return 2;
+	}
+	open_backends(b);
+	for (int i = 0; i < b->n_backends; i++)
+		devices[i] = b->be[i] ? b->device[i] : NULL;
+	if (b->json) {
+		fputs("{\"format\":\"mtpcheck-bench\",\"format_version\":2,",
+		      b->json);
+		mtp_meta_json(b->json, NULL, b->seed, b->backends,
+			      b->n_backends, devices);
+		fputs(",\"rows\":[\n", b->json);
+	}
+	for (int i = 0; i < b->n_backends; i++)
+		opened += b->be[i] != NULL;
+	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op",
+	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
+	       "GFLOP/s", "vs_ref", "check");
+	for (int o = 0; opened && o < b->n_ops; o++)
+		for (int h = 0; h < b->n_h; h++)
+			for (int t = 0; t < b->n_t; t++)
+				bench_problem(b, b->ops[o], b->ts[t], b->hs[h]);
+	if (b->json) {
+		fprintf(b->json, "\n]}\n");
+		fclose(b->json);
+	}
+	for (int i = 0; i < b->n_backends; i++)
+		mtp_backend_close(b->be[i]);
+	mtp_baseline_free(&b->base);
+	if (write_pages(b))
+		b->failures++;
+	free(b->kept);
+	if (b->baseline_path)
+		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
+		       b->baseline_path, b->n_slower, b->n_ambiguous);
+	if (!opened)
+		return 125;
+	if (b->failures || (b->gate && b->n_slower))
+		return 1;
+	return b->bisect && b->n_ambiguous ? 125 : 0;
+}
+
 int mtp_bench_main(int argc, char **argv)
 {
 	struct bench b = {.m = 4,
@@ -672,63 +757,9 @@ int mtp_bench_main(int argc, char **argv)
 			  .unfused = true,
 			  .seed = 1,
 			  .min_effect = 0.05};
-	int rc, opened = 0;
-	const char *devices[MAXL];
+	int rc = bench_main(&b, argc, argv);
 
-	mtp_timing_opts_init(&b.topt);
-	rc = parse_args(&b, argc, argv);
-	if (rc >= 0)
-		return rc;
-	defaults(&b);
-	if (b.baseline_path) {
-		char err[MTP_ERR_MAX];
-
-		if (mtp_baseline_load(b.baseline_path, &b.base, err,
-				      sizeof(err))) {
-			fprintf(stderr, "mtpcheck bench: %s\n", err);
-			return 2;
-		}
-	}
-	if (b.json_path && !(b.json = fopen(b.json_path, "w"))) {
-		fprintf(stderr, "mtpcheck bench: cannot write %s\n",
-			b.json_path);
-		return 2;
-	}
-	open_backends(&b);
-	for (int i = 0; i < b.n_backends; i++)
-		devices[i] = b.be[i] ? b.device[i] : NULL;
-	if (b.json) {
-		fputs("{\"format\":\"mtpcheck-bench\",\"format_version\":2,",
-		      b.json);
-		mtp_meta_json(b.json, NULL, b.seed, b.backends, b.n_backends,
-			      devices);
-		fputs(",\"rows\":[\n", b.json);
-	}
-	for (int i = 0; i < b.n_backends; i++)
-		opened += b.be[i] != NULL;
-	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op",
-	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
-	       "GFLOP/s", "vs_ref", "check");
-	for (int o = 0; opened && o < b.n_ops; o++)
-		for (int h = 0; h < b.n_h; h++)
-			for (int t = 0; t < b.n_t; t++)
-				bench_problem(&b, b.ops[o], b.ts[t], b.hs[h]);
-	if (b.json) {
-		fprintf(b.json, "\n]}\n");
-		fclose(b.json);
-	}
-	for (int i = 0; i < b.n_backends; i++)
-		mtp_backend_close(b.be[i]);
-	mtp_baseline_free(&b.base);
-	if (write_pages(&b))
-		b.failures++;
-	free(b.kept);
-	if (b.baseline_path)
-		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
-		       b.baseline_path, b.n_slower, b.n_ambiguous);
-	if (!opened)
-		return 125;
-	if (b.failures || (b.gate && b.n_slower))
-		return 1;
-	return b.bisect && b.n_ambiguous ? 125 : 0;
+	for (int i = 0; i < b.n_owned; i++)
+		free(b.owned[i]);
+	return rc;
 }

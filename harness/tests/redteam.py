@@ -31,8 +31,11 @@ EXPECT = {
     "overflow": ("CRASHED", ["wrote 8 bytes past output y"]),
     "hostile": ("FAILED", ["device error: <b>"]),
     "nasty": ("CRASHED", ["ended the process (exit status 0)"]),
+    # under AddressSanitizer its handler turns the SIGSEGV into exit status 1
     "open_crash": ("CRASHED", ["while opening the backend: the backend "
-                               "crashed: Segmentation fault (signal 11)"]),
+                               "crashed: Segmentation fault (signal 11)",
+                               "while opening the backend: the backend "
+                               "ended the process (exit status 1)"]),
     "open_exit0": ("CRASHED", ["while opening the backend: the backend "
                                "ended the process (exit status 0)"]),
     "underflow": ("CRASHED", ["wrote 8 bytes before output y"]),

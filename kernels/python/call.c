@@ -151,10 +151,22 @@ PyObject *mtp_py_method(struct py_ctx *x, const char *method, PyObject *args)
 /* ---- what an op receives ----------------------------------------------- */
 
 static const char *const class_names[] = {
-	[MTP_TC_ACT] = "act",	  [MTP_TC_PARAM] = "param",
-	[MTP_TC_INDEX] = "index", [MTP_TC_LOGITS] = "logits",
-	[MTP_TC_TOKEN] = "token",
+	[MTP_TC_ACT] = "act",	    [MTP_TC_PARAM] = "param",
+	[MTP_TC_INDEX] = "index",   [MTP_TC_LOGITS] = "logits",
+	[MTP_TC_TOKEN] = "token",   [MTP_TC_QWEIGHT] = "qweight",
+	[MTP_TC_QSCALE] = "qscale",
 };
+
+/* A class's name; one the table does not know yet is "?" (never past it). */
+static const char *class_name(enum mtp_tclass c)
+{
+	size_t i = (size_t)c;
+
+	return i < sizeof(class_names) / sizeof(class_names[0]) &&
+			       class_names[i]
+		       ? class_names[i]
+		       : "?";
+}
 
 /* ops.c (and mtp_family_name) is not in mtp_base, which modules link */
 static const char *family(enum mtp_family f)
@@ -339,7 +351,7 @@ static PyObject *tensor_kinds(const struct mtp_call *c)
 		if (!out && !t->data)
 			continue;
 		v = Py_BuildValue("(ss)", mtp_dtype_name(t->dtype),
-				  class_names[s->cls]);
+				  class_name(s->cls));
 		if (!v || PyDict_SetItemString(d, s->name, v) < 0)
 			Py_CLEAR(d);
 		Py_XDECREF(v);

@@ -36,10 +36,14 @@ class Adapter:
     def supports(self, op, a, tensors):
         """Whether this call is implemented; must not touch data. `tensors`
         maps each present tensor's name to (dtype, class), the class one of
-        act, param (mHC parameters and mixes), index, logits, token. The
-        default: every op in self.ops, bf16/fp16/fp32 activations, float32
-        mHC parameters."""
+        act, param (mHC parameters and mixes), index, logits, token, qweight
+        (a projection weight: the activation dtype, or float8 with a qscale
+        beside it) and qscale (its block scales). The default: every op in
+        self.ops, bf16/fp16/fp32 activations, float32 mHC parameters, no
+        float8 weight (the shipped adapters have no FP8 projections)."""
         if op not in self.ops or a["act"] not in ACT_DTYPES:
+            return False
+        if any(cls == "qscale" for _, cls in tensors.values()):
             return False
         return all(dt == "float32" for dt, cls in tensors.values() if cls == "param")
 
