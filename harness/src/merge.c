@@ -118,6 +118,13 @@ static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
 				r->first_bad = i;
 		}
 		r->n_cmp = n;
+		if (r->verdict == MTP_PASSED && r->first_bad >= 0) {
+			r->verdict = MTP_INVALID; /* a pass its outputs deny */
+			snprintf(r->message, sizeof(r->message),
+				 "PASSED in the results file, but its output "
+				 "'%.64s' did not pass",
+				 r->cmp[r->first_bad].name);
+		}
 	} else if (r->verdict == MTP_PASSED) { /* nothing compared */
 		r->verdict = MTP_INVALID;
 		snprintf(r->message, sizeof(r->message),

@@ -143,7 +143,8 @@ PYEOF
 import json
 d = json.load(open("s0.json"))
 assert d["results"][0]["verdict"] == "PASSED" and d["results"][0]["outputs"]
-for name, outs in (("empty.json", []), ("absent.json", None)):
+lie = dict(d["results"][0]["outputs"][0], passed=False)
+for name, outs in (("empty.json", []), ("absent.json", None), ("denied.json", [lie])):
     r = dict(d["results"][0])
     if outs is None:
         del r["outputs"]
@@ -152,14 +153,15 @@ for name, outs in (("empty.json", []), ("absent.json", None)):
     e = dict(d, results=[r], run_id=name)
     json.dump(e, open(name, "w"))
 PYEOF
-	for k in empty absent; do
+	for k in empty absent denied; do
 		expect 2 "exit code 2" "$M" report $k.json --json $k.m.json
-		$PY - "$k.m.json" <<'PYEOF' || fail "$k: the PASSED without outputs was not made INVALID"
+		$PY - "$k.m.json" "$k" <<'PYEOF' || fail "$k: the PASSED without (passing) outputs was not made INVALID"
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = d["results"]
 assert len(r) == 1 and r[0]["verdict"] == "INVALID", r
-assert "no output compared" in r[0]["message"], r[0]["message"]
+want = "did not pass" if sys.argv[2] == "denied" else "no output compared"
+assert want in r[0]["message"], r[0]["message"]
 assert d["exit_code"] == 2, d["exit_code"]
 PYEOF
 	done
