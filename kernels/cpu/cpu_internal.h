@@ -161,6 +161,12 @@ int64_t *mtp_cpu_indices(const struct mtp_tensor *t);
 
 /* ---- GEMM (gemm.c) ---------------------------------------------------- */
 
+/* Rows of an [out,in] weight widened to fp32 at a time (at most 64 MiB). */
+int64_t mtp_cpu_slab_rows(int64_t in, int64_t out);
+/* y[r, 0..n) (row stride out) = x [rows,in] . w [n,in]^T, fp32 sgemm. */
+void mtp_cpu_sgemm_slab(const float *x, const float *w, int64_t rows, int64_t n,
+			int64_t in, int64_t out, float *y);
+
 /* y [rows,out] = x [rows,in] . w [out,in]^T in fp32 (cblas_sgemm), no
  * rounding. x and w are activations. */
 enum mtp_status mtp_cpu_gemm(enum mtp_dtype act, const void *x, const void *w,

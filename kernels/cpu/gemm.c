@@ -30,17 +30,24 @@ static const float *as_f32(enum mtp_dtype act, const void *src, int64_t off,
 	return buf;
 }
 
-static int64_t slab_rows(int64_t in, int64_t out)
+int64_t mtp_cpu_slab_rows(int64_t in, int64_t out)
 {
 	int64_t n = in ? SLAB_FLOATS / in : out;
 
 	return n < 1 ? 1 : (n > out ? out : n);
 }
 
+void mtp_cpu_sgemm_slab(const float *x, const float *w, int64_t rows, int64_t n,
+			int64_t in, int64_t out, float *y)
+{
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)n,
+		    (int)in, 1.0f, x, (int)in, w, (int)in, 0.0f, y, (int)out);
+}
+
 enum mtp_status mtp_cpu_gemm(enum mtp_dtype act, const void *x, const void *w,
 			     int64_t rows, int64_t in, int64_t out, float *y)
 {
-	const int64_t nw = slab_rows(in, out);
+	const int64_t nw = mtp_cpu_slab_rows(in, out);
 	float *xb = NULL, *wb = NULL;
 	enum mtp_status st = MTP_ERR_NOMEM;
 
@@ -62,9 +69,7 @@ enum mtp_status mtp_cpu_gemm(enum mtp_dtype act, const void *x, const void *w,
 		const int64_t n = out - o < nw ? out - o : nw;
 		const float *wf = as_f32(act, w, o * in, n, in, wb);
 
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows,
-			    (int)n, (int)in, 1.0f, xf, (int)in, wf, (int)in,
-			    0.0f, y + o, (int)out);
+		mtp_cpu_sgemm_slab(xf, wf, rows, n, in, out, y + o);
 	}
 	st = MTP_OK;
 out_free:

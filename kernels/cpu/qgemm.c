@@ -3,16 +3,13 @@
  * float8_e4m3fn weight is dequantized slab by slab into fp32 (w * its
  * 128x128 block scale); under W8A8 each activation row is quantized per
  * group of 128 inputs (dynamic scale max(amax, eps) / 448, e4m3 with
- * saturation) and carried as q * s; then the same cblas_sgemm as every
- * other GEMM here. The products differ from an fp8 tensor-core GEMM only
+ * saturation) and carried as q * s; then the same slab sgemm as every
+ * other GEMM here (gemm.c). The products differ from an fp8 tensor-core GEMM only
  * by the fp32 rounding of q * s and w * s_w.
  */
 #include "cpu_internal.h"
 
-#include <cblas.h>
-
 #define QB MTP_QUANT_BLOCK
-#define SLAB_FLOATS ((int64_t)1 << 24)
 
 static float scale_at(const struct mtp_cpu_qw *w, int64_t i)
 {
@@ -69,13 +66,11 @@ static enum mtp_status fp8_gemm(enum mtp_dtype act, const void *x,
 				const struct mtp_ref_quant *q, int64_t rows,
 				int64_t in, int64_t out, float *y)
 {
-	int64_t nw = in ? SLAB_FLOATS / in : out;
+	const int64_t nw = mtp_cpu_slab_rows(in, out);
 	float *xf = mtp_cpu_floats((size_t)(rows * in) + 1);
-	float *wf;
+	float *wf = mtp_cpu_floats((size_t)(nw * in) + 1);
 	enum mtp_status st = MTP_ERR_NOMEM;
 
-	nw = nw < 1 ? 1 : (nw > out ? out : nw);
-	wf = mtp_cpu_floats((size_t)(nw * in) + 1);
 	if (!xf || !wf)
 		goto out_free;
 #pragma omp parallel for schedule(static) if (rows * in >= MTP_CPU_PAR_MIN)
@@ -88,9 +83,7 @@ static enum mtp_status fp8_gemm(enum mtp_dtype act, const void *x,
 		const int64_t n = out - o < nw ? out - o : nw;
 
 		dequant_rows(w, o, n, in, wf);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows,
-			    (int)n, (int)in, 1.0f, xf, (int)in, wf, (int)in,
-			    0.0f, y + o, (int)out);
+		mtp_cpu_sgemm_slab(xf, wf, rows, n, in, out, y + o);
 	}
 	st = MTP_OK;
 out_free:
