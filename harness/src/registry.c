@@ -132,10 +132,10 @@ static enum mtp_status load_lib(const char *path, void **handle,
 		snprintf(why, whyn, "%s: no mtp_backend_entry()", path);
 		goto bad;
 	}
-	if ((*iface)->api_version != MTP_BACKEND_API_VERSION &&
-	    (*iface)->api_version != 2) {
+	if ((*iface)->api_version < 2 ||
+	    (*iface)->api_version > MTP_BACKEND_API_VERSION) {
 		snprintf(why, whyn,
-			 "%s: api_version %d, this mtpcheck needs 2 or %d",
+			 "%s: api_version %d, this mtpcheck needs 2 to %d",
 			 path, (*iface)->api_version, MTP_BACKEND_API_VERSION);
 		goto bad;
 	}

@@ -149,6 +149,7 @@ static const struct mtp_backend_iface nv_iface = {
 	.graph_capture = mtp_nv_graph_capture,
 	.graph_launch = mtp_nv_graph_launch,
 	.graph_destroy = mtp_nv_graph_destroy,
+	.graph_capture_calls = mtp_nv_graph_capture_calls,
 };
 
 __attribute__((visibility("default"))) const struct mtp_backend_iface *

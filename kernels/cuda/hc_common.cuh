@@ -111,6 +111,39 @@ static __device__ bool hc_mix(const T *x, const float *fn, int64_t k_len,
 	return wide;
 }
 
+/* The end of hc_head [SPEC.md §4.4.4] for token row x (M*h values) into
+ * y: pre_m from mix (M dots, then sum x^2; `wide`: they are double sums),
+ * then y = act(sum_m pre_m x[m]). rocm: the dots already saw x * rho. */
+template <typename T, int M>
+static __device__ void hc_head_out(const T *x, T *y, const double *mix,
+				   bool wide, bool rocm, const float *scale,
+				   const float *base, int64_t h, float rms_eps,
+				   float hc_eps)
+{
+	__shared__ float pre[M];
+	const int64_t k_len = M * h;
+
+	if (threadIdx.x < M) {
+		const int s = threadIdx.x;
+		float mu = (float)mix[s];
+
+		if (!rocm && !wide)
+			mu *= nv_rms_inv((float)mix[M], k_len, rms_eps);
+		else if (!rocm)
+			mu = (float)(mix[s] / sqrt(mix[M] / (double)k_len +
+						   (double)rms_eps));
+		pre[s] = nv_sigmoid(mu * scale[0] + base[s]) + hc_eps;
+	}
+	__syncthreads();
+	for (int64_t i = threadIdx.x; i < h; i += NV_BLOCK) {
+		float acc = 0.0f;
+
+		for (int s = 0; s < M; s++)
+			acc += pre[s] * nv_f32(x[s * h + i]);
+		y[i] = nv_from<T>(acc);
+	}
+}
+
 /* Whether x rows of k_len activations and fn rows allow 16-byte loads. */
 template <typename T>
 static bool hc_vec_ok(const void *x, const float *fn, int64_t k_len)

@@ -5,7 +5,7 @@
  * rocm (triton): x*rho is first stored in the activation type (the
  * weight-free RMSNorm), and the mixes are taken from those values.
  */
-#include "hc_common.cuh"
+#include "hc_decode.cuh"
 
 /* The ROCm variant's rho, first: float32 with the double fallback. */
 template <typename T>
@@ -46,7 +46,6 @@ __global__ void hc_head_kernel(const T *xs, const float *fn,
 			       int variant, bool vec)
 {
 	__shared__ double mix[M + 1];
-	__shared__ float pre[M];
 	const int64_t t = blockIdx.x, k_len = M * h;
 	const T *x = xs + t * k_len;
 	T *y = ys + t * h;
@@ -58,25 +57,8 @@ __global__ void hc_head_kernel(const T *xs, const float *fn,
 	const bool wide = hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL,
 				       mix);
 
-	if (threadIdx.x < M) {
-		const int s = threadIdx.x;
-		float mu = (float)mix[s];
-
-		if (!rocm && !wide)
-			mu *= nv_rms_inv((float)mix[M], k_len, rms_eps);
-		else if (!rocm)
-			mu = (float)(mix[s] / sqrt(mix[M] / (double)k_len +
-						   (double)rms_eps));
-		pre[s] = nv_sigmoid(mu * scale[0] + base[s]) + hc_eps;
-	}
-	__syncthreads();
-	for (int64_t i = threadIdx.x; i < h; i += NV_BLOCK) {
-		float acc = 0.0f;
-
-		for (int s = 0; s < M; s++)
-			acc += pre[s] * nv_f32(x[s * h + i]);
-		y[i] = nv_from<T>(acc);
-	}
+	hc_head_out<T, M>(x, y, mix, wide, rocm, scale, base, h, rms_eps,
+			  hc_eps);
 }
 
 template <typename T, int M>
@@ -101,6 +83,10 @@ extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 {
 	if (t == 0 || h == 0)
 		return cudaSuccess;
+	if (variant != MTP_NV_HEAD_ROCM && nv_hc_decode_takes(t) &&
+	    nv_hc_head_decode(act, x, fn, scale, base, y, t, m, h, rms_eps,
+			      hc_eps, s))
+		return cudaGetLastError();
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_bf16, x, fn, scale,
 			       base, y, t, h, rms_eps, hc_eps, variant, s);

@@ -78,6 +78,9 @@ enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst, const void *src,
 /* Graph replay of one launch (graph.c). */
 enum mtp_status mtp_nv_graph_capture(struct mtp_backend *be,
 				     const struct mtp_call *call, void **graph);
+enum mtp_status mtp_nv_graph_capture_calls(struct mtp_backend *be,
+					   const struct mtp_call *calls, int n,
+					   void **graph);
 enum mtp_status mtp_nv_graph_launch(struct mtp_backend *be, void *graph);
 void mtp_nv_graph_destroy(struct mtp_backend *be, void *graph);
 

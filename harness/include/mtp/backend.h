@@ -33,8 +33,9 @@
 #include "mtp/op.h"
 #include "mtp/status.h"
 
-/* 2: copy and graph_* added; 3: opaque_buffers added */
-#define MTP_BACKEND_API_VERSION 3
+/* 2: copy and graph_* added; 3: opaque_buffers added; 4:
+ * graph_capture_calls added */
+#define MTP_BACKEND_API_VERSION 4
 #define MTP_BACKEND_GUARD_BYTES 256 /* guard zone on each side of an output */
 #define MTP_BACKEND_ERR_MAX 512
 /* A device line (device_info) as the reports keep it, cleaned and cut. */
@@ -99,6 +100,14 @@ struct mtp_backend_iface {
 	 * checked through download() after the launch). A backend of version 2
 	 * or with opaque buffers gets no guard zones. */
 	bool opaque_buffers;
+
+	/* Since api_version 4, optional: capture the n launches calls[0..n-1],
+	 * in order, into one graph (replayed by graph_launch, freed by
+	 * graph_destroy), as a decode step's graph runs its kernels back to
+	 * back: `mtpcheck bench --graph --launches N`. */
+	enum mtp_status (*graph_capture_calls)(struct mtp_backend *be,
+					       const struct mtp_call *calls,
+					       int n, void **graph);
 };
 
 struct mtp_backend {
