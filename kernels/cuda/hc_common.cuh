@@ -34,20 +34,23 @@ static __device__ void hc_mix_dots(const T *x, const float *fn, int64_t k_len,
 	for (int o = 0; o < NMIX; o++)
 		acc[o] = 0;
 	if (vec) {
-		for (int64_t i = threadIdx.x * n; i < k_len; i += NV_BLOCK * n) {
+		for (int64_t i = threadIdx.x * n; i < k_len;
+		     i += NV_BLOCK * n) {
 			nv_load_vec(x + i, xv);
 #pragma unroll
 			for (int k = 0; k < n; k++) {
 				q += (A)xv[k] * xv[k];
 				if (xs)
-					xv[k] = nv_round<T>(nv_scaled(xv[k], xs));
+					xv[k] = nv_round<T>(
+						nv_scaled(xv[k], xs));
 			}
 #pragma unroll
 			for (int o = 0; o < NMIX; o++) {
 				const float *f = fn + o * k_len + i;
 #pragma unroll
 				for (int k = 0; k < n; k += 4) {
-					float4 w = *reinterpret_cast<const float4 *>(f + k);
+					float4 w = *reinterpret_cast<
+						const float4 *>(f + k);
 
 					acc[o] += (A)xv[k] * w.x;
 					acc[o] += (A)xv[k + 1] * w.y;
@@ -96,8 +99,7 @@ static __device__ void hc_mix_dots(const T *x, const float *fn, int64_t k_len,
  */
 template <typename T, int NMIX>
 static __device__ bool hc_mix(const T *x, const float *fn, int64_t k_len,
-			      bool vec, const struct nv_scale *xs,
-			      double *mix)
+			      bool vec, const struct nv_scale *xs, double *mix)
 {
 	__shared__ float redf[NV_HC_WARPS * (NMIX + 1)];
 	__shared__ double redd[NV_HC_WARPS * (NMIX + 1)];
@@ -148,22 +150,21 @@ static __device__ void hc_head_out(const T *x, T *y, const double *mix,
 template <typename T>
 static bool hc_vec_ok(const void *x, const float *fn, int64_t k_len)
 {
-	return k_len % nv_vec<T>::n == 0 && nv_aligned16(x) &&
-	       nv_aligned16(fn);
+	return k_len % nv_vec<T>::n == 0 && nv_aligned16(x) && nv_aligned16(fn);
 }
 
 /* Calls F<T, M>(args...) for the runtime m in 1..MTP_NV_HC_MAX_M. */
-#define NV_HC_DISPATCH(m, F, T, ...)                                   \
-	switch (m) {                                                   \
-	case 1: F<T, 1>(__VA_ARGS__); break;                           \
-	case 2: F<T, 2>(__VA_ARGS__); break;                           \
-	case 3: F<T, 3>(__VA_ARGS__); break;                           \
-	case 4: F<T, 4>(__VA_ARGS__); break;                           \
-	case 5: F<T, 5>(__VA_ARGS__); break;                           \
-	case 6: F<T, 6>(__VA_ARGS__); break;                           \
-	case 7: F<T, 7>(__VA_ARGS__); break;                           \
-	case 8: F<T, 8>(__VA_ARGS__); break;                           \
-	default: return cudaErrorInvalidValue;                         \
+#define NV_HC_DISPATCH(m, F, T, ...)                                           \
+	switch (m) {                                                           \
+	case 1: F<T, 1>(__VA_ARGS__); break;                                   \
+	case 2: F<T, 2>(__VA_ARGS__); break;                                   \
+	case 3: F<T, 3>(__VA_ARGS__); break;                                   \
+	case 4: F<T, 4>(__VA_ARGS__); break;                                   \
+	case 5: F<T, 5>(__VA_ARGS__); break;                                   \
+	case 6: F<T, 6>(__VA_ARGS__); break;                                   \
+	case 7: F<T, 7>(__VA_ARGS__); break;                                   \
+	case 8: F<T, 8>(__VA_ARGS__); break;                                   \
+	default: return cudaErrorInvalidValue;                                 \
 	}
 
 #endif

@@ -25,10 +25,10 @@
 #include <string.h>
 
 #define DEC_THREADS 128
-#define DEC_KC 128	     /* k values staged per step */
+#define DEC_KC 128		/* k values staged per step */
 #define DEC_STRIDE (DEC_KC + 1) /* padded: no bank conflicts */
-#define DEC_TG 16	     /* tokens per group: 4 tiles of 4 */
-#define DEC_SLICES 8	     /* DEC_THREADS / 16 */
+#define DEC_TG 16		/* tokens per group: 4 tiles of 4 */
+#define DEC_SLICES 8		/* DEC_THREADS / 16 */
 #define DEC_MAX_CHUNKS 256
 #define DEC_MAX_M 5 /* hc_pre: M * M <= 32, one warp's Sinkhorn */
 #define DEC_MAX_SUMS (2 * DEC_MAX_M + DEC_MAX_M * DEC_MAX_M + 1)
@@ -73,13 +73,15 @@ __global__ void __launch_bounds__(DEC_THREADS)
 				fs[o * DEC_STRIDE + j] =
 					k < k_len ? fn[o * k_len + k] : 0.0f;
 			}
-			for (int i = tid; i < DEC_TG * DEC_KC; i += DEC_THREADS) {
+			for (int i = tid; i < DEC_TG * DEC_KC;
+			     i += DEC_THREADS) {
 				const int tt = i / DEC_KC, j = i % DEC_KC;
 				const int64_t k = k0 + j;
 
 				xs[tt * DEC_STRIDE + j] =
 					tt < nt && k < k_len
-						? nv_f32(x[(t0 + tt) * k_len + k])
+						? nv_f32(x[(t0 + tt) * k_len +
+							   k])
 						: 0.0f;
 			}
 			__syncthreads();
@@ -95,7 +97,9 @@ __global__ void __launch_bounds__(DEC_THREADS)
 #pragma unroll
 				for (int r = 0; r < R; r++)
 					fv[r] = b * R + r < NMIX
-							? fs[(b * R + r) * DEC_STRIDE + j]
+							? fs[(b * R +
+							      r) * DEC_STRIDE +
+							     j]
 							: 0.0f;
 #pragma unroll
 				for (int i = 0; i < 4; i++) {
@@ -171,10 +175,9 @@ __global__ void hc_dec_pre_finish(struct mtp_nv_hc_pre_args a, int nchunk,
 	const bool wide = hc_dec_sum<NMIX + 1>(t, nchunk, mix);
 
 	if (wide)
-		hc_mix_dots<T, NMIX, double>((const T *)a.residual +
-						     t * M * a.h,
-					     a.fn, M * a.h, vec, NULL, redd,
-					     mix);
+		hc_mix_dots<T, NMIX, double>(
+			(const T *)a.residual + t * M * a.h, a.fn, M * a.h, vec,
+			NULL, redd, mix);
 	if (threadIdx.x < MTP_GPU_WARP)
 		hc_pre_mixes_warp<M>(&a, t, mix, wide, pre);
 	__syncthreads();
@@ -237,14 +240,14 @@ static void launch_head(const void *x, const float *fn, const float *scale,
 }
 
 /* F<T, M>(...) for m in 1..DEC_MAX_M; false for any other m. */
-#define DEC_PRE_DISPATCH(m, F, T, ...)                                 \
-	switch (m) {                                                   \
-	case 1: F<T, 1>(__VA_ARGS__); break;                           \
-	case 2: F<T, 2>(__VA_ARGS__); break;                           \
-	case 3: F<T, 3>(__VA_ARGS__); break;                           \
-	case 4: F<T, 4>(__VA_ARGS__); break;                           \
-	case 5: F<T, 5>(__VA_ARGS__); break;                           \
-	default: return false;                                         \
+#define DEC_PRE_DISPATCH(m, F, T, ...)                                         \
+	switch (m) {                                                           \
+	case 1: F<T, 1>(__VA_ARGS__); break;                                   \
+	case 2: F<T, 2>(__VA_ARGS__); break;                                   \
+	case 3: F<T, 3>(__VA_ARGS__); break;                                   \
+	case 4: F<T, 4>(__VA_ARGS__); break;                                   \
+	case 5: F<T, 5>(__VA_ARGS__); break;                                   \
+	default: return false;                                                 \
 	}
 
 bool nv_hc_pre_decode(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
@@ -270,14 +273,14 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 	if (t > NV_HC_DECODE_MAX_T || m < 1 || m > MTP_NV_HC_MAX_M)
 		return false;
 	if (act == MTP_NV_BF16) {
-		NV_HC_DISPATCH(m, launch_head, mtp_gpu_bf16, x, fn, scale,
-			       base, y, t, h, rms_eps, hc_eps, s);
+		NV_HC_DISPATCH(m, launch_head, mtp_gpu_bf16, x, fn, scale, base,
+			       y, t, h, rms_eps, hc_eps, s);
 	} else if (act == MTP_NV_F16) {
-		NV_HC_DISPATCH(m, launch_head, mtp_gpu_f16, x, fn, scale,
-			       base, y, t, h, rms_eps, hc_eps, s);
+		NV_HC_DISPATCH(m, launch_head, mtp_gpu_f16, x, fn, scale, base,
+			       y, t, h, rms_eps, hc_eps, s);
 	} else {
-		NV_HC_DISPATCH(m, launch_head, float, x, fn, scale, base, y,
-			       t, h, rms_eps, hc_eps, s);
+		NV_HC_DISPATCH(m, launch_head, float, x, fn, scale, base, y, t,
+			       h, rms_eps, hc_eps, s);
 	}
 	return true;
 }

@@ -40,10 +40,10 @@ static __device__ struct nv_scale head_rho(const T *x, int64_t k_len,
 }
 
 template <typename T, int M>
-__global__ void hc_head_kernel(const T *xs, const float *fn,
-			       const float *scale, const float *base, T *ys,
-			       int64_t h, float rms_eps, float hc_eps,
-			       int variant, bool vec)
+__global__ void hc_head_kernel(const T *xs, const float *fn, const float *scale,
+			       const float *base, T *ys, int64_t h,
+			       float rms_eps, float hc_eps, int variant,
+			       bool vec)
 {
 	__shared__ double mix[M + 1];
 	const int64_t t = blockIdx.x, k_len = M * h;
@@ -54,8 +54,8 @@ __global__ void hc_head_kernel(const T *xs, const float *fn,
 
 	if (rocm)
 		rho = head_rho<T>(x, k_len, rms_eps);
-	const bool wide = hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL,
-				       mix);
+	const bool wide =
+		hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL, mix);
 
 	hc_head_out<T, M>(x, y, mix, wide, rocm, scale, base, h, rms_eps,
 			  hc_eps);
@@ -78,8 +78,7 @@ extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 				      const float *fn, const float *scale,
 				      const float *base, void *y, int64_t t,
 				      int64_t m, int64_t h, float rms_eps,
-				      float hc_eps, int variant,
-				      cudaStream_t s)
+				      float hc_eps, int variant, cudaStream_t s)
 {
 	if (t == 0 || h == 0)
 		return cudaSuccess;

@@ -25,7 +25,6 @@ __global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec)
 	hc_pre_layer_input<T, M>(&a, t, vec, pre);
 }
 
-
 /*
  * hc_pre over a tile of TB tokens (hc_tile.cuh): the mix GEMV of the tile,
  * then one thread per token for the mixes and Sinkhorn, then one warp per
@@ -150,9 +149,9 @@ static void launch_hc_pre_tile(const struct mtp_nv_hc_pre_args *a,
 	static bool attr;
 
 	if (!attr) {
-		cudaFuncSetAttribute(hc_pre_tile_kernel<T, M, G, TT>,
-				     cudaFuncAttributeMaxDynamicSharedMemorySize,
-				     (int)sm);
+		cudaFuncSetAttribute(
+			hc_pre_tile_kernel<T, M, G, TT>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
 		attr = true;
 	}
 	hc_pre_tile_kernel<T, M, G, TT>
@@ -168,8 +167,8 @@ static bool hc_pre_tiled(const struct mtp_nv_hc_pre_args *a, cudaStream_t s)
 {
 	const enum nv_hc_path path = nv_hc_path();
 
-	if (path == NV_HC_PATH_TOKEN || sizeof(T) != 2 || a->m != 4 || a->h % 8 != 0 ||
-	    !hc_vec_ok<T>(a->residual, a->fn, 4 * a->h) ||
+	if (path == NV_HC_PATH_TOKEN || sizeof(T) != 2 || a->m != 4 ||
+	    a->h % 8 != 0 || !hc_vec_ok<T>(a->residual, a->fn, 4 * a->h) ||
 	    (a->norm_w && !nv_aligned16(a->norm_w)) ||
 	    !nv_aligned16(a->layer_input) ||
 	    (path != NV_HC_PATH_TILE && a->t < hc_tile_min_t(2112)))

@@ -29,8 +29,7 @@ static __device__ void normalise(float *c, bool rows, float eps)
 	}
 }
 
-template <int M>
-static __device__ void sinkhorn(float *c, int iters, float eps)
+template <int M> static __device__ void sinkhorn(float *c, int iters, float eps)
 {
 	for (int i = 0; i < M; i++) {
 		float *row = c + i * M, mx = row[0], s = 0.0f;
@@ -63,13 +62,14 @@ static __device__ void hc_pre_mixes(const struct mtp_nv_hc_pre_args *a,
 	float mu[NMIX], c[M * M];
 
 	if (!wide) {
-		const float rho = nv_rms_inv((float)mix[NMIX], k_len, a->rms_eps);
+		const float rho =
+			nv_rms_inv((float)mix[NMIX], k_len, a->rms_eps);
 
 		for (int o = 0; o < NMIX; o++)
 			mu[o] = rho * (float)mix[o];
 	} else {
-		const double rho =
-			1.0 / sqrt(mix[NMIX] / (double)k_len + (double)a->rms_eps);
+		const double rho = 1.0 / sqrt(mix[NMIX] / (double)k_len +
+					      (double)a->rms_eps);
 
 		for (int o = 0; o < NMIX; o++)
 			mu[o] = (float)(rho * mix[o]);
@@ -172,8 +172,8 @@ static __device__ void hc_pre_layer_input(const struct mtp_nv_hc_pre_args *a,
 	const int n = vec ? nv_vec<T>::n : 1;
 
 	if (a->norm_w) {
-		layer_input_norm<T, M>(x, (const T *)a->norm_w, out, h, vec, pre,
-				       a->norm_eps);
+		layer_input_norm<T, M>(x, (const T *)a->norm_w, out, h, vec,
+				       pre, a->norm_eps);
 		return;
 	}
 	for (int64_t i = threadIdx.x * n; i < h; i += NV_BLOCK * n) {
@@ -236,8 +236,9 @@ static __device__ void hc_pre_mixes_warp(const struct mtp_nv_hc_pre_args *a,
 		mu = nv_rms_inv((float)mix[NMIX], k_len, a->rms_eps) *
 		     (float)mix[o];
 	else
-		mu = (float)(1.0 / sqrt(mix[NMIX] / (double)k_len +
-					(double)a->rms_eps) *
+		mu = (float)(1.0 /
+			     sqrt(mix[NMIX] / (double)k_len +
+				  (double)a->rms_eps) *
 			     mix[o]);
 	if (lane < M)
 		pre[lane] = nv_sigmoid(mu * sc[0] + b[lane]) + a->pre_eps;
