@@ -115,12 +115,13 @@ static __device__ bool hc_mix(const T *x, const float *fn, int64_t k_len,
 
 /* The end of hc_head [SPEC.md §4.4.4] for token row x (M*h values) into
  * y: pre_m from mix (M dots, then sum x^2; `wide`: they are double sums),
- * then y = act(sum_m pre_m x[m]). rocm: the dots already saw x * rho. */
+ * then y = act(sum_m pre_m x[m]). rocm: the dots already saw x * rho.
+ * vec_out: x and y 16-byte aligned and h a multiple of the vector. */
 template <typename T, int M>
 static __device__ void hc_head_out(const T *x, T *y, const double *mix,
 				   bool wide, bool rocm, const float *scale,
 				   const float *base, int64_t h, float rms_eps,
-				   float hc_eps)
+				   float hc_eps, bool vec_out)
 {
 	__shared__ float pre[M];
 	const int64_t k_len = M * h;
@@ -137,6 +138,24 @@ static __device__ void hc_head_out(const T *x, T *y, const double *mix,
 		pre[s] = nv_sigmoid(mu * scale[0] + base[s]) + hc_eps;
 	}
 	__syncthreads();
+	if (vec_out) { /* 16-byte loads and stores, M of them in flight */
+		const int n = nv_vec<T>::n;
+
+#pragma unroll 2
+		for (int64_t i = threadIdx.x * n; i < h; i += NV_BLOCK * n) {
+			float acc[16] = {0}, xv[M][16];
+
+#pragma unroll
+			for (int s = 0; s < M; s++)
+				nv_load_vec(x + s * h + i, xv[s]);
+#pragma unroll
+			for (int s = 0; s < M; s++)
+				for (int k = 0; k < n; k++)
+					acc[k] += pre[s] * xv[s][k];
+			nv_store_vec(y + i, acc);
+		}
+		return;
+	}
 	for (int64_t i = threadIdx.x; i < h; i += NV_BLOCK) {
 		float acc = 0.0f;
 

@@ -38,6 +38,9 @@
 static __device__ float
 	dec_part[NV_HC_DECODE_MAX_T * DEC_MAX_SUMS * DEC_MAX_CHUNKS];
 
+static_assert(DEC_KC == DEC_THREADS, "one staged k per thread");
+static_assert(NV_BLOCK >= DEC_MAX_CHUNKS, "one chunk per finishing thread");
+
 template <typename T, int NMIX>
 __global__ void __launch_bounds__(DEC_THREADS)
 	hc_dec_dots(const T *x, const float *fn, int64_t t_n, int64_t k_len,
@@ -64,26 +67,23 @@ __global__ void __launch_bounds__(DEC_THREADS)
 		}
 		for (int sc = 0; sc < nsub; sc++) {
 			const int64_t k0 = kbase + (int64_t)sc * DEC_KC;
+			const int64_t k = k0 + tid; /* DEC_KC == DEC_THREADS */
+			const bool in = k < k_len;
 
 			__syncthreads(); /* the last step's reads are done */
-			for (int i = tid; i < NMIX * DEC_KC; i += DEC_THREADS) {
-				const int o = i / DEC_KC, j = i % DEC_KC;
-				const int64_t k = k0 + j;
-
-				fs[o * DEC_STRIDE + j] =
-					k < k_len ? fn[o * k_len + k] : 0.0f;
-			}
-			for (int i = tid; i < DEC_TG * DEC_KC;
-			     i += DEC_THREADS) {
-				const int tt = i / DEC_KC, j = i % DEC_KC;
-				const int64_t k = k0 + j;
-
-				xs[tt * DEC_STRIDE + j] =
-					tt < nt && k < k_len
+			/* unrolled: every load in flight at once (a loop
+			 * waits out one memory latency per iteration) */
+#pragma unroll
+			for (int o = 0; o < NMIX; o++)
+				fs[o * DEC_STRIDE + tid] =
+					in ? fn[o * k_len + k] : 0.0f;
+#pragma unroll
+			for (int tt = 0; tt < DEC_TG; tt++)
+				xs[tt * DEC_STRIDE + tid] =
+					in && tt < nt
 						? nv_f32(x[(t0 + tt) * k_len +
 							   k])
 						: 0.0f;
-			}
 			__syncthreads();
 			if (a * 4 >= nt)
 				continue;
@@ -135,29 +135,39 @@ __global__ void __launch_bounds__(DEC_THREADS)
 }
 
 /* mix[o] = the sum of token t's NS partials over the chunks, in a fixed
- * order; whether one is not finite. Ends with a barrier. */
+ * order (thread c loads chunk c of every sum at once, then a butterfly per
+ * warp and the warps in order); whether one is not finite. Ends with a
+ * barrier. */
 template <int NS>
 static __device__ bool hc_dec_sum(int64_t t, int nchunk, double *mix)
 {
 	const int lane = threadIdx.x % MTP_GPU_WARP;
-	const int wid = threadIdx.x / MTP_GPU_WARP;
+	const int wid = threadIdx.x / MTP_GPU_WARP, c = threadIdx.x;
+	__shared__ float red[NV_HC_WARPS * NS];
 	__shared__ int bad;
+	float v[NS];
 
+#pragma unroll
+	for (int o = 0; o < NS; o++)
+		v[o] = c < nchunk ? dec_part[(t * NS + o) * nchunk + c] : 0.0f;
+#pragma unroll
+	for (int o = 0; o < NS; o++) {
+		const float s = nv_warp_sum(v[o]);
+
+		if (lane == 0)
+			red[wid * NS + o] = s;
+	}
 	if (threadIdx.x == 0)
 		bad = 0;
 	__syncthreads();
-	for (int o = wid; o < NS; o += NV_HC_WARPS) {
-		const float *p = dec_part + (t * NS + o) * nchunk;
+	if (threadIdx.x < NS) {
 		float s = 0.0f;
 
-		for (int c = lane; c < nchunk; c += MTP_GPU_WARP)
-			s += p[c];
-		s = nv_warp_sum(s);
-		if (lane == 0) {
-			mix[o] = s;
-			if (!isfinite(s))
-				bad = 1;
-		}
+		for (int w = 0; w < NV_HC_WARPS; w++)
+			s += red[w * NS + threadIdx.x];
+		mix[threadIdx.x] = s;
+		if (!isfinite(s))
+			bad = 1;
 	}
 	__syncthreads();
 	return bad != 0;
@@ -188,7 +198,7 @@ template <typename T, int M>
 __global__ void hc_dec_head_finish(const T *xs, const float *fn,
 				   const float *scale, const float *base, T *ys,
 				   int64_t h, float rms_eps, float hc_eps,
-				   int nchunk, bool vec)
+				   int nchunk, bool vec, bool vec_out)
 {
 	__shared__ double mix[M + 1];
 	__shared__ double redd[NV_HC_WARPS * (M + 1)];
@@ -199,7 +209,7 @@ __global__ void hc_dec_head_finish(const T *xs, const float *fn,
 	if (wide)
 		hc_mix_dots<T, M, double>(x, fn, M * h, vec, NULL, redd, mix);
 	hc_head_out<T, M>(x, ys + t * h, mix, wide, false, scale, base, h,
-			  rms_eps, hc_eps);
+			  rms_eps, hc_eps, vec_out);
 }
 
 /* Chunks of nsub steps of DEC_KC, at most DEC_MAX_CHUNKS of them. */
@@ -231,12 +241,13 @@ static void launch_head(const void *x, const float *fn, const float *scale,
 {
 	int nsub, nchunk = dec_chunks(M * h, &nsub);
 	const bool vec = hc_vec_ok<T>(x, fn, M * h);
+	const bool vec_out = vec && h % nv_vec<T>::n == 0 && nv_aligned16(y);
 
 	hc_dec_dots<T, M><<<(unsigned)nchunk, DEC_THREADS, 0, s>>>(
 		(const T *)x, fn, t, M * h, nsub, nchunk);
 	hc_dec_head_finish<T, M><<<(unsigned)t, NV_BLOCK, 0, s>>>(
 		(const T *)x, fn, scale, base, (T *)y, h, rms_eps, hc_eps,
-		nchunk, vec);
+		nchunk, vec, vec_out);
 }
 
 /* F<T, M>(...) for m in 1..DEC_MAX_M; false for any other m. */

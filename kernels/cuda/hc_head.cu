@@ -43,7 +43,7 @@ template <typename T, int M>
 __global__ void hc_head_kernel(const T *xs, const float *fn, const float *scale,
 			       const float *base, T *ys, int64_t h,
 			       float rms_eps, float hc_eps, int variant,
-			       bool vec)
+			       bool vec, bool vec_out)
 {
 	__shared__ double mix[M + 1];
 	const int64_t t = blockIdx.x, k_len = M * h;
@@ -58,7 +58,7 @@ __global__ void hc_head_kernel(const T *xs, const float *fn, const float *scale,
 		hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL, mix);
 
 	hc_head_out<T, M>(x, y, mix, wide, rocm, scale, base, h, rms_eps,
-			  hc_eps);
+			  hc_eps, vec_out);
 }
 
 template <typename T, int M>
@@ -68,10 +68,11 @@ static void launch_hc_head(const void *x, const float *fn, const float *scale,
 			   cudaStream_t s)
 {
 	bool vec = hc_vec_ok<T>(x, fn, M * h);
+	bool vec_out = vec && h % nv_vec<T>::n == 0 && nv_aligned16(y);
 
 	hc_head_kernel<T, M><<<(unsigned)t, NV_BLOCK, 0, s>>>(
 		(const T *)x, fn, scale, base, (T *)y, h, rms_eps, hc_eps,
-		variant, vec);
+		variant, vec, vec_out);
 }
 
 extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,

@@ -220,6 +220,18 @@ static __device__ float sinkhorn_warp(float v, int iters, float eps)
 }
 
 /* hc_pre_mixes over one warp (M * M <= the warp): the same values. */
+static __device__ float hc_mu(const double *mix, int o, int nmix, int64_t k_len,
+			      float rms_eps, bool wide)
+{
+	if (!wide)
+		return nv_rms_inv((float)mix[nmix], k_len, rms_eps) *
+		       (float)mix[o];
+	return (float)(1.0 / sqrt(mix[nmix] / (double)k_len + (double)rms_eps) *
+		       mix[o]);
+}
+
+/* hc_pre_mixes over one warp (M * M <= the warp): the same values. Each
+ * lane reads the mixes it needs from mix (2M + M^2 may exceed the warp). */
 template <int M>
 static __device__ void hc_pre_mixes_warp(const struct mtp_nv_hc_pre_args *a,
 					 int64_t t, const double *mix,
@@ -228,24 +240,21 @@ static __device__ void hc_pre_mixes_warp(const struct mtp_nv_hc_pre_args *a,
 	const int NMIX = 2 * M + M * M, lane = threadIdx.x % MTP_GPU_WARP;
 	const int64_t k_len = M * a->h;
 	const float *sc = a->scale, *b = a->base;
-	const int o = lane < NMIX ? lane : 0;
 	const int c = lane < M * M ? 2 * M + lane : 0;
-	float mu, v;
+	float v;
 
-	if (!wide)
-		mu = nv_rms_inv((float)mix[NMIX], k_len, a->rms_eps) *
-		     (float)mix[o];
-	else
-		mu = (float)(1.0 /
-			     sqrt(mix[NMIX] / (double)k_len +
-				  (double)a->rms_eps) *
-			     mix[o]);
-	if (lane < M)
-		pre[lane] = nv_sigmoid(mu * sc[0] + b[lane]) + a->pre_eps;
-	else if (lane < 2 * M)
-		a->post_mix[t * M + lane - M] =
-			nv_sigmoid(mu * sc[1] + b[lane]) * a->post_mult;
-	v = mtp_gpu_shfl(mu, c) * sc[2] + b[c];
+	if (lane < 2 * M) {
+		const float mu =
+			hc_mu(mix, lane, NMIX, k_len, a->rms_eps, wide);
+
+		if (lane < M)
+			pre[lane] =
+				nv_sigmoid(mu * sc[0] + b[lane]) + a->pre_eps;
+		else
+			a->post_mix[t * M + lane - M] =
+				nv_sigmoid(mu * sc[1] + b[lane]) * a->post_mult;
+	}
+	v = hc_mu(mix, c, NMIX, k_len, a->rms_eps, wide) * sc[2] + b[c];
 	v = sinkhorn_warp<M>(v, a->sinkhorn_iters, a->sinkhorn_eps);
 	if (lane < M * M)
 		a->comb_mix[t * M * M + lane] = v;
