@@ -85,10 +85,10 @@ enum mtp_status mtp_case_check(struct mtp_case *c, struct mtp_signature *sig,
 {
 	enum mtp_status st;
 
-	st = mtp_subset_check(c, err, errn);
+	st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params, err,
+			      errn);
 	if (!st)
-		st = mtp_params_parse(c->op, c->family, &c->attrs, &c->params,
-				      err, errn);
+		st = mtp_subset_check(c, err, errn);
 	if (!st)
 		st = mtp_conventions_resolve_logits(c, &c->params.conv, err,
 						    errn);

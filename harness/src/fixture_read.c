@@ -254,23 +254,31 @@ static enum mtp_status scan_live(struct reader *r, hid_t d, const char *obj,
 	return MTP_OK;
 }
 
-/* full_rows (rule 2): a scalar integer on head_weight, the V it stands in
- * for (other subsets are refused by the case check). */
+/* full_rows (rule 2): a scalar integer on a weight that may be a row
+ * subset (subset.c says which); the declared shape gets full_rows rows. */
 static enum mtp_status scan_full_rows(struct reader *r, hid_t d,
-				      const char *obj,
-				      const struct mtp_named *e)
+				      const char *obj, struct mtp_named *e)
 {
 	struct mtp_case *c = &r->fx->cases[r->fx->n_cases - 1];
+	char why[MTP_ERR_MAX];
 	int64_t v[2];
+	enum mtp_status st;
 
 	if (read_int_array_attr(d, "full_rows", v, 1) != 1 || v[0] <= 0)
 		return fail(r, MTP_ERR_INVALID, obj,
 			    "full_rows must be a positive scalar integer%s",
 			    "");
-	if (strcmp(e->name, "head_weight"))
-		return fail(r, MTP_ERR_UNSUPPORTED, obj,
-			    "only a head_weight subset is judged yet%s", "");
-	c->head_full_rows = v[0];
+	if (!strstr(obj, "/inputs/") || e->t.ndim != 2)
+		return fail(
+			r, MTP_ERR_INVALID, obj,
+			"full_rows sits on a 2-D weight input (docs/FORMAT.md "
+			"v2 rule 2)%s",
+			"");
+	st = mtp_subset_declare(c, e->name, v[0], e->t.shape[0], why,
+				sizeof(why));
+	if (st)
+		return fail(r, st, obj, "%s", why);
+	e->t.shape[0] = v[0];
 	return MTP_OK;
 }
 
@@ -316,8 +324,6 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 		st = scan_ref(r, d, obj, e, nd, &nd, dims);
 	if (!st)
 		st = scan_live(r, d, obj, e);
-	if (!st && H5Aexists(d, "full_rows") > 0)
-		st = scan_full_rows(r, d, obj, e);
 	if (st)
 		goto out;
 	e->t.ndim = nd;
@@ -327,7 +333,9 @@ static enum mtp_status scan_dataset(struct reader *r, hid_t grp,
 		e->t.shape[i] = (int64_t)dims[i];
 		bytes *= (double)dims[i];
 	}
-	if (bytes > (double)r->lim->max_dataset_bytes) {
+	if (H5Aexists(d, "full_rows") > 0)
+		st = scan_full_rows(r, d, obj, e);
+	if (!st && bytes > (double)r->lim->max_dataset_bytes) {
 		char b[64];
 
 		snprintf(b, sizeof(b), "%.0f bytes", bytes);
@@ -401,14 +409,17 @@ static struct mtp_named *companion_add(struct group_walk *w, const char *name,
 				       const char *full)
 {
 	struct mtp_case *c = &w->r->fx->cases[w->r->fx->n_cases - 1];
-	size_t len = strlen(full);
-	const char *part = strrchr(w->base, '/');
+	size_t len = strlen(full), plen;
+	/* "/cases/<id>/<part>[/layer.0]": the part after the case id */
+	const char *part = strchr(w->base + 7, '/');
 	char cname[MTP_NAME_MAX + 16];
 
 	(void)name;
 	if (len < 5 || strcmp(full + len - 5, "_rows") || !part)
 		return mtp_list_add(w->list, full);
-	snprintf(cname, sizeof(cname), "%s/%s", part + 1, full);
+	part++;
+	plen = strcspn(part, "/");
+	snprintf(cname, sizeof(cname), "%.*s/%s", (int)plen, part, full);
 	return strlen(cname) < MTP_NAME_MAX
 		       ? mtp_list_add(&c->companions, cname)
 		       : NULL;
@@ -903,6 +914,9 @@ static enum mtp_status load_list(struct reader *r, hid_t cg,
 		snprintf(obj, sizeof(obj), "/cases/%s/%s%s%s", id,
 			 part ? part : "", part ? "/" : "", l->items[i].name);
 		memcpy(shape, t->shape, sizeof(shape));
+		if (part && !strcmp(part, "inputs") && t->ndim > 0)
+			shape[0] = mtp_subset_load_rows(c, l->items[i].name,
+							shape[0]);
 		if (mtp_tensor_alloc(t, t->dtype, t->ndim, shape))
 			return fail(r, MTP_ERR_NOMEM, obj, "out of memory%s",
 				    "");
@@ -927,7 +941,9 @@ static enum mtp_status load_list(struct reader *r, hid_t cg,
 static enum mtp_status check_indices(struct reader *r, struct mtp_case *c)
 {
 	const struct mtp_named *tab = mtp_list_find(&c->inputs, "embed_table");
-	int64_t v = tab ? tab->t.shape[0] : 0;
+	const struct mtp_subset_decl *sub =
+		mtp_subset_decl_of(c, "embed_table");
+	int64_t v = sub ? sub->full_rows : tab ? tab->t.shape[0] : 0;
 
 	for (int i = 0; i < c->inputs.n; i++) {
 		const struct mtp_named *e = &c->inputs.items[i];
@@ -989,8 +1005,8 @@ enum mtp_status mtp_fixture_load(struct mtp_fixture *fx, int i, char *err,
 		snprintf(obj, sizeof(obj), "/cases/%s", c->id);
 		if (mtp_subset_check_values(c, why, sizeof(why)))
 			fail(&r, MTP_ERR_INVALID, obj, "%s", why);
-		else
-			load_rules(&r, c);
+		else if (!load_rules(&r, c))
+			mtp_subset_expand(c);
 	}
 	H5Fclose(f);
 	c->loaded = r.st == MTP_OK;
@@ -1020,8 +1036,10 @@ void mtp_case_fini(struct mtp_case *c)
 {
 	free(c->refs);
 	free(c->live);
+	free(c->subsets);
 	c->refs = c->live = NULL;
-	c->n_refs = c->n_live = 0;
+	c->subsets = NULL;
+	c->n_refs = c->n_live = c->n_subsets = 0;
 	mtp_list_fini(&c->inputs);
 	mtp_list_fini(&c->expected);
 	mtp_list_fini(&c->observed);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner_int.h"
+#include "subset_int.h"
 
 static bool any_input_special(const struct mtp_case *c, bool nonzero_only)
 {
@@ -180,12 +180,23 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 		mtp_compare_tokens(s->name, &have[k], &want[k], &want[lk],
 				   logit_bound(&lc, &want[lk]), m);
 	} else {
-		mtp_tol_for(c->op, s->name, want[k].dtype, p->call.act,
+		/* a block_in fed by a projection subset: its listed columns */
+		const struct mtp_tensor *cols = mtp_subset_columns(c, s->name);
+		struct mtp_tensor gh = {0}, gw = {0};
+		const struct mtp_tensor *hk = &have[k], *wk = &want[k];
+
+		if (cols && hk->data && wk->data &&
+		    !mtp_subset_gather_columns(hk, cols, &gh) &&
+		    !mtp_subset_gather_columns(wk, cols, &gw)) {
+			hk = &gh;
+			wk = &gw;
+		}
+		mtp_tol_for(c->op, s->name, wk->dtype, p->call.act,
 			    mtp_call_k_accum(&p->call), ovr, &tol);
-		mtp_compare(s->name, &have[k], &want[k], &tol,
-			    s->cls == MTP_TC_LOGITS, m);
-		mtp_rounding_bias(c->op, c->family, s->name, &have[k], &want[k],
-				  &m->bias);
+		mtp_compare(s->name, hk, wk, &tol, s->cls == MTP_TC_LOGITS, m);
+		mtp_rounding_bias(c->op, c->family, s->name, hk, wk, &m->bias);
+		mtp_tensor_fini(&gh);
+		mtp_tensor_fini(&gw);
 	}
 	if (!m->passed && r->first_bad < 0)
 		r->first_bad = r->n_cmp;
