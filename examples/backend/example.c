@@ -1,6 +1,6 @@
 /*
  * A backend written outside the mtpcheck tree, as a vendor would: one table
- * of methods over host memory and one op, rmsnorm [docs/SPEC.md §2.1 eager,
+ * of methods over host memory (the installed mtp_host_* helpers) and one op, rmsnorm [docs/SPEC.md §2.1 eager,
  * §2.2 fused], in double arithmetic. Every other op is declined in
  * supports(), which the harness reports as UNIMPLEMENTED (never computed
  * another way). Built with -DEXAMPLE_GEMMA_WEIGHT it scales by (1 + weight),
@@ -11,8 +11,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "mtp/backend.h"
 
@@ -25,30 +23,6 @@
 static enum mtp_status ex_open(struct mtp_backend *be)
 {
 	(void)be;
-	return MTP_OK;
-}
-
-static enum mtp_status ex_alloc(struct mtp_backend *be, size_t bytes,
-				void **ptr)
-{
-	*ptr = malloc(bytes ? bytes : 1);
-	return *ptr ? MTP_OK
-		    : mtp_backend_fail(be, MTP_ERR_NOMEM,
-				       "example: out of memory (%zu bytes)",
-				       bytes);
-}
-
-static void ex_free(struct mtp_backend *be, void *ptr)
-{
-	(void)be;
-	free(ptr);
-}
-
-static enum mtp_status ex_copy(struct mtp_backend *be, void *dst,
-			       const void *src, size_t bytes)
-{
-	(void)be;
-	memcpy(dst, src, bytes);
 	return MTP_OK;
 }
 
@@ -116,13 +90,13 @@ static const struct mtp_backend_iface example = {
 	.name = "example",
 	.description = "out-of-tree example: rmsnorm on the host",
 	.open = ex_open,
-	.alloc = ex_alloc,
-	.free = ex_free,
-	.upload = ex_copy,
-	.download = ex_copy,
+	.alloc = mtp_host_alloc,
+	.free = mtp_host_free,
+	.upload = mtp_host_copy,
+	.download = mtp_host_copy,
 	.supports = ex_supports,
 	.launch = ex_launch,
-	.copy = ex_copy,
+	.copy = mtp_host_copy,
 	.device_info = ex_device_info,
 };
 
