@@ -9,6 +9,7 @@
 #   include/mtpcheck/mtp/*.h               the backend interface
 #   lib/cmake/mtpcheck/, lib/pkgconfig/mtpcheck.pc
 #   share/mtpcheck/{cases,fixtures}/       the default suite and goldens
+#   share/mtpcheck/python/mtpcheck/        the python backend's adapters
 #   share/doc/mtpcheck/                    README and docs/
 include(CMakePackageConfigHelpers)
 
@@ -52,6 +53,10 @@ install(FILES ${CMAKE_BINARY_DIR}/package/mtpcheck.pc DESTINATION ${MTP_INSTALL_
 # Case files name fixtures relative to themselves (fixtures=../fixtures),
 # so the two folders keep their places side by side.
 install(DIRECTORY cases fixtures DESTINATION ${MTP_INSTALL_DATA_DIR})
+if(TARGET mtp_backend_python) # its adapters (kernels/python/backend_python.c)
+  install(DIRECTORY python/mtpcheck DESTINATION ${MTP_INSTALL_PY_DIR}
+    PATTERN __pycache__ EXCLUDE PATTERN "*.pyc" EXCLUDE)
+endif()
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 

@@ -9,6 +9,8 @@ set(MTP_INSTALL_DATA_DIR ${CMAKE_INSTALL_DATADIR}/mtpcheck)
 set(MTP_INSTALL_INCLUDE_DIR ${CMAKE_INSTALL_INCLUDEDIR}/mtpcheck)
 set(MTP_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mtpcheck)
 set(MTP_INSTALL_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# the python backend's copy of the mtpcheck package (its adapters)
+set(MTP_INSTALL_PY_DIR ${MTP_INSTALL_DATA_DIR}/python)
 
 # REL: from the installed folder FROM to the installed folder TO (either may
 # be absolute, as -DCMAKE_INSTALL_LIBDIR=/opt/lib makes it)
@@ -26,3 +28,5 @@ function(mtp_install_rel out from to)
 endfunction()
 mtp_install_rel(MTP_INSTALL_MODULE_REL ${CMAKE_INSTALL_BINDIR} ${MTP_INSTALL_MODULE_DIR})
 mtp_install_rel(MTP_INSTALL_DATA_REL ${CMAKE_INSTALL_BINDIR} ${MTP_INSTALL_DATA_DIR})
+# the python module finds the package from its own folder
+mtp_install_rel(MTP_INSTALL_PY_REL ${MTP_INSTALL_MODULE_DIR} ${MTP_INSTALL_PY_DIR})

@@ -5,7 +5,8 @@
 # pkg-config; the installed binary run from a folder outside the source tree
 # on its installed default suite (rmsnorm PASSED, every other op
 # UNIMPLEMENTED, exit 0; the wrong variant FAILED, exit 1); the installed
-# modules loaded from lib/mtpcheck/; then `cpack -G DEB`, its file list and
+# modules loaded from lib/mtpcheck/ (the python one with the installed
+# adapters); then `cpack -G DEB`, its file list and
 # Depends, and the package unpacked elsewhere running its own suite.
 # Usage: tools/ci/install.sh [BUILD_DIR]   (default: build, built if missing)
 set -euo pipefail
@@ -83,7 +84,7 @@ for m in "$pfx"/lib/mtpcheck/mtp_backend_*.so; do
 	[ -e "$m" ] || continue
 	name=$(basename "$m" .so)
 	name=${name#mtp_backend_}
-	[ "$name" = python ] && continue # it needs an adapter: tools/ci/python.sh
+	[ "$name" = python ] && continue # below
 	rc=0
 	"$mtp" run --backend "$name" --op rmsnorm --fixtures "$pfx/share/mtpcheck/fixtures/norms.h5" >mod.log 2>&1 || rc=$?
 	if grep -q 'cannot load' mod.log || { [ $rc -ne 0 ] && [ $rc -ne 125 ]; }; then
@@ -92,6 +93,16 @@ for m in "$pfx"/lib/mtpcheck/mtp_backend_*.so; do
 	fi
 	echo "install: module $name loaded from lib/mtpcheck/ (exit $rc)"
 done
+# the python module reads the installed copy of the adapters: an adapter
+# that only that copy has (a renamed numpy adapter) runs and passes
+py=$pfx/share/mtpcheck/python/mtpcheck/adapters
+if [ -e "$pfx/lib/mtpcheck/mtp_backend_python.so" ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	cp "$py/numpy.py" "$py/install_probe.py"
+	"$mtp" run --backend python:mtpcheck.adapters.install_probe --op rmsnorm >py.log 2>&1 ||
+		{ tail -5 py.log; fail "the installed python module did not run the installed adapters"; }
+	rm "$py/install_probe.py"
+	echo "install: module python read its adapters from share/mtpcheck/python/"
+fi
 cd "$src"
 
 # 4. the .deb: its files, its Depends, and the package unpacked anywhere
