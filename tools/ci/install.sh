@@ -103,6 +103,31 @@ if [ -e "$pfx/lib/mtpcheck/mtp_backend_python.so" ] && /usr/bin/python3 -c 'impo
 	rm "$py/install_probe.py"
 	echo "install: module python read its adapters from share/mtpcheck/python/"
 fi
+
+# the flow of docs/nightly.gitlab-ci.yml: shards of one run id, merged by
+# report, are the whole run in one column
+for i in 0 1; do
+	MTP_RUN_ID=install-ci "$mtp" run --backend ref --op rmsnorm,hc_post --shard $i/2 --json shard$i.json >/dev/null
+done
+"$mtp" run --backend ref --op rmsnorm,hc_post --json whole.json >/dev/null
+"$mtp" report shard0.json shard1.json --json merged.json >/dev/null
+/usr/bin/python3 - merged.json whole.json "$src/docs/nightly.gitlab-ci.yml" "$mtp" <<'PY'
+import json, re, subprocess, sys
+merged, whole = (json.load(open(f))["results"] for f in sys.argv[1:3])
+key = lambda rs: sorted((r["file"], r["case"], r["verdict"]) for r in rs)
+if key(merged) != key(whole) or len({r["backend"] for r in merged}) != 1:
+    sys.exit("install: two shards merged by mtpcheck report are not the whole run in one column")
+# every option the pipeline gives mtpcheck run and report exists
+text = open(sys.argv[3]).read()
+for cmd in ("run", "report"):
+    lines = re.findall(rf"mtpcheck {cmd} .*(?:\n +--.*)*", text)
+    used = set(re.findall(r"--[a-z-]+", " ".join(lines)))
+    helptext = subprocess.run([sys.argv[4], cmd, "--help"], capture_output=True, text=True).stdout
+    missing = sorted(o for o in used if not re.search(re.escape(o) + r"(?![a-z-])", helptext))
+    if not used or missing:
+        sys.exit(f"install: docs/nightly.gitlab-ci.yml: mtpcheck {cmd}: {missing or 'no command line'}")
+print("install: shards merge into the whole run; docs/nightly.gitlab-ci.yml's options exist")
+PY
 cd "$src"
 
 # 4. the .deb: its files, its Depends, and the package unpacked anywhere
