@@ -46,16 +46,20 @@ static bool exists(const char *path)
 void mtp_module_path(const char *file, char *buf, size_t n)
 {
 	const char *env = getenv("MTP_BACKEND_PATH");
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], installed[2 * PATH_MAX];
 
 	if (env && *env) {
 		snprintf(buf, n, "%s/%s", env, file);
 		return;
 	}
 	exe_dir(dir, sizeof(dir));
+	snprintf(installed, sizeof(installed), "%s/%s", dir,
+		 MTP_INSTALL_MODULE_REL);
 	snprintf(buf, n, "%s/%s", dir, file);
-	if (!exists(buf))
-		snprintf(buf, n, "%s/%s/%s", dir, MTP_INSTALL_MODULE_REL, file);
+	/* a load error names the installed path only where there is an
+	 * install */
+	if (!exists(buf) && exists(installed))
+		snprintf(buf, n, "%s/%s", installed, file);
 }
 
 bool mtp_data_root(char *buf, size_t n)
