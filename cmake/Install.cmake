@@ -58,7 +58,9 @@ if(TARGET mtp_backend_python) # its adapters (kernels/python/backend_python.c)
     PATTERN __pycache__ EXCLUDE PATTERN "*.pyc" EXCLUDE)
 endif()
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
+  FILES_MATCHING PATTERN "*.md" PATTERN "*.yml" PATTERN results.schema.json
+  PATTERN screenshots EXCLUDE PATTERN bench EXCLUDE)
 
 # The .deb. Its Depends are what the binary itself links (dpkg-shlibdeps
 # over bin/mtpcheck, at package time: cmake/DebDepends.cmake); the modules'

@@ -76,7 +76,8 @@ PY
 rc=0
 "$mtp" run --backend example --backend-lib "$tmp/example/mtp_backend_example_wrong.so" \
 	--op rmsnorm >wrong.log || rc=$?
-[ $rc -eq 1 ] && grep -q 'FAILED' wrong.log || { tail -5 wrong.log; fail "the wrong example exited $rc, not 1 with FAILED"; }
+[ $rc -eq 1 ] && grep -Eq '^mtpcheck run: ([0-9]+) results: \1 FAILED$' wrong.log ||
+	{ tail -5 wrong.log; fail "the wrong example exited $rc, not 1 with every rmsnorm case FAILED"; }
 "$mtp" run --backend example --backend-lib "$tmp/pc_example.so" --op rmsnorm >pc.log ||
 	{ tail -5 pc.log; fail "the example built with pkg-config did not pass"; }
 # every installed module loads from lib/mtpcheck/ (no device: exit 125, but loaded)
