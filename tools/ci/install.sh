@@ -2,7 +2,7 @@
 # mtpcheck as a vendor gets it (docs/CI.md, "Installed"): `cmake --install`
 # into a temporary prefix; the example out-of-tree backend (examples/backend)
 # built against that prefix alone, through find_package(mtpcheck) and through
-# pkg-config; the installed binary run from a folder outside the source tree
+# pkg-config, and a C++ module (examples/backend/cxx_entry.cpp); the installed binary run from a folder outside the source tree
 # on its installed default suite (rmsnorm PASSED, every other op
 # UNIMPLEMENTED, exit 0; the wrong variant FAILED, exit 1); the installed
 # modules loaded from lib/mtpcheck/ (the python one with the installed
@@ -48,6 +48,12 @@ fi
 PKG_CONFIG_PATH=$pfx/lib/pkgconfig cc -std=c11 -Wall -Wextra -Werror -shared -fPIC \
 	-o "$tmp/pc_example.so" examples/backend/example.c \
 	$(PKG_CONFIG_PATH=$pfx/lib/pkgconfig pkg-config --cflags --libs mtpcheck)
+if command -v g++ >/dev/null; then # the headers link as C from C++
+	PKG_CONFIG_PATH=$pfx/lib/pkgconfig g++ -std=c++17 -Wall -Wextra -Werror -shared -fPIC \
+		-Wl,--no-undefined -o "$tmp/cxx_entry.so" examples/backend/cxx_entry.cpp \
+		$(PKG_CONFIG_PATH=$pfx/lib/pkgconfig pkg-config --cflags --libs mtpcheck) ||
+		fail "a C++ module does not link against the installed package"
+fi
 
 # 3. the installed binary, outside the source tree, on its own default suite
 mkdir "$tmp/run"
@@ -80,6 +86,12 @@ rc=0
 	{ tail -5 wrong.log; fail "the wrong example exited $rc, not 1 with every rmsnorm case FAILED"; }
 "$mtp" run --backend example --backend-lib "$tmp/pc_example.so" --op rmsnorm >pc.log ||
 	{ tail -5 pc.log; fail "the example built with pkg-config did not pass"; }
+if [ -e "$tmp/cxx_entry.so" ]; then
+	rc=0
+	"$mtp" run --backend cxx --backend-lib "$tmp/cxx_entry.so" --op rmsnorm -q >cxx.log 2>&1 || rc=$?
+	[ $rc -eq 125 ] && grep -Eq '^mtpcheck run: ([0-9]+) results: \1 UNIMPLEMENTED$' cxx.log ||
+		{ tail -5 cxx.log; fail "the C++ module: exit $rc, not 125 with every case UNIMPLEMENTED"; }
+fi
 # every installed module loads from lib/mtpcheck/ (no device: exit 125, but loaded)
 for m in "$pfx"/lib/mtpcheck/mtp_backend_*.so; do
 	[ -e "$m" ] || continue

@@ -33,6 +33,10 @@
 #include "mtp/op.h"
 #include "mtp/status.h"
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 /* 2: copy and graph_* added; 3: opaque_buffers added */
 #define MTP_BACKEND_API_VERSION 3
 #define MTP_BACKEND_GUARD_BYTES 256 /* guard zone on each side of an output */
@@ -167,5 +171,9 @@ void mtp_backend_close(struct mtp_backend *be);
 enum mtp_status mtp_backend_execute(struct mtp_backend *be,
 				    const struct mtp_call *host_call,
 				    struct mtp_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
