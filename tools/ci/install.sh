@@ -2,12 +2,14 @@
 # mtpcheck as a vendor gets it (docs/CI.md, "Installed"): `cmake --install`
 # into a temporary prefix; the example out-of-tree backend (examples/backend)
 # built against that prefix alone, through find_package(mtpcheck) and through
-# pkg-config, and a C++ module (examples/backend/cxx_entry.cpp); the installed binary run from a folder outside the source tree
-# on its installed default suite (rmsnorm PASSED, every other op
-# UNIMPLEMENTED, exit 0; the wrong variant FAILED, exit 1); the installed
-# modules loaded from lib/mtpcheck/ (the python one with the installed
-# adapters); then `cpack -G DEB`, its file list and
-# Depends, and the package unpacked elsewhere running its own suite.
+# pkg-config, and a C++ module (examples/backend/cxx_entry.cpp); the
+# installed binary run from a folder outside the source tree on its
+# installed default suite (rmsnorm PASSED, every other op UNIMPLEMENTED, exit
+# 0; the wrong variant FAILED, exit 1); the installed modules loaded from
+# lib/mtpcheck/ (the python one with the installed adapters); the flow of
+# docs/nightly.gitlab-ci.yml (shards merged by report); then `cpack -G DEB`,
+# its file list and Depends, and the package unpacked elsewhere running its
+# own suite.
 # Usage: tools/ci/install.sh [BUILD_DIR]   (default: build, built if missing)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
