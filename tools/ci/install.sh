@@ -88,6 +88,7 @@ rc=0
 	{ tail -5 wrong.log; fail "the wrong example exited $rc, not 1 with every rmsnorm case FAILED"; }
 "$mtp" run --backend example --backend-lib "$tmp/pc_example.so" --op rmsnorm >pc.log ||
 	{ tail -5 pc.log; fail "the example built with pkg-config did not pass"; }
+"$mtp" audit-weights --selftest >aw.log || { tail -5 aw.log; fail "the installed audit-weights --selftest failed"; }
 if [ -e "$tmp/cxx_entry.so" ]; then
 	rc=0
 	"$mtp" run --backend cxx --backend-lib "$tmp/cxx_entry.so" --op rmsnorm -q >cxx.log 2>&1 || rc=$?
