@@ -16,15 +16,15 @@ OUT=${OUT:-out}
 ARCHS=${1:-90}
 mkdir -p "$OUT"
 
-build() { # source dir, build dir
-	local opts="-DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=$ARCHS"
+build() { # source dir, build dir [log name]
+	local opts="-DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=$ARCHS" log="$OUT/${3:-build.log}"
 
-	cmake -S "$1" -B "$2" $opts >"$OUT/build.log" 2>&1 ||
+	cmake -S "$1" -B "$2" $opts >"$log" 2>&1 ||
 		cmake -S "$1" -B "$2" $opts \
 			-DHDF5_C_INCLUDE_DIR=/usr/include/hdf5/serial \
 			-DHDF5_C_LIBRARY_hdf5=/usr/lib/x86_64-linux-gnu/hdf5/serial/libhdf5.so \
-			>>"$OUT/build.log" 2>&1 || return 1
-	cmake --build "$2" -j16 >>"$OUT/build.log" 2>&1
+			>>"$log" 2>&1 || return 1
+	cmake --build "$2" -j16 >>"$log" 2>&1
 }
 
 B=build
@@ -72,7 +72,7 @@ bench() { # mtpcheck, json, extra options...
 base=()
 if [ -n "${MTP_BASELINE_TAR:-}" ]; then
 	mkdir -p /tmp/basesrc && tar -xf "$MTP_BASELINE_TAR" -C /tmp/basesrc &&
-		build /tmp/basesrc /tmp/basebuild &&
+		build /tmp/basesrc /tmp/basebuild build_before.log &&
 		bench /tmp/basebuild/mtpcheck "$OUT/bench_before.json" >"$OUT/bench_before.log" 2>&1 &&
 		base=(--baseline "$OUT/bench_before.json")
 	echo "baseline bench rc=$? (${#base[@]} = 2: compared)"
