@@ -52,12 +52,26 @@ static enum mtp_status device_open(struct mtp_backend *be, struct nv_ctx *x)
 	return MTP_OK;
 }
 
+/* "<api><call>: <message>", the runtime's own name ("hipEventCreate"). */
+static enum mtp_status rt_fail(struct mtp_backend *be, const struct nv_ctx *x,
+			       const char *call, cudaError_t e)
+{
+	return mtp_backend_fail(be, MTP_ERR_DEVICE, "%s%s: %s", x->pf->api,
+				call, cudaGetErrorString(e));
+}
+
 static enum mtp_status open_stream(struct mtp_backend *be, struct nv_ctx *x)
 {
-	NV_CHECK(be, "cudaStreamCreateWithFlags",
-		 cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking));
-	NV_CHECK(be, "cudaEventCreate", cudaEventCreate(&x->ev_begin));
-	NV_CHECK(be, "cudaEventCreate", cudaEventCreate(&x->ev_end));
+	cudaError_t e =
+		cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking);
+
+	if (e != cudaSuccess)
+		return rt_fail(be, x, "StreamCreateWithFlags", e);
+	e = cudaEventCreate(&x->ev_begin);
+	if (e == cudaSuccess)
+		e = cudaEventCreate(&x->ev_end);
+	if (e != cudaSuccess)
+		return rt_fail(be, x, "EventCreate", e);
 	return MTP_OK;
 }
 
