@@ -10,7 +10,8 @@
 # tarball) for when the working tree does not build. MTP_BASELINE_TAR (a
 # `git archive` tarball of an earlier tree, e.g. the commit before the GPU
 # composition layer) is built too and benched first: the rows of this tree
-# are then compared with it (FASTER / SLOWER / SAME per row, bench.md).
+# are then compared with it (FASTER / SLOWER / SAME per row, bench.md):
+#   git archive -o base.tar REV && MTP_BASELINE_TAR=$PWD/base.tar kernels/cuda/device_check.sh
 set -u
 OUT=${OUT:-out}
 ARCHS=${1:-90}
