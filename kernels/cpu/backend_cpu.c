@@ -134,8 +134,6 @@ static bool cpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 		return false;
 	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
 		return false;
-	if (c->params && c->params->v2.captured)
-		return false; /* TEMP */
 	for (int i = 0; i < c->n_in; i++) {
 		if (c->sig->in[i].cls == MTP_TC_PARAM && c->in[i].data &&
 		    c->in[i].dtype != MTP_F32)
