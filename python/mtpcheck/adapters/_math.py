@@ -27,7 +27,7 @@ final_add, silu_mul_rounding, logits_dtype, pos0_mask) and so do proj_quant,
 act_quant_eps, block ("synthetic" or "captured") and max_position; `a.get`
 with the v1 default keeps the ops callable with a dict that lacks them.
 """
-import struct
+import math
 
 QB = 128  # FP8 weight blocks are QB x QB, W8A8 activation groups QB wide
 E4M3_MAX = 448.0
@@ -49,8 +49,13 @@ E4M3 = [_e4m3_value(b) for b in range(256)]
 
 
 def _f32(v):
-    """v rounded to float32, as a Python float (exact in every kit)."""
-    return struct.unpack("f", struct.pack("f", v))[0]
+    """v rounded to float32 (nearest, ties to even; for normal numbers, as
+    the scalars here are), as a Python float, exact in every kit. Plain
+    arithmetic rather than struct, which torch.compile cannot trace."""
+    if v == 0 or not math.isfinite(v):
+        return v
+    m, e = math.frexp(v)
+    return math.ldexp(round(m * 2 ** 24), e - 24)
 
 
 # ---------------------------------------------------------------- norms (§2)
