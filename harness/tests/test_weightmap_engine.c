@@ -129,7 +129,8 @@ Test(engine, module_prefixes)
 {
 	struct mtp_wm_names keys = {0}, params = {0};
 	struct mtp_wm_pairs mods = {0};
-	struct mtp_wm_inputs in = {&keys, &params, &mods, NULL};
+	struct mtp_wm_inputs in = {
+		.keys = &keys, .params = &params, .modules = &mods};
 	struct mtp_wm_config c;
 	struct mtp_wm_audit a;
 	char err[256];

@@ -9,9 +9,12 @@ by a recorder: vLLM's loaders call `getattr(param, "weight_loader",
 default_weight_loader)`, so parameters without a loader of their own are
 covered too. The recorder does not copy ("dry" load: shapes need not match),
 and returns True for the fused-MoE loaders that ask `return_success`. The key
-in flight is the last key the loader pulled from its input iterator: a loader
-that holds a key until a later one arrives (vLLM 0.33's FP8 indexer `wk`
-waits for its scale) is recorded under both keys."""
+in flight is the last key the loader pulled from its input iterator. A
+loader that holds a key until its sibling arrives (vLLM 0.33's FP8 indexer
+`wk` weight waits for its scale, deepseek_v2.py _try_load_fp8_indexer_wk)
+fills the parameter while the sibling is in flight: the held key (the
+`.weight` of a `.weight_scale_inv` / `.weight_scale` in flight, or the other
+way round, pulled earlier and not recorded yet) is recorded too."""
 
 import contextlib
 
@@ -70,12 +73,18 @@ def capture(model, tensors):
     cap.params = [n for n, _ in model.named_parameters()]
     cap.modules = module_prefixes(model)
     cur = [None]
-    seen = set()
+    held = {}  # weight/scale pair -> its keys pulled and not recorded yet
+
+    def pair(key):
+        for suffix in (".weight_scale_inv", ".weight_scale", ".weight"):
+            if key.endswith(suffix):
+                return key[: -len(suffix)]
+        return key
 
     def tap(ws):
         for name, t in ws:
             cur[0] = name
-            seen.add(name)
+            held.setdefault(pair(name), []).append(name)
             yield name, t
 
     saved = []
@@ -85,7 +94,9 @@ def capture(model, tensors):
 
         def rec(param, weight, *args, _n=pname, **kwargs):
             shard, expert = _shard_expert((param, weight) + args, kwargs)
-            cap.rows.append((cur[0], _n, shard, expert))
+            pending = held.pop(pair(cur[0]), [cur[0]])
+            for key in dict.fromkeys(pending + [cur[0]]):
+                cap.rows.append((key, _n, shard, expert))
             return True if kwargs.get("return_success") else None
 
         p.weight_loader = rec
@@ -106,12 +117,15 @@ def capture(model, tensors):
     return cap
 
 
-def zeros(keys, shapes=None, dtype=None):
-    """(name, zeros) for each key; shape [1] when none is known (dry load)."""
+def zeros(keys, shapes=None, dtype=None, dtypes=None):
+    """(name, zeros) for each key; shape [1] when none is known (dry load).
+    dtypes (key -> torch dtype) matters where a loader branches on it (an
+    FP8 indexer wk is dequantized at load only when it is FP8)."""
     import torch
 
-    shapes = shapes or {}
-    return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtype or torch.bfloat16)) for k in keys]
+    shapes, dtypes = shapes or {}, dtypes or {}
+    return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtypes.get(k, dtype or torch.bfloat16)))
+            for k in keys]
 
 
 if __name__ == "__main__":

@@ -32,9 +32,34 @@ CONFIGS = {
                           index_head_dim=32, index_topk=8), 61),
     "glm": (dict(BASE, architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe", head_dim=32,
                  partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=False), 92),
+    # GLM-5.x: DeepSeek V3.2's sparse attention under GLM's name; vLLM builds
+    # its MTP layer with the V3.2 MTP class (config/speculative.py
+    # hf_config_override: glm_moe_dsa -> DeepseekV32MTPModel)
+    "glm5": (dict(BASE, architectures=["GlmMoeDsaForCausalLM"], model_type="glm_moe_dsa",
+                  kv_lora_rank=16, q_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                  v_head_dim=16, topk_method="noaux_tc", scoring_func="sigmoid",
+                  index_n_heads=2, index_head_dim=32, index_topk=8), 78),
 }
+# the audit's --family for each capture family: V3.2 and GLM-5 load with
+# the DeepSeek MTP loader (deepseek_mtp.py / deepseek_v32 mtp.py)
+AUDIT_FAMILY = {"deepseek_v3": "deepseek_v3", "deepseek_v32": "deepseek_v3",
+                "glm5": "deepseek_v3", "glm": "glm"}
+SPARSE = ("deepseek_v32", "glm5")
 FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
        "weight_block_size": [16, 16]}
+# compressed-tensors, block FP8 on every Linear but the router gate and the
+# head (the layout of the published compressed-tensors DeepSeek/GLM
+# checkpoints); its scales are `weight_scale`, not `weight_scale_inv`
+CT_FP8 = {"quant_method": "compressed-tensors", "format": "float-quantized",
+          "config_groups": {"group_0": {
+              "targets": ["Linear"],
+              "weights": {"num_bits": 8, "type": "float", "strategy": "block",
+                          "block_structure": [8, 8], "symmetric": True, "dynamic": False},
+              "input_activations": {"num_bits": 8, "type": "float", "strategy": "group",
+                                    "group_size": 16, "symmetric": True, "dynamic": True}}},
+          "ignore": ["lm_head", "re:.*mlp.gate$", "re:.*eh_proj$", "re:.*shared_head.head$",
+                     "re:.*indexer.weights_proj$"]}
+QUANTS = {"fp8": FP8, "ct-fp8": CT_FP8}
 
 
 def _distributed():
@@ -54,8 +79,8 @@ def _distributed():
 def write_config(family, workdir, quant=None, mtp_layers=1):
     cfg, n = CONFIGS[family]
     cfg = dict(cfg, num_hidden_layers=n, num_nextn_predict_layers=mtp_layers)
-    if quant == "fp8":
-        cfg["quantization_config"] = FP8
+    if quant:
+        cfg["quantization_config"] = QUANTS[quant]
     d = os.path.join(workdir, "%s.%s.L%d" % (family, quant or "bf16", mtp_layers))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
@@ -89,8 +114,31 @@ def _allow_fp8_on_cpu():
     kl._mtpcheck_fp8 = True
 
 
-def build(model_dir):
-    """vLLM's MTP model for the model folder (config.json), on CPU."""
+def _allow_sparse_on_cpu():
+    """V3.2 / GLM-5: vLLM's CPU platform refuses a sparse MLA backend at
+    construction (platforms/cpu.py get_attn_backend_cls: "Sparse Attention
+    is not supported on CPU"). The backend only decides how attention runs,
+    not which parameters the layer has or how load_weights maps them: the
+    selection is asked for the dense MLA backend instead. No forward runs."""
+    from vllm.platforms import cpu
+
+    if getattr(cpu.CpuPlatform, "_mtpcheck_sparse", False):
+        return
+    orig = cpu.CpuPlatform.get_attn_backend_cls.__func__
+
+    def select(cls, backend, attn_selector_config, *args, **kwargs):
+        if attn_selector_config.use_sparse:
+            attn_selector_config = attn_selector_config._replace(use_sparse=False)
+        return orig(cls, backend, attn_selector_config, *args, **kwargs)
+
+    cpu.CpuPlatform.get_attn_backend_cls = classmethod(select)
+    cpu.CpuPlatform._mtpcheck_sparse = True
+
+
+def build(model_dir, cls=None):
+    """vLLM's MTP model for the model folder (config.json), on CPU: the
+    class the CPU platform registers, or cls (built with the same config;
+    e.g. the CUDA platform's DeepseekV32MTP, whose loader GPUs run)."""
     import torch
     from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
                              VllmConfig, set_current_vllm_config)
@@ -106,11 +154,13 @@ def build(model_dir):
     vcfg = VllmConfig(model_config=draft, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
     _allow_fp8_on_cpu()
+    _allow_sparse_on_cpu()
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(vcfg):
             _distributed()
-            cls, _ = get_model_architecture(draft)
+            if cls is None:
+                cls, _ = get_model_architecture(draft)
             model = cls(vllm_config=vcfg, prefix="")
     finally:
         torch.set_default_dtype(torch.float32)
@@ -130,7 +180,7 @@ def _v3_layer(family, n):
         attn = ["self_attn.%s.weight" % x for x in ("q_a_proj", "q_a_layernorm", "q_b_proj",
                                                     "kv_a_proj_with_mqa", "kv_a_layernorm",
                                                     "kv_b_proj", "o_proj")]
-    if family == "deepseek_v32":
+    if family in SPARSE:
         attn += ["self_attn.indexer.%s" % x for x in ("wq_b.weight", "wk.weight",
                                                       "k_norm.weight", "k_norm.bias",
                                                       "weights_proj.weight")]
@@ -141,16 +191,45 @@ def _v3_layer(family, n):
     return keys + [p + s for s in attn + mlp]
 
 
+def _quantized(key):
+    """Whether a published FP8 checkpoint stores key in FP8 with a scale:
+    the projections but eh_proj and the indexer's weights_proj (bf16), and
+    the indexer's wk (FP8 beside a bf16 weights_proj)."""
+    return (("_proj.weight" in key and "eh_proj" not in key and "weights_proj" not in key)
+            or key.endswith((".indexer.wk.weight", ".indexer.wq_b.weight")))
+
+
 def checkpoint_keys(family, quant=None, mtp_layers=1):
     """The key list of a checkpoint named as the published ones (the MTP
-    layers and a few target-model keys); FP8: a `weight_scale_inv` beside
-    each quantized projection weight."""
+    layers and a few target-model keys); FP8: a scale beside each quantized
+    weight (`weight_scale_inv`; compressed-tensors: `weight_scale`)."""
     n = CONFIGS[family][1]
     keys = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
             "model.layers.0.input_layernorm.weight"]
     for i in range(mtp_layers):
         keys += _v3_layer(family, n + i)
-    if quant == "fp8":
-        keys += [k.replace(".weight", ".weight_scale_inv") for k in keys
-                 if "_proj.weight" in k and "eh_proj" not in k]
+    if quant:
+        suffix = ".weight_scale" if quant == "ct-fp8" else ".weight_scale_inv"
+        keys += [k[: -len(".weight")] + suffix for k in keys if _quantized(k)]
     return keys
+
+
+def checkpoint_tensors(family, quant=None, mtp_layers=1):
+    """(key, dtype, shape) as checkpoint_keys names them: FP8 weights in
+    float8_e4m3fn with a [2, 4] block scale (16 x 16 blocks of a [32, 64]
+    weight), the rest bf16 [1]. Only the dtype and the weight/scale shape
+    ratio matter: vLLM dequantizes an FP8 indexer wk at load (deepseek_v2.py
+    _try_load_fp8_indexer_wk), and only when its dtype is FP8."""
+    import torch
+
+    keys = checkpoint_keys(family, quant, mtp_layers)
+    scaled = {k for k in keys if quant and _quantized(k)}
+    out = []
+    for k in keys:
+        if k in scaled:
+            out.append((k, torch.float8_e4m3fn, (32, 64)))
+        elif quant and k.endswith((".weight_scale_inv", ".weight_scale")):
+            out.append((k, torch.float32, (2, 4)))
+        else:
+            out.append((k, torch.bfloat16, (1,)))
+    return out
