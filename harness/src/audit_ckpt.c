@@ -153,24 +153,51 @@ static void exactly_one(struct audit *au, const struct row *r, int n)
 	}
 }
 
+/* Whether two tensors of the checkpoint have one dtype and one shape. */
+static bool alike(const struct mtp_wm_ckpt *k, const char *a, const char *b)
+{
+	const struct mtp_st_tensor *x = mtp_wm_ckpt_find(k, a);
+	const struct mtp_st_tensor *y = mtp_wm_ckpt_find(k, b);
+
+	return x && y && !strcmp(x->dtype, y->dtype) && x->ndim == y->ndim &&
+	       !memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof(*x->shape));
+}
+
 /* Every parameter (shard, expert) is loaded from one tensor; a weight and
  * its own scale folded into it at load (the FP8 indexer wk) count once.
- * Rows sorted by target. */
+ * Two tensors alike in dtype and shape (the published V3 layout's top-level
+ * and MTP-layer embedding, GLM-4.5's lm_head and MTP head) are a note: the
+ * later load wins, and only the data, never read here, could tell whether
+ * they differ. Rows sorted by target. */
 static void loaded_once(struct audit *au, const struct row *r, int n)
 {
 	char text[200];
+	const char *first = NULL;
+	int twice = 0;
 
 	for (int i = 1; i < n; i++) {
 		if (by_target(&r[i - 1], &r[i]) ||
 		    same_pair(r[i - 1].key, r[i].key))
 			continue;
+		if (alike(au->in->ckpt, r[i - 1].key, r[i].key)) {
+			if (!twice++)
+				first = r[i].param;
+			continue;
+		}
 		snprintf(text, sizeof(text),
-			 "loaded twice, from %.70s and from this key: the "
-			 "later load overwrites the earlier",
+			 "loaded twice, from %.70s and from this key (another "
+			 "dtype or shape): the later load overwrites the "
+			 "earlier",
 			 r[i - 1].key);
 		mtp_wm_au_finding(au, MTP_DIAG_STALE_WEIGHT_REMAP, r[i].key,
 				  r[i].param, text);
 	}
+	if (twice)
+		mtp_wm_au_note(au->a,
+			       "%d parameter(s) loaded twice from tensors of "
+			       "one dtype and shape, the later load winning "
+			       "(first: %s)",
+			       twice, first);
 }
 
 /* The block sizes b with ceil(dim / b) == blocks: [lo, hi]. */

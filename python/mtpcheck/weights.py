@@ -20,16 +20,18 @@ import contextlib
 
 
 class Capture:
-    """The result: params (names), modules ((name, prefix)), rows
-    ((key, param, shard, expert)), skipped (keys), error (text or None)."""
+    """The result: params (names), shapes (name -> shape tuple), modules
+    ((name, prefix)), rows ((key, param, shard, expert)), skipped (keys),
+    error (text or None)."""
 
     def __init__(self):
         self.params, self.modules, self.rows = [], [], []
-        self.skipped, self.error = [], None
+        self.shapes, self.skipped, self.error = {}, [], None
 
     def write(self, params_path, modules_path, map_path):
-        with open(params_path, "w") as f:
-            f.writelines(n + "\n" for n in self.params)
+        with open(params_path, "w") as f:  # NAME<TAB>shape=D0,D1 (WEIGHTS.md)
+            f.writelines("%s\tshape=%s\n" % (n, ",".join(map(str, self.shapes[n])))
+                         if n in self.shapes else n + "\n" for n in self.params)
         with open(modules_path, "w") as f:
             f.writelines("%s\t%s\n" % m for m in self.modules)
         with open(map_path, "w") as f:
@@ -71,6 +73,7 @@ def capture(model, tensors):
 
     cap = Capture()
     cap.params = [n for n, _ in model.named_parameters()]
+    cap.shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
     cap.modules = module_prefixes(model)
     cur = [None]
     held = {}  # weight/scale pair -> its keys pulled and not recorded yet
@@ -117,15 +120,52 @@ def capture(model, tensors):
     return cap
 
 
-def zeros(keys, shapes=None, dtype=None, dtypes=None):
+def computed_at_load(key):
+    """Keys whose values a loader computes with before any weight_loader
+    (vLLM's FP8 indexer wk and its scale, dequantized at load): these get
+    real zeros; every other tensor may be a meta tensor (no memory)."""
+    return ".indexer.wk." in key
+
+
+def zeros(keys, shapes=None, dtype=None, dtypes=None, meta=False):
     """(name, zeros) for each key; shape [1] when none is known (dry load).
     dtypes (key -> torch dtype) matters where a loader branches on it (an
-    FP8 indexer wk is dequantized at load only when it is FP8)."""
+    FP8 indexer wk is dequantized at load only when it is FP8). meta: the
+    tensors the loader only passes on are meta tensors, so a whole
+    checkpoint's shapes take no memory."""
     import torch
 
     shapes, dtypes = shapes or {}, dtypes or {}
-    return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtypes.get(k, dtype or torch.bfloat16)))
+    return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtypes.get(k, dtype or torch.bfloat16),
+                            device="meta" if meta and not computed_at_load(k) else "cpu"))
             for k in keys]
+
+
+_ST_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64",
+              "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "F8_E8M0": "float8_e8m0fnu",
+              "I8": "int8", "U8": "uint8", "I16": "int16", "I32": "int32", "I64": "int64",
+              "BOOL": "bool"}
+
+
+def checkpoint_headers(folder):
+    """(key, torch dtype, shape) of every tensor of a checkpoint folder,
+    from the safetensors headers (8-byte length + JSON; no tensor data)."""
+    import glob
+    import json
+    import os
+    import struct
+
+    import torch
+
+    out = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.safetensors"))):
+        with open(path, "rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(n))
+        for key, t in header.items():
+            if key != "__metadata__":
+                out.append((key, getattr(torch, _ST_DTYPES[t["dtype"]]), tuple(t["shape"])))
+    return out
 
 
 if __name__ == "__main__":

@@ -135,6 +135,14 @@ def _allow_sparse_on_cpu():
     cpu.CpuPlatform._mtpcheck_sparse = True
 
 
+def cuda_mtp_class():
+    """The CUDA platform's V3.2 / GLM-5 MTP class (models/deepseek_v32/
+    nvidia/mtp.py DeepseekV32MTP), importable and buildable on CPU."""
+    from vllm.models.deepseek_v32.nvidia.mtp import DeepseekV32MTP
+
+    return DeepseekV32MTP
+
+
 def build(model_dir, cls=None):
     """vLLM's MTP model for the model folder (config.json), on CPU: the
     class the CPU platform registers, or cls (built with the same config;
