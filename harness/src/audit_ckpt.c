@@ -215,25 +215,36 @@ struct blocks {
 	char first[MTP_WM_NAME_MAX];
 };
 
-/* A 2-D scale [so, si] of a weight [o, i]: blocks consistent with every
- * scale seen before; else the transpose, else a mismatch. */
-static void check_block(struct audit *au, struct blocks *b,
-			const struct mtp_st_tensor *w,
-			const struct mtp_st_tensor *s)
+/* Whether a [s0, s1] block scale of a [o, i] weight fits the blocks seen
+ * so far (b narrowed into lo/hi when it does). */
+static bool blocks_fit(const struct blocks *b, const int64_t *w,
+		       const int64_t *sc, int64_t *lo, int64_t *hi)
 {
-	int64_t lo[2], hi[2];
-	char text[200];
 	bool fits = true;
 
 	for (int d = 0; d < 2; d++) {
-		block_range(w->shape[d], s->shape[d], &lo[d], &hi[d]);
+		block_range(w[d], sc[d], &lo[d], &hi[d]);
 		if (b->set) {
 			lo[d] = lo[d] > b->lo[d] ? lo[d] : b->lo[d];
 			hi[d] = hi[d] < b->hi[d] ? hi[d] : b->hi[d];
 		}
 		fits = fits && lo[d] <= hi[d];
 	}
-	if (fits) {
+	return fits;
+}
+
+/* A 2-D scale [so, si] of a weight [o, i]: blocks consistent with every
+ * scale seen before; else its transpose would be (a scale stored
+ * transposed), else a mismatch. */
+static void check_block(struct audit *au, struct blocks *b,
+			const struct mtp_st_tensor *w,
+			const struct mtp_st_tensor *s)
+{
+	int64_t lo[2], hi[2], swapped[2] = {s->shape[1], s->shape[0]};
+	char text[200];
+	bool transposed;
+
+	if (blocks_fit(b, w->shape, s->shape, lo, hi)) {
 		memcpy(b->lo, lo, sizeof(lo));
 		memcpy(b->hi, hi, sizeof(hi));
 		if (!b->set)
@@ -241,16 +252,18 @@ static void check_block(struct audit *au, struct blocks *b,
 		b->set = true;
 		return;
 	}
+	transposed = s->shape[0] != s->shape[1] &&
+		     blocks_fit(b, w->shape, swapped, lo, hi);
 	snprintf(text, sizeof(text),
 		 "scale [%lld, %lld] of weight [%lld, %lld] does not fit the "
-		 "blocks [%lld, %lld] of %.60s",
+		 "blocks [%lld, %lld] of %.50s%s",
 		 (long long)s->shape[0], (long long)s->shape[1],
 		 (long long)w->shape[0], (long long)w->shape[1],
-		 (long long)b->lo[0], (long long)b->lo[1], b->first);
+		 (long long)b->lo[0], (long long)b->lo[1], b->first,
+		 transposed ? " (its transpose does)" : "");
 	mtp_wm_au_finding(au,
-			  s->shape[0] == s->shape[1]
-				  ? MTP_DIAG_QUANT_SCALE_DROPPED
-				  : MTP_DIAG_QUANT_SCALE_TRANSPOSED,
+			  transposed ? MTP_DIAG_QUANT_SCALE_TRANSPOSED
+				     : MTP_DIAG_QUANT_SCALE_DROPPED,
 			  s->name, w->name, text);
 }
 

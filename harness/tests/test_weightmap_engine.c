@@ -91,6 +91,13 @@ Test(engine, glm_qkv_and_indexer)
 		   "model.layers.61.mtp_block.self_attn.indexer."
 		   "wk_weights_proj.weight",
 		   0);
+	/* compressed-tensors names the scale weight_scale: folded too
+	 * (measured: the GLM-5 compressed-tensors capture) */
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_DEEPSEEK_V3, 78,
+		   "model.layers.78.self_attn.indexer.wk.weight_scale",
+		   "model.layers.78.mtp_block.self_attn.indexer."
+		   "wk_weights_proj.weight",
+		   0);
 	EXPECT_MAP(MTP_ENGINE_SPEC, MTP_FAMILY_DEEPSEEK_V3, 61,
 		   "model.layers.61.self_attn.indexer.wk.weight_scale_inv",
 		   "model.layers.61.mtp_block.self_attn.indexer."
