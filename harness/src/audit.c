@@ -276,6 +276,42 @@ static void note_shared_head(struct audit *au, const char *name,
 		1, text);
 }
 
+/* The quantization prefix of every projection and head module of the first
+ * MTP layer, as an ignore/target rule sees it: one note. A module MODULES
+ * does not list was not built quantizable (a plain linear, as vLLM 0.33
+ * builds the V3 family's eh_proj), so no rule can reach it. */
+static void note_prefixes(struct audit *au, const struct mtp_wm_pairs *mods)
+{
+	static const char *const v4[] = {"e_proj", "h_proj", "shared_head.head",
+					 NULL};
+	static const char *const v3[] = {"eh_proj", "shared_head.head", NULL};
+	const char *const *leaf =
+		au->c->family == MTP_FAMILY_DEEPSEEK_V4 ? v4 : v3;
+	char text[200], name[MTP_WM_NAME_MAX];
+	size_t o = 0;
+
+	for (int k = 0; leaf[k] && o < sizeof(text); k++) {
+		const char *prefix = NULL;
+
+		snprintf(name, sizeof(name), "model.layers.%d.%s", au->c->layer,
+			 leaf[k]);
+		for (int i = 0; i < mods->n && !prefix; i++)
+			if (!strcmp(mods->v[i].a, name))
+				prefix = mods->v[i].b;
+		o += (size_t)snprintf(text + o, sizeof(text) - o,
+				      "%s%s %s%.60s%s", k ? ", " : "", leaf[k],
+				      prefix ? "'" : "",
+				      prefix ? prefix
+					     : "(not built "
+					       "quantizable)",
+				      prefix ? "'" : "");
+	}
+	mtp_wm_au_note(au->a,
+		       "quantization prefixes of MTP layer %d (what "
+		       "ignore/target rules match): %s",
+		       au->c->layer, text);
+}
+
 /* §8.4: each e_proj/h_proj (eh_proj) module's quantization prefix must be its name
  * under model.layers.{N+i}., which ignore/target rules are written for. */
 static void judge_modules(struct audit *au, const struct mtp_wm_pairs *mods)
@@ -461,6 +497,7 @@ static void judge_all_modules(struct audit *au)
 
 	if (au->in->modules) {
 		judge_modules(au, au->in->modules);
+		note_prefixes(au, au->in->modules);
 	} else if (!au->in->map) {
 		if (mtp_wm_modules(au->c, &own))
 			au->st = MTP_ERR_NOMEM;
