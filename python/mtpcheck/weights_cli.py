@@ -1,7 +1,7 @@
 """python -m mtpcheck.weights: the weights capture from the command line.
 
-  python -m mtpcheck.weights --family deepseek_v3|deepseek_v32|glm|glm5 --out DIR
-      [--quant fp8|ct-fp8] [--mtp-layers K] [--cuda-class]
+  python -m mtpcheck.weights --family deepseek_v3|deepseek_v32|glm|glm5|deepseek_v4
+      --out DIR [--quant fp8|ct-fp8|fp4] [--mtp-layers K] [--cuda-class]
       a tiny model of the family built from vLLM's classes, and a key list
       named as the published checkpoint (FP8: with dtypes and shapes);
   python -m mtpcheck.weights --model DIR (--keys KEYS | --checkpoint) --out DIR
@@ -11,7 +11,9 @@
 
 --cuda-class builds V3.2 / GLM-5 with the CUDA platform's MTP class
 (vllm/models/deepseek_v32/nvidia/mtp.py, the loader GPUs run) instead of
-the class the CPU platform registers (deepseek_mtp.py).
+the class the CPU platform registers (deepseek_mtp.py). DeepSeek V4 is always
+built with the CUDA class (models/deepseek_v4/nvidia/mtp.py; the CPU one is
+a stub); its --quant fp8 has FP8 experts, fp4 MXFP4 experts (V4-Flash).
 
 Writes DIR/keys.txt, params.txt, modules.txt and map.txt, and prints the
 `mtpcheck audit-weights` command that judges them. Exit 2 on bad input."""
@@ -34,8 +36,8 @@ def read_keys(path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m mtpcheck.weights")
-    ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm", "glm5"))
-    ap.add_argument("--quant", choices=("fp8", "ct-fp8"))
+    ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm", "glm5", "deepseek_v4"))
+    ap.add_argument("--quant", choices=("fp8", "ct-fp8", "fp4"))
     ap.add_argument("--mtp-layers", type=int, default=1)
     ap.add_argument("--cuda-class", action="store_true")
     ap.add_argument("--model")
@@ -73,7 +75,11 @@ def main(argv=None):
     cap.write(p["params"], p["modules"], p["map"])
     hf = vcfg.model_config.hf_config
     # the audit's families: V3.2 and GLM-5 follow the V3 loader rules
-    fam = "glm" if hf.architectures[0].startswith("Glm4Moe") else "deepseek_v3"
+    arch = hf.architectures[0]
+    fam = ("glm" if arch.startswith("Glm4Moe") else
+           "deepseek_v4" if arch == "DeepSeekV4MTPModel" else "deepseek_v3")
+    if fam == "deepseek_v4" and getattr(hf, "expert_dtype", "fp4") == "fp8":
+        fam += " --expert-dtype fp8"
     keys_opt = "--checkpoint %s" % a.model if a.checkpoint else "--keys %s" % p["keys"]
     print("mtpcheck audit-weights --family %s --layer %d --mtp-layers %d %s --params %s "
           "--modules %s --mapping %s" % (fam, hf.num_hidden_layers, a.mtp_layers, keys_opt,
