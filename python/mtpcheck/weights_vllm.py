@@ -146,7 +146,8 @@ def _allow_fp8_on_cpu():
 def _allow_sparse_on_cpu():
     """V3.2 / GLM-5: vLLM's CPU platform refuses a sparse MLA backend at
     construction (platforms/cpu.py get_attn_backend_cls: "Sparse Attention
-    is not supported on CPU"). The backend only decides how attention runs,
+    is not supported on CPU"; vLLM 0.23 refuses any MLA backend: the Triton
+    MLA backend is named instead). The backend only decides how attention runs,
     not which parameters the layer has or how load_weights maps them: the
     selection is asked for the dense MLA backend instead. No forward runs."""
     from vllm.platforms import cpu
@@ -158,7 +159,12 @@ def _allow_sparse_on_cpu():
     def select(cls, backend, attn_selector_config, *args, **kwargs):
         if attn_selector_config.use_sparse:
             attn_selector_config = attn_selector_config._replace(use_sparse=False)
-        return orig(cls, backend, attn_selector_config, *args, **kwargs)
+        try:
+            return orig(cls, backend, attn_selector_config, *args, **kwargs)
+        except NotImplementedError:  # vLLM 0.23: "MLA is not supported on CPU"
+            from vllm.v1.attention.backends.registry import AttentionBackendEnum
+
+            return AttentionBackendEnum.TRITON_MLA.get_path()
 
     cpu.CpuPlatform.get_attn_backend_cls = classmethod(select)
     cpu.CpuPlatform._mtpcheck_sparse = True
