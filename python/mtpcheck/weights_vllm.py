@@ -168,6 +168,39 @@ def _allow_sparse_on_cpu():
 
     cpu.CpuPlatform.get_attn_backend_cls = classmethod(select)
     cpu.CpuPlatform._mtpcheck_sparse = True
+    _allow_mla_prefill_on_cpu()
+
+
+def _allow_mla_prefill_on_cpu():
+    """vLLM 0.23's MLA layer builds its prefill backend at construction, and
+    the one it picks needs flash-attn (an assertion on CPU). The backend is
+    a kernel helper without parameters: when it cannot be built, a stand-in
+    takes its place. (vLLM 0.33 builds it lazily; nothing to relax there.)"""
+    try:
+        from vllm.model_executor.layers.attention import mla_attention as ma
+    except ImportError:
+        return
+    orig = getattr(ma, "get_mla_prefill_backend", None)
+    if orig is None or getattr(ma, "_mtpcheck_prefill", False):
+        return
+
+    class _NoPrefill:
+        def __init__(self, *args, **kwargs):
+            pass
+
+    def choose(*args, **kwargs):
+        cls = orig(*args, **kwargs)
+
+        def make(*a, **k):
+            try:
+                return cls(*a, **k)
+            except (AssertionError, ImportError):
+                return _NoPrefill()
+
+        return make
+
+    ma.get_mla_prefill_backend = choose
+    ma._mtpcheck_prefill = True
 
 
 def _allow_v4_on_cpu():
