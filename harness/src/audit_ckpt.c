@@ -200,13 +200,17 @@ static void loaded_once(struct audit *au, const struct row *r, int n)
 			       twice, first);
 }
 
-/* The block sizes b with ceil(dim / b) == blocks: [lo, hi]. */
+/* The block sizes b with ceil(dim / b) == blocks: [lo, hi] (empty, lo >
+ * hi, when there is none: no blocks for a non-empty dimension, or more
+ * blocks than elements). */
 static void block_range(int64_t dim, int64_t blocks, int64_t *lo, int64_t *hi)
 {
 	*lo = blocks > 0 ? (dim + blocks - 1) / blocks : 1;
 	*hi = blocks > 1 ? (dim - 1) / (blocks - 1) : INT64_MAX;
 	if (dim == 0)
 		*lo = *hi = 0;
+	else if (blocks <= 0 || blocks > dim)
+		*hi = 0;
 }
 
 struct blocks {
