@@ -383,7 +383,12 @@ def checkpoint_tensors(family, quant=None, mtp_layers=1):
     import torch
 
     keys = checkpoint_keys(family, quant, mtp_layers)
-    scaled = {k for k in keys if quant and _quantized(k)}
+    if family == "deepseek_v4":  # FP8 where a .scale is beside (FP4 experts: not FP8)
+        have = set(keys)
+        scaled = {k for k in keys if k.endswith(".weight") and k[:-7] + ".scale" in have
+                  and not (quant == "fp4" and ".experts." in k and ".shared_" not in k)}
+    else:
+        scaled = {k for k in keys if quant and _quantized(k)}
     out = []
     for k in keys:
         if ".shared_experts." in k:  # V4 pads them at load: 2-D
@@ -391,7 +396,7 @@ def checkpoint_tensors(family, quant=None, mtp_layers=1):
             continue
         if k in scaled:
             out.append((k, torch.float8_e4m3fn, (32, 64)))
-        elif quant and k.endswith((".weight_scale_inv", ".weight_scale")):
+        elif quant and k.endswith((".weight_scale_inv", ".weight_scale", ".scale")):
             out.append((k, torch.float32, (2, 4)))
         else:
             out.append((k, torch.bfloat16, (1,)))
