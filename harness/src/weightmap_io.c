@@ -4,6 +4,7 @@
  * error is one line naming the file, and the line where there is one, so a
  * capture script that printed the wrong thing is found at once.
  */
+#include "mtp/safetensors.h"
 #include "mtp/weightmap.h"
 
 #include <errno.h>
@@ -320,6 +321,21 @@ static bool looks_like_json(const char *path)
 	return ch == '{';
 }
 
+/* The "weight_map" keys of an index, read by the one safetensors reader
+ * (mtp/safetensors.h: bounded, strict; no libcjson needed). */
+static enum mtp_status index_keys(const char *path, struct mtp_wm_names *out,
+				  char *err, size_t errn)
+{
+	struct mtp_st_index ix;
+	enum mtp_status st = mtp_safetensors_index_open(path, &ix, err, errn);
+
+	for (int i = 0; st == MTP_OK && i < ix.n; i++)
+		if ((st = mtp_wm_names_add(out, ix.v[i].name)))
+			snprintf(err, errn, "%s: out of memory", path);
+	mtp_safetensors_index_close(&ix);
+	return st;
+}
+
 enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
 				 char *err, size_t errn)
 {
@@ -328,7 +344,7 @@ enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
 	if (!looks_like_json(path))
 		return mtp_wm_read_names(path, out, err, errn);
 	memset(out, 0, sizeof(*out));
-	st = mtp_wm_read_index_json(path, out, err, errn);
+	st = index_keys(path, out, err, errn);
 	for (int i = 0; st == MTP_OK && i < out->n; i++) {
 		const char *why = name_problem(out->v[i]);
 

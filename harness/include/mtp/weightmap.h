@@ -141,7 +141,8 @@ enum mtp_status mtp_wm_modules(const struct mtp_wm_config *c,
 
 /* Reading the inputs. A KEYS file is a text list (one name a line; blank
  * lines and lines starting with '#' ignored) or a safetensors index JSON
- * (its "weight_map" keys). Errors are one line naming the file and line. */
+ * (its "weight_map" keys, mtp_safetensors_index_open). Errors are one line
+ * naming the file and line. */
 enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
 				 char *err, size_t errn);
 enum mtp_status mtp_wm_read_names(const char *path, struct mtp_wm_names *out,
@@ -156,7 +157,9 @@ enum mtp_status mtp_wm_read_pairs(const char *path, bool allow_empty_b,
 enum mtp_status mtp_wm_read_params(const char *path, struct mtp_wm_names *out,
 				   struct mtp_wm_pairs *shapes, char *err,
 				   size_t errn);
-/* The "weight_map" keys of a safetensors index (weightmap_json.c). */
+/* The "weight_map" keys of a safetensors index, read with cJSON
+ * (weightmap_json.c). mtp_wm_read_keys no longer uses it: it reads an index
+ * with the strict reader of mtp/safetensors.h. */
 enum mtp_status mtp_wm_read_index_json(const char *path,
 				       struct mtp_wm_names *out, char *err,
 				       size_t errn);
