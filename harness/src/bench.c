@@ -19,6 +19,8 @@
 #include "mtp/generate.h"
 #include "mtp/timing.h"
 
+#include "isolate.h"
+
 #define MAXL 16
 #define MAXO 64 /* outputs of one problem (a K-step chain has 7 K) */
 
@@ -730,7 +732,7 @@ static int write_pages(const struct bench *b)
 
 static int bench_main(struct bench *b, int argc, char **argv)
 {
-	int rc, opened = 0;
+	int rc, opened = 0, sig;
 	const char *devices[MAXL];
 
 	mtp_timing_opts_init(&b->topt);
@@ -767,12 +769,25 @@ static int bench_main(struct bench *b, int argc, char **argv)
 	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op",
 	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
 	       "GFLOP/s", "vs_ref", "check");
-	for (int o = 0; opened && o < b->n_ops; o++)
-		for (int h = 0; h < b->n_h; h++)
-			for (int t = 0; t < b->n_t; t++)
+	/* SIGINT/SIGTERM (a CI job's time limit) end the bench after the row
+	 * in progress, with the JSON closed: the rows so far stay readable */
+	mtp_signals_begin();
+	for (int o = 0; opened && o < b->n_ops && !mtp_signals_caught(); o++)
+		for (int h = 0; h < b->n_h && !mtp_signals_caught(); h++)
+			for (int t = 0; t < b->n_t && !mtp_signals_caught();
+			     t++)
 				bench_problem(b, b->ops[o], b->ts[t], b->hs[h]);
+	sig = mtp_signals_caught();
+	mtp_signals_end();
+	if (sig)
+		printf("\nmtpcheck bench: interrupted by signal %d after the "
+		       "rows above\n",
+		       sig);
 	if (b->json) {
-		fprintf(b->json, "\n]}\n");
+		fprintf(b->json, "\n]");
+		if (sig)
+			fprintf(b->json, ",\"interrupted_by_signal\":%d", sig);
+		fprintf(b->json, "}\n");
 		fclose(b->json);
 	}
 	for (int i = 0; i < b->n_backends; i++)
@@ -786,6 +801,8 @@ static int bench_main(struct bench *b, int argc, char **argv)
 		       b->baseline_path, b->n_slower, b->n_ambiguous);
 	if (!opened)
 		return 125;
+	if (sig)
+		return 128 + sig;
 	if (b->failures || (b->gate && b->n_slower))
 		return 1;
 	return b->bisect && b->n_ambiguous ? 125 : 0;

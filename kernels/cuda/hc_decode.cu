@@ -319,11 +319,11 @@ enum nv_hc_path nv_hc_path(void)
 	return (enum nv_hc_path)path;
 }
 
-bool nv_hc_decode_takes(int64_t t)
+bool nv_hc_decode_takes(int64_t t, int64_t auto_max)
 {
 	const enum nv_hc_path p = nv_hc_path();
 
 	return t <= NV_HC_DECODE_MAX_T &&
 	       (p == NV_HC_PATH_DECODE ||
-		(p == NV_HC_PATH_AUTO && t <= NV_HC_DECODE_AUTO_T));
+		(p == NV_HC_PATH_AUTO && t <= auto_max));
 }

@@ -20,7 +20,12 @@
 #include "hc_common.cuh"
 
 #define NV_HC_DECODE_MAX_T 256
+/* The automatic choice's largest T, measured on the H200 (H = 7168, M = 4,
+ * docs/BENCHMARKS.md): hc_pre's decode path beats the per-token kernel at
+ * T = 64 (38 against 63 us) and loses at 256; hc_head's wins at T = 8 (6.5
+ * against 19.8 us) and loses at 64 (24.8 against 19.4): 32 lies between. */
 #define NV_HC_DECODE_AUTO_T 64
+#define NV_HC_DECODE_AUTO_T_HEAD 32
 
 enum nv_hc_path {
 	NV_HC_PATH_AUTO,
@@ -33,8 +38,9 @@ enum nv_hc_path {
  * reported on stderr once and means auto). */
 enum nv_hc_path nv_hc_path(void);
 
-/* Whether the decode path takes a call of t tokens (path and size). */
-bool nv_hc_decode_takes(int64_t t);
+/* Whether the decode path takes a call of t tokens (the path asked for, and
+ * t against auto_max under auto). */
+bool nv_hc_decode_takes(int64_t t, int64_t auto_max);
 
 /* The decode path; return false (nothing launched) when it cannot take the
  * call (M too large for one warp's Sinkhorn). */

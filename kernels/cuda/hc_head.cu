@@ -83,7 +83,8 @@ extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 {
 	if (t == 0 || h == 0)
 		return cudaSuccess;
-	if (variant != MTP_NV_HEAD_ROCM && nv_hc_decode_takes(t) &&
+	if (variant != MTP_NV_HEAD_ROCM &&
+	    nv_hc_decode_takes(t, NV_HC_DECODE_AUTO_T_HEAD) &&
 	    nv_hc_head_decode(act, x, fn, scale, base, y, t, m, h, rms_eps,
 			      hc_eps, s))
 		return cudaGetLastError();

@@ -192,7 +192,8 @@ extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 {
 	if (a->t == 0 || a->h == 0)
 		return cudaSuccess;
-	if (nv_hc_decode_takes(a->t) && nv_hc_pre_decode(act, a, s))
+	if (nv_hc_decode_takes(a->t, NV_HC_DECODE_AUTO_T) &&
+	    nv_hc_pre_decode(act, a, s))
 		return cudaGetLastError();
 	if (act == MTP_NV_BF16 && hc_pre_tiled<mtp_gpu_bf16>(a, s))
 		return cudaGetLastError();

@@ -142,7 +142,11 @@ def _qw(i, name):
 def _quant_act(k, x, eps):
     """W8A8's activations: per row, per group of QB inputs, the dynamic
     scale s = max(amax, eps) / 448 in float32 and e4m3(x / s) (saturating),
-    carried as e4m3(x / s) * s."""
+    carried as e4m3(x / s) * s. Correctly rounded divisions (k.precise)."""
+    return k.precise(_quant_act_body, k, x, eps)
+
+
+def _quant_act_body(k, x, eps):
     n = x.shape[-1]
     g = k.groups(x, QB)
     amax = k.amax(abs(g), -1)
@@ -205,6 +209,11 @@ def lm_head(k, i, a):
 # ---------------------------------------------------------------- mHC (§4.4)
 
 def _sinkhorn(k, logits, iters, eps):
+    """39 normalisations: correctly rounded divisions (k.precise)."""
+    return k.precise(_sinkhorn_body, k, logits, iters, eps)
+
+
+def _sinkhorn_body(k, logits, iters, eps):
     e = k.exp(logits - k.amax(logits, -1))
     c = e / k.sum(e, -1) + eps
     c = c / (k.sum(c, -2) + eps)

@@ -19,6 +19,11 @@ import torch
 
 from mtpcheck.adapters import Adapter, Unavailable, _math
 
+
+def _eager(fn):
+    """fn, never compiled (a graph break under torch.compile)."""
+    return torch.compiler.disable(fn)
+
 _DT = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
        "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
        # FP8 weights as torch's float8 where it has one, else their bytes;
@@ -54,11 +59,20 @@ class Kit:
         m = torch.linalg.vector_norm(x, float("inf"), dim=-1, keepdim=True)
         if y is not None:
             m = torch.maximum(m, torch.linalg.vector_norm(y, float("inf"), dim=-1, keepdim=True))
-        e = torch.clamp(torch.floor(torch.log2(m)), min=0.0)
+        # at most 2^-126: a subnormal scale is flushed to zero by GPU
+        # kernels (torch.compile's Triton code), which made the rows near
+        # the float32 maximum NaN on the H200
+        e = torch.clamp(torch.floor(torch.log2(m)), min=0.0, max=126.0)
         scale = torch.exp2(-torch.where(torch.isfinite(e), e, 0.0))
         s = x * scale if y is None else x * scale + y * scale
         ss = (s * s).sum(-1, keepdim=True)
         return torch.rsqrt(ss / s.shape[-1] + eps * scale * scale) * scale
+
+    def precise(self, fn, *args):
+        """fn(*args) outside any compiled graph: Triton's float32 division
+        is not correctly rounded, which moved the Sinkhorn and the W8A8
+        group scales past their budgets under torch.compile on the H200."""
+        return _eager(fn)(*args)
 
     def linear(self, x, w, wide=False):
         if wide or w.dtype == torch.float32:

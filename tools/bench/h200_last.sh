@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A short H200 call (about 5 minutes): the torch.compile suite in 16 shards
+# after the adapter's fixes (subnormal scale, eager islands for the
+# correctly rounded divisions), the cuda quick suite, and hc_head's decode
+# and per-token paths around the automatic threshold (T = 16, 32, 48).
+set -uo pipefail
+dest=${OUT:-out}
+out=$(mktemp -d /tmp/h200_last.XXXXXX)
+py=${PY:-/opt/torch/.venv/bin/python}
+budget=${BUDGET:-280}
+mkdir -p "$dest"
+trap 'tar -C "$out" -czf "$dest/h200_last.tgz" .' EXIT
+. "$(dirname "$0")/step.sh"
+cstep() {
+	local name=$1 cap=$2 left=$((budget - SECONDS))
+	shift 2
+	[ $cap -gt $left ] && cap=$left
+	if [ $cap -lt 10 ]; then echo "== $name: SKIPPED, no time left"; return; fi
+	step "$name" "$cap" "$@"
+}
+cstep build 90 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
+	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
+m=./build/mtpcheck
+[ -x $m ] || exit 1
+cstep quick 20 $m run --backend cuda --json "$out/quick.json"
+bench="$m bench --backend cuda --op hc_head --T 16,32,48 --H 7168 --M 4 --graph --no-unfused --min-time 0.05 --launches 128"
+cstep head_decode 20 env MTP_CUDA_HC_PATH=decode $bench --json "$out/head-decode.json"
+cstep head_token 20 env MTP_CUDA_HC_PATH=token $bench --json "$out/head-token.json"
+export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
+compiled=python:mtpcheck.adapters.torch:compile
+cstep torch_compile 400 sh -c "for i in \$(seq 0 15); do
+	$m run --backend $compiled --shard \$i/16 --json $out/torch-compile-\$i.json \
+		>$out/torch-compile-\$i.txt 2>&1 & done; wait; tail -qn1 $out/torch-compile-*.txt"
+echo "total $SECONDS s"
