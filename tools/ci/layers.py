@@ -14,8 +14,9 @@ Checks, from the sources alone:
      folder's private header;
 and, with --objects BUILD_DIR (the object files of a build, read with nm):
   3. no two C files use each other's symbols, directly or through others
-     (a file-level import circle), and every symbol a subsystem uses from
-     another is allowed by its "May depend on" line.
+     (a file-level import circle; KNOWN_CIRCLES lists the ones not broken
+     yet), and every symbol a subsystem uses from another is allowed by its
+     "May depend on" line.
 Prints each subsystem's level (0: depends on nothing) and its files.
 Usage: tools/ci/layers.py [--objects BUILD_DIR] [--graph]
 Exit 0: clean; 1: a rule is broken (one line per breach); 2: usage.
@@ -31,6 +32,20 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SRC = os.path.join(ROOT, "harness", "src")
 # Folders outside harness/src that are subsystems of the harness binary.
 EXTRA = {"reports": os.path.join(ROOT, "reports")}
+# File-level circles known and not yet broken, each with the one move that
+# breaks it. They sit inside one subsystem (the subsystem graph has none);
+# their files were being edited on other branches when the folders were made,
+# so the move waits for those to merge. Any other circle fails, and so does
+# an entry here that no longer exists (delete it).
+KNOWN_CIRCLES = {
+    frozenset({"judge/diag_hyp.c", "judge/diagnose.c", "judge/judge.c",
+               "judge/judge_conv.c", "judge/subset.c"}):
+        "diag_hyp.c -> judge_conv.c only for mtp_conv_exercised "
+        "(declared in mtp/conventions.h): move it to ops/conventions.c",
+    frozenset({"weights/weightmap_io.c", "weights/weightmap_json.c"}):
+        "weightmap_json.c -> weightmap_io.c only for mtp_wm_names_add: "
+        "move the name lists to a file of their own",
+}
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 DEPS_RE = re.compile(r"^\s*\*?\s*May depend on:\s*(.*)$", re.M)
 
@@ -206,8 +221,17 @@ def main(argv):
         graph, owner, defs, uses = object_graph(build, subs)
         if not graph:
             errors.append(f"{build}: no harness object files (build it first)")
-        for c in circles(graph):
-            errors.append("import circle: " + " <-> ".join(c))
+        found = circles(graph)
+        for c in found:
+            why = KNOWN_CIRCLES.get(frozenset(c))
+            if why:
+                print("known import circle: " + " <-> ".join(c) + f" (to do: {why})")
+            else:
+                errors.append("import circle: " + " <-> ".join(c))
+        for k in KNOWN_CIRCLES:
+            if graph and sorted(k) not in found:
+                errors.append("KNOWN_CIRCLES lists a circle that is gone: "
+                              + " <-> ".join(sorted(k)) + " (delete the entry)")
         allowed = {s: set(deps[s]) for s in subs}
         for f, targets in sorted(graph.items()):
             for t in sorted(targets):
@@ -229,7 +253,9 @@ def main(argv):
     if errors:
         print(f"layers: FAILED ({len(errors)} breaches)")
         return 1
-    print(f"layers: {len(subs)} subsystems, no circle, every dependency declared")
+    known = f" ({len(KNOWN_CIRCLES)} known file circles left)" if build and KNOWN_CIRCLES else ""
+    print(f"layers: {len(subs)} subsystems, no subsystem circle, no new file circle, "
+          f"every dependency declared{known}")
     return 0
 
 

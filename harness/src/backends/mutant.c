@@ -553,8 +553,9 @@ bool mtp_mutant_exists(enum mtp_diag d)
 	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d);
 }
 
-enum mtp_status mtp_mutant_open(const char *spec, struct mtp_backend **out,
-				char *why, size_t whyn)
+enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
+				struct mtp_backend **out, char *why,
+				size_t whyn)
 {
 	char name[64];
 	const char *colon = strchr(spec, ':');
@@ -582,7 +583,7 @@ enum mtp_status mtp_mutant_open(const char *spec, struct mtp_backend **out,
 		snprintf(why, whyn, "out of memory");
 		return MTP_ERR_NOMEM;
 	}
-	st = mtp_backend_open(base_name, NULL, &be->base, why, whyn);
+	st = open_base(base_name, NULL, &be->base, why, whyn);
 	if (st) {
 		free(be);
 		free(m);

@@ -14,7 +14,7 @@
  */
 #include "mutant_int.h"
 
-#include "field_int.h"
+#include "judge/judge.h"
 
 #include <stdio.h>
 #include <stdlib.h>

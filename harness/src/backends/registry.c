@@ -240,7 +240,8 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 
 	*out = NULL;
 	if (strncmp(name, "mutant:", 7) == 0)
-		return mtp_mutant_open(name + 7, out, why, whyn);
+		return mtp_mutant_open(name + 7, mtp_backend_open, out, why,
+				       whyn);
 	st = find_iface(name, lib, &handle, &iface, why, whyn);
 	if (st)
 		return st;

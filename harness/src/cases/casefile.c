@@ -8,10 +8,8 @@
  */
 #include "mtp/casefile.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,51 +21,6 @@
 
 #define MAX_LINE 4096
 #define MAX_FILE_BYTES (1 << 20)
-
-/* Which kind of line a key belongs to. */
-#define L_FIX 1u
-#define L_GEN 2u
-#define L_INC 4u
-
-static const struct {
-	const char *name;
-	enum mtp_cf_key id;
-	unsigned lines;
-} keys[] = {
-	{"fixtures", K_FIXTURES, L_FIX},
-	{"filter", K_FILTER, L_FIX},
-	{"include", K_INCLUDE, L_INC},
-	{"op", K_OP, L_GEN},
-	{"family", K_FAMILY, L_GEN},
-	{"dtype", K_DTYPE, L_GEN},
-	{"seed", K_SEED, L_GEN},
-	{"optional", K_OPTIONAL, L_GEN},
-	{"tags", K_TAGS, L_FIX | L_GEN | L_INC},
-	{"backends", K_BACKENDS, L_FIX | L_GEN},
-	{"T", K_DIM, L_GEN},
-	{"H", K_DIM, L_GEN},
-	{"M", K_DIM, L_GEN},
-	{"V", K_DIM, L_GEN},
-	{"F", K_DIM, L_GEN},
-	{"R", K_DIM, L_GEN},
-	{"P", K_DIM, L_GEN},
-	{"K", K_DIM, L_GEN},
-	{"L", K_DIM, L_GEN},
-};
-
-enum mtp_status mtp_cf_error(const struct mtp_cf_line *ln, int col,
-			     const char *fmt, ...)
-{
-	char msg[MTP_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(ln->ps->err, ln->ps->errn, "%s:%d:%d: %s", ln->file, ln->no,
-		 col, msg);
-	return MTP_ERR_INVALID;
-}
 
 /* ---- paths ------------------------------------------------------------ */
 
@@ -115,195 +68,6 @@ static bool path_join(const char *dir, const char *rel, char *out, size_t n)
 	if (np == 0 && !abs)
 		len = (size_t)snprintf(out, n, ".");
 	return len < n;
-}
-
-/* ---- tokens and list items ------------------------------------------- */
-
-static enum mtp_status key_classify(const struct mtp_cf_line *ln,
-				    struct mtp_cf_token *t)
-{
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if ((int)strlen(keys[i].name) == t->klen &&
-		    strncmp(keys[i].name, t->key, (size_t)t->klen) == 0) {
-			t->id = keys[i].id;
-			return MTP_OK;
-		}
-	}
-	if (t->klen > 5 && strncmp(t->key, "attr.", 5) == 0) {
-		for (int i = 5; i < t->klen; i++)
-			if (!isalnum((unsigned char)t->key[i]) &&
-			    t->key[i] != '_')
-				return mtp_cf_error(ln, t->col + i,
-						    "bad attribute name '%.*s'",
-						    t->klen - 5, t->key + 5);
-		if (t->klen - 5 >= (int)sizeof(((struct mtp_attr *)0)->name))
-			return mtp_cf_error(ln, t->col,
-					    "attribute name too long");
-		t->id = K_ATTR;
-		return MTP_OK;
-	}
-	return mtp_cf_error(ln, t->col, "unknown key '%.*s'", t->klen, t->key);
-}
-
-static enum mtp_status token_add(struct mtp_cf_line *ln, const char *s,
-				 int start, int end)
-{
-	const char *eq = memchr(s + start, '=', (size_t)(end - start));
-	struct mtp_cf_token *t = &ln->tok[ln->n];
-
-	if (!eq)
-		return mtp_cf_error(ln, start + 1,
-				    "expected key=value, got '%.*s'",
-				    end - start, s + start);
-	if (eq == s + start)
-		return mtp_cf_error(ln, start + 1, "missing key before '='");
-	if (ln->n == MTP_CF_MAX_TOKENS)
-		return mtp_cf_error(ln, start + 1,
-				    "more than %d tokens on a line",
-				    MTP_CF_MAX_TOKENS);
-	t->key = s + start;
-	t->klen = (int)(eq - t->key);
-	t->val = eq + 1;
-	t->vlen = (int)(s + end - t->val);
-	t->col = start + 1;
-	t->vcol = (int)(t->val - s) + 1;
-	if (t->vlen == 0)
-		return mtp_cf_error(ln, t->vcol, "empty value for '%.*s'",
-				    t->klen, t->key);
-	for (int i = 0; i < ln->n; i++)
-		if (ln->tok[i].klen == t->klen &&
-		    strncmp(ln->tok[i].key, t->key, (size_t)t->klen) == 0)
-			return mtp_cf_error(ln, t->col, "duplicate key '%.*s'",
-					    t->klen, t->key);
-	ln->n++;
-	return key_classify(ln, t);
-}
-
-/* Splits a line into key=value tokens; '#' at the start of a token starts a
- * comment. */
-static enum mtp_status tokenize(struct mtp_cf_line *ln, const char *s)
-{
-	int i = 0;
-
-	ln->n = 0;
-	for (;;) {
-		int start;
-		enum mtp_status st;
-
-		while (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')
-			i++;
-		if (!s[i] || s[i] == '#')
-			return MTP_OK;
-		start = i;
-		while (s[i] && s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			i++;
-		st = token_add(ln, s, start, i);
-		if (st)
-			return st;
-	}
-}
-
-/* The comma-separated values of a token. */
-enum mtp_status mtp_cf_items(const struct mtp_cf_line *ln,
-			     const struct mtp_cf_token *t,
-			     struct mtp_cf_item *out, int *n)
-{
-	int i = 0;
-
-	*n = 0;
-	while (i <= t->vlen) {
-		int len = 0;
-
-		while (i + len < t->vlen && t->val[i + len] != ',')
-			len++;
-		if (len == 0)
-			return mtp_cf_error(ln, t->vcol + i,
-					    "empty item in the list of '%.*s'",
-					    t->klen, t->key);
-		if (*n == MTP_CF_MAX_ITEMS)
-			return mtp_cf_error(ln, t->vcol + i,
-					    "more than %d values for '%.*s'",
-					    MTP_CF_MAX_ITEMS, t->klen, t->key);
-		if (len >= MTP_CASEFILE_WORD)
-			return mtp_cf_error(ln, t->vcol + i,
-					    "value longer than %d characters",
-					    MTP_CASEFILE_WORD - 1);
-		snprintf(out[*n].s, sizeof(out[*n].s), "%.*s", len, t->val + i);
-		out[(*n)++].col = t->vcol + i;
-		i += len + 1;
-	}
-	return MTP_OK;
-}
-
-/* tags, backends and filters: a list of words of allowed characters. */
-static enum mtp_status words_of(const struct mtp_cf_line *ln,
-				const struct mtp_cf_token *t,
-				const char *allowed,
-				struct mtp_casefile_words *w)
-{
-	struct mtp_cf_item items[MTP_CF_MAX_ITEMS];
-	int n;
-	enum mtp_status st = mtp_cf_items(ln, t, items, &n);
-
-	if (st)
-		return st;
-	if (n > MTP_CASEFILE_WORDS)
-		return mtp_cf_error(ln, t->vcol,
-				    "more than %d values for '%.*s'",
-				    MTP_CASEFILE_WORDS, t->klen, t->key);
-	w->n = 0;
-	for (int i = 0; i < n; i++) {
-		size_t bad = allowed ? strspn(items[i].s, allowed)
-				     : strlen(items[i].s);
-
-		if (items[i].s[bad])
-			return mtp_cf_error(
-				ln, items[i].col + (int)bad,
-				"character '%c' not allowed in '%.*s'",
-				items[i].s[bad], t->klen, t->key);
-		snprintf(w->v[w->n++], MTP_CASEFILE_WORD, "%s", items[i].s);
-	}
-	return MTP_OK;
-}
-
-static const struct mtp_cf_token *find_key(const struct mtp_cf_line *ln,
-					   enum mtp_cf_key id)
-{
-	for (int i = 0; i < ln->n; i++)
-		if (ln->tok[i].id == id)
-			return &ln->tok[i];
-	return NULL;
-}
-
-/* tags= and backends= of any line. */
-static enum mtp_status common_words(const struct mtp_cf_line *ln,
-				    struct mtp_casefile_entry *e)
-{
-	const struct mtp_cf_token *t = find_key(ln, K_TAGS);
-	enum mtp_status st = MTP_OK;
-
-	if (t)
-		st = words_of(ln, t, MTP_CF_ALNUM "_-", &e->tags);
-	t = find_key(ln, K_BACKENDS);
-	if (!st && t)
-		st = words_of(ln, t, MTP_CF_ALNUM "_-.:*", &e->backends);
-	return st;
-}
-
-struct mtp_casefile_entry *mtp_cf_entry_add(struct mtp_casefile *cf)
-{
-	if (cf->n == cf->cap) {
-		int cap = cf->cap ? 2 * cf->cap : 32;
-		struct mtp_casefile_entry *e =
-			realloc(cf->entries, (size_t)cap * sizeof(*e));
-
-		if (!e)
-			return NULL;
-		cf->entries = e;
-		cf->cap = cap;
-	}
-	memset(&cf->entries[cf->n], 0, sizeof(cf->entries[0]));
-	return &cf->entries[cf->n++];
 }
 
 /* ---- fixture and include lines, files --------------------------------- */
@@ -377,7 +141,7 @@ static enum mtp_status fixture_folder(const struct mtp_cf_line *ln,
 static enum mtp_status line_fixtures(const struct mtp_cf_line *ln,
 				     const struct mtp_casefile_entry *proto)
 {
-	const struct mtp_cf_token *t = find_key(ln, K_FIXTURES);
+	const struct mtp_cf_token *t = mtp_cf_find_key(ln, K_FIXTURES);
 	struct mtp_cf_item items[MTP_CF_MAX_ITEMS];
 	int n;
 	enum mtp_status st = mtp_cf_items(ln, t, items, &n);
@@ -414,7 +178,7 @@ static enum mtp_status parse_file(struct mtp_cf_parser *ps, const char *path,
 static enum mtp_status line_include(const struct mtp_cf_line *ln,
 				    const struct mtp_casefile_entry *proto)
 {
-	const struct mtp_cf_token *t = find_key(ln, K_INCLUDE);
+	const struct mtp_cf_token *t = mtp_cf_find_key(ln, K_INCLUDE);
 	struct mtp_cf_item items[MTP_CF_MAX_ITEMS];
 	int n;
 	enum mtp_status st = mtp_cf_items(ln, t, items, &n);
@@ -452,14 +216,6 @@ static enum mtp_status line_include(const struct mtp_cf_line *ln,
 	return st;
 }
 
-static unsigned keys_lines(enum mtp_cf_key id)
-{
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (keys[i].id == id)
-			return keys[i].lines;
-	return L_GEN; /* attr.<name> */
-}
-
 static enum mtp_status line_parse(struct mtp_cf_line *ln)
 {
 	static const char *const kind_name[] = {"", "fixtures=", "op=", "",
@@ -485,7 +241,7 @@ static enum mtp_status line_parse(struct mtp_cf_line *ln)
 		return mtp_cf_error(ln, ln->tok[0].col,
 				    "a line needs op=, fixtures= or include=");
 	for (int i = 0; i < ln->n; i++)
-		if (!(keys_lines(ln->tok[i].id) & kind))
+		if (!(mtp_cf_key_lines(ln->tok[i].id) & kind))
 			return mtp_cf_error(ln, ln->tok[i].col,
 					    "key '%.*s' does not go with %s",
 					    ln->tok[i].klen, ln->tok[i].key,
@@ -494,9 +250,10 @@ static enum mtp_status line_parse(struct mtp_cf_line *ln)
 	proto.kind =
 		kind == L_FIX ? MTP_CASEFILE_FIXTURES : MTP_CASEFILE_GENERATED;
 	snprintf(proto.origin, sizeof(proto.origin), "%s:%d", ln->file, ln->no);
-	st = common_words(ln, &proto);
-	if (!st && kind == L_FIX && find_key(ln, K_FILTER))
-		st = words_of(ln, find_key(ln, K_FILTER), NULL, &proto.filters);
+	st = mtp_cf_common_words(ln, &proto);
+	if (!st && kind == L_FIX && mtp_cf_find_key(ln, K_FILTER))
+		st = mtp_cf_words(ln, mtp_cf_find_key(ln, K_FILTER), NULL,
+				  &proto.filters);
 	if (st)
 		return st;
 	if (kind == L_FIX)
@@ -534,7 +291,7 @@ static enum mtp_status parse_text(struct mtp_cf_parser *ps, const char *name,
 		memcpy(buf, p, len);
 		buf[len] = 0;
 		p += len + (p[len] == '\n');
-		st = tokenize(ln, buf);
+		st = mtp_cf_tokenize(ln, buf);
 		if (!st && ln->n)
 			st = line_parse(ln);
 		ln->no--;

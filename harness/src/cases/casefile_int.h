@@ -1,7 +1,8 @@
 /*
- * Internals shared by the case-file parser (casefile.c) and the expansion of
- * generated lines (casefile_gen.c): one parsed line, its tokens, and the
- * one-line error that names the file, line and column.
+ * Internals shared by the case-file parser (casefile.c), its lines and
+ * tokens (casefile_line.c) and the expansion of generated lines
+ * (casefile_gen.c): one parsed line, its tokens, and the one-line error that
+ * names the file, line and column.
  */
 #ifndef MTP_CASEFILE_INT_H
 #define MTP_CASEFILE_INT_H
@@ -12,6 +13,11 @@
 #define MTP_CF_MAX_ITEMS 64
 #define MTP_CF_ALNUM                                                           \
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+/* Which kind of line a key belongs to. */
+#define L_FIX 1u
+#define L_GEN 2u
+#define L_INC 4u
 
 enum mtp_cf_key {
 	K_FIXTURES,
@@ -66,6 +72,19 @@ enum mtp_status mtp_cf_items(const struct mtp_cf_line *ln,
 			     const struct mtp_cf_token *t,
 			     struct mtp_cf_item *out, int *n);
 struct mtp_casefile_entry *mtp_cf_entry_add(struct mtp_casefile *cf);
+/* Splits a line into key=value tokens, each key checked against the table. */
+enum mtp_status mtp_cf_tokenize(struct mtp_cf_line *ln, const char *s);
+/* The kinds of line (L_FIX, L_GEN, L_INC) a key may appear on. */
+unsigned mtp_cf_key_lines(enum mtp_cf_key id);
+const struct mtp_cf_token *mtp_cf_find_key(const struct mtp_cf_line *ln,
+					   enum mtp_cf_key id);
+/* A list of words of the characters in `allowed` (NULL: any). */
+enum mtp_status mtp_cf_words(const struct mtp_cf_line *ln,
+			     const struct mtp_cf_token *t, const char *allowed,
+			     struct mtp_casefile_words *out);
+/* The tags= and backends= of a fixture or generated line. */
+enum mtp_status mtp_cf_common_words(const struct mtp_cf_line *ln,
+				    struct mtp_casefile_entry *e);
 /* op=... : appends every combination of the line's lists, each checked. */
 enum mtp_status mtp_cf_line_generated(const struct mtp_cf_line *ln,
 				      const struct mtp_casefile_entry *proto);

@@ -13,6 +13,34 @@
 #include "mtp/casefile.h"
 #include "mtp/runner.h"
 
+/* --filter and filter=: a pattern without a glob character names a case id
+ * or FILE:ID exactly; one with a glob matches either. */
+static bool has_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL;
+}
+
+bool mtp_filter_match(const char *const *pats, int n, const char *file,
+		      const char *case_id)
+{
+	char full[MTP_PATH_MAX + 160];
+
+	if (n == 0)
+		return true;
+	snprintf(full, sizeof(full), "%s:%s", file, case_id);
+	for (int i = 0; i < n; i++) {
+		if (!has_glob(pats[i])) {
+			if (strcmp(pats[i], case_id) == 0 ||
+			    strcmp(pats[i], full) == 0)
+				return true;
+		} else if (fnmatch(pats[i], case_id, 0) == 0 ||
+			   fnmatch(pats[i], full, 0) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool has_word(const struct mtp_casefile_words *w, const char *s,
 		     size_t len)
 {

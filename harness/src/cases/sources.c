@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "repro.h"
-#include "runner_int.h"
+#include "cases.h"
 
 static int cmp_str(const void *a, const void *b)
 {

@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "captured.h"
-#include "ref_io.h"
+#include "refglue/refglue.h"
 
 struct step_ctx {
 	const struct mtp_ref_io *io;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner_int.h"
+#include "judge.h"
 
 static bool any_input_special(const struct mtp_case *c, bool nonzero_only)
 {

@@ -12,7 +12,7 @@
  * conventions (add_norm_input at 0.5 of the threshold) and the report must
  * name the one the outputs were made under.
  */
-#include "runner_int.h"
+#include "judge.h"
 
 #include "mtp/backend.h"
 #include "mtp/diagnose.h"

@@ -12,7 +12,7 @@
  * Not yet: subsets of embed_table, eh_proj / e_proj / h_proj and chains;
  * those are refused with one line.
  */
-#include "runner_int.h"
+#include "judge.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,6 @@
  */
 #include "runner_int.h"
 
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,9 +17,9 @@
 #include "mtp/membudget.h"
 #include "mtp/rules.h"
 #include "mtp/textsafe.h"
-#include "captured.h"
+#include "refglue/refglue.h"
 #include "isolate.h"
-#include "repro.h"
+#include "cases/cases.h"
 #include "worker.h"
 
 void mtp_run_opts_init(struct mtp_run_opts *o)
@@ -38,32 +37,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static bool has_glob(const char *p)
-{
-	return strpbrk(p, "*?[") != NULL;
-}
-
-bool mtp_filter_match(const char *const *pats, int n, const char *file,
-		      const char *case_id)
-{
-	char full[MTP_PATH_MAX + 160];
-
-	if (n == 0)
-		return true;
-	snprintf(full, sizeof(full), "%s:%s", file, case_id);
-	for (int i = 0; i < n; i++) {
-		if (!has_glob(pats[i])) {
-			if (strcmp(pats[i], case_id) == 0 ||
-			    strcmp(pats[i], full) == 0)
-				return true;
-		} else if (fnmatch(pats[i], case_id, 0) == 0 ||
-			   fnmatch(pats[i], full, 0) == 0) {
-			return true;
-		}
-	}
-	return false;
 }
 
 static struct mtp_result *result_add(struct mtp_run *run)
@@ -491,6 +464,18 @@ bool mtp_run_set_device(struct mtp_run *run, const char *name,
 	mtp_text_sanitize(d->device, sizeof(d->device), device ? device : "",
 			  device ? strlen(device) + 1 : 1);
 	return true;
+}
+
+/* The bench history that `report` merged in (results/merge_bench.c). */
+void mtp_bench_history_free(struct mtp_bench_history *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < h->n_points; i++)
+		free(h->points[i].samples);
+	free(h->points);
+	free(h->nights);
+	free(h);
 }
 
 void mtp_run_fini(struct mtp_run *run)
