@@ -32,20 +32,10 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SRC = os.path.join(ROOT, "harness", "src")
 # Folders outside harness/src that are subsystems of the harness binary.
 EXTRA = {"reports": os.path.join(ROOT, "reports")}
-# File-level circles known and not yet broken, each with the one move that
-# breaks it. They sit inside one subsystem (the subsystem graph has none);
-# their files were being edited on other branches when the folders were made,
-# so the move waits for those to merge. Any other circle fails, and so does
-# an entry here that no longer exists (delete it).
-KNOWN_CIRCLES = {
-    frozenset({"judge/diag_hyp.c", "judge/diagnose.c", "judge/judge.c",
-               "judge/judge_conv.c", "judge/subset.c"}):
-        "diag_hyp.c -> judge_conv.c only for mtp_conv_exercised "
-        "(declared in mtp/conventions.h): move it to ops/conventions.c",
-    frozenset({"weights/weightmap_io.c", "weights/weightmap_json.c"}):
-        "weightmap_json.c -> weightmap_io.c only for mtp_wm_names_add: "
-        "move the name lists to a file of their own",
-}
+# File-level circles known and not yet broken: frozenset of "folder/file.c"
+# -> the one move that breaks it (none today). Any other circle fails, and
+# so does an entry here that no longer exists (delete it).
+KNOWN_CIRCLES = {}
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 DEPS_RE = re.compile(r"^\s*\*?\s*May depend on:\s*(.*)$", re.M)
 

@@ -174,6 +174,32 @@ bool mtp_call_has_zero_position(const struct mtp_call *c)
 	return false;
 }
 
+/* The conventions a call exercises (mtp/conventions.h), one bit each. */
+unsigned mtp_conv_exercised(const struct mtp_call *c)
+{
+	enum mtp_op_id op = c->op->id;
+	bool v4 = c->params->family == MTP_FAMILY_DEEPSEEK_V4;
+	bool step = op == MTP_OP_MTP_STEP || op == MTP_OP_DRAFT_CHAIN;
+	unsigned m = 0;
+
+	if (op == MTP_OP_ADD_RMSNORM ||
+	    (!v4 && (step || op == MTP_OP_MTP_BLOCK)))
+		m |= 1u << MTP_CONV_ADD_NORM_INPUT;
+	if (!v4 && step)
+		m |= 1u << MTP_CONV_FINAL_ADD;
+	/* SwiGLU lives in the block: a captured block's is the engine's own */
+	if ((step && !c->params->v2.captured) || op == MTP_OP_MTP_BLOCK)
+		m |= 1u << MTP_CONV_SILU_MUL_ROUNDING;
+	if (step || op == MTP_OP_LM_HEAD)
+		m |= 1u << MTP_CONV_LOGITS_DTYPE;
+	if ((step || op == MTP_OP_FUSED_EH_NORM ||
+	     op == MTP_OP_FUSED_EMBED_EH_NORM ||
+	     op == MTP_OP_FUSED_MTP_INPUT_RMSNORM) &&
+	    mtp_call_has_zero_position(c))
+		m |= 1u << MTP_CONV_POS0_MASK;
+	return m;
+}
+
 bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 {
 	const struct mtp_params *p = c->params;
