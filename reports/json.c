@@ -47,8 +47,11 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 		fputs("null", f);
 	fputs(",\"rounding_bias_mean_ulp\":", f);
 	mtp_json_num(f, c->bias.mean);
-	fprintf(f, ",\"rounding_bias_n\":%lld,\"rounding_bias_mode\":\"%s\"",
-		(long long)c->bias.n, c->bias.row_mode ? "rows" : "elements");
+	fprintf(f,
+		",\"rounding_bias_n\":%lld,\"rounding_bias_mode\":\"%s\""
+		",\"rounding_bias_fired\":%s",
+		(long long)c->bias.n, c->bias.row_mode ? "rows" : "elements",
+		c->bias.fired ? "true" : "false");
 	fputs(",\"worst_index\":[", f);
 	for (int d = 0; c->worst >= 0 && d < c->worst_ndim; d++)
 		fprintf(f, "%s%lld", d ? "," : "",

@@ -5,8 +5,6 @@
  * isolation turns each fault into a verdict.
  */
 #include <signal.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "mtp/backend.h"
@@ -14,27 +12,6 @@
 static enum mtp_status f_open(struct mtp_backend *be)
 {
 	(void)be;
-	return MTP_OK;
-}
-
-static enum mtp_status f_alloc(struct mtp_backend *be, size_t n, void **p)
-{
-	(void)be;
-	*p = malloc(n);
-	return *p ? MTP_OK : MTP_ERR_NOMEM;
-}
-
-static void f_free(struct mtp_backend *be, void *p)
-{
-	(void)be;
-	free(p);
-}
-
-static enum mtp_status f_copy(struct mtp_backend *be, void *d, const void *s,
-			      size_t n)
-{
-	(void)be;
-	memcpy(d, s, n);
 	return MTP_OK;
 }
 
@@ -61,10 +38,10 @@ static const struct mtp_backend_iface faulty = {
 	.name = "faulty",
 	.description = "a broken backend for the tests",
 	.open = f_open,
-	.alloc = f_alloc,
-	.free = f_free,
-	.upload = f_copy,
-	.download = f_copy,
+	.alloc = mtp_host_alloc,
+	.free = mtp_host_free,
+	.upload = mtp_host_copy,
+	.download = mtp_host_copy,
 	.supports = f_supports,
 	.launch = f_launch,
 };

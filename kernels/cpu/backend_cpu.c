@@ -82,14 +82,6 @@ static void cpu_free(struct mtp_backend *be, void *ptr)
 	mtp_cpu_free(ptr);
 }
 
-static enum mtp_status cpu_copy(struct mtp_backend *be, void *dst,
-				const void *src, size_t bytes)
-{
-	(void)be;
-	memcpy(dst, src, bytes);
-	return MTP_OK;
-}
-
 /* Copies one piece with streaming (non-temporal) 16-byte stores, as the
  * kernels store large outputs: SSE2, so every x86-64 CPU has it. */
 static void stream_copy(char *dst, const char *src, size_t n)
@@ -173,8 +165,8 @@ const struct mtp_backend_iface mtp_cpu_backend = {
 	.close = cpu_close,
 	.alloc = cpu_alloc,
 	.free = cpu_free,
-	.upload = cpu_copy,
-	.download = cpu_copy,
+	.upload = mtp_host_copy,
+	.download = mtp_host_copy,
 	.supports = cpu_supports,
 	.launch = cpu_launch,
 	.device_info = cpu_device_info,

@@ -1,5 +1,6 @@
 /*
- * The empty-kernel row of the benchmark: with MTP_CUDA_EMPTY_BENCH=1 the
+ * The empty-kernel row of the benchmark: with MTP_CUDA_EMPTY_BENCH=1 (or =N:
+ * also N empty kernels in one graph, the floor of `bench --launches N`) the
  * backend times, when it opens, one empty kernel launched plainly and
  * replayed from a graph, the same way the timing engine times an op (an
  * event before, the launch, an event after, synchronize), and prints the
@@ -45,7 +46,9 @@ static enum mtp_status empty_median(struct mtp_backend *be, cudaGraphExec_t ge,
 	return MTP_OK;
 }
 
-static enum mtp_status empty_graph(struct mtp_backend *be, cudaGraphExec_t *ge)
+/* A graph of n empty kernels back to back. */
+static enum mtp_status empty_graph(struct mtp_backend *be, cudaGraphExec_t *ge,
+				   int n)
 {
 	struct nv_ctx *x = nv_ctx(be);
 	cudaGraph_t g = NULL;
@@ -53,7 +56,9 @@ static enum mtp_status empty_graph(struct mtp_backend *be, cudaGraphExec_t *ge)
 
 	NV_CUDA(be, cudaStreamBeginCapture(x->stream,
 					   cudaStreamCaptureModeThreadLocal));
-	e = mtp_nv_empty(x->stream);
+	e = cudaSuccess;
+	for (int i = 0; e == cudaSuccess && i < n; i++)
+		e = mtp_nv_empty(x->stream);
 	e2 = cudaStreamEndCapture(x->stream, &g);
 	if (e == cudaSuccess && e2 == cudaSuccess)
 		e = cudaGraphInstantiate(ge, g, 0);
@@ -67,16 +72,24 @@ enum mtp_status mtp_nv_bench_empty(struct mtp_backend *be)
 {
 	const char *env = getenv("MTP_CUDA_EMPTY_BENCH");
 	cudaGraphExec_t ge = NULL;
-	float plain = 0, replay = 0;
+	float plain = 0, replay = 0, many = 0;
+	const int n = env ? atoi(env) : 0;
 	enum mtp_status st;
 
 	if (!env || !*env || *env == '0')
 		return MTP_OK;
 	st = empty_median(be, NULL, &plain);
 	if (!st)
-		st = empty_graph(be, &ge);
+		st = empty_graph(be, &ge, 1);
 	if (!st)
 		st = empty_median(be, ge, &replay);
+	if (ge)
+		cudaGraphExecDestroy(ge);
+	ge = NULL;
+	if (!st && n > 1) /* =N: the per-launch floor of --launches N */
+		st = empty_graph(be, &ge, n);
+	if (!st && ge)
+		st = empty_median(be, ge, &many);
 	if (ge)
 		cudaGraphExecDestroy(ge);
 	if (!st)
@@ -84,5 +97,10 @@ enum mtp_status mtp_nv_bench_empty(struct mtp_backend *be)
 			"cuda: empty kernel, median of %d: launch %.2f us, "
 			"graph replay %.2f us\n",
 			EMPTY_REPS, plain, replay);
+	if (!st && n > 1)
+		fprintf(stderr,
+			"cuda: empty kernel, %d launches in one graph: %.3f us "
+			"per launch\n",
+			n, many / n);
 	return st;
 }

@@ -11,6 +11,14 @@
 enum mtp_status mtp_nv_graph_capture(struct mtp_backend *be,
 				     const struct mtp_call *call, void **graph)
 {
+	return mtp_nv_graph_capture_calls(be, call, 1, graph);
+}
+
+/* n launches, in order, in one graph (backend.h, api_version 4). */
+enum mtp_status mtp_nv_graph_capture_calls(struct mtp_backend *be,
+					   const struct mtp_call *calls, int n,
+					   void **graph)
+{
 	struct nv_ctx *x = nv_ctx(be);
 	cudaGraph_t g = NULL;
 	cudaGraphExec_t ge = NULL;
@@ -20,7 +28,9 @@ enum mtp_status mtp_nv_graph_capture(struct mtp_backend *be,
 	*graph = NULL;
 	NV_CUDA(be, cudaStreamBeginCapture(x->stream,
 					   cudaStreamCaptureModeThreadLocal));
-	st = be->iface->launch(be, call);
+	st = MTP_OK;
+	for (int i = 0; !st && i < n; i++)
+		st = be->iface->launch(be, &calls[i]);
 	/* the capture is always ended, also after a failed launch */
 	e = cudaStreamEndCapture(x->stream, &g);
 	if (st || e != cudaSuccess) {

@@ -34,20 +34,23 @@ static __device__ void hc_mix_dots(const T *x, const float *fn, int64_t k_len,
 	for (int o = 0; o < NMIX; o++)
 		acc[o] = 0;
 	if (vec) {
-		for (int64_t i = threadIdx.x * n; i < k_len; i += NV_BLOCK * n) {
+		for (int64_t i = threadIdx.x * n; i < k_len;
+		     i += NV_BLOCK * n) {
 			nv_load_vec(x + i, xv);
 #pragma unroll
 			for (int k = 0; k < n; k++) {
 				q += (A)xv[k] * xv[k];
 				if (xs)
-					xv[k] = nv_round<T>(nv_scaled(xv[k], xs));
+					xv[k] = nv_round<T>(
+						nv_scaled(xv[k], xs));
 			}
 #pragma unroll
 			for (int o = 0; o < NMIX; o++) {
 				const float *f = fn + o * k_len + i;
 #pragma unroll
 				for (int k = 0; k < n; k += 4) {
-					float4 w = *reinterpret_cast<const float4 *>(f + k);
+					float4 w = *reinterpret_cast<
+						const float4 *>(f + k);
 
 					acc[o] += (A)xv[k] * w.x;
 					acc[o] += (A)xv[k + 1] * w.y;
@@ -96,8 +99,7 @@ static __device__ void hc_mix_dots(const T *x, const float *fn, int64_t k_len,
  */
 template <typename T, int NMIX>
 static __device__ bool hc_mix(const T *x, const float *fn, int64_t k_len,
-			      bool vec, const struct nv_scale *xs,
-			      double *mix)
+			      bool vec, const struct nv_scale *xs, double *mix)
 {
 	__shared__ float redf[NV_HC_WARPS * (NMIX + 1)];
 	__shared__ double redd[NV_HC_WARPS * (NMIX + 1)];
@@ -111,26 +113,77 @@ static __device__ bool hc_mix(const T *x, const float *fn, int64_t k_len,
 	return wide;
 }
 
+/* The end of hc_head [SPEC.md §4.4.4] for token row x (M*h values) into
+ * y: pre_m from mix (M dots, then sum x^2; `wide`: they are double sums),
+ * then y = act(sum_m pre_m x[m]). rocm: the dots already saw x * rho.
+ * vec_out: x and y 16-byte aligned and h a multiple of the vector. */
+template <typename T, int M>
+static __device__ void hc_head_out(const T *x, T *y, const double *mix,
+				   bool wide, bool rocm, const float *scale,
+				   const float *base, int64_t h, float rms_eps,
+				   float hc_eps, bool vec_out)
+{
+	__shared__ float pre[M];
+	const int64_t k_len = M * h;
+
+	if (threadIdx.x < M) {
+		const int s = threadIdx.x;
+		float mu = (float)mix[s];
+
+		if (!rocm && !wide)
+			mu *= nv_rms_inv((float)mix[M], k_len, rms_eps);
+		else if (!rocm)
+			mu = (float)(mix[s] / sqrt(mix[M] / (double)k_len +
+						   (double)rms_eps));
+		pre[s] = nv_sigmoid(mu * scale[0] + base[s]) + hc_eps;
+	}
+	__syncthreads();
+	if (vec_out) { /* 16-byte loads and stores, M of them in flight */
+		const int n = nv_vec<T>::n;
+
+#pragma unroll 2
+		for (int64_t i = threadIdx.x * n; i < h; i += NV_BLOCK * n) {
+			float acc[16] = {0}, xv[M][16];
+
+#pragma unroll
+			for (int s = 0; s < M; s++)
+				nv_load_vec(x + s * h + i, xv[s]);
+#pragma unroll
+			for (int s = 0; s < M; s++)
+				for (int k = 0; k < n; k++)
+					acc[k] += pre[s] * xv[s][k];
+			nv_store_vec(y + i, acc);
+		}
+		return;
+	}
+	for (int64_t i = threadIdx.x; i < h; i += NV_BLOCK) {
+		float acc = 0.0f;
+
+		for (int s = 0; s < M; s++)
+			acc += pre[s] * nv_f32(x[s * h + i]);
+		y[i] = nv_from<T>(acc);
+	}
+}
+
 /* Whether x rows of k_len activations and fn rows allow 16-byte loads. */
 template <typename T>
 static bool hc_vec_ok(const void *x, const float *fn, int64_t k_len)
 {
-	return k_len % nv_vec<T>::n == 0 && nv_aligned16(x) &&
-	       nv_aligned16(fn);
+	return k_len % nv_vec<T>::n == 0 && nv_aligned16(x) && nv_aligned16(fn);
 }
 
 /* Calls F<T, M>(args...) for the runtime m in 1..MTP_NV_HC_MAX_M. */
-#define NV_HC_DISPATCH(m, F, T, ...)                                   \
-	switch (m) {                                                   \
-	case 1: F<T, 1>(__VA_ARGS__); break;                           \
-	case 2: F<T, 2>(__VA_ARGS__); break;                           \
-	case 3: F<T, 3>(__VA_ARGS__); break;                           \
-	case 4: F<T, 4>(__VA_ARGS__); break;                           \
-	case 5: F<T, 5>(__VA_ARGS__); break;                           \
-	case 6: F<T, 6>(__VA_ARGS__); break;                           \
-	case 7: F<T, 7>(__VA_ARGS__); break;                           \
-	case 8: F<T, 8>(__VA_ARGS__); break;                           \
-	default: return cudaErrorInvalidValue;                         \
+#define NV_HC_DISPATCH(m, F, T, ...)                                           \
+	switch (m) {                                                           \
+	case 1: F<T, 1>(__VA_ARGS__); break;                                   \
+	case 2: F<T, 2>(__VA_ARGS__); break;                                   \
+	case 3: F<T, 3>(__VA_ARGS__); break;                                   \
+	case 4: F<T, 4>(__VA_ARGS__); break;                                   \
+	case 5: F<T, 5>(__VA_ARGS__); break;                                   \
+	case 6: F<T, 6>(__VA_ARGS__); break;                                   \
+	case 7: F<T, 7>(__VA_ARGS__); break;                                   \
+	case 8: F<T, 8>(__VA_ARGS__); break;                                   \
+	default: return cudaErrorInvalidValue;                                 \
 	}
 
 #endif

@@ -5,7 +5,7 @@
  * rocm (triton): x*rho is first stored in the activation type (the
  * weight-free RMSNorm), and the mixes are taken from those values.
  */
-#include "hc_common.cuh"
+#include "hc_decode.cuh"
 
 /* The ROCm variant's rho, first: float32 with the double fallback. */
 template <typename T>
@@ -40,13 +40,12 @@ static __device__ struct nv_scale head_rho(const T *x, int64_t k_len,
 }
 
 template <typename T, int M>
-__global__ void hc_head_kernel(const T *xs, const float *fn,
-			       const float *scale, const float *base, T *ys,
-			       int64_t h, float rms_eps, float hc_eps,
-			       int variant, bool vec)
+__global__ void hc_head_kernel(const T *xs, const float *fn, const float *scale,
+			       const float *base, T *ys, int64_t h,
+			       float rms_eps, float hc_eps, int variant,
+			       bool vec, bool vec_out)
 {
 	__shared__ double mix[M + 1];
-	__shared__ float pre[M];
 	const int64_t t = blockIdx.x, k_len = M * h;
 	const T *x = xs + t * k_len;
 	T *y = ys + t * h;
@@ -55,28 +54,11 @@ __global__ void hc_head_kernel(const T *xs, const float *fn,
 
 	if (rocm)
 		rho = head_rho<T>(x, k_len, rms_eps);
-	const bool wide = hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL,
-				       mix);
+	const bool wide =
+		hc_mix<T, M>(x, fn, k_len, vec, rocm ? &rho : NULL, mix);
 
-	if (threadIdx.x < M) {
-		const int s = threadIdx.x;
-		float mu = (float)mix[s];
-
-		if (!rocm && !wide)
-			mu *= nv_rms_inv((float)mix[M], k_len, rms_eps);
-		else if (!rocm)
-			mu = (float)(mix[s] / sqrt(mix[M] / (double)k_len +
-						   (double)rms_eps));
-		pre[s] = nv_sigmoid(mu * scale[0] + base[s]) + hc_eps;
-	}
-	__syncthreads();
-	for (int64_t i = threadIdx.x; i < h; i += NV_BLOCK) {
-		float acc = 0.0f;
-
-		for (int s = 0; s < M; s++)
-			acc += pre[s] * nv_f32(x[s * h + i]);
-		y[i] = nv_from<T>(acc);
-	}
+	hc_head_out<T, M>(x, y, mix, wide, rocm, scale, base, h, rms_eps,
+			  hc_eps, vec_out);
 }
 
 template <typename T, int M>
@@ -86,21 +68,25 @@ static void launch_hc_head(const void *x, const float *fn, const float *scale,
 			   cudaStream_t s)
 {
 	bool vec = hc_vec_ok<T>(x, fn, M * h);
+	bool vec_out = vec && h % nv_vec<T>::n == 0 && nv_aligned16(y);
 
 	hc_head_kernel<T, M><<<(unsigned)t, NV_BLOCK, 0, s>>>(
 		(const T *)x, fn, scale, base, (T *)y, h, rms_eps, hc_eps,
-		variant, vec);
+		variant, vec, vec_out);
 }
 
 extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 				      const float *fn, const float *scale,
 				      const float *base, void *y, int64_t t,
 				      int64_t m, int64_t h, float rms_eps,
-				      float hc_eps, int variant,
-				      cudaStream_t s)
+				      float hc_eps, int variant, cudaStream_t s)
 {
 	if (t == 0 || h == 0)
 		return cudaSuccess;
+	if (variant != MTP_NV_HEAD_ROCM && nv_hc_decode_takes(t) &&
+	    nv_hc_head_decode(act, x, fn, scale, base, y, t, m, h, rms_eps,
+			      hc_eps, s))
+		return cudaGetLastError();
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_bf16, x, fn, scale,
 			       base, y, t, h, rms_eps, hc_eps, variant, s);

@@ -134,12 +134,10 @@ static void launch_hc_post(const void *x, const void *res, const float *post,
 			m, h);
 }
 
-extern "C" cudaError_t mtp_nv_hc_post(enum mtp_nv_act act, const void *x,
-				      const void *residual,
-				      const float *post_mix,
-				      const float *comb_mix, void *out,
-				      int64_t t, int64_t m, int64_t h,
-				      cudaStream_t s)
+extern "C" cudaError_t
+mtp_nv_hc_post(enum mtp_nv_act act, const void *x, const void *residual,
+	       const float *post_mix, const float *comb_mix, void *out,
+	       int64_t t, int64_t m, int64_t h, cudaStream_t s)
 {
 	if (t * m * h == 0)
 		return cudaSuccess;

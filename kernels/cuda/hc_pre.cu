@@ -6,156 +6,8 @@
  * from the unrounded sum, applied to the rounded sum). All float32;
  * post_mix and comb_mix are stored as float32, layer_input in act.
  */
-#include "hc_tile.cuh"
-
-/* c[a][b] /= (sum over the row a, or the column a) + eps, for M x M c. */
-template <int M>
-static __device__ void normalise(float *c, bool rows, float eps)
-{
-	for (int a = 0; a < M; a++) {
-		float s = 0.0f;
-
-		for (int b = 0; b < M; b++)
-			s += rows ? c[a * M + b] : c[b * M + a];
-		for (int b = 0; b < M; b++) {
-			if (rows)
-				c[a * M + b] /= s + eps;
-			else
-				c[b * M + a] /= s + eps;
-		}
-	}
-}
-
-template <int M>
-static __device__ void sinkhorn(float *c, int iters, float eps)
-{
-	for (int i = 0; i < M; i++) {
-		float *row = c + i * M, mx = row[0], s = 0.0f;
-
-		for (int j = 1; j < M; j++)
-			mx = row[j] > mx ? row[j] : mx;
-		for (int j = 0; j < M; j++) {
-			row[j] = expf(row[j] - mx);
-			s += row[j];
-		}
-		for (int j = 0; j < M; j++)
-			row[j] = row[j] / s + eps;
-	}
-	normalise<M>(c, false, eps);
-	for (int it = 1; it < iters; it++) {
-		normalise<M>(c, true, eps);
-		normalise<M>(c, false, eps);
-	}
-}
-
-/* One thread: pre (to shared), post_mix and comb_mix of token t. */
-template <int M>
-static __device__ void hc_pre_mixes(const struct mtp_nv_hc_pre_args *a,
-				    int64_t t, const double *mix, bool wide,
-				    float *pre)
-{
-	const int NMIX = 2 * M + M * M;
-	const int64_t k_len = M * a->h;
-	const float *sc = a->scale, *b = a->base;
-	float mu[NMIX], c[M * M];
-
-	if (!wide) {
-		const float rho = nv_rms_inv((float)mix[NMIX], k_len, a->rms_eps);
-
-		for (int o = 0; o < NMIX; o++)
-			mu[o] = rho * (float)mix[o];
-	} else {
-		const double rho =
-			1.0 / sqrt(mix[NMIX] / (double)k_len + (double)a->rms_eps);
-
-		for (int o = 0; o < NMIX; o++)
-			mu[o] = (float)(rho * mix[o]);
-	}
-	for (int s = 0; s < M; s++) {
-		pre[s] = nv_sigmoid(mu[s] * sc[0] + b[s]) + a->pre_eps;
-		a->post_mix[t * M + s] =
-			nv_sigmoid(mu[M + s] * sc[1] + b[M + s]) * a->post_mult;
-	}
-	for (int k = 0; k < M * M; k++)
-		c[k] = mu[2 * M + k] * sc[2] + b[2 * M + k];
-	sinkhorn<M>(c, a->sinkhorn_iters, a->sinkhorn_eps);
-	for (int k = 0; k < M * M; k++)
-		a->comb_mix[t * M * M + k] = c[k];
-}
-
-/* u[k] = sum_m pre_m x[m, i + k] in A, for one vector (or one element). */
-template <typename T, int M, typename A>
-static __device__ void layer_sum(const T *x, int64_t h, int64_t i, bool vec,
-				 const float *pre, A *u)
-{
-	const int n = vec ? nv_vec<T>::n : 1;
-	float xv[16];
-
-	for (int k = 0; k < n; k++)
-		u[k] = 0;
-	for (int s = 0; s < M; s++) {
-		if (vec)
-			nv_load_vec(x + s * h + i, xv);
-		else
-			xv[0] = nv_f32(x[s * h + i]);
-		for (int k = 0; k < n; k++)
-			u[k] += (A)pre[s] * xv[k];
-	}
-}
-
-/* Sum of u^2 over the row of this token, in A. */
-template <typename T, int M, typename A>
-static __device__ A layer_sumsq(const T *x, int64_t h, bool vec,
-				const float *pre)
-{
-	const int n = vec ? nv_vec<T>::n : 1;
-	A u[16], ss = 0;
-
-	for (int64_t i = threadIdx.x * n; i < h; i += NV_BLOCK * n) {
-		layer_sum<T, M, A>(x, h, i, vec, pre, u);
-		for (int k = 0; k < n; k++)
-			ss += u[k] * u[k];
-	}
-	return ss;
-}
-
-/* layer_input with the with_norm RMSNorm: variance of the unrounded u,
- * applied to the rounded u. */
-template <typename T, int M>
-static __device__ void layer_input_norm(const T *x, const T *w, T *out,
-					int64_t h, bool vec, const float *pre,
-					float eps)
-{
-	__shared__ float sh[NV_MAX_WARPS];
-	__shared__ double shd[NV_MAX_WARPS];
-	const int n = vec ? nv_vec<T>::n : 1;
-	float ss = nv_block_sum(layer_sumsq<T, M, float>(x, h, vec, pre), sh);
-
-	if (!nv_overflowed(ss)) {
-		const float rr = nv_rms_inv(ss, h, eps);
-		float u[16];
-
-		for (int64_t i = threadIdx.x * n; i < h; i += NV_BLOCK * n) {
-			layer_sum<T, M, float>(x, h, i, vec, pre, u);
-			for (int k = 0; k < n; k++)
-				out[i + k] = nv_from<T>(nv_round<T>(u[k]) * rr *
-							nv_f32(w[i + k]));
-		}
-		return;
-	}
-	const double sd =
-		nv_block_sum(layer_sumsq<T, M, double>(x, h, vec, pre), shd);
-	const double rr = 1.0 / sqrt(sd / (double)h + (double)eps);
-	double u[16];
-
-	for (int64_t i = threadIdx.x * n; i < h; i += NV_BLOCK * n) {
-		layer_sum<T, M, double>(x, h, i, vec, pre, u);
-		for (int k = 0; k < n; k++)
-			out[i + k] = nv_from<T>(
-				(float)(nv_round<T>((float)u[k]) * rr) *
-				nv_f32(w[i + k]));
-	}
-}
+#include "hc_decode.cuh"
+#include "hc_pre_common.cuh"
 
 template <typename T, int M>
 __global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec)
@@ -165,27 +17,13 @@ __global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec)
 	__shared__ float pre[M];
 	const int64_t t = blockIdx.x, h = a.h;
 	const T *x = (const T *)a.residual + t * M * h;
-	T *out = (T *)a.layer_input + t * h;
-	const int n = vec ? nv_vec<T>::n : 1;
 	const bool wide = hc_mix<T, NMIX>(x, a.fn, M * h, vec, NULL, mix);
 
 	if (threadIdx.x == 0)
 		hc_pre_mixes<M>(&a, t, mix, wide, pre);
 	__syncthreads();
-	if (a.norm_w) {
-		layer_input_norm<T, M>(x, (const T *)a.norm_w, out, h, vec, pre,
-				       a.norm_eps);
-		return;
-	}
-	for (int64_t i = threadIdx.x * n; i < h; i += NV_BLOCK * n) {
-		float u[16];
-
-		layer_sum<T, M, float>(x, h, i, vec, pre, u);
-		for (int k = 0; k < n; k++)
-			out[i + k] = nv_from<T>(u[k]);
-	}
+	hc_pre_layer_input<T, M>(&a, t, vec, pre);
 }
-
 
 /*
  * hc_pre over a tile of TB tokens (hc_tile.cuh): the mix GEMV of the tile,
@@ -311,9 +149,9 @@ static void launch_hc_pre_tile(const struct mtp_nv_hc_pre_args *a,
 	static bool attr;
 
 	if (!attr) {
-		cudaFuncSetAttribute(hc_pre_tile_kernel<T, M, G, TT>,
-				     cudaFuncAttributeMaxDynamicSharedMemorySize,
-				     (int)sm);
+		cudaFuncSetAttribute(
+			hc_pre_tile_kernel<T, M, G, TT>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
 		attr = true;
 	}
 	hc_pre_tile_kernel<T, M, G, TT>
@@ -327,10 +165,13 @@ static void launch_hc_pre_tile(const struct mtp_nv_hc_pre_args *a,
 template <typename T>
 static bool hc_pre_tiled(const struct mtp_nv_hc_pre_args *a, cudaStream_t s)
 {
-	if (sizeof(T) != 2 || a->m != 4 || a->h % 8 != 0 ||
-	    !hc_vec_ok<T>(a->residual, a->fn, 4 * a->h) ||
+	const enum nv_hc_path path = nv_hc_path();
+
+	if (path == NV_HC_PATH_TOKEN || sizeof(T) != 2 || a->m != 4 ||
+	    a->h % 8 != 0 || !hc_vec_ok<T>(a->residual, a->fn, 4 * a->h) ||
 	    (a->norm_w && !nv_aligned16(a->norm_w)) ||
-	    !nv_aligned16(a->layer_input) || a->t < hc_tile_min_t(2112))
+	    !nv_aligned16(a->layer_input) ||
+	    (path != NV_HC_PATH_TILE && a->t < hc_tile_min_t(2112)))
 		return false;
 	launch_hc_pre_tile<T, 4, 8, 2>(a, s);
 	return true;
@@ -351,6 +192,8 @@ extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 {
 	if (a->t == 0 || a->h == 0)
 		return cudaSuccess;
+	if (nv_hc_decode_takes(a->t) && nv_hc_pre_decode(act, a, s))
+		return cudaGetLastError();
 	if (act == MTP_NV_BF16 && hc_pre_tiled<mtp_gpu_bf16>(a, s))
 		return cudaGetLastError();
 	if (act == MTP_NV_F16 && hc_pre_tiled<mtp_gpu_f16>(a, s))

@@ -152,8 +152,8 @@ static __device__ void hc_tile_dots(const T *x, int nt, const float *fn,
 #pragma unroll
 				for (int k = 0; k < 8; k++) {
 					if (SCALED)
-						xv[j][k] = nv_round<T>(xv[j][k] *
-								       r[j]);
+						xv[j][k] = nv_round<T>(
+							xv[j][k] * r[j]);
 					else
 						q[j] += xv[j][k] * xv[j][k];
 				}

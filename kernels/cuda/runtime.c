@@ -1,9 +1,9 @@
 /*
  * The runtime half of the CUDA backend's interface, shared with the HIP
  * backend (which compiles it through kernels/hip/vendor/, CUDA runtime names
- * mapped to HIP): device memory, copies, scratch, launch, synchronisation
- * and event timers. Every runtime call is checked; an error is the
- * backend's message, never an abort.
+ * mapped to HIP): opening and closing the device, its stream and events,
+ * device memory, copies, synchronisation and event timers. Every runtime
+ * call is checked; an error is the backend's message, never an abort.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,107 @@ enum mtp_status mtp_nv_fail_cuda(struct mtp_backend *be, const char *what,
 {
 	return mtp_backend_fail(be, MTP_ERR_DEVICE, "%s: %s", what,
 				cudaGetErrorString(e));
+}
+
+/* Picks the device ($device_env, default 0) and checks that it works. */
+static enum mtp_status device_open(struct mtp_backend *be, struct nv_ctx *x)
+{
+	const struct nv_platform *pf = x->pf;
+	const char *env = getenv(pf->device_env);
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e != cudaSuccess)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
+					"%sGetDeviceCount: %s", pf->api,
+					cudaGetErrorString(e));
+	if (n == 0)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE, "no %s device",
+					pf->name);
+	x->device = env && *env ? atoi(env) : 0;
+	if (x->device < 0 || x->device >= n)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
+					"%s=%s: %d device(s)", pf->device_env,
+					env, n);
+	e = cudaSetDevice(x->device);
+	if (e == cudaSuccess)
+		e = cudaGetDeviceProperties(&x->prop, x->device);
+	if (e == cudaSuccess)
+		e = cudaDriverGetVersion(&x->driver_version);
+	if (e == cudaSuccess)
+		e = cudaRuntimeGetVersion(&x->runtime_version);
+	if (e != cudaSuccess)
+		return mtp_backend_fail(be, MTP_ERR_UNAVAILABLE,
+					"device %d: %s", x->device,
+					cudaGetErrorString(e));
+	return MTP_OK;
+}
+
+/* "<api><call>: <message>", the runtime's own name ("hipEventCreate"). */
+static enum mtp_status rt_fail(struct mtp_backend *be, const struct nv_ctx *x,
+			       const char *call, cudaError_t e)
+{
+	return mtp_backend_fail(be, MTP_ERR_DEVICE, "%s%s: %s", x->pf->api,
+				call, cudaGetErrorString(e));
+}
+
+static enum mtp_status open_stream(struct mtp_backend *be, struct nv_ctx *x)
+{
+	cudaError_t e =
+		cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking);
+
+	if (e != cudaSuccess)
+		return rt_fail(be, x, "StreamCreateWithFlags", e);
+	e = cudaEventCreate(&x->ev_begin);
+	if (e == cudaSuccess)
+		e = cudaEventCreate(&x->ev_end);
+	if (e != cudaSuccess)
+		return rt_fail(be, x, "EventCreate", e);
+	return MTP_OK;
+}
+
+void mtp_nv_close(struct mtp_backend *be)
+{
+	struct nv_ctx *x = nv_ctx(be);
+
+	if (!x)
+		return;
+	/* statuses ignored: nothing more can be done while closing */
+	if (x->stream)
+		(void)cudaStreamSynchronize(x->stream);
+	if (x->pf->close_more)
+		x->pf->close_more(x);
+	if (x->ev_end)
+		(void)cudaEventDestroy(x->ev_end);
+	if (x->ev_begin)
+		(void)cudaEventDestroy(x->ev_begin);
+	if (x->stream)
+		(void)cudaStreamDestroy(x->stream);
+	free(x);
+	be->ctx = NULL;
+}
+
+enum mtp_status mtp_nv_open(struct mtp_backend *be,
+			    const struct nv_platform *pf)
+{
+	struct nv_ctx *x = calloc(1, sizeof(*x));
+	enum mtp_status st;
+
+	if (!x)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	x->gpu.prims = &mtp_nv_prims;
+	x->pf = pf;
+	be->ctx = x;
+	st = device_open(be, x);
+	if (!st)
+		st = open_stream(be, x);
+	if (!st && pf->open_more)
+		st = pf->open_more(be, x);
+	if (st) {
+		mtp_nv_close(be);
+		return MTP_ERR_UNAVAILABLE; /* be->error says why */
+	}
+	return MTP_OK;
 }
 
 enum mtp_status mtp_nv_alloc(struct mtp_backend *be, size_t bytes, void **ptr)
@@ -64,57 +165,6 @@ enum mtp_status mtp_nv_copy(struct mtp_backend *be, void *dst, const void *src,
 	NV_CUDA(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
 				    nv_ctx(be)->stream));
 	return MTP_OK;
-}
-
-enum mtp_status mtp_nv_scratch(struct mtp_backend *be, size_t bytes, void **ptr)
-{
-	struct nv_ctx *x = nv_ctx(be);
-
-	*ptr = NULL;
-	if (x->n_scratch == NV_SCRATCH_MAX)
-		return mtp_backend_fail(
-			be, MTP_ERR_LIMIT,
-			"more than %d scratch buffers in one call",
-			NV_SCRATCH_MAX);
-	NV_CUDA(be, cudaMallocAsync(ptr, bytes ? bytes : 1, x->stream));
-	x->scratch[x->n_scratch++] = *ptr;
-	return MTP_OK;
-}
-
-enum mtp_status mtp_nv_scratch_release(struct mtp_backend *be)
-{
-	struct nv_ctx *x = nv_ctx(be);
-	cudaError_t first = cudaSuccess;
-
-	while (x->n_scratch > 0) {
-		cudaError_t e =
-			cudaFreeAsync(x->scratch[--x->n_scratch], x->stream);
-
-		if (first == cudaSuccess)
-			first = e;
-	}
-	NV_CUDA(be, first);
-	return MTP_OK;
-}
-
-bool mtp_nv_supports_call(struct mtp_backend *be, const struct mtp_call *c)
-{
-	(void)be;
-	return mtp_nv_op_supported(c);
-}
-
-enum mtp_status mtp_nv_launch(struct mtp_backend *be, const struct mtp_call *c)
-{
-	enum mtp_status st, rel;
-
-	switch (c->op->id) {
-	case MTP_OP_MTP_BLOCK: st = mtp_nv_op_block(be, c); break;
-	case MTP_OP_MTP_STEP: st = mtp_nv_op_step(be, c); break;
-	case MTP_OP_DRAFT_CHAIN: st = mtp_nv_op_chain(be, c); break;
-	default: st = mtp_nv_op_simple(be, c); break;
-	}
-	rel = mtp_nv_scratch_release(be);
-	return st ? st : rel;
 }
 
 enum mtp_status mtp_nv_synchronize(struct mtp_backend *be)

@@ -1,6 +1,6 @@
 /*
  * The projections of the HIP backend [SPEC.md §10]: mtp_nv_linear, which
- * the shared ops.c, block.c and step.c call, on the backend's own GEMM
+ * the shared prims.c calls for the composition layer, on the backend's own GEMM
  * kernel (gemm.hip) instead of cuBLASLt: act operands, float32
  * accumulation, one rounding of the result; the LM head stores fp32 logits.
  */

@@ -4,8 +4,9 @@
  * compiled to SPIR-V at build time and run through Level Zero on Intel
  * GPUs. This file is the interface table, device memory and explicit
  * copies, the platform half of the shared host layer (enqueue a kernel,
- * scratch, copy) and the device timers; the ops themselves are the opencl
- * backend's host code (kernels/opencl/ops.c, block.c, step.c).
+ * scratch, copy) and the device timers; the primitives are the opencl
+ * backend's (kernels/opencl/kernels.c) and the ops are composed by the GPU
+ * composition layer (kernels/gpu/).
  *
  * Host copies go through a host (USM) staging buffer, since a plain
  * malloc'ed pointer need not be visible to the device.
@@ -71,8 +72,8 @@ static enum mtp_status l0_release(struct mtp_backend *be, void *mem)
 	return MTP_OK;
 }
 
-static enum mtp_status l0_copy_buf(struct mtp_backend *be, struct ocl_buf dst,
-				   struct ocl_buf src, size_t bytes)
+static enum mtp_status l0_copy_buf(struct mtp_backend *be, struct gpu_buf dst,
+				   struct gpu_buf src, size_t bytes)
 {
 	if (!bytes)
 		return MTP_OK;
@@ -96,7 +97,7 @@ static void l0_close(struct mtp_backend *be)
 
 	if (!x)
 		return;
-	mtp_ocl_scratch_release(be);
+	mtp_gpu_scratch_release(be);
 	for (int k = 0; k < OCL_K_COUNT; k++)
 		if (x->kernels[k])
 			zeKernelDestroy(x->kernels[k]);
@@ -118,6 +119,7 @@ static enum mtp_status l0_open(struct mtp_backend *be)
 
 	if (!x)
 		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	x->dev.gpu.prims = &mtp_ocl_prims;
 	x->dev.ops = &l0_dev_ops;
 	be->ctx = x;
 	if (mtp_l0_device_open(be, x) != MTP_OK) {
@@ -166,15 +168,9 @@ static enum mtp_status l0_download(struct mtp_backend *be, void *dst,
 static enum mtp_status l0_copy(struct mtp_backend *be, void *dst,
 			       const void *src, size_t bytes)
 {
-	struct ocl_buf d = {dst, 0}, s = {(void *)src, 0};
+	struct gpu_buf d = {dst, 0}, s = {(void *)src, 0};
 
 	return l0_copy_buf(be, d, s, bytes);
-}
-
-static bool l0_supports(struct mtp_backend *be, const struct mtp_call *c)
-{
-	(void)be;
-	return mtp_ocl_supports(c);
 }
 
 static enum mtp_status l0_timer_begin(struct mtp_backend *be)
@@ -217,8 +213,8 @@ static const struct mtp_backend_iface l0_iface = {
 	.free = l0_free,
 	.upload = l0_upload,
 	.download = l0_download,
-	.supports = l0_supports,
-	.launch = mtp_ocl_launch,
+	.supports = mtp_gpu_supports,
+	.launch = mtp_gpu_launch,
 	.timer_begin = l0_timer_begin,
 	.timer_end = l0_timer_end,
 	.device_info = l0_device_info,

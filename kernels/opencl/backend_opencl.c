@@ -3,8 +3,9 @@
  * with dlopen): the interface table, buffers and explicit copies on one
  * in-order queue, the platform half of the shared host layer (enqueue a
  * kernel, scratch, copy), timers from event profiling, and the device
- * description. The ops are composed in ops.c, block.c and step.c on the
- * OpenCL C kernels of this folder, which the level_zero backend also runs.
+ * description. The ops are composed by kernels/gpu/ over the primitives of
+ * kernels.c (the OpenCL C kernels of this folder, which the level_zero
+ * backend also runs).
  * Every cl* status is checked and named in be->error; no platform or
  * device is MTP_ERR_UNAVAILABLE with the reason.
  */
@@ -87,8 +88,8 @@ static enum mtp_status ocl_release(struct mtp_backend *be, void *mem)
 	return MTP_OK;
 }
 
-static enum mtp_status ocl_copy_buf(struct mtp_backend *be, struct ocl_buf dst,
-				    struct ocl_buf src, size_t bytes)
+static enum mtp_status ocl_copy_buf(struct mtp_backend *be, struct gpu_buf dst,
+				    struct gpu_buf src, size_t bytes)
 {
 	struct ocl_ctx *x = ocl_ctx(be);
 	cl_event ev = NULL;
@@ -125,7 +126,7 @@ static void ocl_close(struct mtp_backend *be)
 	if (x->queue)
 		note(be, "clFinish", clFinish(x->queue));
 	note(be, "clReleaseEvent", events_drop(x));
-	mtp_ocl_scratch_release(be);
+	mtp_gpu_scratch_release(be);
 	for (int k = 0; k < OCL_K_COUNT; k++)
 		if (x->kernels[k])
 			note(be, "clReleaseKernel",
@@ -149,6 +150,7 @@ static enum mtp_status ocl_open(struct mtp_backend *be)
 
 	if (!x)
 		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	x->dev.gpu.prims = &mtp_ocl_prims;
 	x->dev.ops = &ocl_dev_ops;
 	be->ctx = x;
 	st = mtp_ocl_device_open(be, x);
@@ -188,15 +190,9 @@ static enum mtp_status ocl_download(struct mtp_backend *be, void *dst,
 static enum mtp_status ocl_copy(struct mtp_backend *be, void *dst,
 				const void *src, size_t bytes)
 {
-	struct ocl_buf d = {dst, 0}, s = {(void *)src, 0};
+	struct gpu_buf d = {dst, 0}, s = {(void *)src, 0};
 
 	return ocl_copy_buf(be, d, s, bytes);
-}
-
-static bool ocl_supports(struct mtp_backend *be, const struct mtp_call *c)
-{
-	(void)be;
-	return mtp_ocl_supports(c);
 }
 
 static enum mtp_status ocl_synchronize(struct mtp_backend *be)
@@ -258,8 +254,8 @@ static const struct mtp_backend_iface ocl_iface = {
 	.free = ocl_free,
 	.upload = ocl_upload,
 	.download = ocl_download,
-	.supports = ocl_supports,
-	.launch = mtp_ocl_launch,
+	.supports = mtp_gpu_supports,
+	.launch = mtp_gpu_launch,
 	.synchronize = ocl_synchronize,
 	.timer_begin = ocl_timer_begin,
 	.timer_end = ocl_timer_end,

@@ -1,7 +1,7 @@
 /*
  * The device-neutral half of the platform code that the opencl and
  * level_zero backends share: kernel arguments flattened into (size, value)
- * pairs, scratch bookkeeping, the device pick (GPUs first, $ENV=N), the
+ * pairs, the device pick (GPUs first, $ENV=N), the
  * build log in a verdict, the timestamp span, and the identity of a SPIR-V
  * module. Each backend's own code is then only its vendor calls, and all
  * of this runs under OpenCL (PoCL and Intel's CPU runtime in CI) even
@@ -54,40 +54,6 @@ int mtp_ocl_flatten(const struct ocl_arg *a, int n, struct ocl_flat_arg *out,
 		f->value = &f->v;
 	}
 	return j;
-}
-
-enum mtp_status mtp_ocl_scratch(struct mtp_backend *be, size_t bytes,
-				struct ocl_buf *out)
-{
-	struct ocl_dev *d = ocl_dev(be);
-
-	out->mem = NULL;
-	out->off = 0;
-	if (!bytes)
-		return MTP_OK;
-	if (d->n_scratch == OCL_SCRATCH_MAX)
-		return mtp_backend_fail(
-			be, MTP_ERR_LIMIT,
-			"more than %d scratch buffers in one call",
-			OCL_SCRATCH_MAX);
-	OCL_TRY(d->ops->alloc(be, bytes, &out->mem));
-	d->scratch[d->n_scratch++] = out->mem;
-	return MTP_OK;
-}
-
-enum mtp_status mtp_ocl_scratch_release(struct mtp_backend *be)
-{
-	struct ocl_dev *d = ocl_dev(be);
-	enum mtp_status first = MTP_OK;
-
-	while (d->n_scratch > 0) {
-		enum mtp_status st =
-			d->ops->release(be, d->scratch[--d->n_scratch]);
-
-		if (first == MTP_OK)
-			first = st;
-	}
-	return first;
 }
 
 /* A non-negative decimal index, or -1. */

@@ -1,9 +1,11 @@
 /*
- * Launchers of the OpenCL C kernels, shared by the opencl and level_zero
- * backends: each packs its arguments in the kernel's order (a buffer is a
- * pointer and a byte offset) and picks the range: one work-group of OCL_WG
- * per row for the reductions, 16 x 16 tiles for the GEMM, OCL_EW-wide
- * groups for the element-wise kernels. An empty range enqueues nothing.
+ * The GPU composition layer's primitives (kernels/gpu/gpu.h) on the OpenCL
+ * C kernels, shared by the opencl and level_zero backends: each launcher
+ * packs its arguments in the kernel's order (a buffer is a pointer and a
+ * byte offset) and picks the range: one work-group of OCL_WG per row for
+ * the reductions, 16 x 16 tiles for the GEMM, OCL_EW-wide groups for the
+ * element-wise kernels. An empty range enqueues nothing. Scratch and
+ * copies go to the platform's struct ocl_dev_ops.
  */
 #include <stdint.h>
 
@@ -66,8 +68,8 @@ static enum mtp_status run_rows(struct mtp_backend *be, enum ocl_kernel k,
 	return run(be, k, a, n, rows * OCL_WG, 1, OCL_WG, 1);
 }
 
-enum mtp_status mtp_ocl_rmsnorm(struct mtp_backend *be, enum ocl_act act,
-				const struct ocl_norm_job *j, int64_t h,
+static enum mtp_status norm_one(struct mtp_backend *be, enum gpu_act act,
+				const struct gpu_norm_job *j, int64_t h,
 				float eps, int rounding)
 {
 	const struct ocl_arg a[] = {
@@ -83,11 +85,21 @@ enum mtp_status mtp_ocl_rmsnorm(struct mtp_backend *be, enum ocl_act act,
 	return h ? run_rows(be, OCL_K_RMSNORM, a, N_ARGS(a), j->rows) : MTP_OK;
 }
 
-enum mtp_status mtp_ocl_add_rmsnorm(struct mtp_backend *be, enum ocl_act act,
-				    struct ocl_buf x, struct ocl_buf res,
-				    struct ocl_buf w, struct ocl_buf y,
-				    struct ocl_buf rout, int64_t rows,
-				    int64_t h, float eps, int rounding)
+/* One launch per job. */
+static enum mtp_status k_rmsnorm(struct mtp_backend *be, enum gpu_act act,
+				 const struct gpu_norm_job *j, int njobs,
+				 int64_t h, float eps, int rounding)
+{
+	for (int i = 0; i < njobs; i++)
+		OCL_TRY(norm_one(be, act, &j[i], h, eps, rounding));
+	return MTP_OK;
+}
+
+static enum mtp_status k_add_rmsnorm(struct mtp_backend *be, enum gpu_act act,
+				     struct gpu_buf x, struct gpu_buf res,
+				     struct gpu_buf w, struct gpu_buf y,
+				     struct gpu_buf rout, int64_t rows,
+				     int64_t h, float eps, int rounding)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(x),    OA_BUF(res),
@@ -100,10 +112,10 @@ enum mtp_status mtp_ocl_add_rmsnorm(struct mtp_backend *be, enum ocl_act act,
 	return h ? run_rows(be, OCL_K_ADD_RMSNORM, a, N_ARGS(a), rows) : MTP_OK;
 }
 
-enum mtp_status mtp_ocl_embed(struct mtp_backend *be, enum ocl_act act,
-			      struct ocl_buf table, struct ocl_buf ids,
-			      bool ids64, struct ocl_buf out, int64_t t,
-			      int64_t h)
+static enum mtp_status k_embed(struct mtp_backend *be, enum gpu_act act,
+			       struct gpu_buf table, struct gpu_buf ids,
+			       bool ids64, struct gpu_buf out, int64_t t,
+			       int64_t h)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(table), OA_BUF(ids), OA_I32(ids64), OA_BUF(out),
@@ -113,10 +125,10 @@ enum mtp_status mtp_ocl_embed(struct mtp_backend *be, enum ocl_act act,
 	return run(be, OCL_K_EMBED, a, N_ARGS(a), h, t, OCL_EW, 1);
 }
 
-enum mtp_status mtp_ocl_positions_add(struct mtp_backend *be,
-				      struct ocl_buf pos, bool pos64,
-				      int64_t add, struct ocl_buf out,
-				      int64_t t)
+static enum mtp_status k_positions_add(struct mtp_backend *be,
+				       struct gpu_buf pos, bool pos64,
+				       int64_t add, struct gpu_buf out,
+				       int64_t t)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(pos), OA_I32(pos64), OA_I64(add), OA_BUF(out), OA_I64(t),
@@ -125,9 +137,9 @@ enum mtp_status mtp_ocl_positions_add(struct mtp_backend *be,
 	return run(be, OCL_K_POSITIONS_ADD, a, N_ARGS(a), t, 1, OCL_EW, 1);
 }
 
-enum mtp_status mtp_ocl_all_reduce(struct mtp_backend *be, enum ocl_act act,
-				   struct ocl_buf parts, int64_t p, int64_t n,
-				   struct ocl_buf out)
+static enum mtp_status k_all_reduce(struct mtp_backend *be, enum gpu_act act,
+				    struct gpu_buf parts, int64_t p, int64_t n,
+				    struct gpu_buf out)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(parts), OA_I64(p), OA_I64(n), OA_BUF(out), OA_I32(act),
@@ -136,10 +148,10 @@ enum mtp_status mtp_ocl_all_reduce(struct mtp_backend *be, enum ocl_act act,
 	return run(be, OCL_K_ALL_REDUCE, a, N_ARGS(a), n, 1, OCL_EW, 1);
 }
 
-enum mtp_status mtp_ocl_add_bcast(struct mtp_backend *be, enum ocl_act act,
-				  struct ocl_buf x, struct ocl_buf b,
-				  struct ocl_buf out, int64_t rows, int64_t rep,
-				  int64_t h)
+static enum mtp_status k_add_bcast(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf x, struct gpu_buf b,
+				   struct gpu_buf out, int64_t rows,
+				   int64_t rep, int64_t h)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(x),   OA_BUF(b), OA_BUF(out), OA_I64(rows * rep),
@@ -149,9 +161,9 @@ enum mtp_status mtp_ocl_add_bcast(struct mtp_backend *be, enum ocl_act act,
 	return run(be, OCL_K_ADD_BCAST, a, N_ARGS(a), h, rows * rep, OCL_EW, 1);
 }
 
-enum mtp_status mtp_ocl_swiglu(struct mtp_backend *be, enum ocl_act act,
-			       struct ocl_buf gate, struct ocl_buf up,
-			       struct ocl_buf g, int64_t n)
+static enum mtp_status k_swiglu(struct mtp_backend *be, enum gpu_act act,
+				struct gpu_buf gate, struct gpu_buf up,
+				struct gpu_buf g, int64_t n)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(gate), OA_BUF(up), OA_BUF(g), OA_I64(n), OA_I32(act),
@@ -160,10 +172,10 @@ enum mtp_status mtp_ocl_swiglu(struct mtp_backend *be, enum ocl_act act,
 	return run(be, OCL_K_SWIGLU, a, N_ARGS(a), n, 1, OCL_EW, 1);
 }
 
-enum mtp_status mtp_ocl_linear(struct mtp_backend *be, enum ocl_act act,
-			       bool logits, struct ocl_buf x, struct ocl_buf w,
-			       struct ocl_buf y, int64_t rows, int64_t in,
-			       int64_t out)
+static enum mtp_status k_linear(struct mtp_backend *be, enum gpu_act act,
+				bool logits, struct gpu_buf x, struct gpu_buf w,
+				struct gpu_buf y, int64_t rows, int64_t in,
+				int64_t out)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(x),	OA_BUF(w),   OA_BUF(y),
@@ -174,9 +186,9 @@ enum mtp_status mtp_ocl_linear(struct mtp_backend *be, enum ocl_act act,
 	return run(be, OCL_K_GEMM, a, N_ARGS(a), out, rows, OCL_TILE, OCL_TILE);
 }
 
-enum mtp_status mtp_ocl_argmax(struct mtp_backend *be, struct ocl_buf logits,
-			       struct ocl_buf token, bool tok64, int64_t rows,
-			       int64_t v)
+static enum mtp_status k_argmax(struct mtp_backend *be, struct gpu_buf logits,
+				struct gpu_buf token, bool tok64, int64_t rows,
+				int64_t v)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(logits), OA_BUF(token),		 OA_I32(tok64),
@@ -186,8 +198,8 @@ enum mtp_status mtp_ocl_argmax(struct mtp_backend *be, struct ocl_buf logits,
 	return v ? run_rows(be, OCL_K_ARGMAX, a, N_ARGS(a), rows) : MTP_OK;
 }
 
-enum mtp_status mtp_ocl_hc_pre(struct mtp_backend *be, enum ocl_act act,
-			       const struct ocl_hc_pre_args *p)
+static enum mtp_status k_hc_pre(struct mtp_backend *be, enum gpu_act act,
+				const struct gpu_hc_pre_args *p)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(p->residual),
@@ -214,11 +226,11 @@ enum mtp_status mtp_ocl_hc_pre(struct mtp_backend *be, enum ocl_act act,
 	return p->h ? run_rows(be, OCL_K_HC_PRE, a, N_ARGS(a), p->t) : MTP_OK;
 }
 
-enum mtp_status mtp_ocl_hc_post(struct mtp_backend *be, enum ocl_act act,
-				struct ocl_buf x, struct ocl_buf res,
-				struct ocl_buf post, struct ocl_buf comb,
-				struct ocl_buf out, int64_t t, int64_t m,
-				int64_t h)
+static enum mtp_status k_hc_post(struct mtp_backend *be, enum gpu_act act,
+				 struct gpu_buf x, struct gpu_buf res,
+				 struct gpu_buf post, struct gpu_buf comb,
+				 struct gpu_buf out, int64_t t, int64_t m,
+				 int64_t h)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(x), OA_BUF(res), OA_BUF(post), OA_BUF(comb), OA_BUF(out),
@@ -229,12 +241,12 @@ enum mtp_status mtp_ocl_hc_post(struct mtp_backend *be, enum ocl_act act,
 		 : MTP_OK;
 }
 
-enum mtp_status mtp_ocl_hc_head(struct mtp_backend *be, enum ocl_act act,
-				struct ocl_buf x, struct ocl_buf fn,
-				struct ocl_buf scale, struct ocl_buf base,
-				struct ocl_buf y, int64_t t, int64_t m,
-				int64_t h, float rms_eps, float hc_eps,
-				bool rocm)
+static enum mtp_status k_hc_head(struct mtp_backend *be, enum gpu_act act,
+				 struct gpu_buf x, struct gpu_buf fn,
+				 struct gpu_buf scale, struct gpu_buf base,
+				 struct gpu_buf y, int64_t t, int64_t m,
+				 int64_t h, float rms_eps, float hc_eps,
+				 bool rocm)
 {
 	const struct ocl_arg a[] = {
 		OA_BUF(x),    OA_BUF(fn),      OA_BUF(scale),
@@ -245,3 +257,43 @@ enum mtp_status mtp_ocl_hc_head(struct mtp_backend *be, enum ocl_act act,
 
 	return h ? run_rows(be, OCL_K_HC_HEAD, a, N_ARGS(a), t) : MTP_OK;
 }
+
+/* Scratch: nothing for an empty buffer, else a device buffer of the
+ * platform's, released in queue order. */
+static enum mtp_status scratch_alloc(struct mtp_backend *be, size_t bytes,
+				     void **mem)
+{
+	*mem = NULL;
+	return bytes ? ocl_ops(be)->alloc(be, bytes, mem) : MTP_OK;
+}
+
+static enum mtp_status scratch_free(struct mtp_backend *be, void *mem)
+{
+	return ocl_ops(be)->release(be, mem);
+}
+
+static enum mtp_status copy(struct mtp_backend *be, struct gpu_buf dst,
+			    struct gpu_buf src, size_t bytes)
+{
+	return ocl_ops(be)->copy(be, dst, src, bytes);
+}
+
+const struct gpu_prims mtp_ocl_prims = {
+	.max_m = OCL_HC_MAX_M, /* the mHC kernels keep a token's mixes */
+	.max_rows = INT64_MAX, /* run() refuses more than 2^32 groups */
+	.scratch_alloc = scratch_alloc,
+	.scratch_free = scratch_free,
+	.copy = copy,
+	.rmsnorm = k_rmsnorm,
+	.add_rmsnorm = k_add_rmsnorm,
+	.embed = k_embed,
+	.positions_add = k_positions_add,
+	.all_reduce = k_all_reduce,
+	.add_bcast = k_add_bcast,
+	.swiglu = k_swiglu,
+	.linear = k_linear,
+	.argmax = k_argmax,
+	.hc_pre = k_hc_pre,
+	.hc_post = k_hc_post,
+	.hc_head = k_hc_head,
+};

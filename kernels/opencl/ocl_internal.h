@@ -1,14 +1,16 @@
 /*
  * The host layer that the opencl and level_zero backends share: both run
- * the same OpenCL C kernels (the .cl files of this folder), so the ops are
- * composed once (kernels.c, ops.c, block.c, step.c) on top of four calls
- * that each platform provides (struct ocl_dev_ops): enqueue a kernel with
- * flattened arguments, allocate and release device memory, copy between
- * buffers. Everything else that is not a vendor call (argument packing,
- * launch geometry, scratch, device pick, build log, timer arithmetic) is
- * in dev_common.c and kernels.c, and so runs under OpenCL in CI.
+ * the same OpenCL C kernels (the .cl files of this folder) and implement
+ * the GPU composition layer's primitives (kernels/gpu/gpu.h) once, in
+ * kernels.c, on top of four calls that each platform provides (struct
+ * ocl_dev_ops): enqueue a kernel with flattened arguments, allocate and
+ * release device memory, copy between buffers. The ops, blocks, steps and
+ * chains themselves are kernels/gpu/'s, shared with cuda and hip.
+ * Everything else that is not a vendor call (argument packing, launch
+ * geometry, device pick, build log, timer arithmetic) is in dev_common.c
+ * and kernels.c, and so runs under OpenCL in CI.
  *
- * A buffer is a handle and a byte offset (struct ocl_buf): a cl_mem cannot
+ * A buffer is a handle and a byte offset (struct gpu_buf): a cl_mem cannot
  * be offset by pointer arithmetic, so every kernel takes (pointer, byte
  * offset) pairs; a Level Zero device pointer is passed the same way.
  */
@@ -19,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu.h"
 #include "mtp/backend.h"
 
 /* Work-group size of the row kernels: MTP_WG of common.cl. */
@@ -37,13 +40,6 @@
 #define OCL_LM_HC_HEAD ((OCL_WG + 2 * OCL_HC_MAX_M + 1) * 4)
 #define OCL_LM_GEMM (2 * OCL_TILE * (OCL_TILE + 1) * 4)
 #define OCL_LM_ARGMAX (OCL_WG * (4 + 8))
-
-/* Activation types: ACT_* of common.cl. */
-enum ocl_act { OCL_BF16 = 0, OCL_F32 = 1, OCL_F16 = 2 };
-
-/* Rounding of the norms: ROUND_* of common.cl (and enum mtp_rounding). */
-#define OCL_EAGER 0
-#define OCL_FUSED 1
 
 enum ocl_kernel {
 	OCL_K_RMSNORM,
@@ -64,19 +60,6 @@ enum ocl_kernel {
 /* The kernels' names in the program, indexed by enum ocl_kernel. */
 extern const char *const mtp_ocl_kernel_names[OCL_K_COUNT];
 
-/* A device buffer (cl_mem or Level Zero device pointer) at a byte offset;
- * mem == NULL is an absent optional input. */
-struct ocl_buf {
-	void *mem;
-	size_t off;
-};
-
-static inline struct ocl_buf ocl_at(struct ocl_buf b, size_t bytes)
-{
-	b.off += bytes;
-	return b;
-}
-
 enum ocl_arg_kind { OCL_A_BUF, OCL_A_I32, OCL_A_I64, OCL_A_F32, OCL_A_LOCAL };
 
 /* One kernel argument; a buffer becomes two (pointer, long byte offset);
@@ -84,7 +67,7 @@ enum ocl_arg_kind { OCL_A_BUF, OCL_A_I32, OCL_A_I64, OCL_A_F32, OCL_A_LOCAL };
 struct ocl_arg {
 	enum ocl_arg_kind kind;
 	union {
-		struct ocl_buf b;
+		struct gpu_buf b;
 		int32_t i;
 		int64_t l;
 		float f;
@@ -130,17 +113,14 @@ struct ocl_dev_ops {
 				 void **mem);
 	enum mtp_status (*release)(struct mtp_backend *be, void *mem);
 	/* Device copy, in queue order. */
-	enum mtp_status (*copy)(struct mtp_backend *be, struct ocl_buf dst,
-				struct ocl_buf src, size_t bytes);
+	enum mtp_status (*copy)(struct mtp_backend *be, struct gpu_buf dst,
+				struct gpu_buf src, size_t bytes);
 };
-
-#define OCL_SCRATCH_MAX 96
 
 /* Every backend's context starts with this. */
 struct ocl_dev {
+	struct gpu_dev gpu; /* first: the composition layer reads it */
 	const struct ocl_dev_ops *ops;
-	void *scratch[OCL_SCRATCH_MAX]; /* of the current launch */
-	int n_scratch;
 };
 
 static inline struct ocl_dev *ocl_dev(struct mtp_backend *be)
@@ -167,11 +147,6 @@ static inline const struct ocl_dev_ops *ocl_ops(struct mtp_backend *be)
  * into out[0..max); the count, or -1 if more than max. */
 int mtp_ocl_flatten(const struct ocl_arg *a, int n, struct ocl_flat_arg *out,
 		    int max);
-/* Scratch for the current launch (bytes == 0 gives a NULL buffer), and
- * the release of all of it when the launch ends (the first failure). */
-enum mtp_status mtp_ocl_scratch(struct mtp_backend *be, size_t bytes,
-				struct ocl_buf *out);
-enum mtp_status mtp_ocl_scratch_release(struct mtp_backend *be);
 /* Of n devices, GPUs first (in order), then the others: the one that $env
  * (a decimal index into that order, default 0) names, as an index into
  * is_gpu. MTP_ERR_UNAVAILABLE ("no <what> device") when there is none. */
@@ -194,166 +169,11 @@ void mtp_ocl_spirv_describe(const unsigned char *b, size_t n,
 extern const unsigned char mtp_ocl_spirv[];
 extern const size_t mtp_ocl_spirv_len;
 
-/* ---- kernel launchers (kernels.c) ------------------------------------- */
+/* ---- the primitives of the composition layer (kernels.c) -------------- */
 
-/*
- * One set of rows to RMS-normalise: row r reads x + r * x_stride, or
- * x + ids[r] * x_stride when ids is given (an embedding gather); it reads
- * as zeros when pos is given and pos[r] == 0 (the position-0 mask); it
- * writes y + r * y_stride. Strides in elements.
- */
-struct ocl_norm_job {
-	struct ocl_buf x, ids, pos, w, y;
-	int64_t x_stride, y_stride, rows;
-	bool ids64, pos64;
-};
-
-enum mtp_status mtp_ocl_rmsnorm(struct mtp_backend *be, enum ocl_act act,
-				const struct ocl_norm_job *j, int64_t h,
-				float eps, int rounding);
-enum mtp_status mtp_ocl_add_rmsnorm(struct mtp_backend *be, enum ocl_act act,
-				    struct ocl_buf x, struct ocl_buf res,
-				    struct ocl_buf w, struct ocl_buf y,
-				    struct ocl_buf rout, int64_t rows,
-				    int64_t h, float eps, int rounding);
-enum mtp_status mtp_ocl_embed(struct mtp_backend *be, enum ocl_act act,
-			      struct ocl_buf table, struct ocl_buf ids,
-			      bool ids64, struct ocl_buf out, int64_t t,
-			      int64_t h);
-/* out[t] = pos[t] + add, as int64. */
-enum mtp_status mtp_ocl_positions_add(struct mtp_backend *be,
-				      struct ocl_buf pos, bool pos64,
-				      int64_t add, struct ocl_buf out,
-				      int64_t t);
-enum mtp_status mtp_ocl_all_reduce(struct mtp_backend *be, enum ocl_act act,
-				   struct ocl_buf parts, int64_t p, int64_t n,
-				   struct ocl_buf out);
-/* out[(r*rep + k)*h + i] = act(a[same] + b[r*h + i]), r < rows. */
-enum mtp_status mtp_ocl_add_bcast(struct mtp_backend *be, enum ocl_act act,
-				  struct ocl_buf a, struct ocl_buf b,
-				  struct ocl_buf out, int64_t rows, int64_t rep,
-				  int64_t h);
-enum mtp_status mtp_ocl_swiglu(struct mtp_backend *be, enum ocl_act act,
-			       struct ocl_buf gate, struct ocl_buf up,
-			       struct ocl_buf g, int64_t n);
-/* y [rows,out] = x [rows,in] . w [out,in]^T, float32 accumulation, one
- * rounding to act (or float32 when logits). */
-enum mtp_status mtp_ocl_linear(struct mtp_backend *be, enum ocl_act act,
-			       bool logits, struct ocl_buf x, struct ocl_buf w,
-			       struct ocl_buf y, int64_t rows, int64_t in,
-			       int64_t out);
-enum mtp_status mtp_ocl_argmax(struct mtp_backend *be, struct ocl_buf logits,
-			       struct ocl_buf token, bool tok64, int64_t rows,
-			       int64_t v);
-
-/* [§4.4.1] hc_pre of t tokens. */
-struct ocl_hc_pre_args {
-	struct ocl_buf residual, fn, scale, base, norm_w; /* norm_w optional */
-	struct ocl_buf post_mix, comb_mix, layer_input;
-	int64_t t, m, h;
-	float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
-	int sinkhorn_iters;
-};
-
-enum mtp_status mtp_ocl_hc_pre(struct mtp_backend *be, enum ocl_act act,
-			       const struct ocl_hc_pre_args *a);
-enum mtp_status mtp_ocl_hc_post(struct mtp_backend *be, enum ocl_act act,
-				struct ocl_buf x, struct ocl_buf res,
-				struct ocl_buf post, struct ocl_buf comb,
-				struct ocl_buf out, int64_t t, int64_t m,
-				int64_t h);
-enum mtp_status mtp_ocl_hc_head(struct mtp_backend *be, enum ocl_act act,
-				struct ocl_buf x, struct ocl_buf fn,
-				struct ocl_buf scale, struct ocl_buf base,
-				struct ocl_buf y, int64_t t, int64_t m,
-				int64_t h, float rms_eps, float hc_eps,
-				bool rocm);
-
-/* ---- the ops (ops.c, block.c, step.c) ---------------------------------- */
-
-/* The input (out = false) or output named pfx + name, as a buffer. */
-struct ocl_buf mtp_ocl_tensor(const struct mtp_call *c, bool out,
-			      const char *pfx, const char *name);
-bool mtp_ocl_is64(const struct mtp_call *c, bool out, const char *pfx,
-		  const char *name);
-
-/* Settings of one op, block or step, from the call's parameters. */
-struct ocl_cfg {
-	enum ocl_act act;
-	size_t es; /* bytes per activation */
-	int64_t t, h, m, v, f;
-	float eps;
-	int rounding;
-	float hc_eps, post_mult;
-	int sinkhorn_iters;
-	int contract; /* enum mtp_contract */
-	bool rocm_head;
-};
-
-void mtp_ocl_cfg_init(const struct mtp_call *c, struct ocl_cfg *cfg);
-
-bool mtp_ocl_supports(const struct mtp_call *c);
-/* Runs one call (every op of the table); releases its scratch. */
-enum mtp_status mtp_ocl_launch(struct mtp_backend *be,
-			       const struct mtp_call *c);
-
-enum mtp_status mtp_ocl_op_simple(struct mtp_backend *be,
-				  const struct mtp_call *c);
-enum mtp_status mtp_ocl_op_block(struct mtp_backend *be,
-				 const struct mtp_call *c);
-enum mtp_status mtp_ocl_op_step(struct mtp_backend *be,
-				const struct mtp_call *c);
-enum mtp_status mtp_ocl_op_chain(struct mtp_backend *be,
-				 const struct mtp_call *c);
-
-/* Building blocks shared by ops.c, block.c and step.c. */
-enum mtp_status mtp_ocl_norm_rows(struct mtp_backend *be,
-				  const struct ocl_cfg *cfg, struct ocl_buf x,
-				  struct ocl_buf w, struct ocl_buf y,
-				  int64_t rows);
-enum mtp_status mtp_ocl_swiglu_ffn(struct mtp_backend *be,
-				   const struct ocl_cfg *cfg, struct ocl_buf x,
-				   struct ocl_buf w_gate, struct ocl_buf w_up,
-				   struct ocl_buf w_down, struct ocl_buf out);
-/* [Step V4-3] x [T,M,H] = act(act(h_proj(p)) + act(e_proj(e))). */
-enum mtp_status mtp_ocl_eh_proj_hc(struct mtp_backend *be,
-				   const struct ocl_cfg *cfg, struct ocl_buf e,
-				   struct ocl_buf p, struct ocl_buf we,
-				   struct ocl_buf wh, struct ocl_buf x);
-enum mtp_status mtp_ocl_lm_head(struct mtp_backend *be,
-				const struct ocl_cfg *cfg, struct ocl_buf x,
-				struct ocl_buf w, struct ocl_buf logits,
-				struct ocl_buf token, bool tok64);
-
-struct ocl_v3_block {
-	struct ocl_buf w_in, W_a, w_post, W_gate, W_up, W_down;
-};
-
-struct ocl_v4_block {
-	struct ocl_buf attn_fn, attn_scale, attn_base;
-	struct ocl_buf ffn_fn, ffn_scale, ffn_base;
-	struct ocl_buf attn_norm_w, ffn_norm_w, W_a, W_gate, W_up, W_down;
-};
-
-void mtp_ocl_v3_block_get(const struct mtp_call *c, const char *pfx,
-			  struct ocl_v3_block *b);
-void mtp_ocl_v4_block_get(const struct mtp_call *c, const char *pfx,
-			  struct ocl_v4_block *b);
-
-/* [§10.1] (h, r1) = block(x, residual or absent). */
-enum mtp_status mtp_ocl_v3_block(struct mtp_backend *be,
-				 const struct ocl_cfg *cfg, struct ocl_buf x,
-				 struct ocl_buf residual,
-				 const struct ocl_v3_block *b,
-				 struct ocl_buf h_out, struct ocl_buf r_out);
-
-/* [§10.2] Deferred form from the streams r0 [T,M,H]: f [T,H], R1 [T,M,H],
- * post_f [T,M], C_f [T,M,M]. */
-enum mtp_status mtp_ocl_v4_block(struct mtp_backend *be,
-				 const struct ocl_cfg *cfg, struct ocl_buf r0,
-				 const struct ocl_v4_block *b,
-				 struct ocl_buf f_out, struct ocl_buf r1_out,
-				 struct ocl_buf post_out,
-				 struct ocl_buf comb_out);
+/* The GPU composition layer's primitives (kernels/gpu/gpu.h) on the OpenCL
+ * C kernels, over the platform's struct ocl_dev_ops: what the opencl and
+ * level_zero backends put in their context's gpu.prims. */
+extern const struct gpu_prims mtp_ocl_prims;
 
 #endif

@@ -1,6 +1,8 @@
-# The OpenCL C kernels and the host code that composes the ops from them,
-# shared by the opencl backend (which builds the sources at run time) and
-# the level_zero backend (which compiles them to SPIR-V at build time).
+# The OpenCL C kernels and the host code that launches them (the
+# composition layer's primitives, kernels.c), shared by the opencl backend
+# (which builds the sources at run time) and the level_zero backend (which
+# compiles them to SPIR-V at build time). The ops themselves are composed
+# by kernels/gpu/ (the mtp_gpu library).
 # common.cl and hc_common.cl come first: the others use their helpers.
 set(MTP_OCL_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(MTP_OCL_CL_SOURCES
@@ -20,8 +22,5 @@ set(MTP_OCL_CL_SOURCES
 set(MTP_OCL_HOST_SOURCES
   ${MTP_OCL_DIR}/dev_common.c
   ${MTP_OCL_DIR}/kernels.c
-  ${MTP_OCL_DIR}/ops.c
-  ${MTP_OCL_DIR}/block.c
-  ${MTP_OCL_DIR}/step.c
 )
 string(REPLACE ";" "|" MTP_OCL_CL_JOINED "${MTP_OCL_CL_SOURCES}")

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static pthread_once_t py_once = PTHREAD_ONCE_INIT;
 static char py_init_error[256];
@@ -58,12 +59,39 @@ static void fork_child(void)
 	PyGILState_Release(fork_gil);
 }
 
-/* Puts the repository's python/ folder first on sys.path: its adapters speak
- * this module's protocol, so they win over an installed mtpcheck package. */
+/* The folder holding the mtpcheck package this module was built with: the
+ * installed copy (MTP_PY_INSTALL_REL from this module's folder, e.g.
+ * lib/mtpcheck/ -> share/mtpcheck/python/) when there is one, else the
+ * source tree's python/. */
+static void package_dir(char *buf, size_t n)
+{
+	Dl_info info;
+	const char *slash = NULL;
+	struct stat sb;
+	char probe[4096];
+
+	if (dladdr((void *)&package_dir, &info) && info.dli_fname)
+		slash = strrchr(info.dli_fname, '/');
+	if (slash) {
+		snprintf(buf, n, "%.*s/%s", (int)(slash - info.dli_fname),
+			 info.dli_fname, MTP_PY_INSTALL_REL);
+		snprintf(probe, sizeof(probe), "%s/mtpcheck/adapters", buf);
+		if (stat(probe, &sb) == 0 && S_ISDIR(sb.st_mode))
+			return;
+	}
+	snprintf(buf, n, "%s", MTP_PY_PACKAGE_DIR);
+}
+
+/* Puts that folder first on sys.path: its adapters speak this module's
+ * protocol, so they win over a pip-installed mtpcheck package. */
 static bool add_package_dir(void)
 {
 	PyObject *path = PySys_GetObject("path"); /* borrowed */
-	PyObject *dir = PyUnicode_FromString(MTP_PY_PACKAGE_DIR);
+	char where[4096];
+	PyObject *dir;
+
+	package_dir(where, sizeof(where));
+	dir = PyUnicode_FromString(where);
 	bool ok = path && dir && PyList_Insert(path, 0, dir) == 0;
 
 	Py_XDECREF(dir);

@@ -5,9 +5,6 @@
  */
 #include "mtp/backend.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 static enum mtp_status ref_open(struct mtp_backend *be)
 {
 	(void)be;
@@ -17,30 +14,6 @@ static enum mtp_status ref_open(struct mtp_backend *be)
 static void ref_close(struct mtp_backend *be)
 {
 	(void)be;
-}
-
-static enum mtp_status ref_alloc(struct mtp_backend *be, size_t bytes,
-				 void **ptr)
-{
-	*ptr = malloc(bytes);
-	if (!*ptr)
-		return mtp_backend_fail(be, MTP_ERR_NOMEM,
-					"cannot allocate %zu bytes", bytes);
-	return MTP_OK;
-}
-
-static void ref_free(struct mtp_backend *be, void *ptr)
-{
-	(void)be;
-	free(ptr);
-}
-
-static enum mtp_status ref_copy(struct mtp_backend *be, void *dst,
-				const void *src, size_t bytes)
-{
-	(void)be;
-	memcpy(dst, src, bytes);
-	return MTP_OK;
 }
 
 static bool ref_supports(struct mtp_backend *be, const struct mtp_call *c)
@@ -67,11 +40,11 @@ const struct mtp_backend_iface mtp_ref_backend = {
 	.description = "scalar C reference (double accumulation), host memory",
 	.open = ref_open,
 	.close = ref_close,
-	.alloc = ref_alloc,
-	.free = ref_free,
-	.upload = ref_copy,
-	.download = ref_copy,
+	.alloc = mtp_host_alloc,
+	.free = mtp_host_free,
+	.upload = mtp_host_copy,
+	.download = mtp_host_copy,
 	.supports = ref_supports,
 	.launch = ref_launch,
-	.copy = ref_copy,
+	.copy = mtp_host_copy,
 };

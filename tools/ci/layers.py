@@ -170,9 +170,12 @@ def object_graph(build, subs):
     for obj in glob.glob(os.path.join(build, "**", "*.c.o"), recursive=True):
         parts = obj.replace(os.sep, "/").split("/")
         key = f"{parts[-2]}/{parts[-1][:-2]}"
-        if key not in owner or "tests" in parts or "fuzz" in parts:
+        if key not in owner:
             continue
-        if not re.search(r"/mtp_[a-z]+\.dir/", obj.replace(os.sep, "/")):
+        # only the subsystem's own library (stale objects of other targets
+        # may lie in an old build folder)
+        lib = "mtp_base" if owner[key] == "core" else f"mtp_{owner[key]}"
+        if f"{lib}.dir" not in parts:
             continue
         out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
         uses.setdefault(key, set())

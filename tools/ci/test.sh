@@ -41,6 +41,9 @@ fi
 ctest --test-dir build --output-on-failure | tee /tmp/mtp-ctest.log
 must_run /tmp/mtp-ctest.log suite.python.numpy python.bridge suite.opencl
 
+step "installed: cmake --install into a prefix, examples/backend built against it, the quick suite from the installed binary, the .deb (tools/ci/install.sh)"
+bash tools/ci/install.sh build
+
 step "a build without Python's development files: it builds and says why the python backend is absent"
 cmake -S . -B build-nopy -DMTP_BUILD_TESTS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Python3=ON \
 	-DMTP_WITH_CUDA=OFF -DMTP_WITH_HIP=OFF -DMTP_WITH_OPENCL=OFF -DMTP_WITH_LEVEL_ZERO=OFF >/dev/null

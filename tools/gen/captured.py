@@ -23,7 +23,9 @@ glue bug of SPEC.md §8 can be injected, as the buggy engine would run it.
 
 Case ids: <kind>.<family>[.<contract>][.L<l>.K<k>].<bug or ok>; the bug part is
 the diagnosis the harness must name (MISSING_POS0_MASK on a declared
-pos0_mask = 1).
+pos0_mask = 1). A `sub_<what>` part makes the dump carry weights by row subset
+(FORMAT.md v2 rules 1-6, see `subsets`): `sub_proj` the projections, `sub_head`
+the head (with logits_rows), `sub_embed` the embedding table, `sub_all` all three.
 """
 
 import argparse
@@ -424,6 +426,34 @@ PLAN = [
      None, "CONVENTION_MISMATCH"),
     ("chain.v3.L1.K3.conv.bf16_logits.ok", "deepseek_v3", None, 3, 1, None),
     ("step.v4.deferred.conv.bf16_logits.ok", "deepseek_v4", "deferred", None, None, None),
+    # weights by row subset (FORMAT.md v2 rules 1-6): projections (bf16 and
+    # float8), the head with logits_rows, the embedding table, chains with all
+    # three; each glue bug still named on a subset dump
+    ("step.v3.sub_proj.ok", "deepseek_v3", None, None, None, None),
+    ("step.v3.sub_all.ok", "deepseek_v3", None, None, None, None),
+    ("step.v3.sub_proj.PRE_NORM_RECYCLE", "deepseek_v3", None, None, None, "PRE_NORM_RECYCLE"),
+    ("step.v3.sub_proj.MISSING_POS0_MASK", "deepseek_v3", None, None, None, "MISSING_POS0_MASK"),
+    ("step.v3.sub_proj.DOUBLE_FINAL_NORM", "deepseek_v3", None, None, None, "DOUBLE_FINAL_NORM"),
+    ("step.v4.deferred.sub_all.ok", "deepseek_v4", "deferred", None, None, None),
+    ("step.v4.internal.sub_proj.ok", "deepseek_v4", "internal", None, None, None),
+    ("step.v4.deferred.sub_proj.fp8_w.e8m0s.ok", "deepseek_v4", "deferred", None, None, None),
+    ("step.v4.deferred.sub_proj.fp8_w8a8.f32s.ok", "deepseek_v4", "deferred", None, None, None),
+    ("step.v4.deferred.sub_all.MISSING_HC_POST", "deepseek_v4", "deferred", None, None,
+     "MISSING_HC_POST"),
+    ("step.v4.deferred.sub_proj.MISSING_POS0_MASK", "deepseek_v4", "deferred", None, None,
+     "MISSING_POS0_MASK"),
+    ("chain.v3.L1.K3.sub_all.ok", "deepseek_v3", None, 3, 1, None),
+    ("chain.v3.L1.K3.sub_embed.ok", "deepseek_v3", None, 3, 1, None),
+    ("chain.v3.L2.K3.sub_all.ok", "deepseek_v3", None, 3, 2, None),
+    ("chain.v3.L1.K3.sub_all.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 1, "PRE_NORM_RECYCLE"),
+    ("chain.v3.L2.K3.sub_proj.norecycled.PRE_NORM_RECYCLE", "deepseek_v3", None, 3, 2,
+     "PRE_NORM_RECYCLE"),
+    ("chain.v4.deferred.L1.K3.sub_all.ok", "deepseek_v4", "deferred", 3, 1, None),
+    ("chain.v4.deferred.L2.K3.sub_all.ok", "deepseek_v4", "deferred", 3, 2, None),
+    ("chain.v4.deferred.L2.K3.sub_all.MISSING_HC_POST", "deepseek_v4", "deferred", 3, 2,
+     "MISSING_HC_POST"),
+    ("chain.v4.deferred.L2.K3.sub_all.HC_HEAD_OWNER", "deepseek_v4", "deferred", 3, 2,
+     "HC_HEAD_OWNER"),
 ]
 
 # conventions made by the engine (the case declares them too unless the id
@@ -541,11 +571,89 @@ def build(plan, h, v, t, seed, exact):
                                 or n in CAP_DT})
         if "_declared_residual" in cid:  # made under sum, declared otherwise
             c["attrs"] = dict(a, add_norm_input="residual")
+        what = [x[4:] for x in cid.split(".") if x.startswith("sub_")]
+        if what:  # applied once the tokens are known (write)
+            c["subset"] = (what[0], seed + 50 + i)
         if ".norecycled." in cid:
             c["outputs"] = {n: x for n, x in c["outputs"].items()
                             if not n.endswith(("/recycled", "/hidden_pre"))}
         out.append((cid, c))
     return out
+
+
+# --------------------------------------------------------------------------- weights by subset
+
+class Sub:
+    """Rows `rows` of a weight [full_rows, in] as a dump stores them
+    (FORMAT.md v2 rules 1, 2): the dataset holds those rows only and carries
+    the attribute full_rows."""
+
+    def __init__(self, data, full_rows):
+        self.data, self.full_rows = data, full_rows
+
+
+class LogitsAt:
+    """A step's logits stored at `rows` only (rule 3), resolved at writing."""
+
+    def __init__(self, pending, rows):
+        self.pending, self.rows = pending, rows
+
+
+def rows_name(weight):
+    return weight[: -len("_weight")] + "_rows" if weight.endswith("_weight") else weight + "_rows"
+
+
+def subset_rows(rng, n, keep, extra=()):
+    """Sorted unique rows: a random `keep` of n, plus `extra`."""
+    pick = rng.choice(n, size=keep, replace=False)
+    return np.unique(np.concatenate([pick, np.asarray(extra, dtype=np.int64)])).astype(np.int64)
+
+
+def subset_weight(ins, name, rows):
+    """inputs[name] (a Mat or stored float8 codes) at `rows`, with its rows."""
+    val, dt = ins[name]
+    full = val.shape[0]
+    data = val.rows(rows) if isinstance(val, Mat) else val[rows]
+    ins[name] = (Sub(data, full), dt)
+    ins[rows_name(name)] = (rows, I64)
+
+
+def subsets(c, what, rng):
+    """The dump of case c as it would be written with weights by subset:
+    `proj` the projections (a quarter of the rows, the same for a V4 layer's
+    e_proj and h_proj; float8 block scales kept whole, rule 11); `head` the
+    head rows (a third, plus every token the engine emitted) and each step's
+    logits at half of those (plus the tokens); `embed` only the rows of the
+    ids the chain embeds (rule 4)."""
+    ins, outs = c["inputs"], c["outputs"]
+    layers = sorted({n.rsplit("/", 1)[0] + "/" if "/" in n else "" for n in ins
+                     if n.endswith("enorm_weight")})
+    if what in ("proj", "all"):
+        for pfx in layers:
+            names = [pfx + n for n in ("eh_proj_weight", "e_proj_weight", "h_proj_weight")
+                     if pfx + n in ins]
+            h = ins[names[0]][0].shape[0]
+            rows = subset_rows(rng, h, h // 4)
+            for n in names:
+                subset_weight(ins, n, rows)
+    if what in ("head", "all"):
+        tokens = np.concatenate([o[0].token.ravel() if isinstance(o[0], Pending) else o[0].ravel()
+                                 for n, o in outs.items() if n.endswith("token")])
+        v = ins[layers[0] + "head_weight"][0].shape[0]
+        rows = subset_rows(rng, v, min(v // 3, 4096), tokens)
+        for pfx in layers:
+            subset_weight(ins, pfx + "head_weight", rows)
+        for n in [n for n in outs if n.endswith("logits")]:
+            tok = outs[n[: -len("logits")] + "token"][0]
+            tok = tok.token if isinstance(tok, Pending) else tok
+            lr = np.unique(np.concatenate([rows[::2], tok.ravel()])).astype(np.int64)
+            outs[n] = (LogitsAt(outs[n][0], lr), outs[n][1])
+            outs[n + "_rows"] = (lr, I64)
+    if what in ("embed", "all") and "embed_table" in ins:
+        ids = np.concatenate([ins["input_ids"][0].ravel()] +
+                             ([ins["next_tokens"][0].ravel()] if "next_tokens" in ins else []))
+        subset_weight(ins, "embed_table", np.unique(ids).astype(np.int64))
+    return c
 
 
 # --------------------------------------------------------------------------- writing
@@ -575,6 +683,19 @@ class V2Writer(writer._FileWriter):
         writer._set_attr(ds, "dtype", BF)
         self.mats[id(mat)] = ds.name
 
+    def subset(self, group, name, sub, dt):
+        """A weight by row subset: its own dataset (never linked, so that
+        full_rows is never set on another weight's data), with full_rows."""
+        parts = name.split("/")
+        parent = group
+        for q in parts[:-1]:
+            parent = parent.require_group(q)
+        data = writer.numerics.encode(sub.data, dt)
+        ds = parent.create_dataset(parts[-1], data=data, compression="gzip",
+                                   compression_opts=6, shuffle=True)
+        writer._set_attr(ds, "dtype", dt)
+        writer._set_attr(ds, "full_rows", int(sub.full_rows))
+
     def v2case(self, cid, c, section):
         g = self.cases.create_group(cid)
         for k, val in c["attrs"].items():
@@ -583,17 +704,24 @@ class V2Writer(writer._FileWriter):
         for name, (val, dt) in sorted(c["inputs"].items()):
             if isinstance(val, Mat):
                 self.matrix(gi, name, val)
+            elif isinstance(val, Sub):
+                self.subset(gi, name, val, dt)
             else:
                 self.dataset(gi, name, val, dt)
         go = g.create_group(section)
         for name, (val, dt) in sorted(c["outputs"].items()):
-            if isinstance(val, Pending):
+            if isinstance(val, LogitsAt):
+                val, dt = val.pending.logits[..., val.rows], val.pending.dtype
+            elif isinstance(val, Pending):
                 val, dt = (val.logits, val.dtype) if name.endswith("logits") else (val.token, dt)
             self.dataset(go, name, val, dt)
 
 
 def write(path, cases, section, description):
     resolve_pending()
+    for _, c in cases:
+        if "subset" in c:
+            subsets(c, c["subset"][0], np.random.default_rng(c["subset"][1]))
     w = V2Writer(path, description)
     try:
         for cid, c in cases:
@@ -604,7 +732,7 @@ def write(path, cases, section, description):
 
 def write_fixture(path):
     """fixtures/captured.h5: the passing cases as goldens (expected/)."""
-    plan = [e for e in PLAN if e[5] is None]
+    plan = [e for e in PLAN if e[5] is None and ".sub_" not in e[0]]  # subsets: dumps only
     write(path, build(plan, 64, 512, 5, 7100, True), "expected",
           "captured-block mtp_step and draft_chain goldens (FORMAT.md v2)")
 
@@ -621,8 +749,15 @@ REAL_FILES = (("steps.h5", lambda cid: cid.startswith("step.")),
               ("chains_l2.h5", lambda cid: ".L2." in cid))
 
 
+# the subset cases judged at real size too (the others at small size only)
+SUB_REAL = ("step.v3.sub_all.ok", "step.v4.deferred.sub_all.ok", "step.v3.sub_proj.PRE_NORM_RECYCLE",
+            "chain.v3.L1.K3.sub_all.ok", "chain.v4.deferred.L2.K3.sub_all.ok")
+
+
 def write_real(out_dir, t, only=None):
-    plan = [e for e in PLAN if (not only and e[5] not in SMALL_ONLY) or (only and e[0] in only)]
+    plan = [e for e in PLAN if (not only and e[5] not in SMALL_ONLY and
+                                (".sub_" not in e[0] or e[0] in SUB_REAL)) or
+            (only and e[0] in only)]
     built = build(plan, 7168, 129280, t, 7300, False)
     os.makedirs(out_dir, exist_ok=True)
     for fname, pick in REAL_FILES:

@@ -33,8 +33,13 @@
 #include "mtp/op.h"
 #include "mtp/status.h"
 
-/* 2: copy and graph_* added; 3: opaque_buffers added */
-#define MTP_BACKEND_API_VERSION 3
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
+/* 2: copy and graph_* added; 3: opaque_buffers added; 4:
+ * graph_capture_calls added */
+#define MTP_BACKEND_API_VERSION 4
 #define MTP_BACKEND_GUARD_BYTES 256 /* guard zone on each side of an output */
 #define MTP_BACKEND_ERR_MAX 512
 /* A device line (device_info) as the reports keep it, cleaned and cut. */
@@ -99,6 +104,14 @@ struct mtp_backend_iface {
 	 * checked through download() after the launch). A backend of version 2
 	 * or with opaque buffers gets no guard zones. */
 	bool opaque_buffers;
+
+	/* Since api_version 4, optional: capture the n launches calls[0..n-1],
+	 * in order, into one graph (replayed by graph_launch, freed by
+	 * graph_destroy), as a decode step's graph runs its kernels back to
+	 * back: `mtpcheck bench --graph --launches N`. */
+	enum mtp_status (*graph_capture_calls)(struct mtp_backend *be,
+					       const struct mtp_call *calls,
+					       int n, void **graph);
 };
 
 struct mtp_backend {
@@ -129,6 +142,15 @@ enum mtp_status mtp_backend_fail(struct mtp_backend *be, enum mtp_status st,
 				 const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Methods for a backend whose buffers are host memory (ref, the test
+ * plugins, examples/backend): alloc is malloc (NOMEM named in be->error),
+ * free is free, and copy, for upload, download and copy, is memcpy. */
+enum mtp_status mtp_host_alloc(struct mtp_backend *be, size_t bytes,
+			       void **ptr);
+void mtp_host_free(struct mtp_backend *be, void *ptr);
+enum mtp_status mtp_host_copy(struct mtp_backend *be, void *dst,
+			      const void *src, size_t bytes);
+
 /* ---- registry --------------------------------------------------------- */
 
 /* The built-in backends, in the order `mtpcheck list backends` shows them. */
@@ -158,5 +180,9 @@ void mtp_backend_close(struct mtp_backend *be);
 enum mtp_status mtp_backend_execute(struct mtp_backend *be,
 				    const struct mtp_call *host_call,
 				    struct mtp_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

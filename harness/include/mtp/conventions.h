@@ -19,6 +19,10 @@
 #include "mtp/dtype.h"
 #include "mtp/status.h"
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 /* The conventions in FORMAT.md table order (which is the order in which
  * undeclared ones are tried). */
 enum mtp_conv_id {
@@ -115,5 +119,9 @@ enum mtp_status mtp_conventions_resolve_logits(const struct mtp_case *k,
 /* "add_norm_input=sum final_add=unfused" for the conventions in mask. */
 void mtp_conventions_str(const struct mtp_conventions *c, unsigned mask,
 			 char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 enum mtp_dtype {
 	MTP_F64,
 	MTP_F32,
@@ -69,5 +73,9 @@ double mtp_round(enum mtp_dtype dt, double v);
 double mtp_load(enum mtp_dtype dt, const void *buf, size_t i);
 /* Stores v rounded to dt at element i (integers: truncation of an in-range value). */
 void mtp_store(enum mtp_dtype dt, void *buf, size_t i, double v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

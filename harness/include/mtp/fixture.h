@@ -35,6 +35,13 @@ struct mtp_weight_ref {
 	char sha256[65];
 };
 
+/* A weight by row subset (FORMAT.md v2 rules 1, 2): the input's declared
+ * shape has full_rows rows; the file stores stored_rows of them. */
+struct mtp_subset_decl {
+	char name[MTP_NAME_MAX]; /* "head_weight", "layer.1/e_proj_weight" */
+	int64_t full_rows, stored_rows;
+};
+
 /* One case of a fixture: a problem of one op, checked against the table. */
 struct mtp_case {
 	char file[MTP_PATH_MAX];
@@ -53,10 +60,11 @@ struct mtp_case {
 	int n_live;
 	struct mtp_weight_ref *live; /* name and sha256 used */
 	/* weights by subset (subset.c): the <p>_rows and logits_rows
-	 * companions as "inputs/head_rows", "observed/logits_rows"; never
-	 * inputs or outputs of the op */
+	 * companions as "inputs/head_rows", "inputs/layer.0/eh_proj_rows",
+	 * "observed/step.1/logits_rows"; never inputs or outputs of the op */
 	struct mtp_tensor_list companions;
-	int64_t head_full_rows; /* full_rows of a head_weight subset */
+	int n_subsets; /* weights with full_rows, by input name */
+	struct mtp_subset_decl *subsets;
 };
 
 struct mtp_fixture {
@@ -103,12 +111,26 @@ enum mtp_status mtp_weight_ref_load(const char *dir,
 				    struct mtp_tensor *t, char *why, size_t n);
 /* Weights by subset (subset.c): whether the case has any, the checks of
  * their shapes (what is not judged yet is MTP_ERR_UNSUPPORTED) and, once
- * loaded, of their values (rules 2 and 3). */
+ * loaded, of their values (rules 2 to 5); then the projection subsets are
+ * laid out at their rows of a zero [full_rows, in] weight (rule 5). */
 bool mtp_subset_present(const struct mtp_case *c);
 enum mtp_status mtp_subset_check(const struct mtp_case *c, char *err,
 				 size_t errn);
 enum mtp_status mtp_subset_check_values(const struct mtp_case *c, char *err,
 					size_t errn);
+void mtp_subset_expand(struct mtp_case *c);
+/* The subset declared on input `name`, or NULL. */
+const struct mtp_subset_decl *mtp_subset_decl_of(const struct mtp_case *c,
+						 const char *name);
+/* Records full_rows on input `name` of the case (the reader's scan). */
+enum mtp_status mtp_subset_declare(struct mtp_case *c, const char *name,
+				   int64_t full_rows, int64_t stored_rows,
+				   char *err, size_t errn);
+/* Rows to allocate for input `name` at load: full_rows for a projection
+ * subset (laid out in place by mtp_subset_expand), the stored rows for a
+ * vocabulary subset (head_weight, embed_table), `rows` otherwise. */
+int64_t mtp_subset_load_rows(const struct mtp_case *c, const char *name,
+			     int64_t rows);
 /* Whether t's bytes hash to sha256 (64 hex digits). */
 bool mtp_weight_hash_ok(const struct mtp_tensor *t, const char *sha256);
 

@@ -17,6 +17,10 @@
 #include "mtp/status.h"
 #include "mtp/tensor.h"
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 enum mtp_op_id {
 	MTP_OP_RMSNORM,
 	MTP_OP_ADD_RMSNORM,
@@ -206,5 +210,9 @@ const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
 
 /* Runs the scalar reference on a call whose tensors are in host memory. */
 enum mtp_status mtp_reference_run(const struct mtp_call *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

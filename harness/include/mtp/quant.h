@@ -11,6 +11,10 @@
 
 #include "mtp/op.h"
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 /* The block-scale companion of a weight input: "weight" ->
  * "weight_scale_inv", "layer.1/head_weight" -> "layer.1/head_scale_inv".
  * False if `weight` does not end in "weight" or buf is too small. */
@@ -31,5 +35,9 @@ bool mtp_call_has_fp8(const struct mtp_call *c);
  * is asked nothing about an FP8 call: it is UNIMPLEMENTED there, so a
  * backend written before FP8 can never misread the bytes. */
 bool mtp_backend_reads_fp8(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

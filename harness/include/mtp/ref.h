@@ -26,6 +26,10 @@
 #include "mtp/conventions.h"
 #include "mtp/dtype.h"
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 enum mtp_rounding {
 	MTP_ROUNDING_EAGER, /* §2.1: bf16(x*r) then bf16(y*w) */
 	MTP_ROUNDING_FUSED, /* §2.2: bf16(x*r*w), one rounding */
@@ -384,5 +388,9 @@ void mtp_ref_draft_chain(const struct mtp_ref_chain_in *in,
 			 const struct mtp_ref_dims *d,
 			 const struct mtp_ref_step_cfg *c,
 			 struct mtp_ref_step_out *steps);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

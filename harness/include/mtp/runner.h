@@ -75,7 +75,7 @@ struct mtp_result {
 	char conventions[200];
 	/* verify with weights by subset: what was judged */
 	bool partial;
-	char judged[200];
+	char judged[480];
 };
 
 /* A backend of the run and the device it ran on: the device line its

@@ -5,6 +5,10 @@
 #ifndef MTP_STATUS_H
 #define MTP_STATUS_H
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 enum mtp_status {
 	MTP_OK = 0,
 	MTP_ERR_INVALID,     /* bad input: file, case, shape, value */
@@ -44,5 +48,9 @@ enum mtp_exit {
 	MTP_EXIT_USAGE = 2,
 	MTP_EXIT_UNTESTED = 125,
 };
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

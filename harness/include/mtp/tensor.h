@@ -13,6 +13,10 @@
 #include "mtp/dtype.h"
 #include "mtp/status.h"
 
+#ifdef __cplusplus /* a backend written in C++ links these as C */
+extern "C" {
+#endif
+
 #define MTP_MAX_DIMS 6
 #define MTP_NAME_MAX 96
 
@@ -62,5 +66,9 @@ void mtp_list_fini(struct mtp_tensor_list *l);
 struct mtp_named *mtp_list_add(struct mtp_tensor_list *l, const char *name);
 struct mtp_named *mtp_list_find(const struct mtp_tensor_list *l,
 				const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -26,6 +26,9 @@ struct mtp_timing_opts {
 	bool graph;	    /* time graph replays (backends that have them) */
 	uint64_t rotate_bytes; /* rotate input sets until they span this many
 				* bytes (default 256 MiB: past any cache) */
+	int launches; /* > 1 (with graph): that many launches in one graph,
+		       * launch i on input set i mod sets; a sample is one
+		       * replay divided by launches (default 1) */
 };
 
 struct mtp_timing {
@@ -34,6 +37,7 @@ struct mtp_timing {
 	double iqr_pct;		    /* (q3 - q1) / median * 100 */
 	bool device_timer;	    /* device events (else the host clock) */
 	bool graph;		    /* graph replay was used */
+	int launches;		    /* launches per graph (1: one each) */
 	double *samples;	    /* every timed launch, sorted (owned) */
 };
 

@@ -7,12 +7,12 @@
 #include "mtp/backend.h"
 #include "mtp/config.h"
 #include "mtp/mutant.h"
+#include "core/core.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 extern const struct mtp_backend_iface mtp_ref_backend;
 #if MTP_HAVE_CPU
@@ -90,28 +90,6 @@ const char *mtp_backend_absent_reason(const char *name)
 	return m && !m->built ? m->absent : NULL;
 }
 
-/* Where modules live: $MTP_BACKEND_PATH, else beside the executable. */
-static void module_path(const char *file, char *buf, size_t n)
-{
-	const char *env = getenv("MTP_BACKEND_PATH");
-	char exe[1024] = "";
-	ssize_t k;
-
-	if (env && *env) {
-		snprintf(buf, n, "%s/%s", env, file);
-		return;
-	}
-	k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (k > 0) {
-		exe[k] = 0;
-		char *slash = strrchr(exe, '/');
-
-		if (slash)
-			*slash = 0;
-	}
-	snprintf(buf, n, "%s/%s", k > 0 ? exe : ".", file);
-}
-
 static enum mtp_status load_lib(const char *path, void **handle,
 				const struct mtp_backend_iface **iface,
 				char *why, size_t whyn)
@@ -132,10 +110,10 @@ static enum mtp_status load_lib(const char *path, void **handle,
 		snprintf(why, whyn, "%s: no mtp_backend_entry()", path);
 		goto bad;
 	}
-	if ((*iface)->api_version != MTP_BACKEND_API_VERSION &&
-	    (*iface)->api_version != 2) {
+	if ((*iface)->api_version < 2 ||
+	    (*iface)->api_version > MTP_BACKEND_API_VERSION) {
 		snprintf(why, whyn,
-			 "%s: api_version %d, this mtpcheck needs 2 or %d",
+			 "%s: api_version %d, this mtpcheck needs 2 to %d",
 			 path, (*iface)->api_version, MTP_BACKEND_API_VERSION);
 		goto bad;
 	}
@@ -225,7 +203,7 @@ static enum mtp_status find_iface(const char *name, const char *lib,
 		snprintf(why, whyn, "%s", m->absent);
 		return MTP_ERR_UNAVAILABLE;
 	}
-	module_path(m->file, path, sizeof(path));
+	mtp_module_path(m->file, path, sizeof(path));
 	return load_lib(path, handle, iface, why, whyn);
 }
 

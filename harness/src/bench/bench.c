@@ -88,6 +88,7 @@ struct row {
 	char shape[64];
 	struct mtp_timing t;
 	double bytes, flops, peak, ref_median;
+	double warm_median; /* --launches: the same graph on one input set */
 	const char *note;
 };
 
@@ -174,6 +175,13 @@ static void print_row(struct bench *b, const struct row *r)
 	       gbs, pk, gfs, sp, r->check,
 	       r->t.iqr_pct > 10 ? " noisy (IQR > 10 %)" : "",
 	       r->note ? " " : "", r->note ? r->note : "", cmp);
+	if (r->t.launches > 1 && r->warm_median > 0)
+		printf("%-24s %-18s %-8s %11.2f   per launch, %d launches in "
+		       "one graph on one input set (rotated over %d sets: "
+		       "%.2fx this)\n",
+		       "  same graph, warm", r->shape, r->backend,
+		       r->warm_median * 1e6, r->t.launches, r->t.sets,
+		       r->t.median / r->warm_median);
 	fflush(stdout);
 	if (!b->json)
 		return;
@@ -195,6 +203,9 @@ static void print_row(struct bench *b, const struct row *r)
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
 		r->ref_median > 0 ? r->ref_median / r->t.median : 0, r->check,
 		r->note ? r->note : "");
+	if (r->t.launches > 1)
+		fprintf(b->json, ",\"launches\":%d,\"warm_median_s\":%.9g",
+			r->t.launches, r->warm_median);
 	fprintf(b->json, ",\"noisy\":%s", /* IQR over 10 % of the median */
 		r->t.iqr_pct > 10 ? "true" : "false");
 	if (v != MTP_VERDICT_COUNT)
@@ -222,6 +233,27 @@ static enum mtp_status time_on(struct bench *b, int i, struct problem *p,
 	if (o.graph && !b->be[i]->iface->graph_capture)
 		o.graph = false;
 	return mtp_time_call(b->be[i], &p->cc.call, &o, t, out);
+}
+
+/* With --launches N (and rotation): the same graph of N launches on one
+ * input set, timed for the row (0 when not asked or it failed). */
+static double warm_beside(struct bench *b, int i, struct problem *p,
+			  const struct mtp_timing *rot)
+{
+	struct mtp_timing_opts o = b->topt;
+	struct mtp_tensor out[MAXO] = {{0}};
+	struct mtp_timing t;
+	double med;
+
+	if (rot->launches <= 1 || o.warm)
+		return 0;
+	o.warm = true;
+	if (mtp_time_call(b->be[i], &p->cc.call, &o, &t, out))
+		return 0;
+	med = t.median;
+	mtp_timing_fini(&t);
+	free_outputs(out, p->cc.call.n_out);
+	return med;
 }
 
 struct seq_item {
@@ -372,6 +404,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		r.check = !judged ? "unchecked" : bad ? "FAILED" : "ok";
 		r.note = bad;
 		b->failures += bad != NULL;
+		r.warm_median = warm_beside(b, i, &p, &tms[i]);
 		print_row(b, &r);
 		double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
 				    ? unfused_time(b, i, op, t, h, &what)

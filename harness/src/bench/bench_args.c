@@ -28,6 +28,12 @@ static const char usage_bench[] =
 	"  --M N --V N --F N hc_mult (4), vocabulary (1024), FFN width (256)\n"
 	"  --warm            time on hot caches (no input rotation)\n"
 	"  --graph           time graph replays where the backend has them\n"
+	"  --launches N      with --graph: N launches in one graph, each on "
+	"its\n"
+	"                    own copy of the inputs (up to 256 MiB of copies,\n"
+	"                    then reused), timed per launch; the same graph "
+	"on\n"
+	"                    one copy (warm) is printed beside it\n"
 	"  --reps N          at least N timed launches (default 10)\n"
 	"  --min-time S      and at least S seconds each (default 0.2)\n"
 	"  --no-check        do not check the timed outputs against the "
@@ -75,6 +81,7 @@ int mtp_bench_parse_args(struct bench *b, int argc, char **argv)
 
 		snprintf(word, sizeof(word), " %s ", a);
 		takes = strstr(" --backend --op --T --H --M --V --F --reps "
+			       "--launches "
 			       "--min-time --seed --json "
 			       "--baseline --min-effect --html --csv --md ",
 			       word) != NULL;
@@ -145,7 +152,7 @@ int mtp_bench_parse_args(struct bench *b, int argc, char **argv)
 			*(a[2] == 'T' ? &b->n_t : &b->n_h) = n;
 		} else if (!strcmp(a, "--M") || !strcmp(a, "--V") ||
 			   !strcmp(a, "--F") || !strcmp(a, "--reps") ||
-			   !strcmp(a, "--seed")) {
+			   !strcmp(a, "--launches") || !strcmp(a, "--seed")) {
 			if (parse_list(v, one, 1) != 1) {
 				fprintf(stderr,
 					"mtpcheck bench: %s: '%s' is not a "
@@ -161,6 +168,9 @@ int mtp_bench_parse_args(struct bench *b, int argc, char **argv)
 				b->f = one[0];
 			else if (!strcmp(a, "--reps"))
 				b->topt.min_reps = (int)one[0];
+			else if (!strcmp(a, "--launches"))
+				b->topt.launches =
+					one[0] > 4096 ? 4096 : (int)one[0];
 			else
 				b->seed = (uint64_t)one[0];
 		} else if (!strcmp(a, "--min-time")) {

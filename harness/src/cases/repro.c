@@ -1,9 +1,9 @@
 /*
  * Where a result comes from, as shown and as replayed. The file part of a
  * fixture case's name does not depend on the working directory: it is the
- * path relative to the source tree when the file lies in it (so the bundled
- * fixtures read fixtures/norms.h5 from any folder), else the file's base
- * name. The repro line uses absolute paths and every option that changes
+ * path relative to the source tree or to the installed data folder when the
+ * file lies in one of them (so the bundled fixtures read fixtures/norms.h5
+ * from any folder and from an installed binary), else the file's base name. The repro line uses absolute paths and every option that changes
  * what a case does (--backend-lib, --isolate/--timeout, --seed,
  * --mem-limit), so it replays the same verdict from any folder.
  */
@@ -14,22 +14,33 @@
 #include <string.h>
 
 #include "mtp/config.h"
+#include "core/core.h"
 #include "repro.h"
+
+/* REAL's part under the folder ROOT, or NULL when it is not under it. */
+static const char *under(const char *real, const char *root)
+{
+	size_t rl = strlen(root);
+
+	return strncmp(real, root, rl) == 0 && real[rl] == '/' ? real + rl + 1
+							       : NULL;
+}
 
 void mtp_display_name(const char *path, char *out, size_t n)
 {
 	char real[PATH_MAX], root[PATH_MAX];
-	const char *slash;
-	size_t rl;
+	const char *slash, *rel = NULL;
 
-	if (strcmp(path, "generated") == 0 || !realpath(path, real) ||
-	    !realpath(MTP_SOURCE_DIR, root)) {
+	if (strcmp(path, "generated") == 0 || !realpath(path, real)) {
 		snprintf(out, n, "%s", path);
 		return;
 	}
-	rl = strlen(root);
-	if (strncmp(real, root, rl) == 0 && real[rl] == '/') {
-		snprintf(out, n, "%s", real + rl + 1);
+	if (realpath(MTP_SOURCE_DIR, root))
+		rel = under(real, root);
+	if (!rel && mtp_data_root(root, sizeof(root)))
+		rel = under(real, root);
+	if (rel) {
+		snprintf(out, n, "%s", rel);
 		return;
 	}
 	slash = strrchr(real, '/');

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "mtp/backend.h"
 #include "mtp/config.h"
@@ -16,6 +15,7 @@
 #include "mtp/meta.h"
 #include "mtp/mutant.h"
 #include "mtp/runner.h"
+#include "core/core.h"
 #include "preflight.h"
 
 static const char usage_main[] =
@@ -204,14 +204,14 @@ static bool ops_known(const char *list)
 	return *list != 0;
 }
 
-/* The default suite: cases/quick.case here or in the source tree. */
+/* The default suite: cases/quick.case here, installed or in the source
+ * tree (paths.c). */
 static const char *default_cases(void)
 {
-	struct stat sb;
+	static char path[4096];
 
-	if (stat("cases/quick.case", &sb) == 0 && S_ISREG(sb.st_mode))
-		return "cases/quick.case";
-	return MTP_SOURCE_DIR "/cases/quick.case";
+	mtp_data_path("cases/quick.case", path, sizeof(path));
+	return path;
 }
 
 /* Parses run/verify options; returns -1 to go on, else an exit code. */

@@ -285,3 +285,26 @@ const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
 
 	return i < 0 ? NULL : out ? &c->out[i] : &c->in[i];
 }
+
+enum mtp_status mtp_host_alloc(struct mtp_backend *be, size_t bytes, void **ptr)
+{
+	*ptr = malloc(bytes);
+	if (!*ptr)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM,
+					"cannot allocate %zu bytes", bytes);
+	return MTP_OK;
+}
+
+void mtp_host_free(struct mtp_backend *be, void *ptr)
+{
+	(void)be;
+	free(ptr);
+}
+
+enum mtp_status mtp_host_copy(struct mtp_backend *be, void *dst,
+			      const void *src, size_t bytes)
+{
+	(void)be;
+	memcpy(dst, src, bytes);
+	return MTP_OK;
+}

@@ -133,7 +133,7 @@ void mtp_rounding_bias(const struct mtp_op *op, enum mtp_family family,
 	const char *base = slash ? slash + 1 : output;
 	struct collected c = {0};
 	double z = 0, mean = 0;
-	bool tz = false;
+	bool tz = false, hit;
 
 	memset(out, 0, sizeof(*out));
 	if (!got->data || !want->data || !mtp_tensor_same_shape(got, want) ||
@@ -153,10 +153,12 @@ void mtp_rounding_bias(const struct mtp_op *op, enum mtp_family family,
 			  : c.d.n < MTP_BIAS_MIN_ELEMS)
 		return;
 	out->tested = true;
-	out->fired = out->row_mode ? judge(&c.rd, &c.rm, c.ndiff, &out->z,
-					   &out->mean, &out->toward_zero)
-				   : judge(&c.d, &c.m, c.ndiff, &out->z,
-					   &out->mean, &out->toward_zero);
+	out->report_only = want->dtype == MTP_F32;
+	hit = out->row_mode ? judge(&c.rd, &c.rm, c.ndiff, &out->z, &out->mean,
+				    &out->toward_zero)
+			    : judge(&c.d, &c.m, c.ndiff, &out->z, &out->mean,
+				    &out->toward_zero);
+	out->fired = hit && !out->report_only;
 }
 
 static const char *direction(bool toward_zero, double z)

@@ -18,6 +18,7 @@ void mtp_timing_opts_init(struct mtp_timing_opts *o)
 	o->max_reps = 1000;
 	o->min_seconds = 0.2;
 	o->rotate_bytes = 256ull << 20;
+	o->launches = 1;
 }
 
 void mtp_timing_fini(struct mtp_timing *t)
@@ -83,9 +84,13 @@ static enum mtp_status sets_alloc(struct mtp_backend *be,
 	d->n = o->warm || in_bytes <= 0
 		       ? 1
 		       : (int)((double)o->rotate_bytes / in_bytes) + 1;
-	if (d->n > 64)
+	if (o->launches > 1) { /* one graph of launches: up to one set each */
+		if (d->n > o->launches)
+			d->n = o->launches;
+	} else if (d->n > 64) {
 		d->n = 64;
-	if (o->graph && d->n > 8)
+	}
+	if (o->graph && o->launches <= 1 && d->n > 8)
 		d->n = 8;
 	d->in = calloc((size_t)d->n, sizeof(*d->in));
 	d->out = calloc((size_t)c->n_out + 1, sizeof(*d->out));
@@ -189,6 +194,33 @@ static enum mtp_status capture_graphs(struct mtp_backend *be,
 	return st;
 }
 
+/* The one graph of o->launches launches, launch i on set i mod d->n. */
+static enum mtp_status capture_launches(struct mtp_backend *be,
+					const struct mtp_call *dc,
+					const struct dev_sets *d, int n,
+					void **graph)
+{
+	const struct mtp_backend_iface *f = be->iface;
+	struct mtp_call *calls;
+	enum mtp_status st;
+
+	if (f->api_version < 4 || !f->graph_capture_calls)
+		return mtp_backend_fail(be, MTP_ERR_UNSUPPORTED,
+					"backend %s cannot capture several "
+					"launches in one graph (--launches)",
+					be->name);
+	calls = calloc((size_t)n, sizeof(*calls));
+	if (!calls)
+		return MTP_ERR_NOMEM;
+	for (int i = 0; i < n; i++) {
+		calls[i] = *dc;
+		calls[i].in = d->in[i % d->n];
+	}
+	st = f->graph_capture_calls(be, calls, n, graph);
+	free(calls);
+	return st;
+}
+
 enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 			      const struct mtp_timing_opts *o,
 			      struct mtp_timing *t, struct mtp_tensor *out)
@@ -203,23 +235,33 @@ enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 	enum mtp_status st = samples ? sets_alloc(be, c, o, &d) : MTP_ERR_NOMEM;
 
 	memset(t, 0, sizeof(*t));
+	const int nl = o->graph && o->launches > 1 ? o->launches : 1;
+
 	dc.out = d.out;
-	if (!st && o->graph)
+	if (!st && nl > 1)
+		st = capture_launches(be, &dc, &d, nl, &graphs[0]);
+	else if (!st && o->graph)
 		st = capture_graphs(be, &dc, &d, graphs);
 	t->sets = d.n;
 	t->graph = o->graph;
+	t->launches = nl;
 	for (int w = 0; !st && w < o->warmup; w++) {
 		dc.in = d.in[w % d.n];
-		st = mtp_backend_launch(be, &dc);
+		st = nl > 1 ? be->iface->graph_launch(be, graphs[0])
+			    : mtp_backend_launch(be, &dc);
 		if (!st)
 			st = mtp_backend_synchronize(be);
 	}
 	while (!st && n < o->max_reps &&
 	       (n < o->min_reps || total < o->min_seconds)) {
 		dc.in = d.in[n % d.n];
-		st = timed_launch(be, &dc, o->graph ? graphs[n % d.n] : NULL,
+		st = timed_launch(be, &dc,
+				  nl > 1     ? graphs[0]
+				  : o->graph ? graphs[n % d.n]
+					     : NULL,
 				  &samples[n], &t->device_timer);
-		total += samples[n++];
+		total += samples[n];
+		samples[n++] /= nl; /* per launch */
 	}
 	if (!st && n > 0) {
 		summarize(samples, n, t);

@@ -7,10 +7,9 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "mtp/config.h"
 #include "mtp/weightmap.h"
+#include "core/core.h"
 
 struct selftest_case {
 	const char *list; /* fixtures/weights/<list>.{keys,params}.txt */
@@ -34,13 +33,13 @@ static const struct selftest_case cases[] = {
 	 MTP_DIAG_NONE, NULL},
 };
 
+/* fixtures/weights here, installed or in the source tree (paths.c) */
 static const char *default_dir(void)
 {
-	struct stat sb;
+	static char path[4096];
 
-	if (stat("fixtures/weights", &sb) == 0 && S_ISDIR(sb.st_mode))
-		return "fixtures/weights";
-	return MTP_SOURCE_DIR "/fixtures/weights";
+	mtp_data_path("fixtures/weights", path, sizeof(path));
+	return path;
 }
 
 /* Whether the findings are the wanted ones: none, or all of diagnosis

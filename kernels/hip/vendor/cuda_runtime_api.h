@@ -1,6 +1,6 @@
 /*
  * The CUDA runtime names that the CUDA backend's shared sources use
- * (nv_kernels.h, nv_internal.h, the .cu kernels, ops.c, block.c, step.c,
+ * (nv_kernels.h, nv_internal.h, the .cu kernels, runtime.c, prims.c,
  * graph.c), mapped to their HIP equivalents, so that the HIP backend compiles
  * those sources unchanged. Found before any CUDA header only because this
  * folder is on the HIP module's include path; HIP's own NVIDIA headers do not
@@ -19,12 +19,22 @@
 #define cudaDeviceProp hipDeviceProp_t
 
 #define cudaSuccess hipSuccess
+#define cudaStreamNonBlocking hipStreamNonBlocking
 #define cudaErrorInvalidValue hipErrorInvalidValue
 #define cudaStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
 #define cudaFuncAttributeMaxDynamicSharedMemorySize                            \
 	hipFuncAttributeMaxDynamicSharedMemorySize
 
 #define cudaGetLastError hipGetLastError
+#define cudaGetDeviceCount hipGetDeviceCount
+#define cudaSetDevice hipSetDevice
+#define cudaGetDeviceProperties hipGetDeviceProperties
+#define cudaDriverGetVersion hipDriverGetVersion
+#define cudaRuntimeGetVersion hipRuntimeGetVersion
+#define cudaStreamCreateWithFlags hipStreamCreateWithFlags
+#define cudaStreamDestroy hipStreamDestroy
+#define cudaEventCreate hipEventCreate
+#define cudaEventDestroy hipEventDestroy
 #define cudaGetErrorString hipGetErrorString
 #define cudaMalloc hipMalloc
 #define cudaFree hipFree

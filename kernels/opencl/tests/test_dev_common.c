@@ -15,7 +15,7 @@
 Test(dev_common, flatten_buffers_become_pointer_and_offset)
 {
 	int mem;
-	struct ocl_buf b = {&mem, 24}, none = {NULL, 0};
+	struct gpu_buf b = {&mem, 24}, none = {NULL, 0};
 	const struct ocl_arg a[] = {OA_BUF(b),	   OA_I32(-3),
 				    OA_BUF(none),  OA_F32(0.5f),
 				    OA_LOCAL(512), OA_I64(1ll << 40)};

@@ -1,0 +1,93 @@
+/*
+ * Private to the GPU composition layer (ops.c, block.c, step.c): a call's
+ * settings, tensor lookup by name, and the building blocks that the single
+ * ops, the blocks and the steps share. Every function returns the first
+ * failing status of the primitives it calls (gpu.h).
+ */
+#ifndef MTP_GPU_COMPOSE_H
+#define MTP_GPU_COMPOSE_H
+
+#include "gpu.h"
+
+/* The input (out = false) or output named pfx + name, as a buffer. */
+struct gpu_buf mtp_gpu_tensor(const struct mtp_call *c, bool out,
+			      const char *pfx, const char *name);
+bool mtp_gpu_is64(const struct mtp_call *c, bool out, const char *pfx,
+		  const char *name);
+
+/* Settings of one op, block or step, from the call's parameters. */
+struct gpu_cfg {
+	enum gpu_act act;
+	size_t es; /* bytes per activation */
+	int64_t t, h, m, v, f;
+	float eps;
+	int rounding;
+	float hc_eps, post_mult;
+	int sinkhorn_iters;
+	int contract; /* enum mtp_contract */
+	bool rocm_head;
+};
+
+void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg);
+
+enum mtp_status mtp_gpu_op_simple(struct mtp_backend *be,
+				  const struct mtp_call *c);
+enum mtp_status mtp_gpu_op_block(struct mtp_backend *be,
+				 const struct mtp_call *c);
+enum mtp_status mtp_gpu_op_step(struct mtp_backend *be,
+				const struct mtp_call *c);
+enum mtp_status mtp_gpu_op_chain(struct mtp_backend *be,
+				 const struct mtp_call *c);
+
+/* Building blocks. */
+/* rows rows of width h, no gather, no mask, in cfg's rounding. */
+enum mtp_status mtp_gpu_norm_rows(struct mtp_backend *be,
+				  const struct gpu_cfg *cfg, struct gpu_buf x,
+				  struct gpu_buf w, struct gpu_buf y,
+				  int64_t rows);
+enum mtp_status mtp_gpu_swiglu_ffn(struct mtp_backend *be,
+				   const struct gpu_cfg *cfg, struct gpu_buf x,
+				   struct gpu_buf w_gate, struct gpu_buf w_up,
+				   struct gpu_buf w_down, struct gpu_buf out);
+/* [Step V4-3] x [T,M,H] = act(act(h_proj(p)) + act(e_proj(e))). */
+enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
+				   const struct gpu_cfg *cfg, struct gpu_buf e,
+				   struct gpu_buf p, struct gpu_buf we,
+				   struct gpu_buf wh, struct gpu_buf x);
+enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
+				const struct gpu_cfg *cfg, struct gpu_buf x,
+				struct gpu_buf w, struct gpu_buf logits,
+				struct gpu_buf token, bool tok64);
+
+struct gpu_v3_block {
+	struct gpu_buf w_in, W_a, w_post, W_gate, W_up, W_down;
+};
+
+struct gpu_v4_block {
+	struct gpu_buf attn_fn, attn_scale, attn_base;
+	struct gpu_buf ffn_fn, ffn_scale, ffn_base;
+	struct gpu_buf attn_norm_w, ffn_norm_w, W_a, W_gate, W_up, W_down;
+};
+
+void mtp_gpu_v3_block_get(const struct mtp_call *c, const char *pfx,
+			  struct gpu_v3_block *b);
+void mtp_gpu_v4_block_get(const struct mtp_call *c, const char *pfx,
+			  struct gpu_v4_block *b);
+
+/* [§10.1] (h, r1) = block(x, residual or absent). */
+enum mtp_status mtp_gpu_v3_block(struct mtp_backend *be,
+				 const struct gpu_cfg *cfg, struct gpu_buf x,
+				 struct gpu_buf residual,
+				 const struct gpu_v3_block *b,
+				 struct gpu_buf h_out, struct gpu_buf r_out);
+
+/* [§10.2] Deferred form from the streams r0 [T,M,H]: f [T,H], R1 [T,M,H],
+ * post_f [T,M], C_f [T,M,M]. */
+enum mtp_status mtp_gpu_v4_block(struct mtp_backend *be,
+				 const struct gpu_cfg *cfg, struct gpu_buf r0,
+				 const struct gpu_v4_block *b,
+				 struct gpu_buf f_out, struct gpu_buf r1_out,
+				 struct gpu_buf post_out,
+				 struct gpu_buf comb_out);
+
+#endif

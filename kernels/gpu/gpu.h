@@ -1,0 +1,203 @@
+/*
+ * The GPU composition layer: the ops of the op table, the synthetic blocks,
+ * the MTP step and the draft chain, written once (ops.c, block.c, step.c of
+ * this folder) over a small device-neutral set of primitives that each GPU
+ * backend implements (struct gpu_prims): scratch memory, a device copy, and
+ * one launcher per kernel family. The cuda and hip modules implement it in
+ * kernels/cuda/prims.c (CUDA kernels, cuBLASLt or the HIP GEMM); the opencl
+ * and level_zero modules in kernels/opencl/kernels.c (the OpenCL C
+ * kernels). The backend interface's own members (alloc, free, upload,
+ * download, synchronize, timers, graphs) stay the backend's: the harness
+ * calls them, the composition never does.
+ *
+ * The contract of every primitive: it enqueues its work in stream or queue
+ * order and returns MTP_OK, or it returns a status with the vendor's
+ * message in be->error (mtp_backend_fail), which the harness turns into the
+ * case's verdict. The composition checks every status and returns the
+ * first failure; it never aborts and never touches device memory itself.
+ *
+ * A buffer is a handle and a byte offset (struct gpu_buf): an OpenCL cl_mem
+ * cannot be offset by pointer arithmetic, so offsets travel beside it; for
+ * CUDA, HIP and Level Zero the handle is the device pointer.
+ *
+ * Dependencies: mtp/backend.h and mtp/op.h (harness/include), nothing of
+ * any vendor.
+ */
+#ifndef MTP_GPU_H
+#define MTP_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtp/backend.h"
+
+/* Activation types; the same values as MTP_NV_* (nv_kernels.h) and ACT_*
+ * of kernels/opencl/common.cl, so a backend passes them on as they are. */
+enum gpu_act { GPU_BF16 = 0, GPU_F32 = 1, GPU_F16 = 2 };
+
+/* Rounding of the norms: the values of enum mtp_rounding. */
+#define GPU_EAGER 0
+#define GPU_FUSED 1
+
+/* A device buffer at a byte offset; mem == NULL is an absent input. */
+struct gpu_buf {
+	void *mem;
+	size_t off;
+};
+
+static inline struct gpu_buf gpu_at(struct gpu_buf b, size_t bytes)
+{
+	b.off += bytes;
+	return b;
+}
+
+/* The address of b for a backend whose handles are pointers. */
+static inline void *gpu_ptr(struct gpu_buf b)
+{
+	return b.mem ? (char *)b.mem + b.off : NULL;
+}
+
+/*
+ * One set of rows to RMS-normalise: row r reads x + r * x_stride, or
+ * x + ids[r] * x_stride when ids is given (an embedding gather); it reads
+ * as zeros when pos is given and pos[r] == 0 (the position-0 mask); it
+ * writes y + r * y_stride. Strides in elements.
+ */
+struct gpu_norm_job {
+	struct gpu_buf x, ids, pos, w, y;
+	int64_t x_stride, y_stride, rows;
+	bool ids64, pos64;
+};
+
+/* The most jobs one rmsnorm call carries. */
+#define GPU_NORM_JOBS 2
+
+/* [§4.4.1] hc_pre of t tokens; norm_w is optional. */
+struct gpu_hc_pre_args {
+	struct gpu_buf residual, fn, scale, base, norm_w;
+	struct gpu_buf post_mix, comb_mix, layer_input;
+	int64_t t, m, h;
+	float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
+	int sinkhorn_iters;
+};
+
+/* What a GPU backend provides to the composition. */
+struct gpu_prims {
+	/* supports(): the largest hc_mult of the mHC kernels, and the bound
+	 * that T and R must stay below (a 32-bit grid: 1 << 31). */
+	int64_t max_m, max_rows;
+
+	/* Scratch memory for the current launch; *mem = NULL (nothing to
+	 * release) is allowed for bytes == 0. Released in queue order once
+	 * the work enqueued so far no longer needs it. */
+	enum mtp_status (*scratch_alloc)(struct mtp_backend *be, size_t bytes,
+					 void **mem);
+	enum mtp_status (*scratch_free)(struct mtp_backend *be, void *mem);
+	/* Device copy in queue order (bytes may be 0). */
+	enum mtp_status (*copy)(struct mtp_backend *be, struct gpu_buf dst,
+				struct gpu_buf src, size_t bytes);
+
+	/* The kernels; the math of each is SPEC.md's and nv_kernels.h's. */
+	/* Up to GPU_NORM_JOBS jobs of width h [§2.1, §2.2]. */
+	enum mtp_status (*rmsnorm)(struct mtp_backend *be, enum gpu_act act,
+				   const struct gpu_norm_job *j, int njobs,
+				   int64_t h, float eps, int rounding);
+	/* [§2.3] rout = act(x + res); y = RMSNorm(rout). */
+	enum mtp_status (*add_rmsnorm)(struct mtp_backend *be, enum gpu_act act,
+				       struct gpu_buf x, struct gpu_buf res,
+				       struct gpu_buf w, struct gpu_buf y,
+				       struct gpu_buf rout, int64_t rows,
+				       int64_t h, float eps, int rounding);
+	/* out[t,:] = table[ids[t],:]. */
+	enum mtp_status (*embed)(struct mtp_backend *be, enum gpu_act act,
+				 struct gpu_buf table, struct gpu_buf ids,
+				 bool ids64, struct gpu_buf out, int64_t t,
+				 int64_t h);
+	/* out[t] = pos[t] + add, as int64. */
+	enum mtp_status (*positions_add)(struct mtp_backend *be,
+					 struct gpu_buf pos, bool pos64,
+					 int64_t add, struct gpu_buf out,
+					 int64_t t);
+	/* out[i] = act(sum_p parts[p * n + i]). */
+	enum mtp_status (*all_reduce)(struct mtp_backend *be, enum gpu_act act,
+				      struct gpu_buf parts, int64_t p,
+				      int64_t n, struct gpu_buf out);
+	/* out[(r*rep + k)*h + i] = act(a[same] + b[r*h + i]), r < rows. */
+	enum mtp_status (*add_bcast)(struct mtp_backend *be, enum gpu_act act,
+				     struct gpu_buf a, struct gpu_buf b,
+				     struct gpu_buf out, int64_t rows,
+				     int64_t rep, int64_t h);
+	/* g[i] = act(silu(gate[i]) * up[i]). */
+	enum mtp_status (*swiglu)(struct mtp_backend *be, enum gpu_act act,
+				  struct gpu_buf gate, struct gpu_buf up,
+				  struct gpu_buf g, int64_t n);
+	/* y [rows,out] = x [rows,in] . w [out,in]^T, float32 accumulation,
+	 * one rounding to act (float32 when logits). */
+	enum mtp_status (*linear)(struct mtp_backend *be, enum gpu_act act,
+				  bool logits, struct gpu_buf x,
+				  struct gpu_buf w, struct gpu_buf y,
+				  int64_t rows, int64_t in, int64_t out);
+	/* token[r] = the first NaN of logits[r,:], else its first maximum. */
+	enum mtp_status (*argmax)(struct mtp_backend *be, struct gpu_buf logits,
+				  struct gpu_buf token, bool tok64,
+				  int64_t rows, int64_t v);
+	enum mtp_status (*hc_pre)(struct mtp_backend *be, enum gpu_act act,
+				  const struct gpu_hc_pre_args *a);
+	/* [§4.4.2] out[t,j,:] = act(post x + sum_i C[t,i,j] R[t,i,:]). */
+	enum mtp_status (*hc_post)(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf x, struct gpu_buf res,
+				   struct gpu_buf post, struct gpu_buf comb,
+				   struct gpu_buf out, int64_t t, int64_t m,
+				   int64_t h);
+	/* [§4.4.4] y [T,H] from x [T,M,H]; rocm: the ROCm variant. */
+	enum mtp_status (*hc_head)(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf x, struct gpu_buf fn,
+				   struct gpu_buf scale, struct gpu_buf base,
+				   struct gpu_buf y, int64_t t, int64_t m,
+				   int64_t h, float rms_eps, float hc_eps,
+				   bool rocm);
+};
+
+#define GPU_SCRATCH_MAX 96
+
+/* Every GPU backend's context (be->ctx) starts with this. */
+struct gpu_dev {
+	const struct gpu_prims *prims;
+	void *scratch[GPU_SCRATCH_MAX]; /* of the current launch */
+	int n_scratch;
+};
+
+static inline struct gpu_dev *gpu_dev(struct mtp_backend *be)
+{
+	return (struct gpu_dev *)be->ctx;
+}
+
+static inline const struct gpu_prims *gpu_prims(struct mtp_backend *be)
+{
+	return gpu_dev(be)->prims;
+}
+
+/* Propagates a status. */
+#define GPU_TRY(call)                                                          \
+	do {                                                                   \
+		enum mtp_status gpu_st_ = (call);                              \
+		if (gpu_st_ != MTP_OK)                                         \
+			return gpu_st_;                                        \
+	} while (0)
+
+/* The interface members a GPU backend takes from this layer as they are:
+ * supports() (bf16, fp16 and fp32 activations, no FP8, index tensors int32
+ * or int64, parameters float32, the prims' limits; reads no data) and
+ * launch() (every op of the table; releases the call's scratch). */
+bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c);
+enum mtp_status mtp_gpu_launch(struct mtp_backend *be,
+			       const struct mtp_call *c);
+
+/* Scratch of the current launch (bytes == 0 may give a NULL buffer), and
+ * the release of all of it (the first failure; every buffer is freed). */
+enum mtp_status mtp_gpu_scratch(struct mtp_backend *be, size_t bytes,
+				struct gpu_buf *out);
+enum mtp_status mtp_gpu_scratch_release(struct mtp_backend *be);
+
+#endif

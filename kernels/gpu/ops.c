@@ -1,0 +1,393 @@
+/*
+ * The single ops of the op table (SPEC.md §11) on any GPU backend's
+ * primitives (gpu.h), what supports() accepts, the launch of a call, the
+ * scratch of a launch, and the building blocks that the blocks and steps
+ * share. Each op finds its tensors by name in the call (harness/src/ops.c
+ * gives the names and order).
+ */
+#include <string.h>
+
+#include "compose.h"
+#include "mtp/quant.h"
+
+struct gpu_buf mtp_gpu_tensor(const struct mtp_call *c, bool out,
+			      const char *pfx, const char *name)
+{
+	const struct mtp_tensor *t = mtp_call_tensor(c, out, pfx, name);
+	struct gpu_buf b = {t ? t->data : NULL, 0};
+
+	return b;
+}
+
+bool mtp_gpu_is64(const struct mtp_call *c, bool out, const char *pfx,
+		  const char *name)
+{
+	const struct mtp_tensor *t = mtp_call_tensor(c, out, pfx, name);
+
+	return t && t->dtype == MTP_I64;
+}
+
+void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg)
+{
+	const struct mtp_params *p = c->params;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->act = c->act == MTP_F32   ? GPU_F32
+		   : c->act == MTP_F16 ? GPU_F16
+				       : GPU_BF16;
+	cfg->es = mtp_dtype_size(c->act);
+	cfg->t = c->dims.t;
+	cfg->h = c->dims.h;
+	cfg->m = c->dims.m ? c->dims.m : 1;
+	cfg->v = c->dims.v;
+	cfg->f = c->dims.f;
+	cfg->eps = (float)p->eps;
+	cfg->rounding =
+		p->rounding == MTP_ROUNDING_EAGER ? GPU_EAGER : GPU_FUSED;
+	cfg->hc_eps = (float)p->hc_eps;
+	cfg->post_mult = (float)p->hc.post_mult;
+	cfg->sinkhorn_iters = p->hc.sinkhorn_iters;
+	cfg->contract = p->contract;
+	cfg->rocm_head = p->variant == MTP_HC_HEAD_ROCM;
+}
+
+/* ---- supports(), launch(), scratch --------------------------------------- */
+
+static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
+		       int n)
+{
+	for (int i = 0; i < n; i++) {
+		enum mtp_dtype dt = t[i].dtype;
+
+		if (!t[i].data)
+			continue; /* absent optional input, or empty */
+		if ((s[i].cls == MTP_TC_PARAM || s[i].cls == MTP_TC_LOGITS) &&
+		    dt != MTP_F32)
+			return false;
+		if ((s[i].cls == MTP_TC_INDEX || s[i].cls == MTP_TC_TOKEN) &&
+		    dt != MTP_I64 && dt != MTP_I32)
+			return false;
+	}
+	return true;
+}
+
+bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+
+	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
+		return false;
+	if (mtp_call_has_fp8(c)) /* no FP8 kernels here (SPEC.md §12.2) */
+		return false;
+	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
+	    !tensors_ok(c->sig->out, c->out, c->n_out))
+		return false;
+	if (c->dims.m > pr->max_m)
+		return false;
+	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
+}
+
+enum mtp_status mtp_gpu_launch(struct mtp_backend *be, const struct mtp_call *c)
+{
+	enum mtp_status st, rel;
+
+	switch (c->op->id) {
+	case MTP_OP_MTP_BLOCK: st = mtp_gpu_op_block(be, c); break;
+	case MTP_OP_MTP_STEP: st = mtp_gpu_op_step(be, c); break;
+	case MTP_OP_DRAFT_CHAIN: st = mtp_gpu_op_chain(be, c); break;
+	default: st = mtp_gpu_op_simple(be, c); break;
+	}
+	rel = mtp_gpu_scratch_release(be);
+	return st ? st : rel;
+}
+
+enum mtp_status mtp_gpu_scratch(struct mtp_backend *be, size_t bytes,
+				struct gpu_buf *out)
+{
+	struct gpu_dev *d = gpu_dev(be);
+
+	out->mem = NULL;
+	out->off = 0;
+	if (d->n_scratch == GPU_SCRATCH_MAX)
+		return mtp_backend_fail(
+			be, MTP_ERR_LIMIT,
+			"more than %d scratch buffers in one call",
+			GPU_SCRATCH_MAX);
+	GPU_TRY(d->prims->scratch_alloc(be, bytes, &out->mem));
+	if (out->mem)
+		d->scratch[d->n_scratch++] = out->mem;
+	return MTP_OK;
+}
+
+enum mtp_status mtp_gpu_scratch_release(struct mtp_backend *be)
+{
+	struct gpu_dev *d = gpu_dev(be);
+	enum mtp_status first = MTP_OK;
+	char msg[MTP_BACKEND_ERR_MAX];
+
+	/* every buffer is freed; the first failure and its message win */
+	while (d->n_scratch > 0) {
+		enum mtp_status st =
+			d->prims->scratch_free(be, d->scratch[--d->n_scratch]);
+
+		if (st != MTP_OK && first == MTP_OK) {
+			first = st;
+			memcpy(msg, be->error, sizeof(msg));
+		}
+	}
+	if (first != MTP_OK)
+		memcpy(be->error, msg, sizeof(msg));
+	return first;
+}
+
+/* ---- building blocks ------------------------------------------------------ */
+
+enum mtp_status mtp_gpu_norm_rows(struct mtp_backend *be,
+				  const struct gpu_cfg *cfg, struct gpu_buf x,
+				  struct gpu_buf w, struct gpu_buf y,
+				  int64_t rows)
+{
+	const struct gpu_norm_job j = {
+		.x = x,
+		.w = w,
+		.y = y,
+		.x_stride = cfg->h,
+		.y_stride = cfg->h,
+		.rows = rows,
+	};
+
+	return gpu_prims(be)->rmsnorm(be, cfg->act, &j, 1, cfg->h, cfg->eps,
+				      cfg->rounding);
+}
+
+enum mtp_status mtp_gpu_swiglu_ffn(struct mtp_backend *be,
+				   const struct gpu_cfg *cfg, struct gpu_buf x,
+				   struct gpu_buf w_gate, struct gpu_buf w_up,
+				   struct gpu_buf w_down, struct gpu_buf out)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const int64_t n = cfg->t * cfg->f;
+	const size_t nb = (size_t)n * cfg->es;
+	struct gpu_buf gate, up, g;
+
+	GPU_TRY(mtp_gpu_scratch(be, 3 * nb, &gate));
+	up = gpu_at(gate, nb);
+	g = gpu_at(up, nb);
+	GPU_TRY(pr->linear(be, cfg->act, false, x, w_gate, gate, cfg->t, cfg->h,
+			   cfg->f));
+	GPU_TRY(pr->linear(be, cfg->act, false, x, w_up, up, cfg->t, cfg->h,
+			   cfg->f));
+	GPU_TRY(pr->swiglu(be, cfg->act, gate, up, g, n));
+	return pr->linear(be, cfg->act, false, g, w_down, out, cfg->t, cfg->f,
+			  cfg->h);
+}
+
+enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
+				   const struct gpu_cfg *cfg, struct gpu_buf e,
+				   struct gpu_buf p, struct gpu_buf we,
+				   struct gpu_buf wh, struct gpu_buf x)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
+	struct gpu_buf ep, hp;
+
+	/* two buffers, each aligned as an allocation is (GEMM outputs) */
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * h) * cfg->es, &ep));
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * m * h) * cfg->es, &hp));
+	GPU_TRY(pr->linear(be, cfg->act, false, e, we, ep, t, h, h));
+	GPU_TRY(pr->linear(be, cfg->act, false, p, wh, hp, t * m, h, h));
+	return pr->add_bcast(be, cfg->act, hp, ep, x, t, m, h);
+}
+
+enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
+				const struct gpu_cfg *cfg, struct gpu_buf x,
+				struct gpu_buf w, struct gpu_buf logits,
+				struct gpu_buf token, bool tok64)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+
+	GPU_TRY(pr->linear(be, cfg->act, true, x, w, logits, cfg->t, cfg->h,
+			   cfg->v));
+	return pr->argmax(be, logits, token, tok64, cfg->t, cfg->v);
+}
+
+/* ---- single ops ----------------------------------------------------------- */
+
+#define IN(name) mtp_gpu_tensor(c, false, NULL, name)
+#define OUT(name) mtp_gpu_tensor(c, true, NULL, name)
+#define IS64(name) mtp_gpu_is64(c, false, NULL, name)
+
+/* fused_eh_norm and fused_embed_eh_norm [§7.1, §7.2]: enorm of the masked
+ * (gathered) embeddings into the left half of out, hnorm into the right;
+ * two jobs of one call. */
+static enum mtp_status op_eh_norm(struct mtp_backend *be,
+				  const struct mtp_call *c,
+				  const struct gpu_cfg *cfg, bool gather)
+{
+	const int64_t h = cfg->h;
+	const struct gpu_norm_job j[2] = {
+		{
+			.x = gather ? IN("embed_table") : IN("embeds"),
+			.ids = gather ? IN("input_ids") : (struct gpu_buf){0},
+			.ids64 = gather && IS64("input_ids"),
+			.pos = IN("positions"),
+			.pos64 = IS64("positions"),
+			.w = IN("enorm_weight"),
+			.y = OUT("out"),
+			.x_stride = h,
+			.y_stride = 2 * h,
+			.rows = cfg->t,
+		},
+		{
+			.x = IN("prev_hidden"),
+			.w = IN("hnorm_weight"),
+			.y = gpu_at(OUT("out"), (size_t)h * cfg->es),
+			.x_stride = h,
+			.y_stride = 2 * h,
+			.rows = cfg->t,
+		},
+	};
+
+	return gpu_prims(be)->rmsnorm(be, cfg->act, j, 2, h, cfg->eps,
+				      GPU_FUSED);
+}
+
+/* fused_mtp_input_rmsnorm [§7.3]: enorm of T rows, hnorm of T*M rows. */
+static enum mtp_status op_mtp_input_norm(struct mtp_backend *be,
+					 const struct mtp_call *c,
+					 const struct gpu_cfg *cfg)
+{
+	const int64_t h = cfg->h;
+	const struct gpu_norm_job j[2] = {
+		{
+			.x = IN("embeds"),
+			.pos = IN("positions"),
+			.pos64 = IS64("positions"),
+			.w = IN("enorm_weight"),
+			.y = OUT("enorm_out"),
+			.x_stride = h,
+			.y_stride = h,
+			.rows = cfg->t,
+		},
+		{
+			.x = IN("prev_hidden"),
+			.w = IN("hnorm_weight"),
+			.y = OUT("hnorm_out"),
+			.x_stride = h,
+			.y_stride = h,
+			.rows = cfg->t * cfg->m,
+		},
+	};
+
+	return gpu_prims(be)->rmsnorm(be, cfg->act, j, 2, h, cfg->eps,
+				      GPU_FUSED);
+}
+
+/* hc_pre's arguments from a call; residual "@name" is an output. */
+static void hc_args(const struct mtp_call *c, const char *residual,
+		    const char *post, const char *comb,
+		    struct gpu_hc_pre_args *a)
+{
+	const struct mtp_hc_params *p = &c->params->hc;
+
+	memset(a, 0, sizeof(*a));
+	a->residual = residual[0] == '@' ? OUT(residual + 1) : IN(residual);
+	a->fn = IN("fn");
+	a->scale = IN("scale");
+	a->base = IN("base");
+	a->norm_w = IN("norm_weight");
+	a->post_mix = OUT(post);
+	a->comb_mix = OUT(comb);
+	a->layer_input = OUT("layer_input");
+	a->t = c->dims.t;
+	a->m = c->dims.m;
+	a->h = c->dims.h;
+	a->rms_eps = (float)p->rms_eps;
+	a->pre_eps = (float)p->pre_eps;
+	a->sinkhorn_eps = (float)p->sinkhorn_eps;
+	a->post_mult = (float)p->post_mult;
+	a->norm_eps = (float)p->norm_eps;
+	a->sinkhorn_iters = p->sinkhorn_iters;
+}
+
+/* hc_pre, hc_post, and hc_fused_post_pre [§4.4.3]: hc_post, then hc_pre
+ * reading the rounded new streams. */
+static enum mtp_status op_hc(struct mtp_backend *be, const struct mtp_call *c,
+			     const struct gpu_cfg *cfg)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const bool post_only = c->op->id == MTP_OP_HC_POST;
+	struct gpu_hc_pre_args a;
+
+	if (c->op->id == MTP_OP_HC_PRE) {
+		hc_args(c, "residual", "post_mix", "comb_mix", &a);
+		return pr->hc_pre(be, cfg->act, &a);
+	}
+	GPU_TRY(pr->hc_post(be, cfg->act, IN("x"), IN("residual"),
+			    IN("post_mix"), IN("comb_mix"),
+			    OUT(post_only ? "out" : "residual_out"), cfg->t,
+			    cfg->m, cfg->h));
+	if (post_only)
+		return MTP_OK;
+	hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
+	return pr->hc_pre(be, cfg->act, &a);
+}
+
+enum mtp_status mtp_gpu_op_simple(struct mtp_backend *be,
+				  const struct mtp_call *c)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const struct mtp_params *p = c->params;
+	const struct mtp_dims *d = &c->dims;
+	struct gpu_cfg cfg;
+
+	mtp_gpu_cfg_init(c, &cfg);
+	switch (c->op->id) {
+	case MTP_OP_RMSNORM:
+		return mtp_gpu_norm_rows(be, &cfg, IN("x"), IN("weight"),
+					 OUT("y"), d->r);
+	case MTP_OP_MTP_SHARED_HEAD_RMSNORM:
+		cfg.rounding = GPU_FUSED; /* §7.4 */
+		return mtp_gpu_norm_rows(be, &cfg, IN("x"), IN("weight"),
+					 OUT("y"), d->t);
+	case MTP_OP_ADD_RMSNORM:
+		return pr->add_rmsnorm(be, cfg.act, IN("x"), IN("residual"),
+				       IN("weight"), OUT("y"),
+				       OUT("residual_out"), d->r, d->h, cfg.eps,
+				       cfg.rounding);
+	case MTP_OP_EMBED:
+		return pr->embed(be, cfg.act, IN("embed_table"),
+				 IN("input_ids"), IS64("input_ids"), OUT("out"),
+				 d->t, d->h);
+	case MTP_OP_FUSED_EH_NORM: return op_eh_norm(be, c, &cfg, false);
+	case MTP_OP_FUSED_EMBED_EH_NORM: return op_eh_norm(be, c, &cfg, true);
+	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
+		return op_mtp_input_norm(be, c, &cfg);
+	case MTP_OP_EH_PROJ:
+		return pr->linear(be, cfg.act, false, IN("x"), IN("weight"),
+				  OUT("y"), d->t, 2 * d->h, d->h);
+	case MTP_OP_EH_PROJ_HC:
+		return mtp_gpu_eh_proj_hc(be, &cfg, IN("e"), IN("p"),
+					  IN("e_proj_weight"),
+					  IN("h_proj_weight"), OUT("x"));
+	case MTP_OP_HC_PRE:
+	case MTP_OP_HC_POST:
+	case MTP_OP_HC_FUSED_POST_PRE: return op_hc(be, c, &cfg);
+	case MTP_OP_HC_HEAD:
+		return pr->hc_head(be, cfg.act, IN("x"), IN("fn"), IN("scale"),
+				   IN("base"), OUT("y"), d->t, d->m, d->h,
+				   (float)p->hc.rms_eps, (float)p->hc_eps,
+				   cfg.rocm_head);
+	case MTP_OP_LM_HEAD:
+		return mtp_gpu_lm_head(be, &cfg, IN("x"), IN("weight"),
+				       OUT("logits"), OUT("token"),
+				       mtp_gpu_is64(c, true, NULL, "token"));
+	case MTP_OP_ALL_REDUCE:
+		return pr->all_reduce(be, cfg.act, IN("parts"), d->p,
+				      d->r * d->h, OUT("out"));
+	default:
+		return mtp_backend_fail(be, MTP_ERR_UNSUPPORTED,
+					"op %s is not implemented",
+					c->op->name);
+	}
+}

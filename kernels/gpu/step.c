@@ -1,0 +1,230 @@
+/*
+ * One MTP draft step [SPEC.md §3, §4, §10] and the teacher-forced draft
+ * chain [§5] on any GPU backend's primitives. A V3-family step: masked
+ * enorm and hnorm into one [T,2H] buffer, eh_proj, the block, the unfused
+ * h + r add, the shared head's norm (the recycled hidden) and the LM head.
+ * A V4 step: enorm and per-stream hnorm, e_proj/h_proj broadcast, the block
+ * in its deferred form with exactly one final hc_post (the internal
+ * contract computes the same numbers), the streams as the recycled hidden,
+ * hc_head, the shared head's norm and the LM head. A chain runs the same
+ * step code.
+ */
+#include <stdio.h>
+
+#include "compose.h"
+
+#define W(name) mtp_gpu_tensor(c, false, pfx, name)
+
+struct gpu_step_in {
+	struct gpu_buf embeds, pos, prev;
+	bool pos64;
+};
+
+struct gpu_step_out {
+	struct gpu_buf block_out, block_residual, hidden_pre, hidden_post;
+	struct gpu_buf post_mix, comb_mix, streams, head_hidden, recycled;
+	struct gpu_buf logits, token;
+	bool tok64;
+};
+
+static void step_out_get(const struct mtp_call *c, const char *pfx,
+			 struct gpu_step_out *o)
+{
+#define O(name) mtp_gpu_tensor(c, true, pfx, name)
+	o->block_out = O("block_out");
+	o->block_residual = O("block_residual");
+	o->hidden_pre = O("hidden_pre");
+	o->hidden_post = O("hidden_post");
+	o->post_mix = O("post_mix");
+	o->comb_mix = O("comb_mix");
+	o->streams = O("streams");
+	o->head_hidden = O("head_hidden");
+	o->recycled = O("recycled");
+	o->logits = O("logits");
+	o->token = O("token");
+#undef O
+	o->tok64 = mtp_gpu_is64(c, true, pfx, "token");
+}
+
+/* The two input norms in one call (enorm of the masked embeddings, hnorm
+ * of rows_p rows of the previous hidden) in the step's rounding. */
+static enum mtp_status input_norms(struct mtp_backend *be,
+				   const struct gpu_cfg *cfg,
+				   const struct mtp_call *c, const char *pfx,
+				   const struct gpu_step_in *in,
+				   struct gpu_buf e, struct gpu_buf p,
+				   int64_t y_stride, int64_t rows_p)
+{
+	const struct gpu_norm_job j[2] = {
+		{
+			.x = in->embeds,
+			.pos = in->pos,
+			.pos64 = in->pos64,
+			.w = W("enorm_weight"),
+			.y = e,
+			.x_stride = cfg->h,
+			.y_stride = y_stride,
+			.rows = cfg->t,
+		},
+		{
+			.x = in->prev,
+			.w = W("hnorm_weight"),
+			.y = p,
+			.x_stride = cfg->h,
+			.y_stride = y_stride,
+			.rows = rows_p,
+		},
+	};
+
+	return gpu_prims(be)->rmsnorm(be, cfg->act, j, 2, cfg->h, cfg->eps,
+				      cfg->rounding);
+}
+
+static enum mtp_status step_v3(struct mtp_backend *be,
+			       const struct gpu_cfg *cfg,
+			       const struct mtp_call *c, const char *pfx,
+			       const struct gpu_step_in *in,
+			       const struct gpu_step_out *o)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const int64_t t = cfg->t, h = cfg->h;
+	const size_t nth = (size_t)(t * h) * cfg->es;
+	struct gpu_v3_block b;
+	struct gpu_buf z, x0, none = {0};
+
+	/* z [T,2H], x0 [T,H] */
+	GPU_TRY(mtp_gpu_scratch(be, 3 * nth, &z));
+	x0 = gpu_at(z, 2 * nth);
+	GPU_TRY(input_norms(be, cfg, c, pfx, in, z,
+			    gpu_at(z, (size_t)h * cfg->es), 2 * h, t));
+	GPU_TRY(pr->linear(be, cfg->act, false, z, W("eh_proj_weight"), x0, t,
+			   2 * h, h));
+	mtp_gpu_v3_block_get(c, pfx, &b);
+	GPU_TRY(mtp_gpu_v3_block(be, cfg, x0, none, &b, o->block_out,
+				 o->block_residual));
+	GPU_TRY(pr->add_bcast(be, cfg->act, o->block_residual, o->block_out,
+			      o->hidden_pre, t, 1, h));
+	GPU_TRY(mtp_gpu_norm_rows(be, cfg, o->hidden_pre,
+				  W("shared_head_norm_weight"), o->hidden_post,
+				  t));
+	GPU_TRY(pr->copy(be, o->recycled, o->hidden_post, nth));
+	return mtp_gpu_lm_head(be, cfg, o->hidden_post, W("head_weight"),
+			       o->logits, o->token, o->tok64);
+}
+
+/* Steps V4-1..8: one V4 step, the block in its deferred form. */
+static enum mtp_status step_v4(struct mtp_backend *be,
+			       const struct gpu_cfg *cfg,
+			       const struct mtp_call *c, const char *pfx,
+			       const struct gpu_step_in *in,
+			       const struct gpu_step_out *o)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
+	const size_t nth = (size_t)(t * h) * cfg->es, ns = nth * (size_t)m;
+	struct gpu_v4_block b;
+	struct gpu_buf x0, hn, e, p;
+
+	/* x0 [T,M,H], hn [T,H]; then e [T,H], p [T,M,H] */
+	GPU_TRY(mtp_gpu_scratch(be, ns + nth, &x0));
+	hn = gpu_at(x0, ns);
+	GPU_TRY(mtp_gpu_scratch(be, nth + ns, &e));
+	p = gpu_at(e, nth);
+	GPU_TRY(input_norms(be, cfg, c, pfx, in, e, p, h, t * m));
+	GPU_TRY(mtp_gpu_eh_proj_hc(be, cfg, e, p, W("e_proj_weight"),
+				   W("h_proj_weight"), x0));
+	mtp_gpu_v4_block_get(c, pfx, &b);
+	GPU_TRY(mtp_gpu_v4_block(be, cfg, x0, &b, o->block_out,
+				 o->block_residual, o->post_mix, o->comb_mix));
+	GPU_TRY(pr->hc_post(be, cfg->act, o->block_out, o->block_residual,
+			    o->post_mix, o->comb_mix, o->streams, t, m, h));
+	GPU_TRY(pr->copy(be, o->recycled, o->streams, ns));
+	GPU_TRY(pr->hc_head(be, cfg->act, o->streams, W("hc_head_fn"),
+			    W("hc_head_scale"), W("hc_head_base"),
+			    o->head_hidden, t, m, h, cfg->eps, cfg->hc_eps,
+			    cfg->rocm_head));
+	GPU_TRY(mtp_gpu_norm_rows(be, cfg, o->head_hidden,
+				  W("shared_head_norm_weight"), hn, t));
+	return mtp_gpu_lm_head(be, cfg, hn, W("head_weight"), o->logits,
+			       o->token, o->tok64);
+}
+
+static enum mtp_status run_step(struct mtp_backend *be,
+				const struct gpu_cfg *cfg,
+				const struct mtp_call *c, const char *pfx,
+				const struct gpu_step_in *in,
+				const struct gpu_step_out *o)
+{
+	if (c->params->family == MTP_FAMILY_DEEPSEEK_V4)
+		return step_v4(be, cfg, c, pfx, in, o);
+	return step_v3(be, cfg, c, pfx, in, o);
+}
+
+enum mtp_status mtp_gpu_op_step(struct mtp_backend *be,
+				const struct mtp_call *c)
+{
+	struct gpu_cfg cfg;
+	struct gpu_step_out o;
+	const struct gpu_step_in in = {
+		.embeds = mtp_gpu_tensor(c, false, NULL, "embeds"),
+		.pos = mtp_gpu_tensor(c, false, NULL, "positions"),
+		.prev = mtp_gpu_tensor(c, false, NULL, "prev_hidden"),
+		.pos64 = mtp_gpu_is64(c, false, NULL, "positions"),
+	};
+
+	mtp_gpu_cfg_init(c, &cfg);
+	step_out_get(c, NULL, &o);
+	return run_step(be, &cfg, c, NULL, &in, &o);
+}
+
+/* Step s of the chain: its embeddings, positions + s, previous hidden. */
+static enum mtp_status chain_step(struct mtp_backend *be,
+				  const struct gpu_cfg *cfg,
+				  const struct mtp_call *c, int64_t s,
+				  const struct gpu_step_out *prev_out,
+				  struct gpu_step_out *o)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const struct mtp_params *p = c->params;
+	const int64_t t = cfg->t;
+	const char *ids_name = s ? "next_tokens" : "input_ids";
+	const bool ids64 = mtp_gpu_is64(c, false, NULL, ids_name);
+	struct gpu_buf ids = mtp_gpu_tensor(c, false, NULL, ids_name);
+	struct gpu_step_in in = {.pos64 = true};
+	char pfx[32], opfx[32];
+
+	if (s)
+		ids = gpu_at(ids, (size_t)((s - 1) * t) * (ids64 ? 8 : 4));
+	snprintf(pfx, sizeof(pfx), "layer.%lld/",
+		 (long long)(p->pass_step_idx ? s % p->num_layers : 0));
+	snprintf(opfx, sizeof(opfx), "step.%lld/", (long long)s);
+	step_out_get(c, opfx, o);
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * cfg->h) * cfg->es,
+				&in.embeds));
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)t * sizeof(int64_t), &in.pos));
+	GPU_TRY(pr->embed(be, cfg->act,
+			  mtp_gpu_tensor(c, false, NULL, "embed_table"), ids,
+			  ids64, in.embeds, t, cfg->h));
+	GPU_TRY(pr->positions_add(
+		be, mtp_gpu_tensor(c, false, NULL, "positions"),
+		mtp_gpu_is64(c, false, NULL, "positions"), s, in.pos, t));
+	in.prev = s ? prev_out->recycled
+		    : mtp_gpu_tensor(c, false, NULL, "prev_hidden");
+	GPU_TRY(run_step(be, cfg, c, pfx, &in, o));
+	/* in queue order: the next step may reuse this step's scratch */
+	return mtp_gpu_scratch_release(be);
+}
+
+enum mtp_status mtp_gpu_op_chain(struct mtp_backend *be,
+				 const struct mtp_call *c)
+{
+	struct gpu_cfg cfg;
+	struct gpu_step_out prev = {0}, cur;
+
+	mtp_gpu_cfg_init(c, &cfg);
+	for (int64_t s = 0; s < c->params->num_steps; s++) {
+		GPU_TRY(chain_step(be, &cfg, c, s, &prev, &cur));
+		prev = cur;
+	}
+	return MTP_OK;
+}

@@ -1,0 +1,355 @@
+/*
+ * The GPU composition layer over a recording stand-in for a device: its
+ * primitives touch no memory, count what they are asked and fail on
+ * request. Every op of the table composes to primitive calls; a failure of
+ * any single primitive call of a step, a chain or a block is the launch's
+ * status with the primitive's message (so no status is dropped), and the
+ * launch's scratch is released whatever happened.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "mtp/fixture.h"
+#include "mtp/generate.h"
+
+struct fake {
+	struct gpu_dev gpu; /* first, as in every GPU backend */
+	int calls;	    /* kernel launches and copies */
+	int fail_at;	    /* that call fails (1-based; 0: none) */
+	int allocs, frees, fail_free_at, norm_jobs_max, norm_calls;
+	int live;
+};
+
+static struct fake *F(struct mtp_backend *be)
+{
+	return (struct fake *)be->ctx;
+}
+
+static enum mtp_status call(struct mtp_backend *be, const char *what)
+{
+	struct fake *f = F(be);
+
+	if (++f->calls == f->fail_at)
+		return mtp_backend_fail(be, MTP_ERR_DEVICE, "fake %s failed",
+					what);
+	return MTP_OK;
+}
+
+static char pool[1];
+
+static enum mtp_status s_alloc(struct mtp_backend *be, size_t bytes, void **mem)
+{
+	(void)bytes;
+	F(be)->allocs++;
+	F(be)->live++;
+	*mem = pool;
+	return MTP_OK;
+}
+
+static enum mtp_status s_free(struct mtp_backend *be, void *mem)
+{
+	struct fake *f = F(be);
+
+	cr_assert_eq(mem, pool);
+	f->live--;
+	if (++f->frees == f->fail_free_at || f->fail_free_at < 0)
+		return mtp_backend_fail(be, MTP_ERR_DEVICE, "free %d failed",
+					f->frees);
+	return MTP_OK;
+}
+
+#define B struct gpu_buf
+#define A enum gpu_act
+static enum mtp_status p_copy(struct mtp_backend *be, B d, B s, size_t n)
+{
+	(void)d, (void)s, (void)n;
+	return call(be, "copy");
+}
+static enum mtp_status p_rmsnorm(struct mtp_backend *be, A a,
+				 const struct gpu_norm_job *j, int n, int64_t h,
+				 float eps, int r)
+{
+	(void)a, (void)j, (void)h, (void)eps, (void)r;
+	cr_assert(n >= 1 && n <= GPU_NORM_JOBS);
+	F(be)->norm_calls++;
+	if (n > F(be)->norm_jobs_max)
+		F(be)->norm_jobs_max = n;
+	return call(be, "rmsnorm");
+}
+static enum mtp_status p_add_rmsnorm(struct mtp_backend *be, A a, B x, B r, B w,
+				     B y, B ro, int64_t rows, int64_t h,
+				     float e, int rd)
+{
+	(void)a, (void)x, (void)r, (void)w, (void)y, (void)ro, (void)rows;
+	(void)h, (void)e, (void)rd;
+	return call(be, "add_rmsnorm");
+}
+static enum mtp_status p_embed(struct mtp_backend *be, A a, B t, B i, bool i64,
+			       B o, int64_t n, int64_t h)
+{
+	(void)a, (void)t, (void)i, (void)i64, (void)o, (void)n, (void)h;
+	return call(be, "embed");
+}
+static enum mtp_status p_pos(struct mtp_backend *be, B p, bool p64, int64_t a,
+			     B o, int64_t t)
+{
+	(void)p, (void)p64, (void)a, (void)o, (void)t;
+	return call(be, "positions_add");
+}
+static enum mtp_status p_all_reduce(struct mtp_backend *be, A a, B p, int64_t n,
+				    int64_t m, B o)
+{
+	(void)a, (void)p, (void)n, (void)m, (void)o;
+	return call(be, "all_reduce");
+}
+static enum mtp_status p_add_bcast(struct mtp_backend *be, A a, B x, B y, B o,
+				   int64_t r, int64_t k, int64_t h)
+{
+	(void)a, (void)x, (void)y, (void)o, (void)r, (void)k, (void)h;
+	return call(be, "add_bcast");
+}
+static enum mtp_status p_swiglu(struct mtp_backend *be, A a, B g, B u, B o,
+				int64_t n)
+{
+	(void)a, (void)g, (void)u, (void)o, (void)n;
+	return call(be, "swiglu");
+}
+static enum mtp_status p_linear(struct mtp_backend *be, A a, bool l, B x, B w,
+				B y, int64_t r, int64_t i, int64_t o)
+{
+	(void)a, (void)l, (void)x, (void)w, (void)y, (void)r, (void)i, (void)o;
+	return call(be, "linear");
+}
+static enum mtp_status p_argmax(struct mtp_backend *be, B l, B t, bool t64,
+				int64_t r, int64_t v)
+{
+	(void)l, (void)t, (void)t64, (void)r, (void)v;
+	return call(be, "argmax");
+}
+static enum mtp_status p_hc_pre(struct mtp_backend *be, A a,
+				const struct gpu_hc_pre_args *x)
+{
+	(void)a, (void)x;
+	return call(be, "hc_pre");
+}
+static enum mtp_status p_hc_post(struct mtp_backend *be, A a, B x, B r, B p,
+				 B c, B o, int64_t t, int64_t m, int64_t h)
+{
+	(void)a, (void)x, (void)r, (void)p, (void)c, (void)o, (void)t, (void)m;
+	(void)h;
+	return call(be, "hc_post");
+}
+static enum mtp_status p_hc_head(struct mtp_backend *be, A a, B x, B fn, B s,
+				 B b, B y, int64_t t, int64_t m, int64_t h,
+				 float e1, float e2, bool rocm)
+{
+	(void)a, (void)x, (void)fn, (void)s, (void)b, (void)y, (void)t;
+	(void)m, (void)h, (void)e1, (void)e2, (void)rocm;
+	return call(be, "hc_head");
+}
+#undef A
+#undef B
+
+static const struct gpu_prims fake_prims = {
+	.max_m = 8,
+	.max_rows = 1LL << 31,
+	.scratch_alloc = s_alloc,
+	.scratch_free = s_free,
+	.copy = p_copy,
+	.rmsnorm = p_rmsnorm,
+	.add_rmsnorm = p_add_rmsnorm,
+	.embed = p_embed,
+	.positions_add = p_pos,
+	.all_reduce = p_all_reduce,
+	.add_bcast = p_add_bcast,
+	.swiglu = p_swiglu,
+	.linear = p_linear,
+	.argmax = p_argmax,
+	.hc_pre = p_hc_pre,
+	.hc_post = p_hc_post,
+	.hc_head = p_hc_head,
+};
+
+/* A generated case of op (family, contract as given) as a host call. */
+struct gen {
+	struct mtp_case c;
+	struct mtp_case_call cc;
+};
+
+/* The op's default family. */
+#define DEFAULT_FAMILY (-1)
+
+static void gen(struct gen *g, const char *op, int fam, const char *contract)
+{
+	struct mtp_gen_spec spec;
+	char err[MTP_ERR_MAX] = "";
+
+	memset(g, 0, sizeof(*g));
+	cr_assert(mtp_op_find(op), "%s", op);
+	mtp_gen_spec_init(&spec, mtp_op_find(op));
+	if (fam != DEFAULT_FAMILY)
+		spec.family = (enum mtp_family)fam;
+	if (contract) {
+		struct mtp_attr *a = &spec.attrs.items[spec.attrs.n++];
+
+		memset(a, 0, sizeof(*a));
+		snprintf(a->name, sizeof(a->name), "block_contract");
+		a->is_string = true;
+		snprintf(a->str, sizeof(a->str), "%s", contract);
+	}
+	cr_assert_eq(mtp_case_generate(&spec, &g->c, err, sizeof(err)), MTP_OK,
+		     "%s: %s", op, err);
+	cr_assert_eq(mtp_case_call_init(&g->c, &g->cc, err, sizeof(err)),
+		     MTP_OK, "%s: %s", op, err);
+}
+
+static void gen_fini(struct gen *g)
+{
+	mtp_case_call_fini(&g->cc);
+	mtp_case_fini(&g->c);
+}
+
+static void fake_init(struct mtp_backend *be, struct fake *f, int fail_at)
+{
+	memset(be, 0, sizeof(*be));
+	memset(f, 0, sizeof(*f));
+	f->gpu.prims = &fake_prims;
+	f->fail_at = fail_at;
+	be->ctx = f;
+}
+
+Test(compose, every_op_composes_and_releases_its_scratch)
+{
+	for (int id = 0; id < MTP_OP_COUNT; id++) {
+		const struct mtp_op *op = mtp_op_get((enum mtp_op_id)id);
+		struct mtp_backend be;
+		struct fake f;
+		struct gen g;
+
+		gen(&g, op->name, DEFAULT_FAMILY, NULL);
+		fake_init(&be, &f, 0);
+		cr_expect(mtp_gpu_supports(&be, &g.cc.call), "%s", op->name);
+		cr_expect_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s: %s",
+			     op->name, be.error);
+		cr_expect(f.calls > 0, "%s: no primitive called", op->name);
+		cr_expect_eq(f.live, 0, "%s: scratch left", op->name);
+		cr_expect_eq(f.gpu.n_scratch, 0, "%s", op->name);
+		gen_fini(&g);
+	}
+}
+
+/* Fails each primitive call of the launch in turn. */
+static void fail_each(const char *op, int fam, const char *contract)
+{
+	struct mtp_backend be;
+	struct fake f;
+	struct gen g;
+	int total;
+
+	gen(&g, op, fam, contract);
+	fake_init(&be, &f, 0);
+	cr_assert_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s", be.error);
+	total = f.calls;
+	cr_assert(total > 3, "%s: %d calls", op, total);
+	for (int n = 1; n <= total; n++) {
+		fake_init(&be, &f, n);
+		cr_expect_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_ERR_DEVICE,
+			     "%s: call %d of %d failed unnoticed", op, n,
+			     total);
+		cr_expect(strstr(be.error, "fake ") == be.error, "%s: %s", op,
+			  be.error);
+		cr_expect_eq(f.calls, n, "%s: ran on after call %d", op, n);
+		cr_expect_eq(f.live, 0, "%s: scratch left after call %d", op,
+			     n);
+	}
+	gen_fini(&g);
+}
+
+Test(compose, a_failed_call_of_a_v3_step_is_the_verdict)
+{
+	fail_each("mtp_step", MTP_FAMILY_DEEPSEEK_V3, NULL);
+}
+
+Test(compose, a_failed_call_of_a_v4_step_is_the_verdict)
+{
+	fail_each("mtp_step", MTP_FAMILY_DEEPSEEK_V4, NULL);
+}
+
+Test(compose, a_failed_call_of_a_chain_is_the_verdict)
+{
+	fail_each("draft_chain", MTP_FAMILY_DEEPSEEK_V4, NULL);
+	fail_each("draft_chain", MTP_FAMILY_DEEPSEEK_V3, NULL);
+}
+
+Test(compose, a_failed_call_of_a_v4_block_is_the_verdict)
+{
+	fail_each("mtp_block", MTP_FAMILY_DEEPSEEK_V4, "internal");
+	fail_each("mtp_block", MTP_FAMILY_DEEPSEEK_V4, "deferred");
+}
+
+Test(compose, the_input_norms_are_one_call_of_two_jobs)
+{
+	static const char *const ops[] = {"fused_eh_norm",
+					  "fused_embed_eh_norm",
+					  "fused_mtp_input_rmsnorm"};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct mtp_backend be;
+		struct fake f;
+		struct gen g;
+
+		gen(&g, ops[i], DEFAULT_FAMILY, NULL);
+		fake_init(&be, &f, 0);
+		cr_assert_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK);
+		cr_expect_eq(f.norm_calls, 1, "%s", ops[i]);
+		cr_expect_eq(f.norm_jobs_max, 2, "%s", ops[i]);
+		gen_fini(&g);
+	}
+}
+
+Test(compose, releasing_scratch_frees_all_and_keeps_the_first_message)
+{
+	struct mtp_backend be;
+	struct fake f;
+	struct gpu_buf b;
+
+	fake_init(&be, &f, 0);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(mtp_gpu_scratch(&be, 16, &b), MTP_OK);
+	f.fail_free_at = -1; /* every free fails */
+	cr_expect_eq(mtp_gpu_scratch_release(&be), MTP_ERR_DEVICE);
+	cr_expect_str_eq(be.error, "free 1 failed");
+	cr_expect_eq(f.frees, 3);
+	cr_expect_eq(f.gpu.n_scratch, 0);
+}
+
+Test(compose, scratch_is_bounded)
+{
+	struct mtp_backend be;
+	struct fake f;
+	struct gpu_buf b;
+
+	fake_init(&be, &f, 0);
+	for (int i = 0; i < GPU_SCRATCH_MAX; i++)
+		cr_assert_eq(mtp_gpu_scratch(&be, 16, &b), MTP_OK);
+	cr_expect_eq(mtp_gpu_scratch(&be, 16, &b), MTP_ERR_LIMIT);
+	cr_expect_eq(mtp_gpu_scratch_release(&be), MTP_OK);
+	cr_expect_eq(f.live, 0);
+}
+
+Test(compose, supports_follows_the_primitives_limits)
+{
+	static const struct gpu_prims narrow = {.max_m = 2, .max_rows = 2};
+	struct mtp_backend be;
+	struct fake f;
+	struct gen g;
+
+	gen(&g, "hc_pre", DEFAULT_FAMILY, NULL);
+	fake_init(&be, &f, 0);
+	cr_expect(mtp_gpu_supports(&be, &g.cc.call));
+	f.gpu.prims = &narrow; /* hc_mult 4 > 2, T > 2 */
+	cr_expect_not(mtp_gpu_supports(&be, &g.cc.call));
+	gen_fini(&g);
+}
