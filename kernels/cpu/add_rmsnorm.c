@@ -1,7 +1,8 @@
 /*
  * Residual add fused with RMSNorm [SPEC.md §2.3], single pass: the fp32 sum
  * gives the variance, the rounded sum is the new residual and is what gets
- * normalised, as in vLLM's fused_add_rms_norm.
+ * normalised, as in vLLM's fused_add_rms_norm; or, under the convention
+ * add_norm_input = sum (§12.1, vLLM's native path), the unrounded sum.
  */
 #include "cpu_internal.h"
 #include "vec.h"
@@ -15,6 +16,7 @@ struct add_norm_args {
 	float eps;
 	enum mtp_rounding rnd;
 	bool nt;
+	bool sum_input; /* §12.1 add_norm_input = sum: normalise the fp32 sum */
 };
 
 #if MTP_CPU_VEC
@@ -164,8 +166,8 @@ static void add_norm_one(const void *ctx, int64_t r, float *buf)
 
 #if MTP_CPU_VEC
 	/* res_out must not alias an input: pass 2 reads them again */
-	if (mtp_cpu_vec(g->act) && g->res_out != g->x && g->res_out != g->res &&
-	    add_norm_vec(g, o))
+	if (!g->sum_input && mtp_cpu_vec(g->act) && g->res_out != g->x &&
+	    g->res_out != g->res && add_norm_vec(g, o))
 		return;
 #endif
 	mtp_cpu_load(g->act, g->x, o, h, x);
@@ -176,9 +178,12 @@ static void add_norm_one(const void *ctx, int64_t r, float *buf)
 	rinv = isfinite(ss) ? 1.0f / sqrtf(ss / (float)h + g->eps)
 			    : mtp_cpu_rms_from(mtp_cpu_sumsq_wide(x, b, h), h,
 					       g->eps);
+	if (g->sum_input)
+		memcpy(x, s, (size_t)h * sizeof(*x)); /* x is free: the sum */
 	mtp_cpu_round_row(g->act, s, h);
 	mtp_cpu_store(g->act, g->res_out, o, h, s);
-	mtp_cpu_norm_row(s, rinv, g->w, h, g->rnd, g->act, s);
+	mtp_cpu_norm_row(g->sum_input ? x : s, rinv, g->w, h, g->rnd, g->act,
+			 s);
 	mtp_cpu_store(g->act, g->y, o, h, s);
 }
 
@@ -188,9 +193,28 @@ enum mtp_status mtp_cpu_add_rmsnorm_rows(enum mtp_dtype act, const void *x,
 					 enum mtp_rounding rnd, void *y,
 					 void *res_out)
 {
-	struct add_norm_args g = {
-		act,	 x, res, NULL, y,
-		res_out, h, eps, rnd,  mtp_cpu_nt(act, rows * h)};
+	return mtp_cpu_add_rmsnorm_conv_rows(act, x, res, w, rows, h, eps, rnd,
+					     MTP_ADD_NORM_RESIDUAL, y, res_out);
+}
+
+enum mtp_status mtp_cpu_add_rmsnorm_conv_rows(enum mtp_dtype act, const void *x,
+					      const void *res, const void *w,
+					      int64_t rows, int64_t h,
+					      float eps, enum mtp_rounding rnd,
+					      enum mtp_add_norm_input in,
+					      void *y, void *res_out)
+{
+	struct add_norm_args g = {act,
+				  x,
+				  res,
+				  NULL,
+				  y,
+				  res_out,
+				  h,
+				  eps,
+				  rnd,
+				  mtp_cpu_nt(act, rows * h),
+				  in == MTP_ADD_NORM_SUM};
 	float *wf = mtp_cpu_widen(act, w, h);
 	enum mtp_status st;
 

@@ -34,6 +34,8 @@ void mtp_cpu_cfg_init(const struct mtp_call *c, struct mtp_cpu_cfg *cfg)
 	cfg->f = c->dims.f;
 	cfg->quant.scheme = p->proj_quant;
 	cfg->quant.act_eps = p->act_quant_eps;
+	cfg->conv = p->conv;
+	cfg->max_position = p->v2.captured ? p->v2.max_position : INT64_MAX;
 }
 
 void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,

@@ -216,6 +216,14 @@ enum mtp_status mtp_cpu_add_rmsnorm_rows(enum mtp_dtype act, const void *x,
 					 int64_t rows, int64_t h, float eps,
 					 enum mtp_rounding rnd, void *y,
 					 void *res_out);
+/* The same under a §12.1 add_norm_input convention (sum: the unrounded fp32
+ * sum is normalised; residual: as above). */
+enum mtp_status mtp_cpu_add_rmsnorm_conv_rows(enum mtp_dtype act, const void *x,
+					      const void *res, const void *w,
+					      int64_t rows, int64_t h,
+					      float eps, enum mtp_rounding rnd,
+					      enum mtp_add_norm_input in,
+					      void *y, void *res_out);
 /* out[t] = table[ids[t]]; MTP_ERR_INVALID if an id is out of [0, v). */
 enum mtp_status mtp_cpu_embed_rows(enum mtp_dtype act, const void *table,
 				   int64_t v, const int64_t *ids, int64_t t,
@@ -282,10 +290,13 @@ enum mtp_status mtp_cpu_hc_head_rows(enum mtp_dtype act, const void *x,
 				     const float *base, int64_t t, int64_t m,
 				     int64_t h, float rms_eps, float hc_eps,
 				     enum mtp_hc_head_variant variant, void *y);
+/* logits [T,V] of dtype logits_dt (float32, or bfloat16 under §12.1's
+ * logits_dtype) and the greedy token of the stored logits. */
 enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 				     const struct mtp_cpu_qw *w,
 				     const struct mtp_ref_quant *q, int64_t t,
-				     int64_t v, int64_t h, float *logits,
+				     int64_t v, int64_t h,
+				     enum mtp_dtype logits_dt, void *logits,
 				     int64_t *token);
 
 /* ---- the synthetic block, one step, the chain ------------------------- */
@@ -301,6 +312,8 @@ struct mtp_cpu_cfg {
 	enum mtp_hc_head_variant variant;
 	int64_t t, h, m, v, f;
 	struct mtp_ref_quant quant; /* [§12.2] the step's float8 projections */
+	struct mtp_conventions conv; /* [§12.1] (captured steps honour them) */
+	int64_t max_position;	     /* chains of captured steps: the clamp */
 };
 void mtp_cpu_cfg_init(const struct mtp_call *c, struct mtp_cpu_cfg *cfg);
 
@@ -344,20 +357,55 @@ enum mtp_status mtp_cpu_block_v4(const struct mtp_cpu_cfg *cfg,
 				 const struct mtp_cpu_v4_state *state,
 				 const struct mtp_cpu_v4_out *out);
 
-/* Outputs of one step (see FORMAT.md mtp_step). */
+/* Outputs of one step (see FORMAT.md mtp_step); a captured-block step
+ * has block_in and no block outputs. */
 struct mtp_cpu_step_out {
-	void *block_out, *block_residual, *hidden_pre, *hidden_post;
+	void *block_in, *block_out, *block_residual, *hidden_pre, *hidden_post;
 	float *post_mix, *comb_mix;
 	void *streams, *head_hidden, *recycled;
-	float *logits;
+	void *logits; /* float32, or bf16 under logits_dtype (§12.1) */
 	int64_t *token;
 };
 void mtp_cpu_step_out_get(const struct mtp_call *c, const char *pfx,
 			  struct mtp_cpu_step_out *o);
+
+/* [§12.3] A captured block's outputs, as the engine produced them: V3
+ * block_out [T,H] and block_residual [T,H]; V4 deferred block_out [T,H],
+ * block_residual [T,M,H], post_mix, comb_mix; V4 internal block_out, the
+ * streams [T,M,H]. */
+struct mtp_cpu_captured {
+	const void *block_out, *block_residual;
+	const float *post_mix, *comb_mix;
+};
+/* The captured inputs under pfx; false for a synthetic-block call. */
+bool mtp_cpu_captured_get(const struct mtp_call *c, const char *pfx,
+			  struct mtp_cpu_captured *cap);
+
+/* The glue before the block, writing x0 (V3 [T,H], V4 [T,M,H]), and
+ * everything after it from the block's outputs (V3: h and r1; V4: the
+ * streams after the one final hc_post). */
+enum mtp_status mtp_cpu_glue(const struct mtp_cpu_cfg *cfg,
+			     const struct mtp_cpu_layer *w, const void *embeds,
+			     const int64_t *positions, const void *prev,
+			     void *x0);
+enum mtp_status mtp_cpu_after_v3(const struct mtp_cpu_cfg *cfg,
+				 const struct mtp_cpu_layer *w, const void *h,
+				 const void *r1,
+				 const struct mtp_cpu_step_out *o);
+enum mtp_status mtp_cpu_after_v4(const struct mtp_cpu_cfg *cfg,
+				 const struct mtp_cpu_layer *w,
+				 const struct mtp_cpu_step_out *o);
+
+/* One step; cap NULL: the synthetic block, else the captured one. */
 enum mtp_status mtp_cpu_step(const struct mtp_cpu_cfg *cfg,
 			     const struct mtp_cpu_layer *w, const void *embeds,
 			     const int64_t *positions, const void *prev,
+			     const struct mtp_cpu_captured *cap,
 			     const struct mtp_cpu_step_out *o);
+enum mtp_status mtp_cpu_captured_step(
+	const struct mtp_cpu_cfg *cfg, const struct mtp_cpu_layer *w,
+	const void *embeds, const int64_t *positions, const void *prev,
+	const struct mtp_cpu_captured *cap, const struct mtp_cpu_step_out *o);
 
 /* ---- op entry points, one per file ------------------------------------ */
 

@@ -2,7 +2,10 @@
  * The teacher-forced draft chain [SPEC.md §5, FORMAT.md draft_chain] on
  * the CPU: K steps, step s on layer s % L (layer 0 when spec_step_idx is
  * not passed), fed embed_table[ids_s], positions + s and the previous
- * step's recycled hidden, each step exactly one mtp_step.
+ * step's recycled hidden, each step exactly one mtp_step. A chain of
+ * captured-block steps (captured.c) gets each step's captured block and
+ * positions clamped to max_position; the recycled state it feeds on is the
+ * recomputed one.
  */
 #include "cpu_internal.h"
 
@@ -24,6 +27,8 @@ static enum mtp_status chain_step(struct chain *ch, int64_t s)
 	const int64_t *ids = s ? ch->next + (s - 1) * t : ch->ids;
 	struct mtp_cpu_layer w;
 	struct mtp_cpu_step_out o, prev_o;
+	struct mtp_cpu_captured cap;
+	bool captured;
 	char pfx[32];
 	enum mtp_status st;
 
@@ -31,19 +36,24 @@ static enum mtp_status chain_step(struct chain *ch, int64_t s)
 				cfg->v, ids, t, cfg->h, ch->embeds);
 	if (st)
 		return st;
+	/* a captured chain clamps to max_position (FORMAT.md v2) */
 	for (int64_t r = 0; r < t; r++)
-		ch->pos_s[r] = ch->pos[r] + s;
+		ch->pos_s[r] = ch->pos[r] + s < cfg->max_position
+				       ? ch->pos[r] + s
+				       : cfg->max_position;
 	snprintf(pfx, sizeof(pfx), "layer.%lld/", (long long)l);
 	mtp_cpu_layer_get(ch->c, pfx, &w);
 	snprintf(pfx, sizeof(pfx), "step.%lld/", (long long)s);
 	mtp_cpu_step_out_get(ch->c, pfx, &o);
+	captured = mtp_cpu_captured_get(ch->c, pfx, &cap);
 	if (s) {
 		snprintf(pfx, sizeof(pfx), "step.%lld/", (long long)(s - 1));
 		mtp_cpu_step_out_get(ch->c, pfx, &prev_o);
 	}
-	return mtp_cpu_step(
-		cfg, &w, ch->embeds, ch->pos_s,
-		s ? prev_o.recycled : mtp_cpu_in(ch->c, "", "prev_hidden"), &o);
+	return mtp_cpu_step(cfg, &w, ch->embeds, ch->pos_s,
+			    s ? prev_o.recycled
+			      : mtp_cpu_in(ch->c, "", "prev_hidden"),
+			    captured ? &cap : NULL, &o);
 }
 
 enum mtp_status mtp_cpu_op_draft_chain(const struct mtp_call *c)

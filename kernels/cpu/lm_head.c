@@ -1,6 +1,6 @@
 /*
  * The LM head [SPEC.md Step V3-6]: fp32 logits from an sgemm, stored with
- * no activation rounding, and the greedy token with torch.argmax's rules
+ * no activation rounding (or rounded to bf16 under logits_dtype, §12.1), and the greedy token with torch.argmax's rules
  * (first index on ties, the first NaN beats every number).
  */
 #include "cpu_internal.h"
@@ -21,17 +21,32 @@ static int64_t argmax_row(const float *l, int64_t v)
 enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 				     const struct mtp_cpu_qw *w,
 				     const struct mtp_ref_quant *q, int64_t t,
-				     int64_t v, int64_t h, float *logits,
+				     int64_t v, int64_t h,
+				     enum mtp_dtype logits_dt, void *logits,
 				     int64_t *token)
 {
-	enum mtp_status st = mtp_cpu_qgemm(act, x, w, q, t, h, v, logits);
+	const bool wide = logits_dt == MTP_F32;
+	float *l = wide ? logits : mtp_cpu_floats((size_t)(t * v) + 1);
+	enum mtp_status st;
 
+	if (!l)
+		return MTP_ERR_NOMEM;
+	st = mtp_cpu_qgemm(act, x, w, q, t, h, v, l);
 	if (st)
-		return st;
+		goto out;
+		/* [§12.1] bf16 logits: rounded, and the token is the rounded ones' */
 #pragma omp parallel for schedule(static) if (t * v >= MTP_CPU_PAR_MIN)
-	for (int64_t r = 0; r < t; r++)
-		token[r] = v ? argmax_row(logits + r * v, v) : 0;
-	return MTP_OK;
+	for (int64_t r = 0; r < t; r++) {
+		if (!wide) {
+			mtp_cpu_round_row(logits_dt, l + r * v, v);
+			mtp_cpu_store(logits_dt, logits, r * v, v, l + r * v);
+		}
+		token[r] = v ? argmax_row(l + r * v, v) : 0;
+	}
+out:
+	if (!wide)
+		mtp_cpu_free(l);
+	return st;
 }
 
 enum mtp_status mtp_cpu_op_lm_head(const struct mtp_call *c)
@@ -41,8 +56,8 @@ enum mtp_status mtp_cpu_op_lm_head(const struct mtp_call *c)
 					c->params->act_quant_eps};
 
 	mtp_cpu_qw_get(c, "", "weight", &w);
-	return mtp_cpu_lm_head_rows(c->act, mtp_cpu_in(c, "", "x"), &w, &q,
-				    c->dims.t, c->dims.v, c->dims.h,
-				    mtp_cpu_out(c, "", "logits"),
-				    mtp_cpu_out(c, "", "token"));
+	return mtp_cpu_lm_head_rows(
+		c->act, mtp_cpu_in(c, "", "x"), &w, &q, c->dims.t, c->dims.v,
+		c->dims.h, mtp_conv_logits_dtype(&c->params->conv),
+		mtp_cpu_out(c, "", "logits"), mtp_cpu_out(c, "", "token"));
 }

@@ -220,8 +220,9 @@ static __device__ float sinkhorn_warp(float v, int iters, float eps)
 }
 
 /* hc_pre_mixes over one warp (M * M <= the warp): the same values. */
-static __device__ float hc_mu(const double *mix, int o, int nmix, int64_t k_len,
-			      float rms_eps, bool wide)
+static __device__ __forceinline__ float hc_mu(const double *mix, int o,
+					      int nmix, int64_t k_len,
+					      float rms_eps, bool wide)
 {
 	if (!wide)
 		return nv_rms_inv((float)mix[nmix], k_len, rms_eps) *

@@ -24,16 +24,29 @@ if [ -z "$venv" ]; then
 	exit 0
 fi
 export MTP_PYTHON=$venv/bin/python MTP_TORCH_DEVICE=cpu
+# the torch kit's e4m3 rounding (torch's float8 cast after the clamp) against
+# the spec's, beside the NumPy kit's
+"$venv/bin/python" kernels/python/tests/test_rounding.py || {
+	echo "torch adapter: e4m3 rounding differs from SPEC.md §12.2"
+	exit 1
+}
 for mode in eager compile; do
 	# compile: one graph per op and attribute set, 10 s to minutes each on
 	# 2 cores (hc_pre's 20 unrolled Sinkhorn iterations are the slowest):
-	# three cases, a norm, the overflow rows, a whole V3 step
+	# five cases, a norm, the overflow rows, a whole V3 step, a W8A8 FP8
+	# projection and a captured-block V3 step with declared conventions
 	filter=
-	[ $mode = compile ] && filter="--filter rmsnorm.bf16.fused.T1.H64,add_rmsnorm.bf16.eager.edge_overflow.T6.H64,mtp_step.deepseek_v3.bf16.eager.T1.H64"
+	[ $mode = compile ] && filter="--filter rmsnorm.bf16.fused.T1.H64,add_rmsnorm.bf16.eager.edge_overflow.T6.H64,mtp_step.deepseek_v3.bf16.eager.T1.H64,eh_proj.bf16.fp8_w8a8.e8m0s.T5.H160,step.v3.conv.fused_sum.ok"
 	log=/tmp/mtp-torch-$mode.log
 	timeout 900 $m run --backend python:mtpcheck.adapters.torch:$mode $filter >$log 2>&1
 	rc=$?
 	grep -m1 '^mtpcheck run:' $log || tail -1 $log
+	# every op is implemented: an UNIMPLEMENTED case is a failure here
+	if grep -q 'UNIMPLEMENTED' $log; then
+		grep 'UNIMPLEMENTED' $log | head -5
+		echo "torch adapter ($mode): UNIMPLEMENTED cases"
+		exit 1
+	fi
 	if [ $rc = 125 ]; then
 		# a venv with torch is there: a backend that cannot open on it
 		# (another interpreter than the module embeds, say) is a failure

@@ -35,6 +35,10 @@ bool mtp_call_has_fp8(const struct mtp_call *c);
  * is asked nothing about an FP8 call: it is UNIMPLEMENTED there, so a
  * backend written before FP8 can never misread the bytes. */
 bool mtp_backend_reads_fp8(const char *name);
+/* Whether the backend named `name` implements the captured-block form of
+ * mtp_step and draft_chain (SPEC.md §12.3), whose signature differs; the
+ * others are asked nothing about such a call. */
+bool mtp_backend_reads_captured(const char *name);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,10 @@ ${PYTHON:-/usr/bin/python3} $T/test_rounding.py >"$out" 2>&1 || fail "NumPy adap
 run run --backend python:$T/recycle_prenorm.py --filter 'mtp_step.deepseek_v3.bf16.*'
 [ $rc = 1 ] || fail "recycle_prenorm: exit $rc, want 1"
 grep -q "diagnosis: PRE_NORM_RECYCLE" "$out" || fail "recycle_prenorm: not named PRE_NORM_RECYCLE"
+# the same bug around a captured (the engine's) block, SPEC.md §12.3
+run run --backend python:$T/recycle_prenorm.py --fixtures fixtures/captured.h5 --filter step.v3.ok
+[ $rc = 1 ] || fail "recycle_prenorm, captured block: exit $rc, want 1"
+grep -q "diagnosis: PRE_NORM_RECYCLE" "$out" || fail "recycle_prenorm, captured block: not named PRE_NORM_RECYCLE"
 
 run run --backend python:$T/raising.py --filter 'rmsnorm.bf16.fused.T1.H64,lm_head.bf16.T1.H64.V97'
 [ $rc = 1 ] || fail "raising: exit $rc, want 1"

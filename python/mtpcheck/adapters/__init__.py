@@ -21,6 +21,13 @@ class Unavailable(Exception):
 
 
 ACT_DTYPES = ("bfloat16", "float16", "float32")
+FP8_WEIGHT = "float8_e4m3fn"
+FP8_SCALES = ("float32", "float8_e8m0fnu")
+PROJ_QUANT = ("none", "fp8_w", "fp8_w8a8")
+# SPEC.md §12.1: each convention's attribute and its default (v1) value
+CONVENTION_DEFAULTS = (("add_norm_input", "residual"), ("final_add", "unfused"),
+                       ("silu_mul_rounding", "once"), ("logits_dtype", "float32"),
+                       ("pos0_mask", 1))
 
 
 class Adapter:
@@ -28,6 +35,18 @@ class Adapter:
 
     name = "python"
     ops = {}
+    # Whether the ops read FP8 projections (a float8_e4m3fn weight with its
+    # block scales, SPEC.md §12.2) and the captured-block form of mtp_step
+    # and draft_chain (SPEC.md §12.3, another signature); the default
+    # supports() declines both unless set, so that an adapter written
+    # without them is UNIMPLEMENTED there rather than wrong.
+    fp8 = False
+    captured_block = False
+    # Whether the ops honour the conventions of SPEC.md §12.1 (attributes
+    # add_norm_input, final_add, silu_mul_rounding, logits_dtype,
+    # pos0_mask); if not, the default supports() declines a call whose
+    # attributes carry any value other than the default.
+    conventions = False
 
     def describe(self):
         """One line for reports."""
@@ -39,13 +58,25 @@ class Adapter:
         act, param (mHC parameters and mixes), index, logits, token, qweight
         (a projection weight: the activation dtype, or float8 with a qscale
         beside it) and qscale (its block scales). The default: every op in
-        self.ops, bf16/fp16/fp32 activations, float32 mHC parameters, no
-        float8 weight (the shipped adapters have no FP8 projections)."""
+        self.ops, bf16/fp16/fp32 activations, float32 mHC parameters; float8
+        weights (e4m3, with float32 or e8m0 scales) only if self.fp8, the
+        captured-block form only if self.captured_block, conventions other
+        than the defaults only if self.conventions."""
         if op not in self.ops or a["act"] not in ACT_DTYPES:
             return False
-        if any(cls == "qscale" for _, cls in tensors.values()):
+        if a.get("block") == "captured" and not self.captured_block:
             return False
-        return all(dt == "float32" for dt, cls in tensors.values() if cls == "param")
+        if not self.conventions and any(a.get(n, d) != d for n, d in CONVENTION_DEFAULTS):
+            return False
+        for dt, cls in tensors.values():
+            if cls == "param" and dt != "float32":
+                return False
+            if cls == "qweight" and dt not in (a["act"], FP8_WEIGHT):
+                return False
+            if cls == "qscale" and (not self.fp8 or dt not in FP8_SCALES
+                                    or a.get("proj_quant", "fp8_w") not in PROJ_QUANT):
+                return False
+        return True
 
     # ---- memory: untyped byte buffers, typed at launch by view() ----
     def alloc(self, nbytes):

@@ -5,7 +5,13 @@ A kit `k` holds the activation dtype and gives: f(t) (a stored tensor as
 float32), rnd(x) (x rounded to the activation dtype, kept float32),
 rms_inv(x, eps, y=None) (1/sqrt(mean(s^2) + eps) of s = x + y over the last
 axis, keepdims, safe from float32 overflow of s and of its squares), linear(x, w) (x @ w.T in float32), sum(x, axis),
-amax(x, axis), exp, sigmoid, where, cat, argmax, index(t) (int64).
+amax(x, axis), exp, sigmoid, where, cat, argmax, index(t) (int64),
+round_to(x, dtype) (rnd to a named dtype), clamp_max(i, v) (indices), and
+for FP8 (SPEC.md §12.2) dequant(w, scale) (a float8_e4m3fn weight times its
+128x128 block scales, float32 or e8m0, as a float32 [out, in] array),
+e4m3(x) (float32 to the nearest e4m3 value, ties to even, saturating at
++-448, NaN kept) and groups(x, n) / ungroup(g, n) (the last axis zero-padded
+to a multiple of n and split into groups of n, and back).
 linear(x, w, wide=False) takes x as float32 holding activation values and w
 as stored: it returns the GEMM in float32, rounded to the activation dtype
 unless wide (logits) or w is float32 (mHC), so a kit may run it as one
@@ -15,7 +21,41 @@ Arithmetic is float32, as in the engines; a value is rounded to the
 activation dtype exactly where SPEC.md stores it (a GEMM's result once, eager
 RMSNorm twice, fused once, the position-0 mask is a select). Each op takes
 (k, ins, a) and returns its outputs by name.
+
+The conventions of SPEC.md §12.1 arrive as attributes (add_norm_input,
+final_add, silu_mul_rounding, logits_dtype, pos0_mask) and so do proj_quant,
+act_quant_eps, block ("synthetic" or "captured") and max_position; `a.get`
+with the v1 default keeps the ops callable with a dict that lacks them.
 """
+import math
+
+QB = 128  # FP8 weight blocks are QB x QB, W8A8 activation groups QB wide
+E4M3_MAX = 448.0
+
+
+def _e4m3_value(b):
+    s, e, m = b >> 7, (b >> 3) & 15, b & 7
+    if e == 15 and m == 7:
+        v = float("nan")
+    elif e == 0:
+        v = m * 2.0 ** -9
+    else:
+        v = (1 + m / 8) * 2.0 ** (e - 7)
+    return -v if s else v
+
+
+# float8_e4m3fn by bit pattern (no Inf; S.1111.111 is NaN; 448 the largest)
+E4M3 = [_e4m3_value(b) for b in range(256)]
+
+
+def _f32(v):
+    """v rounded to float32 (nearest, ties to even; for normal numbers, as
+    the scalars here are), as a Python float, exact in every kit. Plain
+    arithmetic rather than struct, which torch.compile cannot trace."""
+    if v == 0 or not math.isfinite(v):
+        return v
+    m, e = math.frexp(v)
+    return math.ldexp(round(m * 2 ** 24), e - 24)
 
 
 # ---------------------------------------------------------------- norms (§2)
@@ -34,20 +74,26 @@ def rmsnorm(k, i, a):
     return {"y": _rmsnorm(k, k.f(i["x"]), k.f(i["weight"]), a["eps"], a["rounding"])}
 
 
-def _add_rmsnorm(k, x, res, w, eps, rounding):
+def _add_rmsnorm(k, x, res, w, eps, rounding, a=None):
+    """(y, residual_out): what is normalised is the stored residual, or the
+    unrounded sum under add_norm_input = sum (§12.1)."""
     res_out = k.rnd(x + res)
+    src = x + res if a is not None and a.get("add_norm_input") == "sum" else res_out
     # the variance of the unrounded sum, which may overflow float32 where
     # the stored (rounded) sum is Inf: the kit sums it wide
-    return _normed(k, res_out, k.rms_inv(x, eps, res), k.f(w), rounding), res_out
+    return _normed(k, src, k.rms_inv(x, eps, res), k.f(w), rounding), res_out
 
 
 def add_rmsnorm(k, i, a):
     y, r = _add_rmsnorm(k, k.f(i["x"]), k.f(i["residual"]), k.f(i["weight"]),
-                        a["eps"], a["rounding"])
+                        a["eps"], a["rounding"], a)
     return {"y": y, "residual_out": r}
 
 
-def _mask(k, e, positions):
+def _mask(k, e, positions, a):
+    """The position-0 mask (Step V3-1), unless pos0_mask = 0 (§12.1)."""
+    if a.get("pos0_mask", 1) == 0:
+        return e
     shape = (positions.shape[0],) + (1,) * (len(e.shape) - 1)
     return k.where((k.index(positions) == 0).reshape(shape), 0.0, e)
 
@@ -57,7 +103,7 @@ def embed(k, i, a):
 
 
 def _eh_norm(k, i, a, e):
-    en = _rmsnorm(k, _mask(k, e, i["positions"]), k.f(i["enorm_weight"]), a["eps"], "fused")
+    en = _rmsnorm(k, _mask(k, e, i["positions"], a), k.f(i["enorm_weight"]), a["eps"], "fused")
     pn = _rmsnorm(k, k.f(i["prev_hidden"]), k.f(i["hnorm_weight"]), a["eps"], "fused")
     return en, pn
 
@@ -80,21 +126,58 @@ def mtp_shared_head_rmsnorm(k, i, a):
     return {"y": _rmsnorm(k, k.f(i["x"]), k.f(i["weight"]), a["eps"], "fused")}
 
 
-# ---------------------------------------------------------------- projections
+# ---------------------------------------------------------------- projections (§12.2)
+
+def _scale_name(name):
+    """FORMAT.md: "weight" -> "weight_scale_inv", "X_weight" -> "X_scale_inv"."""
+    return name + "_scale_inv" if name == "weight" else name[:-len("weight")] + "scale_inv"
+
+
+def _qw(i, name):
+    """A projection weight as stored and its block scales (None unless the
+    weight is float8)."""
+    return i[name], i.get(_scale_name(name))
+
+
+def _quant_act(k, x, eps):
+    """W8A8's activations: per row, per group of QB inputs, the dynamic
+    scale s = max(amax, eps) / 448 in float32 and e4m3(x / s) (saturating),
+    carried as e4m3(x / s) * s."""
+    n = x.shape[-1]
+    g = k.groups(x, QB)
+    amax = k.amax(abs(g), -1)
+    eps = _f32(eps)
+    s = k.where(amax < eps, eps, amax) / E4M3_MAX  # a NaN amax stays NaN
+    return k.ungroup(k.e4m3(g / s) * s, n)
+
+
+def _qlinear(k, x, qw, a, wide=False):
+    """k.linear with an optionally float8 weight: weight-only dequantizes
+    it (fp8_w, also what a float8 weight without a declared scheme means),
+    W8A8 also quantizes the activations; one float32 GEMM, then one
+    rounding to the activation dtype unless wide."""
+    w, scale = qw
+    if scale is None:
+        return k.linear(x, w, wide)
+    if a.get("proj_quant") == "fp8_w8a8":
+        x = _quant_act(k, x, a.get("act_quant_eps", 1e-10))
+    y = k.linear(x, k.dequant(w, scale), wide=True)
+    return y if wide else k.rnd(y)
+
 
 def eh_proj(k, i, a):
-    return {"y": k.rnd(k.linear(k.f(i["x"]), i["weight"]))}
+    return {"y": k.rnd(_qlinear(k, k.f(i["x"]), _qw(i, "weight"), a))}
 
 
-def _eh_proj_hc(k, e, p, we, wh):
-    hp = k.rnd(k.linear(p, wh))
-    ep = k.rnd(k.linear(e, we))
+def _eh_proj_hc(k, a, e, p, we, wh):
+    hp = k.rnd(_qlinear(k, p, wh, a))
+    ep = k.rnd(_qlinear(k, e, we, a))
     return k.rnd(hp + ep[:, None, :])
 
 
 def eh_proj_hc(k, i, a):
-    return {"x": _eh_proj_hc(k, k.f(i["e"]), k.f(i["p"]), i["e_proj_weight"],
-                             i["h_proj_weight"])}
+    return {"x": _eh_proj_hc(k, a, k.f(i["e"]), k.f(i["p"]), _qw(i, "e_proj_weight"),
+                             _qw(i, "h_proj_weight"))}
 
 
 def all_reduce(k, i, a):
@@ -105,13 +188,17 @@ def all_reduce(k, i, a):
     return {"out": k.rnd(acc)}
 
 
-def _lm_head(k, x, w):
-    logits = k.linear(x, w, wide=True)
+def _lm_head(k, x, qw, a):
+    """float32 logits, or bf16 ones under logits_dtype = bfloat16 (§12.1);
+    the token is the first index among the maxima of the stored logits."""
+    logits = _qlinear(k, x, qw, a, wide=True)
+    if a.get("logits_dtype") == "bfloat16":
+        logits = k.round_to(logits, "bfloat16")
     return logits, k.argmax(logits)
 
 
 def lm_head(k, i, a):
-    logits, token = _lm_head(k, k.f(i["x"]), i["weight"])
+    logits, token = _lm_head(k, k.f(i["x"]), _qw(i, "weight"), a)
     return {"logits": logits, "token": token}
 
 
@@ -190,10 +277,13 @@ def hc_head(k, i, a):
 
 # ---------------------------------------------------------------- the synthetic block (§10)
 
-def _swiglu(k, v, wg, wu, wd):
+def _swiglu(k, v, wg, wu, wd, a):
     gate = k.rnd(k.linear(v, wg))
     up = k.rnd(k.linear(v, wu))
-    return k.rnd(k.linear(k.rnd(k.sigmoid(gate) * gate * up), wd))
+    silu = k.sigmoid(gate) * gate
+    if a.get("silu_mul_rounding") == "twice":  # torch's SiluAndMul (§12.1)
+        silu = k.rnd(silu)
+    return k.rnd(k.linear(k.rnd(silu * up), wd))
 
 
 def _block_v3(k, w, a, x, residual):
@@ -201,10 +291,10 @@ def _block_v3(k, w, a, x, residual):
     if residual is None:
         r0, xn = x, _rmsnorm(k, x, w("block.w_in"), eps, rnd)
     else:
-        xn, r0 = _add_rmsnorm(k, x, residual, w("block.w_in"), eps, rnd)
+        xn, r0 = _add_rmsnorm(k, x, residual, w("block.w_in"), eps, rnd, a)
     at = k.rnd(k.linear(xn, w("block.W_a")))
-    x1, r1 = _add_rmsnorm(k, at, r0, w("block.w_post"), eps, rnd)
-    return _swiglu(k, x1, w("block.W_gate"), w("block.W_up"), w("block.W_down")), r1
+    x1, r1 = _add_rmsnorm(k, at, r0, w("block.w_post"), eps, rnd, a)
+    return _swiglu(k, x1, w("block.W_gate"), w("block.W_up"), w("block.W_down"), a), r1
 
 
 def _hc_w(w, which):
@@ -220,13 +310,18 @@ def _block_v4(k, w, a, r0):
     r1 = _hc_post(k, at, r0, post_a, c_a)
     post_f, c_f, u_f = _hc_pre(k, r1, *_hc_w(w, "ffn"), a)
     v = _rmsnorm(k, u_f, w("block.ffn_norm_w"), eps, rnd)
-    return _swiglu(k, v, w("block.W_gate"), w("block.W_up"), w("block.W_down")), r1, post_f, c_f
+    return (_swiglu(k, v, w("block.W_gate"), w("block.W_up"), w("block.W_down"), a),
+            r1, post_f, c_f)
 
 
 def _weights(k, i, pfx=""):
     """w(name) -> the stored weight pfx+name (the kit widens it where used:
-    norms take k.f(w), GEMMs pass it to k.linear as stored)."""
-    return lambda name: i[pfx + name]
+    norms take k.f(w), GEMMs pass it to k.linear as stored); w.q(name) ->
+    (weight, block scales or None) of a projection."""
+    def w(name):
+        return i[pfx + name]
+    w.q = lambda name: _qw(i, pfx + name)
+    return w
 
 
 def mtp_block(k, i, a):
@@ -244,60 +339,122 @@ def mtp_block(k, i, a):
     return {"x_out": f, "residual_out": r1, "post_mix_out": post_f, "res_mix_out": c_f}
 
 
-# ---------------------------------------------------------------- steps and the chain (§3-§5)
+# ---------------------------------------------------------------- steps and the chain (§3-§5, §12.3)
+#
+# A step is glue (before the block) + the block + everything after it. A
+# captured-block step (block = "captured") takes the block's outputs from
+# the case (c(name) is the step's captured input), returns the glue's
+# output as block_in (judged against the captured one) and recomputes the
+# rest from the captured outputs.
 
-def _step_v3(k, w, a, embeds, positions, prev):
+def _glue_v3(k, w, a, embeds, positions, prev):
     eps, rnd = a["eps"], a["rounding"]
-    e = _rmsnorm(k, _mask(k, embeds, positions), w("enorm_weight"), eps, rnd)
+    e = _rmsnorm(k, _mask(k, embeds, positions, a), w("enorm_weight"), eps, rnd)
     ph = _rmsnorm(k, prev, w("hnorm_weight"), eps, rnd)
-    x0 = k.rnd(k.linear(k.cat((e, ph), -1), w("eh_proj_weight")))
-    h, r1 = _block_v3(k, w, a, x0, None)
-    h_pre = k.rnd(r1 + h)
-    h_post = _rmsnorm(k, h_pre, w("shared_head_norm_weight"), eps, rnd)
-    logits, token = _lm_head(k, h_post, w("head_weight"))
-    return {"block_out": h, "block_residual": r1, "hidden_pre": h_pre, "hidden_post": h_post,
-            "recycled": h_post, "logits": logits, "token": token}
+    return k.rnd(_qlinear(k, k.cat((e, ph), -1), w.q("eh_proj_weight"), a))
 
 
-def _step_v4(k, w, a, embeds, positions, prev):
-    eps, rnd, m = a["eps"], a["rounding"], a["M"]
-    t, h = embeds.shape
-    e = _rmsnorm(k, _mask(k, embeds, positions), w("enorm_weight"), eps, rnd)
-    ph = _rmsnorm(k, prev.reshape(t, m, h), w("hnorm_weight"), eps, rnd)
-    x0 = _eh_proj_hc(k, e, ph, w("e_proj_weight"), w("h_proj_weight"))
-    f, r1, post_f, c_f = _block_v4(k, w, a, x0)
-    streams = _hc_post(k, f, r1, post_f, c_f)
-    hh = _hc_head(k, streams, w("hc_head_fn"), w("hc_head_scale"), w("hc_head_base"),
-                  eps, a["hc_eps"], a["hc_head_variant"])
-    hn = _rmsnorm(k, hh, w("shared_head_norm_weight"), eps, rnd)
-    logits, token = _lm_head(k, hn, w("head_weight"))
-    return {"block_out": f, "block_residual": r1, "post_mix": post_f, "comb_mix": c_f,
-            "streams": streams, "recycled": streams.reshape(t, m * h), "head_hidden": hh,
+def _after_v3(k, w, a, h, r1):
+    """Steps V3-5..6: the final add and shared-head norm (unfused, or the
+    fused add + RMSNorm under final_add = fused), recycled, the LM head."""
+    eps, rnd = a["eps"], a["rounding"]
+    if a.get("final_add") == "fused":
+        h_post, h_pre = _add_rmsnorm(k, h, r1, w("shared_head_norm_weight"), eps, rnd, a)
+    else:
+        h_pre = k.rnd(r1 + h)
+        h_post = _rmsnorm(k, h_pre, w("shared_head_norm_weight"), eps, rnd)
+    logits, token = _lm_head(k, h_post, w.q("head_weight"), a)
+    return {"hidden_pre": h_pre, "hidden_post": h_post, "recycled": h_post,
             "logits": logits, "token": token}
 
 
-def _step(k, w, a, embeds, positions, prev):
+def _step_v3(k, w, a, embeds, positions, prev, c=None):
+    x0 = _glue_v3(k, w, a, embeds, positions, prev)
+    if c is not None:
+        r = _after_v3(k, w, a, k.f(c("block_out")), k.f(c("block_residual")))
+        r["block_in"] = x0
+        return r
+    h, r1 = _block_v3(k, w, a, x0, None)
+    r = _after_v3(k, w, a, h, r1)
+    r.update(block_out=h, block_residual=r1)
+    return r
+
+
+def _glue_v4(k, w, a, embeds, positions, prev):
+    eps, rnd, m = a["eps"], a["rounding"], a["M"]
+    t, h = embeds.shape
+    e = _rmsnorm(k, _mask(k, embeds, positions, a), w("enorm_weight"), eps, rnd)
+    ph = _rmsnorm(k, prev.reshape(t, m, h), w("hnorm_weight"), eps, rnd)
+    return _eh_proj_hc(k, a, e, ph, w.q("e_proj_weight"), w.q("h_proj_weight"))
+
+
+def _after_v4(k, w, a, streams):
+    """Steps V4-7..8: the streams recycled, hc_head with the layer's own
+    parameters, the shared-head norm, the LM head."""
+    t, m, h = streams.shape
+    hh = _hc_head(k, streams, w("hc_head_fn"), w("hc_head_scale"), w("hc_head_base"),
+                  a["eps"], a["hc_eps"], a["hc_head_variant"])
+    hn = _rmsnorm(k, hh, w("shared_head_norm_weight"), a["eps"], a["rounding"])
+    logits, token = _lm_head(k, hn, w.q("head_weight"), a)
+    return {"streams": streams, "recycled": streams.reshape(t, m * h), "head_hidden": hh,
+            "logits": logits, "token": token}
+
+
+def _step_v4(k, w, a, embeds, positions, prev, c=None):
+    x0 = _glue_v4(k, w, a, embeds, positions, prev)
+    if c is not None:
+        # exactly one hc_post over the step (Step V4-6): the layer's on the
+        # captured deferred outputs, or the block's own (internal)
+        if a["block_contract"] == "internal":
+            streams = k.f(c("block_out"))
+        else:
+            streams = _hc_post(k, k.f(c("block_out")), k.f(c("block_residual")),
+                               c("post_mix"), c("comb_mix"))
+        r = _after_v4(k, w, a, streams)
+        r["block_in"] = x0
+        return r
+    f, r1, post_f, c_f = _block_v4(k, w, a, x0)
+    r = _after_v4(k, w, a, _hc_post(k, f, r1, post_f, c_f))
+    r.update(block_out=f, block_residual=r1, post_mix=post_f, comb_mix=c_f)
+    return r
+
+
+def _step(k, w, a, embeds, positions, prev, c=None):
     if a["family"] == "deepseek_v4":
-        return _step_v4(k, w, a, embeds, positions, prev)
-    return _step_v3(k, w, a, embeds, positions, prev)
+        return _step_v4(k, w, a, embeds, positions, prev, c)
+    return _step_v3(k, w, a, embeds, positions, prev, c)
+
+
+def _captured(i, a, pfx=""):
+    """c(name) -> the captured block tensor pfx+name, or None for a
+    synthetic step."""
+    if a.get("block") != "captured":
+        return None
+    return lambda name: i[pfx + name]
 
 
 def mtp_step(k, i, a):
-    return _step(k, _weights(k, i), a, k.f(i["embeds"]), i["positions"], k.f(i["prev_hidden"]))
+    return _step(k, _weights(k, i), a, k.f(i["embeds"]), i["positions"], k.f(i["prev_hidden"]),
+                 _captured(i, a))
 
 
 def draft_chain(k, i, a):
     """K steps; step s uses layer s % L (pass_step_idx) or layer 0, the ids
-    next_tokens[s-1] when given (else its own greedy tokens), positions + s,
-    and the previous step's recycled hidden."""
+    next_tokens[s-1] when given (else its own greedy tokens), positions + s
+    (clamped to max_position in a captured chain, FORMAT.md v2) and the
+    previous step's recycled hidden (recomputed, also in a captured chain)."""
     table, out = i["embed_table"], {}
     ids, hidden = k.index(i["input_ids"]), k.f(i["prev_hidden"])
     positions = k.index(i["positions"])
     nt = i.get("next_tokens")
+    captured = a.get("block") == "captured"
     for s in range(a["num_steps"]):
         layer = s % a["num_layers"] if a["pass_step_idx"] else 0
         w = _weights(k, i, "layer.%d/" % layer)
-        r = _step(k, w, a, k.f(table[ids]), positions + s, hidden)
+        pos = positions + s
+        if captured:
+            pos = k.clamp_max(pos, a.get("max_position", 2 ** 63 - 1))
+        r = _step(k, w, a, k.f(table[ids]), pos, hidden, _captured(i, a, "step.%d/" % s))
         out.update(("step.%d/%s" % (s, n), v) for n, v in r.items())
         hidden = r["recycled"]
         if s + 1 < a["num_steps"]:

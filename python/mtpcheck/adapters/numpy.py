@@ -10,7 +10,13 @@ import numpy as np
 from mtpcheck.adapters import Adapter, _math
 
 _NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-       "bfloat16": np.uint16, "int64": np.int64, "int32": np.int32}
+       "bfloat16": np.uint16, "int64": np.int64, "int32": np.int32,
+       # FP8 weights and e8m0 scales as their bytes (NumPy has no float8)
+       "float8_e4m3fn": np.uint8, "float8_e8m0fnu": np.uint8}
+
+_E4M3 = np.array(_math.E4M3, dtype=np.float32)
+# float8_e8m0fnu: 2^(e-127), 0xFF NaN (2^-127 is a float32 subnormal)
+_E8M0 = np.array([2.0 ** (e - 127) for e in range(255)] + [np.nan], dtype=np.float32)
 
 
 def bf16_to_f32(bits):
@@ -37,9 +43,12 @@ class Kit:
         return t.astype(np.float32, copy=False)
 
     def rnd(self, x):
-        if self.act == "bfloat16":
+        return self.round_to(x, self.act)
+
+    def round_to(self, x, dtype):
+        if dtype == "bfloat16":
             return bf16_to_f32(f32_to_bf16(x))
-        if self.act == "float16":
+        if dtype == "float16":
             return x.astype(np.float16).astype(np.float32)
         return x
 
@@ -78,9 +87,40 @@ class Kit:
     def index(self, t):
         return np.asarray(t).astype(np.int64, copy=False)
 
+    def clamp_max(self, i, v):
+        return np.minimum(i, np.int64(v))
+
+    # ---- FP8 (SPEC.md §12.2)
+    def dequant(self, w, scale):
+        s = _E8M0[scale] if scale.dtype == np.uint8 else scale.astype(np.float32, copy=False)
+        out, inp = w.shape
+        s = np.repeat(np.repeat(s, _math.QB, axis=0)[:out], _math.QB, axis=1)[:, :inp]
+        return _E4M3[w] * s
+
+    def e4m3(self, x):
+        # |x| clamped to 448 (saturation), then rounded to its binade's
+        # 3-bit quantum 2^(e-3), e >= -6 (subnormals), half to even; exact
+        # in float64
+        a = np.minimum(np.abs(x.astype(np.float64)), _math.E4M3_MAX)
+        _, ex = np.frexp(a)
+        quantum = np.exp2(np.maximum(ex - 4, -9).astype(np.float64))
+        return np.copysign(np.round(a / quantum) * quantum, x).astype(np.float32)
+
+    def groups(self, x, n):
+        pad = -x.shape[-1] % n
+        if pad:
+            x = np.concatenate((x, np.zeros(x.shape[:-1] + (pad,), np.float32)), -1)
+        return x.reshape(x.shape[:-1] + (-1, n))
+
+    def ungroup(self, g, n):
+        return g.reshape(g.shape[:-2] + (-1,))[..., :n]
+
 
 class NumpyAdapter(Adapter):
     name = "numpy"
+    fp8 = True
+    captured_block = True
+    conventions = True
 
     def __init__(self):
         self.ops = {n: self._wrap(fn) for n, fn in _math.OPS.items()}

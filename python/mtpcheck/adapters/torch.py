@@ -20,21 +20,31 @@ import torch
 from mtpcheck.adapters import Adapter, Unavailable, _math
 
 _DT = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-       "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32}
+       "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
+       # FP8 weights as torch's float8 where it has one, else their bytes;
+       # e8m0 scales as their bytes (decoded below)
+       "float8_e4m3fn": getattr(torch, "float8_e4m3fn", torch.uint8),
+       "float8_e8m0fnu": torch.uint8}
+_HAS_F8 = hasattr(torch, "float8_e4m3fn")
 
 
 class Kit:
     """The array kit of _math over torch tensors, for one activation dtype."""
 
-    def __init__(self, act):
+    def __init__(self, act, device):
         self.act = act
         self.adt = _DT[act]
+        self.e4m3_lut = torch.tensor(_math.E4M3, dtype=torch.float32, device=device)
 
     def f(self, t):
         return t.float() if t.is_floating_point() else t
 
     def rnd(self, x):
         return x if self.adt == torch.float32 else x.to(self.adt).float()
+
+    def round_to(self, x, dtype):
+        dt = _DT[dtype]
+        return x if dt == torch.float32 else x.to(dt).float()
 
     def rms_inv(self, x, eps, y=None):
         # float32 throughout, as an engine sums, but scaled per row by a
@@ -79,6 +89,39 @@ class Kit:
     def index(self, t):
         return t.long()
 
+    def clamp_max(self, i, v):
+        return i if v >= 2 ** 62 else torch.clamp(i, max=v)
+
+    # ---- FP8 (SPEC.md §12.2): dequantize, then a float32 GEMM
+    def dequant(self, w, scale):
+        wf = self.e4m3_lut[w.long()] if w.dtype == torch.uint8 else w.float()
+        if scale.dtype == torch.uint8:  # e8m0: 2^(e-127), 0xFF NaN
+            s = torch.where(scale == 255, float("nan"), torch.exp2(scale.float() - 127.0))
+        else:
+            s = scale.float()
+        qb = _math.QB
+        s = s.repeat_interleave(qb, dim=0)[:w.shape[0]].repeat_interleave(qb, dim=1)
+        return wf * s[:, :w.shape[1]]
+
+    def e4m3(self, x):
+        # saturate, then torch's cast (nearest, ties to even, subnormals):
+        # tests/test_rounding.py checks it against the spec's rounding
+        x = torch.clamp(x, -_math.E4M3_MAX, _math.E4M3_MAX)
+        if _HAS_F8:
+            return x.to(torch.float8_e4m3fn).float()
+        m, ex = torch.frexp(x.abs())
+        quantum = torch.exp2(torch.clamp(ex - 4, min=-9).float())
+        return torch.copysign(torch.round(x.abs() / quantum) * quantum, x)
+
+    def groups(self, x, n):
+        pad = -x.shape[-1] % n
+        if pad:
+            x = torch.nn.functional.pad(x, (0, pad))
+        return x.reshape(x.shape[:-1] + (-1, n))
+
+    def ungroup(self, g, n):
+        return g.reshape(g.shape[:-2] + (-1,))[..., :n]
+
 
 def _runner(fn, kits, compiled):
     """An op of _math as an adapter op: the kit of the call's activation
@@ -94,6 +137,10 @@ def _runner(fn, kits, compiled):
 
 
 class TorchAdapter(Adapter):
+    fp8 = True
+    captured_block = True
+    conventions = True
+
     def __init__(self, mode, device):
         self.mode = mode
         self.device = torch.device(device)
@@ -101,7 +148,7 @@ class TorchAdapter(Adapter):
         if self.cuda and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.name = "torch-" + mode
-        kits = {act: Kit(act) for act in ("bfloat16", "float16", "float32")}
+        kits = {act: Kit(act, self.device) for act in ("bfloat16", "float16", "float32")}
         self.ops = {op: _runner(fn, kits, mode == "compile") for op, fn in _math.OPS.items()}
         torch.set_grad_enabled(False)
         torch.backends.cuda.matmul.allow_tf32 = False
