@@ -32,6 +32,9 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SRC = os.path.join(ROOT, "harness", "src")
 # Folders outside harness/src that are subsystems of the harness binary.
 EXTRA = {"reports": os.path.join(ROOT, "reports")}
+# Files outside these folders compiled into a subsystem's library (as
+# "folder/file.c" under their own folder's name, the way objects are named).
+EXTRA_FILES = {"ref/backend_ref.c": "backends"}  # kernels/ref/
 # File-level circles known and not yet broken: frozenset of "folder/file.c"
 # -> the one move that breaks it (none today). Any other circle fails, and
 # so does an entry here that no longer exists (delete it).
@@ -166,6 +169,7 @@ def object_graph(build, subs):
         for f in files_of(path):
             if f.endswith(".c"):
                 owner[f"{name}/{f}"] = name
+    owner.update(EXTRA_FILES)
     defs, uses = {}, {}
     for obj in glob.glob(os.path.join(build, "**", "*.c.o"), recursive=True):
         parts = obj.replace(os.sep, "/").split("/")
@@ -233,6 +237,15 @@ def main(argv):
                     syms = sorted(s for s in uses[f] if defs.get(s) == t)
                     errors.append(f"{f} uses {t} ({', '.join(syms[:3])}): "
                                   f"{a} may not depend on {b}")
+        used = collections.defaultdict(set)
+        for f, targets in graph.items():
+            for g in targets:
+                if owner[g] != owner[f]:
+                    used[owner[f]].add(owner[g])
+        for s in sorted(subs):
+            for d in sorted(deps[s] - used[s]):
+                print(f"note: {s} declares {d} but uses none of its symbols "
+                      "(an include of its headers may still need it)")
         if show_graph:
             lv = levels(graph)
             for f in sorted(graph, key=lambda k: (lv[k], k)):
