@@ -4,7 +4,7 @@
  * (kernels/ref/backend_ref.c), and the mutants that reproduce each bug class
  * over a correct backend.
  *
- * May depend on: core, ops, refglue, judge
+ * May depend on: core, ops, refglue, judge, util
  * Its interface: mtp/backend.h (the registry part), mtp/mutant.h.
  */
 #ifndef MTP_SUBSYSTEM_BACKENDS_H

@@ -7,7 +7,7 @@
 #include "mtp/backend.h"
 #include "mtp/config.h"
 #include "mtp/mutant.h"
-#include "core/core.h"
+#include "util/util.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * generated inputs, its outputs checked, against an optional baseline
  * (baseline_none.c stands in without libcjson).
  *
- * May depend on: core, ops, refglue, judge, fixture, backends, cases, timing, reports
+ * May depend on: core, ops, refglue, judge, fixture, backends, cases, timing, reports, util
  * Its interface: mtp/bench.h, mtp/baseline.h.
  */
 #ifndef MTP_SUBSYSTEM_BENCH_H

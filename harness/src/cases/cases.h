@@ -4,7 +4,7 @@
  * (fixtures, case files, generated problems, filters and shards) and the
  * repro lines.
  *
- * May depend on: core, ops, fixture
+ * May depend on: core, ops, fixture, util
  * Its interface: mtp/casefile.h, mtp/generate.h and the declarations below.
  */
 #ifndef MTP_SUBSYSTEM_CASES_H

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mtp/config.h"
-#include "core/core.h"
+#include "util/util.h"
 #include "repro.h"
 
 /* REAL's part under the folder ROOT, or NULL when it is not under it. */

@@ -15,7 +15,7 @@
 #include "mtp/meta.h"
 #include "mtp/mutant.h"
 #include "mtp/runner.h"
-#include "core/core.h"
+#include "util/util.h"
 #include "preflight.h"
 
 static const char usage_main[] =

@@ -3,7 +3,7 @@
  * checks before anything runs (preflight), report and selftest. The top:
  * nothing depends on it.
  *
- * May depend on: core, ops, judge, fixture, backends, run, reports, results, bench, weights
+ * May depend on: ops, judge, fixture, backends, run, reports, results, bench, weights, util
  * Its interface: the commands, called from main.c (cli.c's mtp_cli_main).
  */
 #ifndef MTP_SUBSYSTEM_CLI_H

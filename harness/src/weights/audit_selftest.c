@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "mtp/weightmap.h"
-#include "core/core.h"
+#include "util/util.h"
 
 struct selftest_case {
 	const char *list; /* fixtures/weights/<list>.{keys,params}.txt */

@@ -3,7 +3,7 @@
  * simulation, checkpoint names and index files, the audit and its JSON, and
  * its self-test (weightmap_json_none.c stands in without libcjson).
  *
- * May depend on: core, ops, judge, reports
+ * May depend on: ops, judge, reports, util
  * Its interface: mtp/weightmap.h.
  */
 #ifndef MTP_SUBSYSTEM_WEIGHTS_H
