@@ -4,8 +4,10 @@
  * and the module prefix checks (eh_proj, the shared head's note).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "mtp/config.h"
 #include "mtp/weightmap.h"
 
 static struct mtp_wm_target map1(enum mtp_engine e, enum mtp_family f,
@@ -91,6 +93,13 @@ Test(engine, glm_qkv_and_indexer)
 		   "model.layers.61.mtp_block.self_attn.indexer."
 		   "wk_weights_proj.weight",
 		   0);
+	/* compressed-tensors names the scale weight_scale: folded too
+	 * (measured: the GLM-5 compressed-tensors capture) */
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_33, MTP_FAMILY_DEEPSEEK_V3, 78,
+		   "model.layers.78.self_attn.indexer.wk.weight_scale",
+		   "model.layers.78.mtp_block.self_attn.indexer."
+		   "wk_weights_proj.weight",
+		   0);
 	EXPECT_MAP(MTP_ENGINE_SPEC, MTP_FAMILY_DEEPSEEK_V3, 61,
 		   "model.layers.61.self_attn.indexer.wk.weight_scale_inv",
 		   "model.layers.61.mtp_block.self_attn.indexer."
@@ -129,7 +138,8 @@ Test(engine, module_prefixes)
 {
 	struct mtp_wm_names keys = {0}, params = {0};
 	struct mtp_wm_pairs mods = {0};
-	struct mtp_wm_inputs in = {&keys, &params, &mods, NULL};
+	struct mtp_wm_inputs in = {
+		.keys = &keys, .params = &params, .modules = &mods};
 	struct mtp_wm_config c;
 	struct mtp_wm_audit a;
 	char err[256];
@@ -161,4 +171,60 @@ Test(engine, module_prefixes)
 	mtp_wm_pairs_fini(&mods);
 	mtp_wm_names_fini(&params);
 	mtp_wm_names_fini(&keys);
+}
+
+/* SPEC.md §12.5 #6: e_proj built without its prefix, so the checkpoint's
+ * ignore rule for it did not match: built quantized, while the checkpoint
+ * (quantized with e_proj ignored) has no scale for it. The audit names the
+ * prefix and the scale that will never be loaded. */
+Test(engine, ignored_module_built_quantized)
+{
+	const char *dir = MTP_SOURCE_DIR "/fixtures/weights/";
+	char path[512], err[256];
+	struct mtp_wm_names keys = {0}, all = {0}, params = {0};
+	struct mtp_wm_pairs mods = {0};
+	struct mtp_wm_inputs in = {
+		.keys = &keys, .params = &params, .modules = &mods};
+	struct mtp_wm_config c;
+	struct mtp_wm_audit a;
+	bool prefix = false, scale = false, noted = false;
+
+	snprintf(path, sizeof(path), "%sdeepseek_v4_flash.keys.txt", dir);
+	cr_assert_eq(mtp_wm_read_keys(path, &all, err, sizeof(err)), MTP_OK);
+	for (int i = 0; i < all.n; i++)
+		if (strcmp(all.v[i], "mtp.0.e_proj.scale"))
+			cr_assert_eq(mtp_wm_names_add(&keys, all.v[i]), MTP_OK);
+	snprintf(path, sizeof(path), "%sdeepseek_v4_flash.params.txt", dir);
+	cr_assert_eq(mtp_wm_read_names(path, &params, err, sizeof(err)),
+		     MTP_OK);
+	mtp_wm_names_sort(&params);
+	snprintf(path, sizeof(path), "%sdeepseek_v4_flash.modules_noprefix.txt",
+		 dir);
+	cr_assert_eq(mtp_wm_read_pairs(path, true, &mods, err, sizeof(err)),
+		     MTP_OK);
+	mtp_wm_config_init(&c, MTP_FAMILY_DEEPSEEK_V4, 43, 1);
+	c.engine = MTP_ENGINE_SPEC; /* the alias step: head/embed loaded */
+	cr_assert_eq(mtp_wm_audit_run(&c, &in, &a, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	for (int i = 0; i < a.n; i++) {
+		cr_log_info("%d %s -> %s: %s", a.f[i].diag, a.f[i].key,
+			    a.f[i].target, a.f[i].text);
+		prefix |= a.f[i].diag == MTP_DIAG_EH_PROJ_NO_PREFIX &&
+			  !strcmp(a.f[i].key, "model.layers.43.e_proj");
+		scale |= a.f[i].diag == MTP_DIAG_QUANT_SCALE_DROPPED &&
+			 !strcmp(a.f[i].target,
+				 "model.layers.43.e_proj.weight_scale_inv") &&
+			 strstr(a.f[i].text, "built quantized (prefix '')");
+	}
+	cr_expect(prefix && scale);
+	for (int i = 0; i < a.n_notes; i++)
+		noted |= strstr(a.notes[i], "MTP layer 43 (what ignore/target "
+					    "rules match): e_proj '', h_proj "
+					    "'', shared_head.head") != NULL;
+	cr_expect(noted);
+	mtp_wm_audit_fini(&a);
+	mtp_wm_names_fini(&keys);
+	mtp_wm_names_fini(&all);
+	mtp_wm_names_fini(&params);
+	mtp_wm_pairs_fini(&mods);
 }

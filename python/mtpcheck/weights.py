@@ -9,24 +9,29 @@ by a recorder: vLLM's loaders call `getattr(param, "weight_loader",
 default_weight_loader)`, so parameters without a loader of their own are
 covered too. The recorder does not copy ("dry" load: shapes need not match),
 and returns True for the fused-MoE loaders that ask `return_success`. The key
-in flight is the last key the loader pulled from its input iterator: a loader
-that holds a key until a later one arrives (vLLM 0.33's FP8 indexer `wk`
-waits for its scale) is recorded under both keys."""
+in flight is the last key the loader pulled from its input iterator. A
+loader that holds a key until its sibling arrives (vLLM 0.33's FP8 indexer
+`wk` weight waits for its scale, deepseek_v2.py _try_load_fp8_indexer_wk)
+fills the parameter while the sibling is in flight: the held key (the
+`.weight` of a `.weight_scale_inv` / `.weight_scale` in flight, or the other
+way round, pulled earlier and not recorded yet) is recorded too."""
 
 import contextlib
 
 
 class Capture:
-    """The result: params (names), modules ((name, prefix)), rows
-    ((key, param, shard, expert)), skipped (keys), error (text or None)."""
+    """The result: params (names), shapes (name -> shape tuple), modules
+    ((name, prefix)), rows ((key, param, shard, expert)), skipped (keys),
+    error (text or None)."""
 
     def __init__(self):
         self.params, self.modules, self.rows = [], [], []
-        self.skipped, self.error = [], None
+        self.shapes, self.skipped, self.error = {}, [], None
 
     def write(self, params_path, modules_path, map_path):
-        with open(params_path, "w") as f:
-            f.writelines(n + "\n" for n in self.params)
+        with open(params_path, "w") as f:  # NAME<TAB>shape=D0,D1 (WEIGHTS.md)
+            f.writelines("%s\tshape=%s\n" % (n, ",".join(map(str, self.shapes[n])))
+                         if n in self.shapes else n + "\n" for n in self.params)
         with open(modules_path, "w") as f:
             f.writelines("%s\t%s\n" % m for m in self.modules)
         with open(map_path, "w") as f:
@@ -68,14 +73,21 @@ def capture(model, tensors):
 
     cap = Capture()
     cap.params = [n for n, _ in model.named_parameters()]
+    cap.shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
     cap.modules = module_prefixes(model)
     cur = [None]
-    seen = set()
+    held = {}  # weight/scale pair -> its keys pulled and not recorded yet
+
+    def pair(key):
+        for suffix in (".weight_scale_inv", ".weight_scale", ".weight"):
+            if key.endswith(suffix):
+                return key[: -len(suffix)]
+        return key
 
     def tap(ws):
         for name, t in ws:
             cur[0] = name
-            seen.add(name)
+            held.setdefault(pair(name), []).append(name)
             yield name, t
 
     saved = []
@@ -85,7 +97,9 @@ def capture(model, tensors):
 
         def rec(param, weight, *args, _n=pname, **kwargs):
             shard, expert = _shard_expert((param, weight) + args, kwargs)
-            cap.rows.append((cur[0], _n, shard, expert))
+            pending = held.pop(pair(cur[0]), [cur[0]])
+            for key in dict.fromkeys(pending + [cur[0]]):
+                cap.rows.append((key, _n, shard, expert))
             return True if kwargs.get("return_success") else None
 
         p.weight_loader = rec
@@ -106,12 +120,52 @@ def capture(model, tensors):
     return cap
 
 
-def zeros(keys, shapes=None, dtype=None):
-    """(name, zeros) for each key; shape [1] when none is known (dry load)."""
+def computed_at_load(key):
+    """Keys whose values a loader computes with before any weight_loader
+    (vLLM's FP8 indexer wk and its scale, dequantized at load): these get
+    real zeros; every other tensor may be a meta tensor (no memory)."""
+    return ".indexer.wk." in key
+
+
+def zeros(keys, shapes=None, dtype=None, dtypes=None, meta=False):
+    """(name, zeros) for each key; shape [1] when none is known (dry load).
+    dtypes (key -> torch dtype) matters where a loader branches on it (an
+    FP8 indexer wk is dequantized at load only when it is FP8). meta: the
+    tensors the loader only passes on are meta tensors, so a whole
+    checkpoint's shapes take no memory."""
     import torch
 
-    shapes = shapes or {}
-    return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtype or torch.bfloat16)) for k in keys]
+    shapes, dtypes = shapes or {}, dtypes or {}
+    return [(k, torch.zeros(shapes.get(k, (1,)), dtype=dtypes.get(k, dtype or torch.bfloat16),
+                            device="meta" if meta and not computed_at_load(k) else "cpu"))
+            for k in keys]
+
+
+_ST_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64",
+              "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "F8_E8M0": "float8_e8m0fnu",
+              "I8": "int8", "U8": "uint8", "I16": "int16", "I32": "int32", "I64": "int64",
+              "BOOL": "bool"}
+
+
+def checkpoint_headers(folder):
+    """(key, torch dtype, shape) of every tensor of a checkpoint folder,
+    from the safetensors headers (8-byte length + JSON; no tensor data)."""
+    import glob
+    import json
+    import os
+    import struct
+
+    import torch
+
+    out = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.safetensors"))):
+        with open(path, "rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(n))
+        for key, t in header.items():
+            if key != "__metadata__":
+                out.append((key, getattr(torch, _ST_DTYPES[t["dtype"]]), tuple(t["shape"])))
+    return out
 
 
 if __name__ == "__main__":

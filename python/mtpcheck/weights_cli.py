@@ -1,12 +1,19 @@
 """python -m mtpcheck.weights: the weights capture from the command line.
 
-  python -m mtpcheck.weights --family deepseek_v3|glm --out DIR [--quant fp8]
-      [--mtp-layers K]
+  python -m mtpcheck.weights --family deepseek_v3|deepseek_v32|glm|glm5|deepseek_v4
+      --out DIR [--quant fp8|ct-fp8|fp4] [--mtp-layers K] [--cuda-class]
       a tiny model of the family built from vLLM's classes, and a key list
-      named as the published checkpoint;
-  python -m mtpcheck.weights --model DIR --keys KEYS --out DIR
+      named as the published checkpoint (FP8: with dtypes and shapes);
+  python -m mtpcheck.weights --model DIR (--keys KEYS | --checkpoint) --out DIR
       the MTP model of a model folder (its config.json) and a key list (one
-      name a line, or a model.safetensors.index.json).
+      name a line, or a model.safetensors.index.json), or (--checkpoint) the
+      dtypes and shapes of the folder's own safetensors headers.
+
+--cuda-class builds V3.2 / GLM-5 with the CUDA platform's MTP class
+(vllm/models/deepseek_v32/nvidia/mtp.py, the loader GPUs run) instead of
+the class the CPU platform registers (deepseek_mtp.py). DeepSeek V4 is always
+built with the CUDA class (models/deepseek_v4/nvidia/mtp.py; the CPU one is
+a stub); its --quant fp8 has FP8 experts, fp4 MXFP4 experts (V4-Flash).
 
 Writes DIR/keys.txt, params.txt, modules.txt and map.txt, and prints the
 `mtpcheck audit-weights` command that judges them. Exit 2 on bad input."""
@@ -29,39 +36,53 @@ def read_keys(path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m mtpcheck.weights")
-    ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm"))
-    ap.add_argument("--quant", choices=("fp8",))
+    ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm", "glm5", "deepseek_v4"))
+    ap.add_argument("--quant", choices=("fp8", "ct-fp8", "fp4"))
     ap.add_argument("--mtp-layers", type=int, default=1)
+    ap.add_argument("--cuda-class", action="store_true")
     ap.add_argument("--model")
     ap.add_argument("--keys")
+    ap.add_argument("--checkpoint", action="store_true")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
-    if bool(a.family) == bool(a.model) or bool(a.model) != bool(a.keys):
-        print("mtpcheck.weights: give --family, or --model with --keys", file=sys.stderr)
+    if bool(a.family) == bool(a.model) or (a.model and bool(a.keys) == a.checkpoint):
+        print("mtpcheck.weights: give --family, or --model with --keys or --checkpoint",
+              file=sys.stderr)
         return 2
     from . import weights_vllm as wv
 
     os.makedirs(a.out, exist_ok=True)
+    src = a.keys or a.model
     try:
         if a.family:
             model_dir = wv.write_config(a.family, a.out, a.quant, a.mtp_layers)
-            keys = wv.checkpoint_keys(a.family, a.quant, a.mtp_layers)
+            tensors = wv.checkpoint_tensors(a.family, a.quant, a.mtp_layers)
+        elif a.checkpoint:
+            model_dir, tensors = a.model, weights.checkpoint_headers(a.model)
         else:
-            model_dir, keys = a.model, read_keys(a.keys)
+            model_dir, tensors = a.model, [(k, None, (1,)) for k in read_keys(a.keys)]
     except (OSError, ValueError, KeyError) as e:
-        print("mtpcheck.weights: %s: %s" % (a.keys, e), file=sys.stderr)
+        print("mtpcheck.weights: %s: %s" % (src, e), file=sys.stderr)
         return 2
-    model, vcfg = wv.build(model_dir)
-    cap = weights.capture(model, weights.zeros(keys))
+    keys = [k for k, _, _ in tensors]
+    model, vcfg = wv.build(model_dir, wv.cuda_mtp_class() if a.cuda_class else None)
+    cap = weights.capture(model, weights.zeros(
+        keys, {k: s for k, _, s in tensors}, dtypes={k: d for k, d, _ in tensors if d},
+        meta=a.checkpoint))
     p = {n: os.path.join(a.out, n + ".txt") for n in ("keys", "params", "modules", "map")}
     with open(p["keys"], "w") as f:
         f.writelines(k + "\n" for k in keys)
     cap.write(p["params"], p["modules"], p["map"])
     hf = vcfg.model_config.hf_config
-    # the audit's families: V3.2 follows the V3 loader rules
-    fam = "glm" if "glm" in hf.model_type else "deepseek_v3"
-    print("mtpcheck audit-weights --family %s --layer %d --mtp-layers %d --keys %s --params %s "
-          "--modules %s --mapping %s" % (fam, hf.num_hidden_layers, a.mtp_layers, p["keys"],
+    # the audit's families: V3.2 and GLM-5 follow the V3 loader rules
+    arch = hf.architectures[0]
+    fam = ("glm" if arch.startswith("Glm4Moe") else
+           "deepseek_v4" if arch == "DeepSeekV4MTPModel" else "deepseek_v3")
+    if fam == "deepseek_v4" and getattr(hf, "expert_dtype", "fp4") == "fp8":
+        fam += " --expert-dtype fp8"
+    keys_opt = "--checkpoint %s" % a.model if a.checkpoint else "--keys %s" % p["keys"]
+    print("mtpcheck audit-weights --family %s --layer %d --mtp-layers %d %s --params %s "
+          "--modules %s --mapping %s" % (fam, hf.num_hidden_layers, a.mtp_layers, keys_opt,
                                          p["params"], p["modules"], p["map"]))
     if cap.error:
         print("load_weights raised: %s" % cap.error, file=sys.stderr)

@@ -32,9 +32,58 @@ CONFIGS = {
                           index_head_dim=32, index_topk=8), 61),
     "glm": (dict(BASE, architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe", head_dim=32,
                  partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=False), 92),
+    # GLM-5.x: DeepSeek V3.2's sparse attention under GLM's name; vLLM builds
+    # its MTP layer with the V3.2 MTP class (config/speculative.py
+    # hf_config_override: glm_moe_dsa -> DeepseekV32MTPModel)
+    "glm5": (dict(BASE, architectures=["GlmMoeDsaForCausalLM"], model_type="glm_moe_dsa",
+                  kv_lora_rank=16, q_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                  v_head_dim=16, topk_method="noaux_tc", scoring_func="sigmoid",
+                  index_n_heads=2, index_head_dim=32, index_topk=8), 78),
+    # DeepSeek V4-Flash (N 43): MLA with compressed sparse attention, the
+    # hyper-connection weights, a noaux_tc router (its gate bias); every
+    # layer MoE. Built with the CUDA platform's MTP class (the CPU platform
+    # registers a stub that raises), see _allow_v4_on_cpu.
+    "deepseek_v4": (dict(
+        architectures=["DeepseekV4ForCausalLM"], model_type="deepseek_v4", vocab_size=V,
+        hidden_size=H, moe_intermediate_size=32, num_attention_heads=2, num_key_value_heads=1,
+        head_dim=64, q_lora_rank=32, num_experts_per_tok=2, n_routed_experts=4,
+        n_shared_experts=1, scoring_func="sqrtsoftplus", topk_method="noaux_tc",
+        norm_topk_prob=True, routed_scaling_factor=1.5, max_position_embeddings=512,
+        rope_theta=10000.0, compress_rates={"compressed_sparse_attention": 4,
+                                            "heavily_compressed_attention": 128},
+        compress_rope_theta=160000.0, hc_mult=4, hc_sinkhorn_iters=2, hc_eps=1e-6,
+        swiglu_limit=10.0, sliding_window=16, o_groups=2, o_lora_rank=32, index_n_heads=2,
+        index_head_dim=32, index_topk=8, hidden_act="silu", rms_norm_eps=1e-6,
+        bos_token_id=0, eos_token_id=1, tie_word_embeddings=False, qk_rope_head_dim=8,
+        partial_rotary_factor=0.125, torch_dtype="bfloat16",
+        rope_parameters={"main": {"rope_type": "default", "rope_theta": 10000.0,
+                                  "partial_rotary_factor": 0.125},
+                         "compress": {"rope_theta": 160000.0, "rope_type": "default",
+                                      "partial_rotary_factor": 0.125}}), 43),
 }
+# the audit's --family for each capture family: V3.2 and GLM-5 load with
+# the DeepSeek MTP loader (deepseek_mtp.py / deepseek_v32 mtp.py)
+AUDIT_FAMILY = {"deepseek_v3": "deepseek_v3", "deepseek_v32": "deepseek_v3",
+                "glm5": "deepseek_v3", "glm": "glm", "deepseek_v4": "deepseek_v4"}
+SPARSE = ("deepseek_v32", "glm5")
 FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
        "weight_block_size": [16, 16]}
+# compressed-tensors, block FP8 on every Linear but the router gate and the
+# head (the layout of the published compressed-tensors DeepSeek/GLM
+# checkpoints); its scales are `weight_scale`, not `weight_scale_inv`
+CT_FP8 = {"quant_method": "compressed-tensors", "format": "float-quantized",
+          "config_groups": {"group_0": {
+              "targets": ["Linear"],
+              "weights": {"num_bits": 8, "type": "float", "strategy": "block",
+                          "block_structure": [8, 8], "symmetric": True, "dynamic": False},
+              "input_activations": {"num_bits": 8, "type": "float", "strategy": "group",
+                                    "group_size": 16, "symmetric": True, "dynamic": True}}},
+          "ignore": ["lm_head", "re:.*mlp.gate$", "re:.*eh_proj$", "re:.*shared_head.head$",
+                     "re:.*indexer.weights_proj$"]}
+QUANTS = {"fp8": FP8, "ct-fp8": CT_FP8}
+# DeepSeek V4: FP8 linears (vLLM's DeepseekV4FP8Config, routed from "fp8"),
+# the routed experts in FP8 (V4-Flash-Base) or MXFP4 (V4-Flash)
+V4_QUANTS = {"fp8": "fp8", "fp4": "fp4"}
 
 
 def _distributed():
@@ -54,8 +103,13 @@ def _distributed():
 def write_config(family, workdir, quant=None, mtp_layers=1):
     cfg, n = CONFIGS[family]
     cfg = dict(cfg, num_hidden_layers=n, num_nextn_predict_layers=mtp_layers)
-    if quant == "fp8":
-        cfg["quantization_config"] = FP8
+    if family == "deepseek_v4":
+        cfg.update(layer_types=["compressed_sparse_attention"] * (n + mtp_layers),
+                   mlp_layer_types=["moe"] * (n + mtp_layers))
+        if quant:
+            cfg.update(expert_dtype=V4_QUANTS[quant], quantization_config=FP8)
+    elif quant:
+        cfg["quantization_config"] = QUANTS[quant]
     d = os.path.join(workdir, "%s.%s.L%d" % (family, quant or "bf16", mtp_layers))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
@@ -89,9 +143,135 @@ def _allow_fp8_on_cpu():
     kl._mtpcheck_fp8 = True
 
 
-def build(model_dir):
-    """vLLM's MTP model for the model folder (config.json), on CPU."""
+def _allow_sparse_on_cpu():
+    """V3.2 / GLM-5: vLLM's CPU platform refuses a sparse MLA backend at
+    construction (platforms/cpu.py get_attn_backend_cls: "Sparse Attention
+    is not supported on CPU"; vLLM 0.23 refuses any MLA backend: the Triton
+    MLA backend is named instead). The backend only decides how attention runs,
+    not which parameters the layer has or how load_weights maps them: the
+    selection is asked for the dense MLA backend instead. No forward runs."""
+    from vllm.platforms import cpu
+
+    if getattr(cpu.CpuPlatform, "_mtpcheck_sparse", False):
+        return
+    orig = cpu.CpuPlatform.get_attn_backend_cls.__func__
+
+    def select(cls, backend, attn_selector_config, *args, **kwargs):
+        if attn_selector_config.use_sparse:
+            attn_selector_config = attn_selector_config._replace(use_sparse=False)
+        try:
+            return orig(cls, backend, attn_selector_config, *args, **kwargs)
+        except NotImplementedError:  # vLLM 0.23: "MLA is not supported on CPU"
+            from vllm.v1.attention.backends.registry import AttentionBackendEnum
+
+            return AttentionBackendEnum.TRITON_MLA.get_path()
+
+    cpu.CpuPlatform.get_attn_backend_cls = classmethod(select)
+    cpu.CpuPlatform._mtpcheck_sparse = True
+    _allow_mla_prefill_on_cpu()
+
+
+def _allow_mla_prefill_on_cpu():
+    """vLLM 0.23's MLA layer builds its prefill backend at construction, and
+    the one it picks needs flash-attn (an assertion on CPU). The backend is
+    a kernel helper without parameters: when it cannot be built, a stand-in
+    takes its place. (vLLM 0.33 builds it lazily; nothing to relax there.)"""
+    try:
+        from vllm.model_executor.layers.attention import mla_attention as ma
+    except ImportError:
+        return
+    orig = getattr(ma, "get_mla_prefill_backend", None)
+    if orig is None or getattr(ma, "_mtpcheck_prefill", False):
+        return
+
+    class _NoPrefill:
+        def __init__(self, *args, **kwargs):
+            pass
+
+    def choose(*args, **kwargs):
+        cls = orig(*args, **kwargs)
+
+        def make(*a, **k):
+            try:
+                return cls(*a, **k)
+            except (AssertionError, ImportError):
+                return _NoPrefill()
+
+        return make
+
+    ma.get_mla_prefill_backend = choose
+    ma._mtpcheck_prefill = True
+
+
+def _allow_v4_on_cpu():
+    """DeepSeek V4: vLLM's CPU platform registers an MTP stub that raises
+    (models/deepseek_v4/cpu/mtp.py), so the CUDA platform's class is built
+    (models/deepseek_v4/nvidia/mtp.py). Three construction-time choices are
+    relaxed, none of which names a parameter or changes load_weights: the
+    aux CUDA streams (unused without a forward), the attention's fp8 einsum
+    recipe (asks the GPU arch: the SM90 recipe is taken), and the MXFP4 MoE
+    backend (none qualifies on CPU: the first candidate is taken)."""
     import torch
+    from vllm.model_executor.layers.fused_moe.oracle import mxfp4 as ox
+    from vllm.model_executor.layers.quantization import mxfp4 as mq
+    from vllm.models.deepseek_v4.nvidia import flashmla
+
+    if getattr(flashmla, "_mtpcheck_cpu", False):
+        return
+
+    class _Stream:
+        def __init__(self, *args, **kwargs):
+            pass
+
+    torch.cuda.Stream = _Stream
+    flashmla.compute_fp8_einsum_recipe = lambda block_size=128: ((1, 128, 128), False)
+    orig = ox.select_deepseek_v4_mxfp4_moe_backend
+
+    def select(*args, **kwargs):
+        try:
+            return orig(*args, **kwargs)
+        except NotImplementedError:
+            backend = ox._get_priority_backends()[0]
+            return backend, ox.backend_to_kernel_cls(backend)[0]
+
+    ox.select_deepseek_v4_mxfp4_moe_backend = select
+    mq.select_deepseek_v4_mxfp4_moe_backend = select
+    flashmla._mtpcheck_cpu = True
+
+
+def v4_mtp_class():
+    _allow_v4_on_cpu()
+    from vllm.models.deepseek_v4.nvidia.mtp import DeepSeekV4MTP
+
+    return DeepSeekV4MTP
+
+
+def cuda_mtp_class():
+    """The CUDA platform's V3.2 / GLM-5 MTP class (models/deepseek_v32/
+    nvidia/mtp.py DeepseekV32MTP), importable and buildable on CPU."""
+    from vllm.models.deepseek_v32.nvidia.mtp import DeepseekV32MTP
+
+    return DeepseekV32MTP
+
+
+def _cpu_platform():
+    """vLLM 0.23 ignores VLLM_TARGET_DEVICE=cpu on a machine with CUDA
+    libraries: its CPU platform is set before any module is built."""
+    import vllm.platforms as platforms
+
+    if platforms._current_platform is None or not platforms._current_platform.is_cpu():
+        from vllm.platforms.cpu import CpuPlatform
+
+        platforms._current_platform = CpuPlatform()
+
+
+def build(model_dir, cls=None):
+    """vLLM's MTP model for the model folder (config.json), on CPU: the
+    class the CPU platform registers, or cls (built with the same config;
+    e.g. the CUDA platform's DeepseekV32MTP, whose loader GPUs run)."""
+    import torch
+
+    _cpu_platform()
     from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
                              VllmConfig, set_current_vllm_config)
     from vllm.config.compilation import CompilationMode
@@ -106,11 +286,15 @@ def build(model_dir):
     vcfg = VllmConfig(model_config=draft, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
     _allow_fp8_on_cpu()
+    _allow_sparse_on_cpu()
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(vcfg):
             _distributed()
-            cls, _ = get_model_architecture(draft)
+            if cls is None and draft.hf_config.architectures[0] == "DeepSeekV4MTPModel":
+                cls = v4_mtp_class()
+            if cls is None:
+                cls, _ = get_model_architecture(draft)
             model = cls(vllm_config=vcfg, prefix="")
     finally:
         torch.set_default_dtype(torch.float32)
@@ -130,7 +314,7 @@ def _v3_layer(family, n):
         attn = ["self_attn.%s.weight" % x for x in ("q_a_proj", "q_a_layernorm", "q_b_proj",
                                                     "kv_a_proj_with_mqa", "kv_a_layernorm",
                                                     "kv_b_proj", "o_proj")]
-    if family == "deepseek_v32":
+    if family in SPARSE:
         attn += ["self_attn.indexer.%s" % x for x in ("wq_b.weight", "wk.weight",
                                                       "k_norm.weight", "k_norm.bias",
                                                       "weights_proj.weight")]
@@ -141,16 +325,79 @@ def _v3_layer(family, n):
     return keys + [p + s for s in attn + mlp]
 
 
+def _quantized(key):
+    """Whether a published FP8 checkpoint stores key in FP8 with a scale:
+    the projections but eh_proj and the indexer's weights_proj (bf16), and
+    the indexer's wk (FP8 beside a bf16 weights_proj)."""
+    return (("_proj.weight" in key and "eh_proj" not in key and "weights_proj" not in key)
+            or key.endswith((".indexer.wk.weight", ".indexer.wq_b.weight")))
+
+
+def _v4_layer(i):
+    """The V4-Flash MTP layer i as published (mtp.{i}.*), two experts."""
+    p = "mtp.%d." % i
+    lin = ["attn.wq_a", "attn.wkv", "attn.wq_b", "attn.wo_a", "attn.wo_b", "e_proj", "h_proj"]
+    lin += ["ffn.shared_experts.w%d" % k for k in (1, 2, 3)]
+    lin += ["ffn.experts.%d.w%d" % (e, k) for e in range(2) for k in (1, 2, 3)]
+    keys = [p + x + ".weight" for x in lin]
+    keys += [p + x for x in ("attn.attn_sink", "attn.q_norm.weight", "attn.kv_norm.weight",
+                             "attn_norm.weight", "ffn_norm.weight", "enorm.weight",
+                             "hnorm.weight", "norm.weight", "ffn.gate.weight", "ffn.gate.bias",
+                             "hc_attn_fn", "hc_attn_base", "hc_attn_scale", "hc_ffn_fn",
+                             "hc_ffn_base", "hc_ffn_scale", "hc_head_fn", "hc_head_base",
+                             "hc_head_scale")]
+    return keys
+
+
 def checkpoint_keys(family, quant=None, mtp_layers=1):
     """The key list of a checkpoint named as the published ones (the MTP
-    layers and a few target-model keys); FP8: a `weight_scale_inv` beside
-    each quantized projection weight."""
+    layers and a few target-model keys); FP8: a scale beside each quantized
+    weight (`weight_scale_inv`; compressed-tensors: `weight_scale`)."""
     n = CONFIGS[family][1]
+    if family == "deepseek_v4":  # V4-Flash: top-level head/embed only (no mtp.{i}.head)
+        keys = ["embed.weight", "head.weight", "norm.weight", "layers.0.attn_norm.weight"]
+        for i in range(mtp_layers):
+            keys += _v4_layer(i)
+        if quant:
+            lin = (".attn.wq_a.", ".attn.wkv.", ".attn.wq_b.", ".attn.wo_a.", ".attn.wo_b.",
+                   ".e_proj.", ".h_proj.", ".experts.", ".shared_experts.")
+            keys += [k[: -len(".weight")] + ".scale" for k in keys
+                     if k.startswith("mtp.") and k.endswith(".weight") and any(x in k for x in lin)]
+        return keys
     keys = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
             "model.layers.0.input_layernorm.weight"]
     for i in range(mtp_layers):
         keys += _v3_layer(family, n + i)
-    if quant == "fp8":
-        keys += [k.replace(".weight", ".weight_scale_inv") for k in keys
-                 if "_proj.weight" in k and "eh_proj" not in k]
+    if quant:
+        suffix = ".weight_scale" if quant == "ct-fp8" else ".weight_scale_inv"
+        keys += [k[: -len(".weight")] + suffix for k in keys if _quantized(k)]
     return keys
+
+
+def checkpoint_tensors(family, quant=None, mtp_layers=1):
+    """(key, dtype, shape) as checkpoint_keys names them: FP8 weights in
+    float8_e4m3fn with a [2, 4] block scale (16 x 16 blocks of a [32, 64]
+    weight), the rest bf16 [1]. Only the dtype and the weight/scale shape
+    ratio matter: vLLM dequantizes an FP8 indexer wk at load (deepseek_v2.py
+    _try_load_fp8_indexer_wk), and only when its dtype is FP8."""
+    import torch
+
+    keys = checkpoint_keys(family, quant, mtp_layers)
+    if family == "deepseek_v4":  # FP8 where a .scale is beside (FP4 experts: not FP8)
+        have = set(keys)
+        scaled = {k for k in keys if k.endswith(".weight") and k[:-7] + ".scale" in have
+                  and not (quant == "fp4" and ".experts." in k and ".shared_" not in k)}
+    else:
+        scaled = {k for k in keys if quant and _quantized(k)}
+    out = []
+    for k in keys:
+        if ".shared_experts." in k:  # V4 pads them at load: 2-D
+            out.append((k, torch.bfloat16, (2, 2)))
+            continue
+        if k in scaled:
+            out.append((k, torch.float8_e4m3fn, (32, 64)))
+        elif quant and k.endswith((".weight_scale_inv", ".weight_scale", ".scale")):
+            out.append((k, torch.float32, (2, 4)))
+        else:
+            out.append((k, torch.bfloat16, (1,)))
+    return out

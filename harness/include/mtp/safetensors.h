@@ -60,6 +60,32 @@ enum mtp_status mtp_safetensors_read(const struct mtp_safetensors *st,
 				     char *err, size_t errn);
 void mtp_safetensors_close(struct mtp_safetensors *st);
 
+/* A sharded checkpoint's model.safetensors.index.json: {"metadata": any,
+ * "weight_map": {tensor name: file name}}, read by the same bounded parser.
+ * Checked: one weight_map object, every name non-empty and named once,
+ * every file a plain "*.safetensors" name in the index's folder (no '/',
+ * no leading '.'); other top-level members are skipped. */
+struct mtp_st_index_entry {
+	char name[MTP_ST_NAME_MAX];
+	char file[MTP_ST_NAME_MAX];
+};
+
+struct mtp_st_index {
+	int n;
+	struct mtp_st_index_entry *v; /* in file order */
+};
+
+/* Validates an index given in memory; what, the file, names messages. */
+enum mtp_status mtp_safetensors_index_parse(const char *json, size_t len,
+					    const char *what,
+					    struct mtp_st_index *ix, char *err,
+					    size_t errn);
+/* Reads path (at most MTP_ST_HEADER_MAX bytes) and parses it. */
+enum mtp_status mtp_safetensors_index_open(const char *path,
+					   struct mtp_st_index *ix, char *err,
+					   size_t errn);
+void mtp_safetensors_index_close(struct mtp_st_index *ix);
+
 /* Bytes per element of a safetensors dtype name; 0 if unknown. */
 size_t mtp_safetensors_dtype_size(const char *dtype);
 

@@ -84,6 +84,8 @@ void mtp_wm_names_fini(struct mtp_wm_names *s);
 struct mtp_wm_pair {
 	char *a, *b;
 	int line;
+	char shard[12]; /* MAP's shard=S column ("0", "w1", "q"), or "" */
+	int expert;	/* MAP's expert=E column, or -1 */
 };
 
 struct mtp_wm_pairs {
@@ -139,7 +141,8 @@ enum mtp_status mtp_wm_modules(const struct mtp_wm_config *c,
 
 /* Reading the inputs. A KEYS file is a text list (one name a line; blank
  * lines and lines starting with '#' ignored) or a safetensors index JSON
- * (its "weight_map" keys). Errors are one line naming the file and line. */
+ * (its "weight_map" keys, mtp_safetensors_index_open). Errors are one line
+ * naming the file and line. */
 enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
 				 char *err, size_t errn);
 enum mtp_status mtp_wm_read_names(const char *path, struct mtp_wm_names *out,
@@ -148,10 +151,37 @@ enum mtp_status mtp_wm_read_names(const char *path, struct mtp_wm_names *out,
 enum mtp_status mtp_wm_read_pairs(const char *path, bool allow_empty_b,
 				  struct mtp_wm_pairs *out, char *err,
 				  size_t errn);
-/* The "weight_map" keys of a safetensors index (weightmap_json.c). */
+/* PARAMS with shapes: "name" or "name<TAB>shape=D0,D1,..." lines (the
+ * capture writes the second form); shapes gets (name, "D0,D1") for the
+ * lines that carry one (NULL: not wanted). */
+enum mtp_status mtp_wm_read_params(const char *path, struct mtp_wm_names *out,
+				   struct mtp_wm_pairs *shapes, char *err,
+				   size_t errn);
+/* The "weight_map" keys of a safetensors index, read with cJSON
+ * (weightmap_json.c). mtp_wm_read_keys no longer uses it: it reads an index
+ * with the strict reader of mtp/safetensors.h. */
 enum mtp_status mtp_wm_read_index_json(const char *path,
 				       struct mtp_wm_names *out, char *err,
 				       size_t errn);
+
+/* A checkpoint folder's tensors, from the safetensors headers alone (the
+ * reader of mtp/safetensors.h; no tensor data is read): the index file
+ * model.safetensors.index.json when there is one (every tensor it names
+ * must be in the header of the file it names, and every header tensor in
+ * the index), else every *.safetensors file of the folder. */
+struct mtp_st_tensor;
+struct mtp_wm_ckpt {
+	struct mtp_wm_names keys; /* the tensor names, in file order */
+	struct mtp_st_tensor *t;  /* the same tensors, sorted by name */
+	int n, n_files;
+	bool indexed; /* read through the index file */
+};
+
+enum mtp_status mtp_wm_read_checkpoint(const char *dir, struct mtp_wm_ckpt *out,
+				       char *err, size_t errn);
+const struct mtp_st_tensor *mtp_wm_ckpt_find(const struct mtp_wm_ckpt *k,
+					     const char *name);
+void mtp_wm_ckpt_fini(struct mtp_wm_ckpt *k);
 
 /* The audit. */
 struct mtp_wm_finding {
@@ -166,6 +196,8 @@ struct mtp_wm_inputs {
 	const struct mtp_wm_names *params;  /* NULL: the fixed loader's set */
 	const struct mtp_wm_pairs *modules; /* NULL: the loader's own */
 	const struct mtp_wm_pairs *map;	    /* NULL: simulate c->loader */
+	const struct mtp_wm_ckpt *ckpt;	    /* --checkpoint: its headers */
+	const struct mtp_wm_pairs *shapes;  /* PARAMS' shapes, or NULL */
 };
 
 struct mtp_wm_audit {
@@ -173,9 +205,11 @@ struct mtp_wm_audit {
 	int n_mtp_unloaded;    /* MTP keys the judged mapping loads nowhere */
 	int n_params_unloaded; /* MTP parameters no key loads (notes) */
 	int n_modules;	       /* e_proj/h_proj modules judged */
+	int n_fp8;	       /* --checkpoint: FP8 MTP weights checked */
+	int n_shapes;	       /* --checkpoint: shapes compared */
 	struct mtp_wm_finding *f;
 	int n, cap;
-	char notes[4][200];
+	char notes[10][200];
 	int n_notes;
 };
 

@@ -7,6 +7,8 @@
  */
 #include "mtp/weightmap.h"
 
+#include "audit_int.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,42 +41,6 @@ static const struct required v3_required[] = {
 
 #define EMBED_PARAM "model.embed_tokens.weight"
 
-struct audit {
-	const struct mtp_wm_config *c;
-	const struct mtp_wm_inputs *in;
-	const struct mtp_wm_names *params; /* judged against */
-	struct mtp_wm_names own_params; /* the fixed loader's, if not given */
-	struct mtp_wm_mapping fixed, sim;
-	struct mtp_wm_names loaded; /* existing params that are loaded */
-	struct mtp_wm_audit *a;
-	enum mtp_status st;
-};
-
-/* i if name is under model.layers.{N+i}. with i < K, else -1. */
-static int layer_of(const struct mtp_wm_config *c, const char *name)
-{
-	int idx, n = 0;
-
-	if (sscanf(name, "model.layers.%d.%n", &idx, &n) != 1 || n == 0 ||
-	    idx < c->layer || idx >= c->layer + c->mtp_layers)
-		return -1;
-	return idx - c->layer;
-}
-
-/* i if a checkpoint key belongs to MTP layer i < K, else -1. */
-static int key_layer(const struct mtp_wm_config *c, const char *key)
-{
-	int i, n = 0;
-
-	if (c->family != MTP_FAMILY_DEEPSEEK_V4)
-		return strstr(key, "rotary_emb.inv_freq") ? -1
-							  : layer_of(c, key);
-	if (sscanf(key, "mtp.%d.%n", &i, &n) != 1 || n == 0 || i < 0 ||
-	    i >= c->mtp_layers)
-		return -1;
-	return i;
-}
-
 /* Whether a dotted name has the component leaf (e_proj, h_proj). */
 static bool has_component(const char *name, const char *leaf)
 {
@@ -94,38 +60,6 @@ static const char *proj_leaf(const char *name)
 						: NULL;
 }
 
-static void add_finding(struct audit *au, enum mtp_diag d, const char *key,
-			const char *target, const char *text)
-{
-	struct mtp_wm_audit *a = au->a;
-	struct mtp_wm_finding *f;
-
-	if (a->n == a->cap) {
-		int cap = a->cap ? 2 * a->cap : 16;
-		void *v = realloc(a->f, (size_t)cap * sizeof(*a->f));
-
-		if (!v) {
-			au->st = MTP_ERR_NOMEM;
-			return;
-		}
-		a->f = v;
-		a->cap = cap;
-	}
-	f = &a->f[a->n++];
-	f->diag = d;
-	snprintf(f->key, sizeof(f->key), "%s", key);
-	snprintf(f->target, sizeof(f->target), "%s", target);
-	snprintf(f->text, sizeof(f->text), "%s", text);
-}
-
-static void add_note(struct mtp_wm_audit *a, const char *fmt, int n,
-		     const char *first)
-{
-	if (a->n_notes < (int)(sizeof(a->notes) / sizeof(a->notes[0])))
-		snprintf(a->notes[a->n_notes++], sizeof(a->notes[0]), fmt, n,
-			 first);
-}
-
 /* One judged key -> parameter pair: the parameter must exist (§8.5), and
  * an e_proj/h_proj weight must land under its layer (§8.4). */
 static void judge_pair(struct audit *au, const char *key, const char *param)
@@ -135,18 +69,20 @@ static void judge_pair(struct audit *au, const char *key, const char *param)
 	bool exists = mtp_wm_names_has(au->params, param);
 
 	if (!exists) {
-		add_finding(au, MTP_DIAG_STALE_WEIGHT_REMAP, key, param,
-			    "the loader maps the key to a name that is no "
-			    "engine parameter");
+		mtp_wm_au_finding(
+			au, MTP_DIAG_STALE_WEIGHT_REMAP, key, param,
+			"the loader maps the key to a name that is no "
+			"engine parameter");
 	} else if (mtp_wm_names_add(&au->loaded, param)) {
 		au->st = MTP_ERR_NOMEM;
 	}
-	if (leaf && !exists && layer_of(au->c, param) < 0) {
+	if (leaf && !exists && mtp_wm_au_layer_of(au->c, param) < 0) {
 		snprintf(text, sizeof(text),
 			 "the %s weight does not land under "
 			 "model.layers.{%d+i}.",
 			 leaf, au->c->layer);
-		add_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, key, param, text);
+		mtp_wm_au_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, key, param,
+				  text);
 	}
 }
 
@@ -154,8 +90,7 @@ static void judge_pair(struct audit *au, const char *key, const char *param)
 static void judge_mapping(struct audit *au)
 {
 	const struct mtp_wm_pairs *map = au->in->map;
-	const struct mtp_wm_mapping *m =
-		au->c->loader == MTP_LOADER_FIXED ? &au->fixed : &au->sim;
+	const struct mtp_wm_mapping *m = mtp_wm_au_simulated(au);
 	const char *first = NULL;
 	int unloaded = 0;
 
@@ -171,7 +106,7 @@ static void judge_mapping(struct audit *au)
 		for (int k = 0; k < au->in->keys->n; k++) {
 			const char *key = au->in->keys->v[k];
 
-			if (key_layer(au->c, key) >= 0 &&
+			if (mtp_wm_au_key_layer(au->c, key) >= 0 &&
 			    !mtp_wm_names_has(&mapped, key) && !unloaded++)
 				first = key;
 		}
@@ -180,7 +115,7 @@ static void judge_mapping(struct audit *au)
 		for (int i = 0; i < m->n; i++) {
 			if (m->v[i].param)
 				judge_pair(au, m->v[i].key, m->v[i].param);
-			else if (key_layer(au->c, m->v[i].key) >= 0 &&
+			else if (mtp_wm_au_key_layer(au->c, m->v[i].key) >= 0 &&
 				 !unloaded++)
 				first = m->v[i].key;
 		}
@@ -188,10 +123,11 @@ static void judge_mapping(struct audit *au)
 	mtp_wm_names_sort(&au->loaded);
 	au->a->n_mtp_unloaded = unloaded;
 	if (unloaded)
-		add_note(au->a,
-			 "%d checkpoint key(s) of the MTP layers are loaded "
-			 "nowhere (first: %s)",
-			 unloaded, first);
+		mtp_wm_au_note(
+			au->a,
+			"%d checkpoint key(s) of the MTP layers are loaded "
+			"nowhere (first: %s)",
+			unloaded, first);
 }
 
 /* The key the fixed loader loads param from (via its alias), or NULL. */
@@ -236,7 +172,7 @@ static void require(struct audit *au, const char *param, enum mtp_diag d)
 		snprintf(text, sizeof(text),
 			 "not loaded: the loader does not map %.120s to it",
 			 src->key);
-	add_finding(au, d, src ? src->key : "", param, text);
+	mtp_wm_au_finding(au, d, src ? src->key : "", param, text);
 }
 
 /* §8.5 and §8.6: what the loaded set must contain. */
@@ -270,10 +206,47 @@ static void note_shared_head(struct audit *au, const char *name,
 	    !strcmp(name, prefix))
 		return;
 	snprintf(text, sizeof(text), "%.40s (module %.40s)", prefix, name);
-	add_note(au->a,
-		 "%d MTP shared head built with quantization prefix %.90s: an "
-		 "ignore/target rule naming the module does not match it",
-		 1, text);
+	mtp_wm_au_note(
+		au->a,
+		"%d MTP shared head built with quantization prefix %.90s: an "
+		"ignore/target rule naming the module does not match it",
+		1, text);
+}
+
+/* The quantization prefix of every projection and head module of the first
+ * MTP layer, as an ignore/target rule sees it: one note. A module MODULES
+ * does not list was not built quantizable (a plain linear, as vLLM 0.33
+ * builds the V3 family's eh_proj), so no rule can reach it. */
+static void note_prefixes(struct audit *au, const struct mtp_wm_pairs *mods)
+{
+	static const char *const v4[] = {"e_proj", "h_proj", "shared_head.head",
+					 NULL};
+	static const char *const v3[] = {"eh_proj", "shared_head.head", NULL};
+	const char *const *leaf =
+		au->c->family == MTP_FAMILY_DEEPSEEK_V4 ? v4 : v3;
+	char text[200], name[MTP_WM_NAME_MAX];
+	size_t o = 0;
+
+	for (int k = 0; leaf[k] && o < sizeof(text); k++) {
+		const char *prefix = NULL;
+
+		snprintf(name, sizeof(name), "model.layers.%d.%s", au->c->layer,
+			 leaf[k]);
+		for (int i = 0; i < mods->n && !prefix; i++)
+			if (!strcmp(mods->v[i].a, name))
+				prefix = mods->v[i].b;
+		o += (size_t)snprintf(text + o, sizeof(text) - o,
+				      "%s%s %s%.60s%s", k ? ", " : "", leaf[k],
+				      prefix ? "'" : "",
+				      prefix ? prefix
+					     : "(not built "
+					       "quantizable)",
+				      prefix ? "'" : "");
+	}
+	mtp_wm_au_note(au->a,
+		       "quantization prefixes of MTP layer %d (what "
+		       "ignore/target rules match): %s",
+		       au->c->layer, text);
 }
 
 /* §8.4: each e_proj/h_proj (eh_proj) module's quantization prefix must be its name
@@ -285,7 +258,7 @@ static void judge_modules(struct audit *au, const struct mtp_wm_pairs *mods)
 	for (int k = 0; k < mods->n; k++) {
 		const char *name = mods->v[k].a, *prefix = mods->v[k].b;
 		const char *leaf = proj_leaf(name);
-		int i = layer_of(au->c, name);
+		int i = mtp_wm_au_layer_of(au->c, name);
 
 		note_shared_head(au, name, prefix);
 		if (!leaf ||
@@ -301,11 +274,48 @@ static void judge_modules(struct audit *au, const struct mtp_wm_pairs *mods)
 			 "quantization prefix '%.60s' is not %.60s: "
 			 "ignore/target rules for it cannot match",
 			 prefix, want);
-		add_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, name, prefix, text);
+		mtp_wm_au_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, name, prefix,
+				  text);
 	}
 }
 
-/* §8.4 on parameter names, and the notes on parameters nothing loads. */
+/* The quantization prefix MODULES gives module, or NULL. */
+static const char *prefix_of(const struct audit *au, const char *module)
+{
+	const struct mtp_wm_pairs *m = au->in->modules;
+
+	for (int i = 0; m && i < m->n; i++)
+		if (strcmp(m->v[i].a, module) == 0)
+			return m->v[i].b;
+	return NULL;
+}
+
+/* A weight scale of an MTP module that no key loads: the module was built
+ * quantized (for instance its ignore rule did not match its prefix, §8.4)
+ * and the checkpoint has no scale for it, so the weight runs with the
+ * scale's initial value (QUANT_SCALE_DROPPED, DIAGNOSES.md). */
+static void scale_dropped(struct audit *au, const char *param)
+{
+	char module[MTP_WM_NAME_MAX], text[200];
+	const char *dot = strrchr(param, '.'), *prefix;
+
+	snprintf(module, sizeof(module), "%.*s", (int)(dot ? dot - param : 0),
+		 param);
+	prefix = prefix_of(au, module);
+	if (prefix)
+		snprintf(text, sizeof(text),
+			 "built quantized (prefix '%.60s') but no key loads "
+			 "this scale: the weight runs with its initial scale",
+			 prefix);
+	else
+		snprintf(text, sizeof(text),
+			 "built quantized but no key loads this scale: the "
+			 "weight runs with its initial scale");
+	mtp_wm_au_finding(au, MTP_DIAG_QUANT_SCALE_DROPPED, "", param, text);
+}
+
+/* §8.4 on parameter names, QUANT_SCALE_DROPPED on weight scales nothing
+ * loads, and the notes on the other parameters nothing loads. */
 static void judge_params(struct audit *au)
 {
 	const char *first = NULL;
@@ -316,31 +326,37 @@ static void judge_params(struct audit *au)
 		const char *p = au->params->v[k];
 		const char *leaf = proj_leaf(p);
 
-		if (leaf && layer_of(au->c, p) < 0)
-			add_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, "", p,
-				    "an e_proj/h_proj parameter outside "
-				    "model.layers.{N+i}.");
-		if ((layer_of(au->c, p) >= 0 || strcmp(p, EMBED_PARAM) == 0) &&
-		    !mtp_wm_names_has(&au->loaded, p) && !unloaded++)
+		if (leaf && mtp_wm_au_layer_of(au->c, p) < 0)
+			mtp_wm_au_finding(au, MTP_DIAG_EH_PROJ_NO_PREFIX, "", p,
+					  "an e_proj/h_proj parameter outside "
+					  "model.layers.{N+i}.");
+		if ((mtp_wm_au_layer_of(au->c, p) < 0 &&
+		     strcmp(p, EMBED_PARAM) != 0) ||
+		    mtp_wm_names_has(&au->loaded, p))
+			continue;
+		if (!unloaded++)
 			first = p;
+		if (mtp_wm_au_is_weight_scale(p))
+			scale_dropped(au, p);
 	}
 	au->a->n_params_unloaded = unloaded;
 	if (unloaded)
-		add_note(au->a,
-			 "%d engine parameter(s) of the MTP layers are loaded "
-			 "by no key (first: %s)",
-			 unloaded, first);
+		mtp_wm_au_note(
+			au->a,
+			"%d engine parameter(s) of the MTP layers are loaded "
+			"by no key (first: %s)",
+			unloaded, first);
 }
 
 static void count_keys(struct audit *au)
 {
-	const struct mtp_wm_mapping *m =
-		au->c->loader == MTP_LOADER_FIXED ? &au->fixed : &au->sim;
+	const struct mtp_wm_mapping *m = mtp_wm_au_simulated(au);
 	struct mtp_wm_audit *a = au->a;
 
 	a->n_keys = au->in->keys->n;
 	for (int k = 0; k < a->n_keys; k++)
-		a->n_mtp_keys += key_layer(au->c, au->in->keys->v[k]) >= 0;
+		a->n_mtp_keys +=
+			mtp_wm_au_key_layer(au->c, au->in->keys->v[k]) >= 0;
 	if (au->in->map) {
 		a->n_mapped = au->in->map->n;
 		return;
@@ -360,7 +376,7 @@ static enum mtp_status check_layers(const struct audit *au, char *err,
 		bool any = false;
 
 		for (int k = 0; k < au->in->keys->n && !any; k++)
-			any = key_layer(c, au->in->keys->v[k]) == i;
+			any = mtp_wm_au_key_layer(c, au->in->keys->v[k]) == i;
 		if (any)
 			continue;
 		snprintf(err, errn,
@@ -418,6 +434,7 @@ static void judge_all_modules(struct audit *au)
 
 	if (au->in->modules) {
 		judge_modules(au, au->in->modules);
+		note_prefixes(au, au->in->modules);
 	} else if (!au->in->map) {
 		if (mtp_wm_modules(au->c, &own))
 			au->st = MTP_ERR_NOMEM;
@@ -425,10 +442,11 @@ static void judge_all_modules(struct audit *au)
 		mtp_wm_pairs_fini(&own);
 	}
 	if (au->c->family == MTP_FAMILY_DEEPSEEK_V4 && !au->a->n_modules)
-		add_note(au->a,
-			 "e_proj/h_proj quantization prefixes not checked (%d "
-			 "such modules; give --modules)%s",
-			 0, "");
+		mtp_wm_au_note(
+			au->a,
+			"e_proj/h_proj quantization prefixes not checked (%d "
+			"such modules; give --modules)%s",
+			0, "");
 }
 
 enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
@@ -447,6 +465,8 @@ enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
 		judge_required(&au);
 		judge_all_modules(&au);
 		judge_params(&au);
+		if (in->ckpt)
+			mtp_wm_au_checkpoint(&au);
 		st = au.st;
 		if (st)
 			snprintf(err, errn, "out of memory");

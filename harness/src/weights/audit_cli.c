@@ -14,6 +14,8 @@
 static const char usage_audit[] =
 	"usage: mtpcheck audit-weights --family F --layer N --keys KEYS "
 	"[options]\n"
+	"       mtpcheck audit-weights --family F --layer N --checkpoint DIR "
+	"[options]\n"
 	"       mtpcheck audit-weights --selftest [--fixtures DIR] [-v]\n"
 	"\n"
 	"Judges how checkpoint tensors are mapped to the engine's parameters\n"
@@ -30,9 +32,17 @@ static const char usage_audit[] =
 	"  --mtp-layers K    number of MTP layers (default 1)\n"
 	"  --keys KEYS       checkpoint tensor names, one a line, or a\n"
 	"                    model.safetensors.index.json\n"
-	"  --params PARAMS   the engine's parameter names, one a line "
-	"(default: the\n"
-	"                    parameters the fixed loader produces from KEYS)\n"
+	"  --checkpoint DIR  instead of --keys: a checkpoint folder, read from "
+	"its\n"
+	"                    safetensors headers (no tensor data): adds the "
+	"checks\n"
+	"                    each MTP tensor loads into one parameter, each\n"
+	"                    parameter from one tensor, FP8 scales, shapes\n"
+	"  --params PARAMS   the engine's parameter names, one a line, "
+	"optionally\n"
+	"                    NAME<TAB>shape=D0,D1 (default: the parameters "
+	"the\n"
+	"                    fixed loader produces from KEYS)\n"
 	"  --modules MODS    the engine's modules, NAME<TAB>QUANT_PREFIX "
 	"lines\n"
 	"  --mapping MAP     the engine's resolved mapping, KEY<TAB>PARAM "
@@ -70,13 +80,14 @@ static const char usage_audit[] =
 struct audit_opts {
 	const char *family, *layer, *mtp_layers, *keys, *params, *modules;
 	const char *mapping, *loader, *expert_dtype, *json, *fixtures;
-	const char *engine, *commit, *run_id;
+	const char *engine, *commit, *run_id, *checkpoint;
 	bool print_mapping, selftest, verbose;
 };
 
 struct audit_inputs {
 	struct mtp_wm_names keys, params;
-	struct mtp_wm_pairs modules, map;
+	struct mtp_wm_pairs modules, map, shapes;
+	struct mtp_wm_ckpt ckpt;
 	struct mtp_wm_inputs in;
 };
 
@@ -95,13 +106,13 @@ static const char **value_slot(struct audit_opts *o, const char *a)
 		"--family",	  "--layer",   "--mtp-layers", "--keys",
 		"--params",	  "--modules", "--mapping",    "--loader",
 		"--expert-dtype", "--json",    "--fixtures",   "--engine",
-		"--commit",	  "--run-id",
+		"--commit",	  "--run-id",  "--checkpoint",
 	};
 	const char **slots[] = {
 		&o->family,	  &o->layer,   &o->mtp_layers, &o->keys,
 		&o->params,	  &o->modules, &o->mapping,    &o->loader,
 		&o->expert_dtype, &o->json,    &o->fixtures,   &o->engine,
-		&o->commit,	  &o->run_id,
+		&o->commit,	  &o->run_id,  &o->checkpoint,
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -154,8 +165,10 @@ static int make_config(const struct audit_opts *o, struct mtp_wm_config *c)
 	enum mtp_family fam;
 	int layer, k = 1;
 
-	if (!o->family || !o->layer || !o->keys)
-		return usage("needs --family, --layer and --keys%s", "");
+	if (!o->family || !o->layer || !o->keys == !o->checkpoint)
+		return usage("needs --family, --layer and one of --keys and "
+			     "--checkpoint%s",
+			     "");
 	if (!mtp_family_parse(o->family, &fam))
 		return usage(
 			"--family: '%s' is not deepseek_v4, deepseek_v3 or glm",
@@ -199,6 +212,8 @@ static void inputs_fini(struct audit_inputs *x)
 	mtp_wm_names_fini(&x->params);
 	mtp_wm_pairs_fini(&x->modules);
 	mtp_wm_pairs_fini(&x->map);
+	mtp_wm_pairs_fini(&x->shapes);
+	mtp_wm_ckpt_fini(&x->ckpt);
 }
 
 static enum mtp_status read_inputs(const struct audit_opts *o,
@@ -209,11 +224,19 @@ static enum mtp_status read_inputs(const struct audit_opts *o,
 
 	memset(x, 0, sizeof(*x));
 	x->in.keys = &x->keys;
-	st = mtp_wm_read_keys(o->keys, &x->keys, err, errn);
+	if (o->checkpoint) {
+		st = mtp_wm_read_checkpoint(o->checkpoint, &x->ckpt, err, errn);
+		x->in.keys = &x->ckpt.keys;
+		x->in.ckpt = &x->ckpt;
+	} else {
+		st = mtp_wm_read_keys(o->keys, &x->keys, err, errn);
+	}
 	if (!st && o->params &&
-	    !(st = mtp_wm_read_names(o->params, &x->params, err, errn))) {
+	    !(st = mtp_wm_read_params(o->params, &x->params, &x->shapes, err,
+				      errn))) {
 		mtp_wm_names_sort(&x->params);
 		x->in.params = &x->params;
+		x->in.shapes = x->shapes.n ? &x->shapes : NULL;
 	}
 	if (!st && o->modules &&
 	    !(st = mtp_wm_read_pairs(o->modules, true, &x->modules, err, errn)))
@@ -313,6 +336,12 @@ static int audit(const struct audit_opts *o, const struct mtp_wm_config *c,
 	if (mtp_wm_audit_run(c, &x.in, &a, err, sizeof(err)))
 		goto out_inputs;
 	print_findings(&a, c, o->mapping != NULL, o->verbose);
+	if (x.in.ckpt)
+		printf("audit-weights: checkpoint %s: %d tensor(s) in %d "
+		       "file(s)%s; %d FP8 MTP weight(s) checked; %d shape(s) "
+		       "compared\n",
+		       o->checkpoint, x.ckpt.n, x.ckpt.n_files,
+		       x.ckpt.indexed ? " (indexed)" : "", a.n_fp8, a.n_shapes);
 	rc = a.n ? MTP_EXIT_FAIL : MTP_EXIT_OK;
 	command_line(argc, argv, cmd, sizeof(cmd));
 	if (o->json &&

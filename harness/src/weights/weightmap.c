@@ -399,16 +399,20 @@ static bool v3_top_level(const struct mtp_wm_config *c, const char *name,
 	return true;
 }
 
-/* §6.1 step 4, GLM's q/k/v, and the FP8 indexer wk whose scale the
- * engine folds into the weight at load (no scale parameter). */
+/* §6.1 step 4, GLM's q/k/v, and the FP8 indexer wk whose scale (either
+ * name) the engine folds into the weight at load (no scale parameter). */
 static bool v3_map_stacked(const struct mtp_wm_config *c,
 			   const struct mtp_wm_names *params, char *s,
 			   struct mtp_wm_target *t)
 {
 	const struct mtp_wm_rules *r = mtp_wm_rules_of(c->engine);
+	char *wk = strstr(s, ".indexer.wk.weight_scale");
 
-	if (r->indexer_wk_dequant && strstr(s, ".indexer.wk.weight_scale_inv"))
-		replace_all(s, ".weight_scale_inv", ".weight");
+	/* deepseek_v2.py _try_load_fp8_indexer_wk: `"weight_scale" in name`,
+	 * so compressed-tensors' .weight_scale is folded like .weight_scale_inv
+	 * (measured: vllm 0.33.0, GLM-5 compressed-tensors capture) */
+	if (r->indexer_wk_dequant && wk)
+		strcpy(wk, ".indexer.wk.weight");
 	if (c->family == MTP_FAMILY_GLM && r->glm_qkv &&
 	    map_stacked(glm_stacked, ARRAY_LEN(glm_stacked), NULL, s, t))
 		return true;

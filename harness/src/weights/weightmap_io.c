@@ -4,6 +4,7 @@
  * error is one line naming the file, and the line where there is one, so a
  * capture script that printed the wrong thing is found at once.
  */
+#include "mtp/safetensors.h"
 #include "mtp/weightmap.h"
 
 #include <errno.h>
@@ -33,6 +34,8 @@ enum mtp_status mtp_wm_pairs_add(struct mtp_wm_pairs *p, const char *a,
 	e->a = strdup(a);
 	e->b = strdup(b);
 	e->line = line;
+	e->shard[0] = '\0';
+	e->expert = -1;
 	if (!e->a || !e->b) {
 		free(e->a);
 		free(e->b);
@@ -127,17 +130,50 @@ static const char *take_name(char *s, int line, void *ctx)
 	return mtp_wm_names_add(ctx, s) ? "out of memory" : NULL;
 }
 
-enum mtp_status mtp_wm_read_names(const char *path, struct mtp_wm_names *out,
-				  char *err, size_t errn)
+struct params_ctx {
+	struct mtp_wm_names *names;
+	struct mtp_wm_pairs *shapes;
+};
+
+/* "name" or "name<TAB>shape=D0,D1,..." (a scalar: "shape="). */
+static const char *take_param(char *s, int line, void *ctx)
 {
+	struct params_ctx *pc = ctx;
+	char *tab = strchr(s, '\t');
+	const char *why;
+
+	if (tab) {
+		*tab++ = '\0';
+		tab += strspn(tab, " ");
+		if (strncmp(tab, "shape=", 6) ||
+		    tab[6 + strspn(tab + 6, "0123456789,")])
+			return "expected NAME or NAME<TAB>shape=D0,D1,...";
+		tab += 6;
+	}
+	if ((why = take_name(s, line, pc->names)))
+		return why;
+	if (tab && pc->shapes && mtp_wm_pairs_add(pc->shapes, s, tab, line))
+		return "out of memory";
+	return NULL;
+}
+
+enum mtp_status mtp_wm_read_params(const char *path, struct mtp_wm_names *out,
+				   struct mtp_wm_pairs *shapes, char *err,
+				   size_t errn)
+{
+	struct params_ctx pc = {out, shapes};
+	enum mtp_status st;
 	int n;
 
-	enum mtp_status st;
-
 	memset(out, 0, sizeof(*out));
-	st = read_lines(path, err, errn, take_name, out, &n);
-	if (st)
+	if (shapes)
+		memset(shapes, 0, sizeof(*shapes));
+	st = read_lines(path, err, errn, take_param, &pc, &n);
+	if (st) {
 		mtp_wm_names_fini(out);
+		if (shapes)
+			mtp_wm_pairs_fini(shapes);
+	}
 	return st;
 }
 
@@ -146,10 +182,26 @@ struct pairs_ctx {
 	bool allow_empty_b;
 };
 
+/* MAP's further columns: shard=S and expert=E are kept, the rest are
+ * comments. */
+static void take_columns(const char *cols, struct mtp_wm_pair *e)
+{
+	while (cols && *cols) {
+		size_t n = strcspn(cols, "\t");
+
+		if (!strncmp(cols, "shard=", 6) && n - 6 < sizeof(e->shard))
+			snprintf(e->shard, sizeof(e->shard), "%.*s",
+				 (int)(n - 6), cols + 6);
+		else if (!strncmp(cols, "expert=", 7))
+			e->expert = atoi(cols + 7);
+		cols += n + (cols[n] == '\t');
+	}
+}
+
 static const char *take_pair(char *s, int line, void *ctx)
 {
 	struct pairs_ctx *pc = ctx;
-	char *tab = strchr(s, '\t');
+	char *tab = strchr(s, '\t'), *cols;
 	const char *why;
 
 	/* "name<TAB>" loses its tab to trim_line: an empty value */
@@ -160,12 +212,16 @@ static const char *take_pair(char *s, int line, void *ctx)
 	else
 		*tab++ = '\0';
 	tab += strspn(tab, " ");
-	tab[strcspn(tab, "\t")] = '\0'; /* further columns are comments */
+	cols = tab + strcspn(tab, "\t");
+	cols = *cols ? (*cols = '\0', cols + 1) : NULL;
 	if ((why = name_problem(s)) || (*tab && (why = name_problem(tab))))
 		return why;
 	if (!*tab && !pc->allow_empty_b)
 		return "expected NAME<TAB>VALUE (the value is empty)";
-	return mtp_wm_pairs_add(pc->out, s, tab, line) ? "out of memory" : NULL;
+	if (mtp_wm_pairs_add(pc->out, s, tab, line))
+		return "out of memory";
+	take_columns(cols, &pc->out->v[pc->out->n - 1]);
+	return NULL;
 }
 
 enum mtp_status mtp_wm_read_pairs(const char *path, bool allow_empty_b,
@@ -183,6 +239,12 @@ enum mtp_status mtp_wm_read_pairs(const char *path, bool allow_empty_b,
 	return st;
 }
 
+enum mtp_status mtp_wm_read_names(const char *path, struct mtp_wm_names *out,
+				  char *err, size_t errn)
+{
+	return mtp_wm_read_params(path, out, NULL, err, errn);
+}
+
 /* A safetensors index is JSON: its first non-blank byte is '{'. */
 static bool looks_like_json(const char *path)
 {
@@ -198,6 +260,21 @@ static bool looks_like_json(const char *path)
 	return ch == '{';
 }
 
+/* The "weight_map" keys of an index, read by the one safetensors reader
+ * (mtp/safetensors.h: bounded, strict; no libcjson needed). */
+static enum mtp_status index_keys(const char *path, struct mtp_wm_names *out,
+				  char *err, size_t errn)
+{
+	struct mtp_st_index ix;
+	enum mtp_status st = mtp_safetensors_index_open(path, &ix, err, errn);
+
+	for (int i = 0; st == MTP_OK && i < ix.n; i++)
+		if ((st = mtp_wm_names_add(out, ix.v[i].name)))
+			snprintf(err, errn, "%s: out of memory", path);
+	mtp_safetensors_index_close(&ix);
+	return st;
+}
+
 enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
 				 char *err, size_t errn)
 {
@@ -206,7 +283,7 @@ enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
 	if (!looks_like_json(path))
 		return mtp_wm_read_names(path, out, err, errn);
 	memset(out, 0, sizeof(*out));
-	st = mtp_wm_read_index_json(path, out, err, errn);
+	st = index_keys(path, out, err, errn);
 	for (int i = 0; st == MTP_OK && i < out->n; i++) {
 		const char *why = name_problem(out->v[i]);
 
