@@ -1,6 +1,6 @@
 # Where `cmake --install` and the .deb put things (GNUInstallDirs names), and
 # the paths from the binary's folder to the module and data folders. The
-# binary reads those two from config.h (harness/src/paths.c), so an install
+# binary reads those two from config.h (harness/src/util/paths.c), so an install
 # works under any prefix (cmake --install --prefix, the .deb's /usr, a
 # tarball unpacked anywhere). cmake/Install.cmake holds the install rules.
 include(GNUInstallDirs)

@@ -21,17 +21,6 @@
 #define MIN_EFFECT 0.05 /* as bench --min-effect's default */
 #define ALPHA 0.01
 
-void mtp_bench_history_free(struct mtp_bench_history *h)
-{
-	if (!h)
-		return;
-	for (int i = 0; i < h->n_points; i++)
-		free(h->points[i].samples);
-	free(h->points);
-	free(h->nights);
-	free(h);
-}
-
 static void esc(FILE *f, const char *s)
 {
 	mtp_xml_str(f, s);

@@ -1,6 +1,8 @@
 /* Helpers to build small cases and fixture files in the harness tests. */
 #include "test_util.h"
 
+#include <criterion/criterion.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,4 +98,12 @@ char *tu_slurp(const char *path)
 		s[0] = 0;
 	fclose(f);
 	return s;
+}
+
+void tu_write_cases(const char *path, struct mtp_case *c, int n)
+{
+	char err[MTP_ERR_MAX];
+
+	cr_assert_eq(mtp_fixture_write(path, "test", c, n, err, sizeof(err)),
+		     MTP_OK);
 }

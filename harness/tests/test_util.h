@@ -15,6 +15,9 @@ void tu_attr_str(struct mtp_case *c, const char *name, const char *v);
  * eager rounding, expected y all equal to `yval` (bf16). */
 void tu_rmsnorm_case(struct mtp_case *c, const char *id, int64_t rows,
 		     int64_t h, double xval, double yval);
+/* Writes the n cases to a fixture file at path (the test fails if it
+ * cannot). */
+void tu_write_cases(const char *path, struct mtp_case *c, int n);
 /* A temporary file name under /tmp. */
 void tu_tmpname(char *buf, size_t n, const char *tag);
 /* Reads a whole file into a malloc'ed string. */

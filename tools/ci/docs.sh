@@ -6,8 +6,11 @@
 #     (their description attributes come from tools/gen/cases.py);
 #  2. every op that `mtpcheck list ops` prints is specified in docs/SPEC.md
 #     (a row of the §11 table, in backquotes);
-#  3. the harness/src table of docs/ARCHITECTURE.md lists exactly the files of
-#     harness/src.
+#  3. the harness/src table of docs/ARCHITECTURE.md lists exactly the
+#     subsystem folders of harness/src and their files, and each folder's
+#     "may depend on" as its public header's "May depend on:" line says;
+#  4. the layering holds (tools/ci/layers.py: no circle, every dependency
+#     declared; with the binary's build folder, on the object files too).
 # Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
 #        tools/ci/docs.sh --fix                 rewrites the references of 1.
 #          in text files into docs/SPEC.md, docs/FORMAT.md and
@@ -60,17 +63,38 @@ else
 	echo "docs: SKIPPED the op check: no binary at $bin"
 fi
 
-# 3. docs/ARCHITECTURE.md's harness/src table against the tree
-listed=$(awk '/^`harness\/src\/` by responsibility/,/^The `\*_none.c`/' docs/ARCHITECTURE.md |
-	grep '^|' | tail -n +3 | cut -d'|' -f3 | grep -o '`[^`]*`' | tr -d '`' | sort)
-present=$(cd harness/src && ls | sort)
+# 3. docs/ARCHITECTURE.md's harness/src table against the tree: a row per
+# subsystem folder, | `folder/` | what | may depend on | files |
+table=$(awk '/^`harness\/src\/` by subsystem/,/^The `\*_none.c`/' docs/ARCHITECTURE.md | grep '^| `')
+listed=$(echo "$table" | while IFS='|' read -r _ dir _ _ files _; do
+	d=$(echo "$dir" | tr -d '` /')
+	for f in $(echo "$files" | grep -o '`[^`]*`' | tr -d '`'); do echo "$d/$f"; done
+done | sort)
+present=$(cd harness/src && find . -type f | sed 's#^\./##' | sort)
 missing=$(comm -13 <(echo "$listed") <(echo "$present"))
 gone=$(comm -23 <(echo "$listed") <(echo "$present"))
 [ -n "$missing" ] && { echo "docs: in harness/src, not in docs/ARCHITECTURE.md's table:" $missing; fail=1; }
 [ -n "$gone" ] && { echo "docs: in docs/ARCHITECTURE.md's table, not in harness/src:" $gone; fail=1; }
+while IFS='|' read -r _ dir _ deps _; do
+	d=$(echo "$dir" | tr -d '` /')
+	h=harness/src/$d/$d.h
+	[ -f "$h" ] || continue
+	said=$(echo "$deps" | tr -d '`,' | xargs -n1 2>/dev/null | sort | xargs)
+	real=$(sed -n 's/^ \* May depend on: *//p' "$h" | tr -d ',.' | xargs -n1 | grep -vx nothing | sort | xargs)
+	[ "$said" = "${real:--}" ] ||
+		{ echo "docs: ARCHITECTURE.md says $d may depend on '$said', $h says '${real:--}'"; fail=1; }
+done <<<"$table"
+
+# 4. the layering (tools/ci/layers.py), on the objects of the binary's build
+layers_args=()
+[ -x "$bin" ] && layers_args=(--objects "$(dirname "$bin")")
+if ! /usr/bin/python3 tools/ci/layers.py "${layers_args[@]}" >/tmp/mtp-layers.log; then
+	grep '^layers:' /tmp/mtp-layers.log
+	fail=1
+fi
 
 if [ $fail -ne 0 ]; then
 	echo "docs: FAILED"
 	exit 1
 fi
-echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src"
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; $(tail -1 /tmp/mtp-layers.log)"

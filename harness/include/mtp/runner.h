@@ -138,4 +138,11 @@ enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 bool mtp_filter_match(const char *const *pats, int n, const char *file,
 		      const char *case_id);
 
+/* SIGINT/SIGTERM handling for the span of a run or a bench (run/isolate.c);
+ * SIGPIPE is ignored (a dead worker's pipe is an error, not a death). */
+void mtp_signals_begin(void);
+void mtp_signals_end(void);
+/* The signal that asked the run to stop, or 0. */
+int mtp_signals_caught(void);
+
 #endif

@@ -1,0 +1,598 @@
+/*
+ * Mutants: backend wrappers that reproduce a known bug on purpose over any
+ * correct backend (ARCHITECTURE.md "Rules and diagnoses"). The bug is made with the
+ * base backend's own kernels (sub-calls on its device buffers), never with
+ * the reference, so `mutant:X:cuda` really is CUDA with bug X. Ops the bug
+ * does not touch go straight to the base.
+ */
+#include "mutant_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtp/diagnose.h"
+
+struct mutant {
+	enum mtp_diag bug;
+};
+
+/* An op call on the base backend, built from the op table. */
+struct subcall {
+	struct mtp_signature sig;
+	struct mtp_call c;
+	struct mtp_tensor in[MTP_SIG_MAX], out[MTP_SIG_MAX];
+};
+
+static enum mtp_status sub_init(struct subcall *s, enum mtp_op_id op,
+				const struct mtp_call *parent)
+{
+	char err[256];
+	enum mtp_status st;
+
+	memset(s->in, 0, sizeof(s->in));
+	memset(s->out, 0, sizeof(s->out));
+	st = mtp_signature_build(mtp_op_get(op), parent->params, NULL, &s->sig,
+				 err, sizeof(err));
+	s->c = *parent;
+	s->c.op = mtp_op_get(op);
+	s->c.sig = &s->sig;
+	s->c.n_in = s->sig.n_in;
+	s->c.n_out = s->sig.n_out;
+	s->c.in = s->in;
+	s->c.out = s->out;
+	s->c.dims.r = parent->dims.t;
+	return st;
+}
+
+static void sub_set(struct subcall *s, bool out, const char *name,
+		    const struct mtp_tensor *t)
+{
+	int i = out ? mtp_call_out_index(&s->c, name)
+		    : mtp_call_in_index(&s->c, name);
+
+	if (i >= 0 && t)
+		(out ? s->out : s->in)[i] = *t;
+}
+
+static enum mtp_status sub_run(struct mtp_backend *base, struct subcall *s)
+{
+	enum mtp_status st = mtp_backend_launch(base, &s->c);
+
+	return st ? st : mtp_backend_synchronize(base);
+}
+
+/* A tensor of the parent call by prefix + name (inputs, then outputs). */
+static const struct mtp_tensor *T(const struct mtp_call *c, const char *pfx,
+				  const char *name)
+{
+	char full[MTP_NAME_MAX];
+	int i;
+
+	snprintf(full, sizeof(full), "%s%s", pfx, name);
+	i = mtp_call_in_index(c, full);
+	if (i >= 0)
+		return &c->in[i];
+	i = mtp_call_out_index(c, full);
+	return i >= 0 ? &c->out[i] : NULL;
+}
+
+/* Device-to-device copy through the host (any backend can do it). */
+static enum mtp_status dcopy(struct mtp_backend *base,
+			     const struct mtp_tensor *dst,
+			     const struct mtp_tensor *src)
+{
+	size_t n = mtp_tensor_nbytes(src);
+	void *h = malloc(n ? n : 1);
+	enum mtp_status st = h ? MTP_OK : MTP_ERR_NOMEM;
+
+	if (!st)
+		st = mtp_backend_download(base, h, src->data, n);
+	if (!st)
+		st = mtp_backend_upload(base, dst->data, h, n);
+	free(h);
+	return st;
+}
+
+/* A scratch device tensor shaped like `like` with its last dim `h` wide. */
+static enum mtp_status scratch(struct mtp_backend *base, struct mtp_tensor *t,
+			       enum mtp_dtype dt, int ndim,
+			       const int64_t *shape)
+{
+	memset(t, 0, sizeof(*t));
+	t->dtype = dt;
+	t->ndim = ndim;
+	memcpy(t->shape, shape, (size_t)ndim * sizeof(int64_t));
+	return mtp_backend_alloc(base, mtp_tensor_nbytes(t), &t->data);
+}
+
+/* logits, token = lm_head(RMSNorm(x; shared head of layer lp)). */
+static enum mtp_status head_logits(struct mtp_backend *base,
+				   const struct mtp_call *c, const char *lp,
+				   const char *sp, const struct mtp_tensor *x)
+{
+	struct subcall *s = malloc(sizeof(*s));
+	struct mtp_tensor tmp;
+	int64_t th[2] = {c->dims.t, c->dims.h};
+	enum mtp_status st =
+		s ? scratch(base, &tmp, c->act, 2, th) : MTP_ERR_NOMEM;
+
+	if (!st)
+		st = sub_init(s, MTP_OP_RMSNORM, c);
+	if (!st) {
+		sub_set(s, false, "x", x);
+		sub_set(s, false, "weight",
+			T(c, lp, "shared_head_norm_weight"));
+		sub_set(s, true, "y", &tmp);
+		st = sub_run(base, s);
+	}
+	if (!st)
+		st = sub_init(s, MTP_OP_LM_HEAD, c);
+	if (!st) {
+		sub_set(s, false, "x", &tmp);
+		sub_set(s, false, "weight", T(c, lp, "head_weight"));
+		sub_set(s, false, "weight_scale_inv",
+			T(c, lp, "head_scale_inv"));
+		sub_set(s, true, "logits", T(c, sp, "logits"));
+		sub_set(s, true, "token", T(c, sp, "token"));
+		st = sub_run(base, s);
+	}
+	if (s)
+		mtp_backend_free(base, tmp.data);
+	free(s);
+	return st;
+}
+
+/* V4: head_hidden = hc_head(streams; hc_head params of layer hp), then the
+ * logits with the shared head of layer lp. */
+static enum mtp_status v4_head(struct mtp_backend *base,
+			       const struct mtp_call *c, const char *lp,
+			       const char *hp, const char *sp)
+{
+	struct subcall *s = malloc(sizeof(*s));
+	enum mtp_status st = s ? sub_init(s, MTP_OP_HC_HEAD, c) : MTP_ERR_NOMEM;
+
+	if (!st) {
+		sub_set(s, false, "x", T(c, sp, "streams"));
+		sub_set(s, false, "fn", T(c, hp, "hc_head_fn"));
+		sub_set(s, false, "scale", T(c, hp, "hc_head_scale"));
+		sub_set(s, false, "base", T(c, hp, "hc_head_base"));
+		sub_set(s, true, "y", T(c, sp, "head_hidden"));
+		st = sub_run(base, s);
+	}
+	free(s);
+	return st ? st : head_logits(base, c, lp, sp, T(c, sp, "head_hidden"));
+}
+
+/* streams <- hc_post(block_out, streams, post_mix, comb_mix): the second post. */
+static enum mtp_status post_again(struct mtp_backend *base,
+				  const struct mtp_call *c, const char *sp)
+{
+	struct subcall *s = malloc(sizeof(*s));
+	const struct mtp_tensor *streams = T(c, sp, "streams");
+	struct mtp_tensor tmp;
+	enum mtp_status st = s ? scratch(base, &tmp, c->act, 3, streams->shape)
+			       : MTP_ERR_NOMEM;
+
+	if (!st)
+		st = sub_init(s, MTP_OP_HC_POST, c);
+	if (!st) {
+		sub_set(s, false, "x", T(c, sp, "block_out"));
+		sub_set(s, false, "residual", streams);
+		sub_set(s, false, "post_mix", T(c, sp, "post_mix"));
+		sub_set(s, false, "comb_mix", T(c, sp, "comb_mix"));
+		sub_set(s, true, "out", &tmp);
+		st = sub_run(base, s);
+	}
+	if (!st)
+		st = dcopy(base, streams, &tmp);
+	if (s)
+		mtp_backend_free(base, tmp.data);
+	free(s);
+	return st;
+}
+
+/* Turns one correct step's outputs (prefix sp, layer prefix lp, layer l)
+ * into what the buggy code produces. */
+static enum mtp_status fixup(struct mtp_backend *base, enum mtp_diag bug,
+			     const struct mtp_call *c, const char *lp,
+			     const char *sp, int64_t l)
+{
+	enum mtp_status st = MTP_OK;
+
+	switch (bug) {
+	case MTP_DIAG_PRE_NORM_RECYCLE:
+		return dcopy(base, T(c, sp, "recycled"),
+			     T(c, sp, "hidden_pre"));
+	case MTP_DIAG_DOUBLE_FINAL_NORM:
+		return head_logits(base, c, lp, sp, T(c, sp, "hidden_post"));
+	case MTP_DIAG_HC_HEAD_OWNER:
+		return l == 0 ? MTP_OK : v4_head(base, c, lp, "layer.0/", sp);
+	case MTP_DIAG_MISSING_HC_POST:
+		st = dcopy(base, T(c, sp, "streams"),
+			   T(c, sp, "block_residual"));
+		break;
+	case MTP_DIAG_HC_POST_TWICE: st = post_again(base, c, sp); break;
+	default: return MTP_OK;
+	}
+	if (!st)
+		st = dcopy(base, T(c, sp, "recycled"), T(c, sp, "streams"));
+	return st ? st : v4_head(base, c, lp, lp, sp);
+}
+
+/* Uploads n int64 values into a fresh device tensor of shape [n]. */
+static enum mtp_status upload_i64(struct mtp_backend *base,
+				  struct mtp_tensor *t, const int64_t *v,
+				  int64_t n)
+{
+	enum mtp_status st = scratch(base, t, MTP_I64, 1, &n);
+
+	return st ? st : mtp_backend_upload(base, t->data, v, (size_t)n * 8);
+}
+
+static enum mtp_status download_i64(struct mtp_backend *base,
+				    const struct mtp_tensor *t, int64_t *v)
+{
+	int64_t n = mtp_tensor_numel(t);
+	enum mtp_status st = mtp_backend_download(
+		base, v, t->data, (size_t)n * mtp_dtype_size(t->dtype));
+
+	if (!st && t->dtype == MTP_I32)
+		for (int64_t i = n - 1; i >= 0; i--)
+			v[i] = ((int32_t *)v)[i];
+	return st;
+}
+
+struct chain_state {
+	int64_t *pos,
+		*ids; /* host: positions [T]; input_ids then next_tokens */
+	struct mtp_tensor dpos, dids, emb;
+	struct subcall *sub;
+};
+
+static void chain_free(struct mtp_backend *base, struct chain_state *cs)
+{
+	mtp_backend_free(base, cs->dpos.data);
+	mtp_backend_free(base, cs->dids.data);
+	mtp_backend_free(base, cs->emb.data);
+	free(cs->pos);
+	free(cs->ids);
+	free(cs->sub);
+}
+
+/* One chain step as an mtp_step sub-call on the chain's own buffers. */
+static enum mtp_status chain_step(struct mtp_backend *base,
+				  const struct mtp_call *c,
+				  struct chain_state *cs, int64_t s,
+				  const char *lp, const char *sp,
+				  const struct mtp_tensor *prev)
+{
+	int64_t t = c->dims.t;
+	struct subcall *sc = cs->sub;
+	enum mtp_status st;
+
+	mtp_backend_free(base, cs->dpos.data);
+	mtp_backend_free(base, cs->dids.data);
+	cs->dpos.data = cs->dids.data = NULL;
+	for (int64_t i = 0; i < t; i++) /* FORMAT.md v2 rule 15 */
+		cs->pos[t + i] = cs->pos[i] + s < c->params->v2.max_position
+					 ? cs->pos[i] + s
+					 : c->params->v2.max_position;
+	st = upload_i64(base, &cs->dpos, cs->pos + t, t);
+	if (!st)
+		st = upload_i64(base, &cs->dids, cs->ids + s * t, t);
+	if (!st)
+		st = sub_init(sc, MTP_OP_EMBED, c);
+	if (!st) {
+		sub_set(sc, false, "input_ids", &cs->dids);
+		sub_set(sc, false, "embed_table", T(c, "", "embed_table"));
+		sub_set(sc, true, "out", &cs->emb);
+		st = sub_run(base, sc);
+	}
+	if (!st)
+		st = sub_init(sc, MTP_OP_MTP_STEP, c);
+	if (st)
+		return st;
+	for (int i = 0; i < sc->sig.n_in; i++) {
+		const struct mtp_tensor *w = T(c, lp, sc->sig.in[i].name);
+
+		if (!w) /* a captured step's block tensors */
+			w = T(c, sp, sc->sig.in[i].name);
+		if (w)
+			sc->in[i] = *w; /* layer l's weights */
+	}
+	sub_set(sc, false, "embeds", &cs->emb);
+	sub_set(sc, false, "positions", &cs->dpos);
+	sub_set(sc, false, "prev_hidden", prev);
+	for (int i = 0; i < sc->sig.n_out; i++)
+		sc->out[i] = *mtp_call_tensor(c, true, sp, sc->sig.out[i].name);
+	return sub_run(base, sc);
+}
+
+/* The chain run step by step, the bug applied to each step before the next
+ * one receives its recycled hidden. */
+static enum mtp_status chain_steps(struct mtp_backend *base, enum mtp_diag bug,
+				   const struct mtp_call *c)
+{
+	const struct mtp_params *p = c->params;
+	int64_t t = c->dims.t, k = p->num_steps;
+	int64_t th[2] = {t, c->dims.h};
+	struct chain_state cs = {0};
+	const struct mtp_tensor *prev = T(c, "", "prev_hidden");
+	enum mtp_status st = MTP_ERR_NOMEM;
+
+	cs.pos = malloc((size_t)t * 16); /* positions, then step s's */
+	cs.ids = malloc((size_t)(k * t) * 8);
+	cs.sub = malloc(sizeof(*cs.sub));
+	if (!cs.pos || !cs.ids || !cs.sub)
+		goto out;
+	st = download_i64(base, T(c, "", "positions"), cs.pos);
+	if (!st)
+		st = download_i64(base, T(c, "", "input_ids"), cs.ids);
+	if (!st && k > 1)
+		st = download_i64(base, T(c, "", "next_tokens"), cs.ids + t);
+	if (!st)
+		st = scratch(base, &cs.emb, c->act, 2, th);
+	for (int64_t s = 0; !st && s < k; s++) {
+		int64_t l = p->pass_step_idx ? s % p->num_layers : 0;
+		char lp[32], sp[32];
+
+		snprintf(lp, sizeof(lp), "layer.%lld/", (long long)l);
+		snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
+		st = chain_step(base, c, &cs, s, lp, sp, prev);
+		if (!st)
+			st = fixup(base, bug, c, lp, sp, l);
+		prev = T(c, sp, "recycled");
+	}
+out:
+	chain_free(base, &cs);
+	return st;
+}
+
+/* MISSING_POS0_MASK: the base runs with every position 0 made 1, so the
+ * mask never fires (positions feed nothing else in these ops). */
+static enum mtp_status launch_unmasked(struct mtp_backend *base,
+				       const struct mtp_call *c)
+{
+	int ip = mtp_call_in_index(c, "positions");
+	const struct mtp_tensor *src = &c->in[ip];
+	int64_t n = mtp_tensor_numel(src);
+	int64_t *v = malloc((size_t)n * 8 + 8);
+	struct mtp_tensor *in = malloc((size_t)c->n_in * sizeof(*in) + 1);
+	struct mtp_tensor dpos = {0};
+	struct mtp_call mc = *c;
+	enum mtp_status st =
+		v && in ? download_i64(base, src, v) : MTP_ERR_NOMEM;
+
+	for (int64_t i = 0; !st && i < n; i++)
+		v[i] = v[i] == 0 ? 1 : v[i];
+	if (!st)
+		st = upload_i64(base, &dpos, v, n);
+	if (!st) {
+		memcpy(in, c->in, (size_t)c->n_in * sizeof(*in));
+		dpos.ndim = src->ndim;
+		in[ip] = dpos;
+		mc.in = in;
+		st = mtp_backend_launch(base, &mc);
+		if (!st)
+			st = mtp_backend_synchronize(base);
+	}
+	mtp_backend_free(base, dpos.data);
+	free(v);
+	free(in);
+	return st;
+}
+
+/* HC_STATE_DEFAULTS: a V4 block whose post_mix/res_mix/residual have no
+ * defaults fails when the MTP layer calls it without them, as it always does. */
+static bool stateless_v4_block_call(const struct mtp_call *c)
+{
+	int ir = mtp_call_in_index(c, "residual");
+
+	if (c->params->family != MTP_FAMILY_DEEPSEEK_V4 ||
+	    c->params->v2.captured) /* the engine did call its block */
+		return false;
+	if (c->op->id == MTP_OP_MTP_BLOCK)
+		return ir < 0 || !c->in[ir].data;
+	return c->op->id == MTP_OP_MTP_STEP || c->op->id == MTP_OP_DRAFT_CHAIN;
+}
+
+static bool bug_family_matches(enum mtp_diag bug, enum mtp_family f)
+{
+	bool v4 = f == MTP_FAMILY_DEEPSEEK_V4;
+
+	switch (bug) {
+	case MTP_DIAG_PRE_NORM_RECYCLE:
+	case MTP_DIAG_DOUBLE_FINAL_NORM: return !v4;
+	case MTP_DIAG_MISSING_HC_POST:
+	case MTP_DIAG_HC_POST_TWICE:
+	case MTP_DIAG_HC_HEAD_OWNER: return v4;
+	default: return false;
+	}
+}
+
+/* A captured step under the internal contract carries no block state: the
+ * block's own hc_post is inside its captured output, so the layer cannot
+ * leave it out or repeat it (SPEC.md §12.3). */
+static bool hc_post_bug_impossible(enum mtp_diag bug, const struct mtp_call *c)
+{
+	return (bug == MTP_DIAG_MISSING_HC_POST ||
+		bug == MTP_DIAG_HC_POST_TWICE) &&
+	       c->params->v2.captured &&
+	       c->params->contract == MTP_CONTRACT_INTERNAL;
+}
+
+static enum mtp_status mutant_launch(struct mtp_backend *be,
+				     const struct mtp_call *c)
+{
+	struct mutant *m = be->ctx;
+	struct mtp_backend *base = be->base;
+	enum mtp_op_id op = c->op->id;
+	enum mtp_status st;
+
+	if (mtp_mutant_field(m->bug))
+		st = mtp_mutant_field_launch(base, m->bug, c);
+	else if (m->bug == MTP_DIAG_MISSING_POS0_MASK &&
+		 mtp_call_in_index(c, "positions") >= 0)
+		st = launch_unmasked(base, c);
+	else if (m->bug == MTP_DIAG_HC_STATE_DEFAULTS &&
+		 stateless_v4_block_call(c))
+		st = mtp_backend_fail(
+			base, MTP_ERR_DEVICE,
+			"TypeError: DeepseekV4DecoderLayer.forward() missing 3 "
+			"required "
+			"positional arguments: 'post_mix', 'res_mix', and "
+			"'residual'");
+	else if (!bug_family_matches(m->bug, c->params->family) ||
+		 hc_post_bug_impossible(m->bug, c) ||
+		 (op != MTP_OP_MTP_STEP && op != MTP_OP_DRAFT_CHAIN))
+		return mtp_backend_launch(base, c);
+	else if (op == MTP_OP_DRAFT_CHAIN && m->bug != MTP_DIAG_HC_HEAD_OWNER)
+		st = chain_steps(base, m->bug, c);
+	else {
+		st = mtp_backend_launch(base, c);
+		if (!st)
+			st = mtp_backend_synchronize(base);
+		for (int64_t s = 0; !st && op == MTP_OP_DRAFT_CHAIN &&
+				    s < c->params->num_steps;
+		     s++) {
+			char lp[32], sp[32];
+			int64_t l = c->params->pass_step_idx
+					    ? s % c->params->num_layers
+					    : 0;
+
+			snprintf(lp, sizeof(lp), "layer.%lld/", (long long)l);
+			snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
+			st = fixup(base, m->bug, c, lp, sp, l);
+		}
+		if (!st && op == MTP_OP_MTP_STEP)
+			st = fixup(base, m->bug, c, "", "", 0);
+	}
+	if (st)
+		snprintf(be->error, sizeof(be->error), "%s", base->error);
+	return st;
+}
+
+static enum mtp_status mutant_open_dev(struct mtp_backend *be)
+{
+	(void)be;
+	return MTP_OK; /* the base was opened by mtp_mutant_open */
+}
+
+static void mutant_close(struct mtp_backend *be)
+{
+	free(be->ctx);
+	be->ctx = NULL;
+}
+
+static enum mtp_status mutant_alloc(struct mtp_backend *be, size_t n, void **p)
+{
+	return mtp_backend_alloc(be->base, n, p);
+}
+
+static void mutant_free(struct mtp_backend *be, void *p)
+{
+	mtp_backend_free(be->base, p);
+}
+
+static enum mtp_status mutant_upload(struct mtp_backend *be, void *dst,
+				     const void *src, size_t n)
+{
+	return mtp_backend_upload(be->base, dst, src, n);
+}
+
+static enum mtp_status mutant_download(struct mtp_backend *be, void *dst,
+				       const void *src, size_t n)
+{
+	return mtp_backend_download(be->base, dst, src, n);
+}
+
+static bool mutant_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	return mtp_backend_supports(be->base, c);
+}
+
+static enum mtp_status mutant_sync(struct mtp_backend *be)
+{
+	return mtp_backend_synchronize(be->base);
+}
+
+static void mutant_info(struct mtp_backend *be, char *buf, size_t n)
+{
+	char b[200];
+
+	mtp_backend_device_info(be->base, b, sizeof(b));
+	snprintf(buf, n, "mutant %s over %s",
+		 mtp_diag_info(((struct mutant *)be->ctx)->bug)->name, b);
+}
+
+static const struct mtp_backend_iface mutant_iface = {
+	.api_version = MTP_BACKEND_API_VERSION,
+	.name = "mutant",
+	.description =
+		"a backend wrapper that reproduces a known bug on purpose",
+	.open = mutant_open_dev,
+	.close = mutant_close,
+	.alloc = mutant_alloc,
+	.free = mutant_free,
+	.upload = mutant_upload,
+	.download = mutant_download,
+	.supports = mutant_supports,
+	.launch = mutant_launch,
+	.synchronize = mutant_sync,
+	.device_info = mutant_info,
+};
+
+/* The diagnoses a mutant can reproduce (the numeric ones of the table). */
+bool mtp_mutant_exists(enum mtp_diag d)
+{
+	return d == MTP_DIAG_PRE_NORM_RECYCLE ||
+	       d == MTP_DIAG_DOUBLE_FINAL_NORM ||
+	       d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE ||
+	       d == MTP_DIAG_HC_STATE_DEFAULTS || d == MTP_DIAG_HC_HEAD_OWNER ||
+	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d);
+}
+
+enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
+				struct mtp_backend **out, char *why,
+				size_t whyn)
+{
+	char name[64];
+	const char *colon = strchr(spec, ':');
+	const char *base_name = colon ? colon + 1 : "ref";
+	struct mtp_backend *be = NULL;
+	enum mtp_diag d;
+	enum mtp_status st;
+
+	*out = NULL;
+	snprintf(name, sizeof(name), "%.*s",
+		 colon ? (int)(colon - spec) : (int)strlen(spec), spec);
+	if (!mtp_diag_parse(name, &d) || !mtp_mutant_exists(d)) {
+		snprintf(why, whyn,
+			 "mutant '%s': not a diagnosis with a mutant (mtpcheck "
+			 "list mutants)",
+			 name);
+		return MTP_ERR_INVALID;
+	}
+	be = calloc(1, sizeof(*be));
+	struct mutant *m = calloc(1, sizeof(*m));
+
+	if (!be || !m) {
+		free(be);
+		free(m);
+		snprintf(why, whyn, "out of memory");
+		return MTP_ERR_NOMEM;
+	}
+	st = open_base(base_name, NULL, &be->base, why, whyn);
+	if (st) {
+		free(be);
+		free(m);
+		return st;
+	}
+	m->bug = d;
+	be->iface = &mutant_iface;
+	be->ctx = m;
+	snprintf(be->name, sizeof(be->name), "mutant:%s:%s", name, base_name);
+	*out = be;
+	return MTP_OK;
+}

@@ -1,0 +1,16 @@
+/*
+ * Subsystem refglue: the glue between a call and the scalar reference
+ * (reference/, the library mtp_reference): binding a call's tensors to the
+ * reference's double arrays and back (ref_io), the dispatch of every op
+ * (ops_ref.c), and the captured-block form of steps and chains.
+ *
+ * May depend on: core, ops
+ * Its interface: the declarations of ref_io.h and captured.h, included here.
+ */
+#ifndef MTP_SUBSYSTEM_REFGLUE_H
+#define MTP_SUBSYSTEM_REFGLUE_H
+
+#include "captured.h"
+#include "ref_io.h"
+
+#endif

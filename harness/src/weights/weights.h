@@ -1,0 +1,14 @@
+/*
+ * Subsystem weights: mtpcheck audit-weights: the engine loader's
+ * simulation, checkpoint names and index files, the audit and its JSON, and
+ * its self-test (weightmap_json_none.c stands in without libcjson).
+ *
+ * May depend on: ops, judge, reports, util
+ * Its interface: mtp/weightmap.h.
+ */
+#ifndef MTP_SUBSYSTEM_WEIGHTS_H
+#define MTP_SUBSYSTEM_WEIGHTS_H
+
+#include "mtp/weightmap.h"
+
+#endif
