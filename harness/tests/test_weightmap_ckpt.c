@@ -308,7 +308,7 @@ Test(ckpt, shapes_and_scales, .init = setup, .fini = teardown)
 		"mtp_block.mlp.gate.e_score_correction_bias\tshape=2\n" L
 		"mtp_block.mlp.experts.routed_experts.w13_weight\tshape=1,8,"
 		"8\n" L "mtp_block.mlp.experts.routed_experts.w2_weight\tshape="
-			"1,8,3\n" L
+		"1,8,3\n" L
 		"mtp_block.mlp.experts.routed_experts.w2_weight_scale\n";
 
 	put_st("model.safetensors", v3_ok);

@@ -86,6 +86,9 @@ rc=0
 	--op rmsnorm >wrong.log || rc=$?
 [ $rc -eq 1 ] && grep -Eq '^mtpcheck run: ([0-9]+) results: \1 FAILED$' wrong.log ||
 	{ tail -5 wrong.log; fail "the wrong example exited $rc, not 1 with every rmsnorm case FAILED"; }
+# a kernel that is wrong, not merely rounded, must not be named ROUNDING_BIAS
+! grep -q 'ROUNDING_BIAS' wrong.log ||
+	{ grep -m3 ROUNDING_BIAS wrong.log; fail "the wrong example's failures were named ROUNDING_BIAS"; }
 "$mtp" run --backend example --backend-lib "$tmp/pc_example.so" --op rmsnorm >pc.log ||
 	{ tail -5 pc.log; fail "the example built with pkg-config did not pass"; }
 "$mtp" audit-weights --selftest >aw.log || { tail -5 aw.log; fail "the installed audit-weights --selftest failed"; }
