@@ -220,6 +220,16 @@ cwd_ids) # the file part of a case's name does not depend on the folder
 	(cd "$SRC" && "$M" run --list --cases "build-cwd-$$.case") >e.txt
 	rm -f "$SRC/build-cwd-$$.case"
 	cmp -s d.txt e.txt || fail "case-file ids differ by folder: $(diff d.txt e.txt | head -3)" ;;
+bench_interrupt) # a CI time limit's SIGTERM: the bench ends after its row, JSON closed
+	"$M" bench --backend ref --op hc_pre --T 1,2,3,4,5,6,7,8 --H 7168 --no-unfused \
+		--json b.json >b.txt 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do grep -q '^hc_pre ' b.txt && break; sleep 0.1; done
+	kill -TERM $pid; wait $pid; rc=$?
+	[ $rc = 143 ] || { tail -3 b.txt; fail "bench exited $rc after SIGTERM, not 143"; }
+	grep -q 'interrupted by signal 15' b.txt || fail "no interruption line"
+	$PY -c 'import json,sys; d=json.load(open("b.json")); sys.exit(not (d["interrupted_by_signal"] == 15 and 1 <= len(d["rows"]) < 8))' ||
+		fail "the bench JSON is not a closed document with the rows done: $(tail -c 200 b.json)" ;;
 *) fail "unknown test" ;;
 esac
 echo "ok [$T]"
