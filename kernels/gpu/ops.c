@@ -2,7 +2,7 @@
  * The single ops of the op table (SPEC.md §11) on any GPU backend's
  * primitives (gpu.h), what supports() accepts, the launch of a call, the
  * scratch of a launch, and the building blocks that the blocks and steps
- * share. Each op finds its tensors by name in the call (harness/src/ops.c
+ * share. Each op finds its tensors by name in the call (harness/src/ops/ops.c
  * gives the names and order).
  */
 #include <string.h>
