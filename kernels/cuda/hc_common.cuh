@@ -172,18 +172,33 @@ static bool hc_vec_ok(const void *x, const float *fn, int64_t k_len)
 	return k_len % nv_vec<T>::n == 0 && nv_aligned16(x) && nv_aligned16(fn);
 }
 
-/* Calls F<T, M>(args...) for the runtime m in 1..MTP_NV_HC_MAX_M. */
-#define NV_HC_DISPATCH(m, F, T, ...)                                           \
-	switch (m) {                                                           \
+/* The cases m = 1..5 of a dispatch on hc_mult: F<T, m>(args...). */
+#define NV_HC_CASES_TO_5(F, T, ...)                                            \
 	case 1: F<T, 1>(__VA_ARGS__); break;                                   \
 	case 2: F<T, 2>(__VA_ARGS__); break;                                   \
 	case 3: F<T, 3>(__VA_ARGS__); break;                                   \
 	case 4: F<T, 4>(__VA_ARGS__); break;                                   \
-	case 5: F<T, 5>(__VA_ARGS__); break;                                   \
+	case 5: F<T, 5>(__VA_ARGS__); break;
+
+/* Calls F<T, M>(args...) for the runtime m in 1..5, else returns fail. */
+#define NV_HC_DISPATCH_TO_5(m, fail, F, T, ...)                                \
+	switch (m) {                                                           \
+		NV_HC_CASES_TO_5(F, T, __VA_ARGS__)                            \
+	default: return fail;                                                  \
+	}
+
+/* Calls F<T, M>(args...) for the runtime m in 1..MTP_NV_HC_MAX_M, else
+ * returns fail. */
+#define NV_HC_DISPATCH_OR(m, fail, F, T, ...)                                  \
+	switch (m) {                                                           \
+		NV_HC_CASES_TO_5(F, T, __VA_ARGS__)                            \
 	case 6: F<T, 6>(__VA_ARGS__); break;                                   \
 	case 7: F<T, 7>(__VA_ARGS__); break;                                   \
 	case 8: F<T, 8>(__VA_ARGS__); break;                                   \
-	default: return cudaErrorInvalidValue;                                 \
+	default: return fail;                                                  \
 	}
+
+#define NV_HC_DISPATCH(m, F, T, ...)                                           \
+	NV_HC_DISPATCH_OR(m, cudaErrorInvalidValue, F, T, __VA_ARGS__)
 
 #endif

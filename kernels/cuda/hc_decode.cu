@@ -39,6 +39,7 @@ static __device__ float
 	dec_part[NV_HC_DECODE_MAX_T * DEC_MAX_SUMS * DEC_MAX_CHUNKS];
 
 static_assert(DEC_KC == DEC_THREADS, "one staged k per thread");
+static_assert(DEC_MAX_M == 5, "hc_pre dispatches M by NV_HC_DISPATCH_TO_5");
 static_assert(NV_BLOCK >= DEC_MAX_CHUNKS, "one chunk per finishing thread");
 
 template <typename T, int NMIX>
@@ -250,28 +251,18 @@ static void launch_head(const void *x, const float *fn, const float *scale,
 		nchunk, vec, vec_out);
 }
 
-/* F<T, M>(...) for m in 1..DEC_MAX_M; false for any other m. */
-#define DEC_PRE_DISPATCH(m, F, T, ...)                                         \
-	switch (m) {                                                           \
-	case 1: F<T, 1>(__VA_ARGS__); break;                                   \
-	case 2: F<T, 2>(__VA_ARGS__); break;                                   \
-	case 3: F<T, 3>(__VA_ARGS__); break;                                   \
-	case 4: F<T, 4>(__VA_ARGS__); break;                                   \
-	case 5: F<T, 5>(__VA_ARGS__); break;                                   \
-	default: return false;                                                 \
-	}
-
 bool nv_hc_pre_decode(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
 		      cudaStream_t s)
 {
-	if (a->t > NV_HC_DECODE_MAX_T || a->m > DEC_MAX_M)
+	if (a->t > NV_HC_DECODE_MAX_T)
 		return false;
 	if (act == MTP_NV_BF16) {
-		DEC_PRE_DISPATCH(a->m, launch_pre, mtp_gpu_bf16, a, s);
+		NV_HC_DISPATCH_TO_5(a->m, false, launch_pre, mtp_gpu_bf16, a,
+				    s);
 	} else if (act == MTP_NV_F16) {
-		DEC_PRE_DISPATCH(a->m, launch_pre, mtp_gpu_f16, a, s);
+		NV_HC_DISPATCH_TO_5(a->m, false, launch_pre, mtp_gpu_f16, a, s);
 	} else {
-		DEC_PRE_DISPATCH(a->m, launch_pre, float, a, s);
+		NV_HC_DISPATCH_TO_5(a->m, false, launch_pre, float, a, s);
 	}
 	return true;
 }
@@ -281,17 +272,17 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 		       int64_t t, int64_t m, int64_t h, float rms_eps,
 		       float hc_eps, cudaStream_t s)
 {
-	if (t > NV_HC_DECODE_MAX_T || m < 1 || m > MTP_NV_HC_MAX_M)
+	if (t > NV_HC_DECODE_MAX_T)
 		return false;
 	if (act == MTP_NV_BF16) {
-		NV_HC_DISPATCH(m, launch_head, mtp_gpu_bf16, x, fn, scale, base,
-			       y, t, h, rms_eps, hc_eps, s);
+		NV_HC_DISPATCH_OR(m, false, launch_head, mtp_gpu_bf16, x, fn,
+				  scale, base, y, t, h, rms_eps, hc_eps, s);
 	} else if (act == MTP_NV_F16) {
-		NV_HC_DISPATCH(m, launch_head, mtp_gpu_f16, x, fn, scale, base,
-			       y, t, h, rms_eps, hc_eps, s);
+		NV_HC_DISPATCH_OR(m, false, launch_head, mtp_gpu_f16, x, fn,
+				  scale, base, y, t, h, rms_eps, hc_eps, s);
 	} else {
-		NV_HC_DISPATCH(m, launch_head, float, x, fn, scale, base, y, t,
-			       h, rms_eps, hc_eps, s);
+		NV_HC_DISPATCH_OR(m, false, launch_head, float, x, fn, scale,
+				  base, y, t, h, rms_eps, hc_eps, s);
 	}
 	return true;
 }

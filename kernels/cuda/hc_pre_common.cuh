@@ -50,6 +50,19 @@ template <int M> static __device__ void sinkhorn(float *c, int iters, float eps)
 	}
 }
 
+/* mu_o = rho * mix[o], rho = rsqrt(mix[nmix] / k_len + rms_eps) [§4.4.1]; in
+ * double when the sums were (wide). */
+static __device__ __forceinline__ float hc_mu(const double *mix, int o,
+					      int nmix, int64_t k_len,
+					      float rms_eps, bool wide)
+{
+	if (!wide)
+		return nv_rms_inv((float)mix[nmix], k_len, rms_eps) *
+		       (float)mix[o];
+	return (float)(1.0 / sqrt(mix[nmix] / (double)k_len + (double)rms_eps) *
+		       mix[o]);
+}
+
 /* One thread: pre (to shared), post_mix and comb_mix of token t. */
 template <int M>
 static __device__ void hc_pre_mixes(const struct mtp_nv_hc_pre_args *a,
@@ -61,19 +74,8 @@ static __device__ void hc_pre_mixes(const struct mtp_nv_hc_pre_args *a,
 	const float *sc = a->scale, *b = a->base;
 	float mu[NMIX], c[M * M];
 
-	if (!wide) {
-		const float rho =
-			nv_rms_inv((float)mix[NMIX], k_len, a->rms_eps);
-
-		for (int o = 0; o < NMIX; o++)
-			mu[o] = rho * (float)mix[o];
-	} else {
-		const double rho = 1.0 / sqrt(mix[NMIX] / (double)k_len +
-					      (double)a->rms_eps);
-
-		for (int o = 0; o < NMIX; o++)
-			mu[o] = (float)(rho * mix[o]);
-	}
+	for (int o = 0; o < NMIX; o++)
+		mu[o] = hc_mu(mix, o, NMIX, k_len, a->rms_eps, wide);
 	for (int s = 0; s < M; s++) {
 		pre[s] = nv_sigmoid(mu[s] * sc[0] + b[s]) + a->pre_eps;
 		a->post_mix[t * M + s] =
@@ -217,18 +219,6 @@ static __device__ float sinkhorn_warp(float v, int iters, float eps)
 		v /= s + eps;
 	}
 	return v;
-}
-
-/* hc_pre_mixes over one warp (M * M <= the warp): the same values. */
-static __device__ __forceinline__ float hc_mu(const double *mix, int o,
-					      int nmix, int64_t k_len,
-					      float rms_eps, bool wide)
-{
-	if (!wide)
-		return nv_rms_inv((float)mix[nmix], k_len, rms_eps) *
-		       (float)mix[o];
-	return (float)(1.0 / sqrt(mix[nmix] / (double)k_len + (double)rms_eps) *
-		       mix[o]);
 }
 
 /* hc_pre_mixes over one warp (M * M <= the warp): the same values. Each
