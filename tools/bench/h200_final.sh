@@ -17,24 +17,12 @@ budget=${BUDGET:-560}
 mkdir -p "$dest"
 trap 'tar -C "$out" -czf "$dest/h200_final.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
-# a step whose cap is cut to the time left (skipped under 10 s)
-cstep() {
-	local name=$1 cap=$2 left=$((budget - SECONDS))
-	shift 2
-	[ $cap -gt $left ] && cap=$left
-	if [ $cap -lt 10 ]; then echo "== $name: SKIPPED, no time left"; return; fi
-	step "$name" "$cap" "$@"
-}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 cstep build 150 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
 	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
 m=./build/mtpcheck
 [ -x $m ] || exit 1
-cat >"$out/mhc.case" <<'CASES'
-op=hc_pre,hc_fused_post_pre family=deepseek_v4 M=4 T=1,8,64,200 H=7168 optional=0,1 tags=h200
-op=hc_head family=deepseek_v4 M=4 T=1,8,64,200 H=7168 attr.variant=cuda tags=h200
-op=hc_pre,hc_head family=deepseek_v4 M=2,5 T=3,40 H=1000 tags=h200
-CASES
+cp tools/bench/mhc_decode.case "$out/mhc.case"
 cstep quick 30 $m run --backend cuda --json "$out/quick.json"
 cstep quick_decode 30 env MTP_CUDA_HC_PATH=decode $m run --backend cuda --json "$out/quick-decode.json"
 cstep mhc_decode 30 env MTP_CUDA_HC_PATH=decode $m run --backend cuda --cases "$out/mhc.case" --json "$out/mhc-decode.json"

@@ -11,13 +11,6 @@ budget=${BUDGET:-280}
 mkdir -p "$dest"
 trap 'tar -C "$out" -czf "$dest/h200_last.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
-cstep() {
-	local name=$1 cap=$2 left=$((budget - SECONDS))
-	shift 2
-	[ $cap -gt $left ] && cap=$left
-	if [ $cap -lt 10 ]; then echo "== $name: SKIPPED, no time left"; return; fi
-	step "$name" "$cap" "$@"
-}
 cstep build 90 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
 	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
 m=./build/mtpcheck

@@ -25,11 +25,7 @@ step build 200 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=
 	-DMTP_WITH_PYTHON=OFF && cmake --build build -j$(nproc)"
 m=./build/mtpcheck
 [ -x $m ] || exit 1
-cat >"$out/mhc.case" <<'CASES'
-op=hc_pre,hc_fused_post_pre family=deepseek_v4 M=4 T=1,8,64,200 H=7168 optional=0,1 tags=h200
-op=hc_head family=deepseek_v4 M=4 T=1,8,64,200 H=7168 attr.variant=cuda tags=h200
-op=hc_pre,hc_head family=deepseek_v4 M=2,5 T=3,40 H=1000 tags=h200
-CASES
+cp tools/bench/mhc_decode.case "$out/mhc.case"
 for p in auto decode token tile; do
 	step "quick_$p" 45 env MTP_CUDA_HC_PATH=$p $m run --backend cuda --json "$out/quick-$p.json"
 	step "mhc_$p" 45 env MTP_CUDA_HC_PATH=$p $m run --backend cuda --cases "$out/mhc.case" --json "$out/mhc-$p.json"

@@ -10,3 +10,13 @@ step() {
 	echo "== $name: exit $rc, $((SECONDS - t0)) s"
 	tail -3 "$out/$name.txt"
 }
+# `cstep NAME SECONDS COMMAND...`: step, its limit cut to what is left of
+# $budget seconds of this script ($SECONDS), skipped under 10 s, so that a
+# device job ends inside its call and packs its logs
+cstep() {
+	local name=$1 cap=$2 left=$((budget - SECONDS))
+	shift 2
+	[ $cap -gt $left ] && cap=$left
+	if [ $cap -lt 10 ]; then echo "== $name: SKIPPED, no time left"; return; fi
+	step "$name" "$cap" "$@"
+}
