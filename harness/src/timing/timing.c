@@ -50,6 +50,12 @@ static double quantile(const double *s, int n, double q)
 	return i + 1 < n ? s[i] + (pos - i) * (s[i + 1] - s[i]) : s[n - 1];
 }
 
+/* Launches per captured graph: o->launches with graph replay, else 1. */
+static int launches_per_graph(const struct mtp_timing_opts *o)
+{
+	return o->graph && o->launches > 1 ? o->launches : 1;
+}
+
 /* Device copies of the inputs, `n` sets, and one set of outputs. */
 struct dev_sets {
 	int n;
@@ -76,6 +82,7 @@ static enum mtp_status sets_alloc(struct mtp_backend *be,
 				  const struct mtp_timing_opts *o,
 				  struct dev_sets *d)
 {
+	const int nl = launches_per_graph(o);
 	double in_bytes = 0;
 	enum mtp_status st = MTP_OK;
 
@@ -84,13 +91,13 @@ static enum mtp_status sets_alloc(struct mtp_backend *be,
 	d->n = o->warm || in_bytes <= 0
 		       ? 1
 		       : (int)((double)o->rotate_bytes / in_bytes) + 1;
-	if (o->launches > 1) { /* one graph of launches: up to one set each */
-		if (d->n > o->launches)
-			d->n = o->launches;
+	if (nl > 1) { /* one graph of launches: up to one set each */
+		if (d->n > nl)
+			d->n = nl;
 	} else if (d->n > 64) {
 		d->n = 64;
 	}
-	if (o->graph && o->launches <= 1 && d->n > 8)
+	if (o->graph && nl == 1 && d->n > 8)
 		d->n = 8;
 	d->in = calloc((size_t)d->n, sizeof(*d->in));
 	d->out = calloc((size_t)c->n_out + 1, sizeof(*d->out));
@@ -235,7 +242,7 @@ enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 	enum mtp_status st = samples ? sets_alloc(be, c, o, &d) : MTP_ERR_NOMEM;
 
 	memset(t, 0, sizeof(*t));
-	const int nl = o->graph && o->launches > 1 ? o->launches : 1;
+	const int nl = launches_per_graph(o);
 
 	dc.out = d.out;
 	if (!st && nl > 1)
