@@ -34,6 +34,9 @@ enum rt_class {
 	RT_UNDERFLOW,  /* writes 8 bytes before its output */
 	RT_FDS,	       /* lists its descriptors at open and launch, and fails
 			  every case with what it found */
+	RT_OPEN_ALARM, /* a timer of its own kills it in open(): SIGALRM */
+	RT_OPEN_FLAKY, /* SIGSEGV in the first open() of a run (a marker file
+			  beside RT_PIDFILE says which), fine after */
 };
 
 static void pidfile(pid_t pid)
@@ -155,6 +158,24 @@ static bool fd_scan(const char *when, char *buf, size_t n)
 
 static char fd_at_open[MTP_BACKEND_ERR_MAX / 2];
 
+/* Whether this is the run's first open: creates RT_PIDFILE.flaky if not
+ * there yet. */
+static bool first_open(void)
+{
+	const char *p = getenv("RT_PIDFILE");
+	char path[4096];
+	int fd;
+
+	if (!p)
+		return false;
+	snprintf(path, sizeof(path), "%s.flaky", p);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static enum mtp_status rt_open(struct mtp_backend *be)
 {
 	(void)be;
@@ -162,6 +183,12 @@ static enum mtp_status rt_open(struct mtp_backend *be)
 		raise(SIGSEGV);
 	if (RT_CLASS == RT_OPEN_EXIT0)
 		exit(0);
+	if (RT_CLASS == RT_OPEN_ALARM) {
+		alarm(1);
+		sleep(10);
+	}
+	if (RT_CLASS == RT_OPEN_FLAKY && first_open())
+		raise(SIGSEGV);
 	if (RT_CLASS == RT_FDS)
 		fd_scan("open", fd_at_open, sizeof(fd_at_open));
 	if (RT_CLASS == RT_NASTY) {

@@ -39,13 +39,23 @@ EXPECT = {
     "open_exit0": ("CRASHED", ["while opening the backend: the backend "
                                "ended the process (exit status 0)"]),
     "underflow": ("CRASHED", ["wrote 8 bytes before output y"]),
+    # a timer of the backend's own (as a runtime's may be): the worker says
+    # who sent the signal, on stderr, before it dies of it
+    "open_alarm": ("CRASHED", ["while opening the backend: the backend "
+                               "crashed: Alarm clock (signal 14)"]),
+    # a first open that crashes, then opens: started once more, the cases
+    # run (and fail: the plugin leaves its outputs zero)
+    "open_flaky": ("FAILED", [""]),
     # the plugin fails every case with the descriptors it saw at open and
     # at launch, which must be exactly the documented set (FDS_OK)
     "fds": ("FAILED", ["device error: descriptors at open: "]),
 }
 # classes that die opening the backend run before ref: a death there must
 # not take the backends after it along
-OPEN_FIRST = ("open_crash", "open_exit0")
+OPEN_FIRST = ("open_crash", "open_exit0", "open_alarm", "open_flaky")
+# the console line of a worker lost while it opened, started once more
+AGAIN = "the worker was lost while opening the backend: "
+
 FDS_OK = (r"descriptors at open: as documented \(0 /dev/null, 1 = 2, "
           r"request pipe \d+, report pipe \d+\); at launch: as documented "
           r"\(0 /dev/null, 1 = 2, request pipe \d+, report pipe \d+\)$")
@@ -128,6 +138,8 @@ def run_class(mtp, plugin, cls, d, isolate):
     if isolate:
         cmd.append("--isolate")
     env = dict(os.environ, RT_PIDFILE=os.path.join(d, "pids"))
+    if os.path.exists(env["RT_PIDFILE"] + ".flaky"):
+        os.remove(env["RT_PIDFILE"] + ".flaky")
     # descriptors mtpcheck inherits (not close-on-exec), which no backend
     # may see; the harness's own (reports, other workers' pipes) likewise.
     # Two sit where the worker moves its pipe ends (isolate.c child_fds),
@@ -161,6 +173,15 @@ def run_class(mtp, plugin, cls, d, isolate):
         check(r["verdict"] == want and any(w in r["message"] for w in words),
               "%s: %s %r, want %s with one of %s" %
               (tag, r["verdict"], r["message"][:200], want, words))
+    out = p.stdout.decode(errors="replace")
+    err = p.stderr.decode(errors="replace")
+    if cls in OPEN_FIRST:
+        check(AGAIN in out and "starting it once more" in out,
+              tag + ": the lost open is said and tried once more: %r" %
+              out[:300])
+    if cls == "open_alarm":
+        check("mtpcheck worker: SIGALRM (si_code 128, sent by pid 0)" in err,
+              tag + ": the worker names the timer's signal: %r" % err[-300:])
     for pid in pids(env["RT_PIDFILE"]):
         check(gone(pid), "%s: process %d left behind" % (tag, pid))
 

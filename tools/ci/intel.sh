@@ -20,7 +20,7 @@ build=${1:-build}
 venv=${MTP_INTEL_OCL_VENV:-/opt/mtpcheck-venvs/intel-ocl}
 log=$(mktemp /tmp/mtp-intel.XXXXXX)
 vendors=""
-trap 'rm -rf "$log" $vendors' EXIT
+trap 'rm -rf "$log" "$log.f" $vendors' EXIT
 
 skip() {
 	echo "intel: SKIPPED: $*"
@@ -70,11 +70,18 @@ for b in "${runs[@]}"; do
 	[ "$b" = level_zero ] && pre=$shim
 	LD_PRELOAD=$pre "$build/mtpcheck" run --backend "$b" --cases cases/quick.case >"$log" 2>&1 || rc=$?
 	case $rc in
-	0) echo "intel: $b: $(grep -m1 '^mtpcheck run:' "$log")" ;;
+	0) echo "intel: $b: $(grep -m1 '^mtpcheck run:' "$log")"
+		# a worker lost while it opened and started again: said, not hidden
+		grep -E '^backend .*starting it once more|^mtpcheck worker:' "$log" || true ;;
 	# the runtime installed, so a backend that cannot open on it is a failure
 	125) echo "intel: $b: FAILED: the runtime is installed but nothing ran:" \
 		"$(grep -m1 "^backend $b: SKIPPED" "$log" || tail -1 "$log")"; status=1 ;;
-	*) grep -v ' PASSED ' "$log" | tail -40; echo "intel: $b: FAILED (exit $rc)"; status=1 ;;
+	*) # the first lines say how it began (a lost open, the worker's own
+		# last words on stderr), the last ones how it ended
+		grep -v ' PASSED ' "$log" >"$log.f" || true
+		if [ "$(wc -l <"$log.f")" -le 40 ]; then cat "$log.f"
+		else head -15 "$log.f"; echo "..."; tail -25 "$log.f"; fi
+		echo "intel: $b: FAILED (exit $rc)"; status=1 ;;
 	esac
 done
 exit $status

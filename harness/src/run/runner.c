@@ -187,13 +187,26 @@ struct backend_slot {
 };
 
 /* Starts the slot's worker; keeps the device line of the first open, else
- * why it never opened. */
+ * why it never opened. A worker lost while it opened (a crash or a hang,
+ * not a failure the backend reported) is started once more, and the
+ * console says so: a runtime that fails at random once must not cost every
+ * case of the run, and one that fails twice still does. */
 static void slot_start(const struct mtp_run_opts *o, struct backend_slot *s)
 {
 	char dev[MTP_BACKEND_DEVICE_MAX];
 
 	s->st = mtp_worker_start(&s->w, s->name, o->backend_lib, o->timeout,
 				 dev, sizeof(dev), s->why, sizeof(s->why));
+	if (s->st != MTP_OK && s->w.lost) {
+		fprintf(o->out,
+			"backend %s: the worker was lost %s; starting "
+			"it once more\n",
+			s->name, s->why);
+		fflush(o->out);
+		s->st = mtp_worker_start(&s->w, s->name, o->backend_lib,
+					 o->timeout, dev, sizeof(dev), s->why,
+					 sizeof(s->why));
+	}
 	if (s->st == MTP_OK && !s->opened) {
 		snprintf(s->device, sizeof(s->device), "%s", dev);
 		s->opened = true;

@@ -157,6 +157,7 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 	char how[MTP_ERR_MAX];
 
 	w->pid = 0;
+	w->lost = false;
 	if (devn)
 		device[0] = 0;
 	if (pipe2(req, O_CLOEXEC) != 0)
@@ -189,6 +190,7 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 	if (e) {
 		lose(w, e, why, timeout_s, &v, how, sizeof(how));
 		snprintf(why, whyn, "while opening the backend: %.500s", how);
+		w->lost = true;
 		return MTP_ERR_DEVICE;
 	}
 	if (st)

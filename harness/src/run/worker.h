@@ -19,6 +19,7 @@ struct mtp_worker {
 	pid_t pid;    /* 0: not running */
 	int req, rep; /* the harness's ends of its pipes */
 	int pidfd;    /* tells when it ends, or -1 */
+	bool lost;    /* the last start lost the worker while it opened */
 };
 
 /* Starts a worker for backend `name` (lib: --backend-lib) and waits up to
@@ -26,7 +27,8 @@ struct mtp_worker {
  * line as its worker sent it (cleaned, at most devn bytes) in device, or
  * the backend's own open status (MTP_ERR_INVALID: a usage error;
  * MTP_ERR_UNAVAILABLE: no device), or MTP_ERR_DEVICE when the worker
- * crashed, hung or lied while opening; why says which (device is then ""). */
+ * crashed, hung or lied while opening (w->lost is then true); why says
+ * which (device is then ""). */
 enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 				 const char *lib, double timeout_s,
 				 char *device, size_t devn, char *why,
