@@ -137,6 +137,24 @@ class Kit:
         return g.reshape(g.shape[:-2] + (-1,))[..., :n]
 
 
+def _eager_division():
+    """Asks inductor for correctly rounded float32 division (Triton's `/`
+    is div.full.f32, within 2 ulp, unlike eager torch): the option's name
+    in the torch at hand (2.10: emulate_divison_rounding; later:
+    eager_numerics.division_rounding), or None when it has neither. It is
+    what an engine sets to compare compiled code with eager; the 4 cases
+    that failed under compile on the H200 (docs/PYTHON.md) had division and
+    transcendentals on their path."""
+    from torch._inductor import config
+    if hasattr(config, "eager_numerics") and hasattr(config.eager_numerics, "division_rounding"):
+        config.eager_numerics.division_rounding = True
+        return "eager_numerics.division_rounding"
+    if hasattr(config, "emulate_divison_rounding"):
+        config.emulate_divison_rounding = True
+        return "emulate_divison_rounding"
+    return None
+
+
 def _runner(fn, kits, compiled):
     """An op of _math as an adapter op: the kit of the call's activation
     dtype, the outputs written into the harness's buffers (inside the
@@ -174,6 +192,7 @@ class TorchAdapter(Adapter):
             _dynamo.config.cache_size_limit = 256
             if hasattr(_dynamo.config, "accumulated_cache_size_limit"):
                 _dynamo.config.accumulated_cache_size_limit = 4096
+            self.division = _eager_division()
         if self.cuda:
             torch.cuda.set_device(self.device)
             self.ev = (torch.cuda.Event(enable_timing=True),
@@ -184,7 +203,11 @@ class TorchAdapter(Adapter):
 
     def describe(self):
         where = torch.cuda.get_device_name(self.device) if self.cuda else "host CPU"
-        return "torch %s %s on %s" % (torch.__version__, self.mode, where)
+        mode = self.mode
+        if self.mode == "compile":
+            mode += " (%s)" % ("inductor " + self.division if self.division
+                               else "Triton's approximate division")
+        return "torch %s %s on %s" % (torch.__version__, mode, where)
 
     # ---- memory ----
     def alloc(self, nbytes):
