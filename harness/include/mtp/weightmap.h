@@ -157,13 +157,6 @@ enum mtp_status mtp_wm_read_pairs(const char *path, bool allow_empty_b,
 enum mtp_status mtp_wm_read_params(const char *path, struct mtp_wm_names *out,
 				   struct mtp_wm_pairs *shapes, char *err,
 				   size_t errn);
-/* The "weight_map" keys of a safetensors index, read with cJSON
- * (weightmap_json.c). mtp_wm_read_keys no longer uses it: it reads an index
- * with the strict reader of mtp/safetensors.h. */
-enum mtp_status mtp_wm_read_index_json(const char *path,
-				       struct mtp_wm_names *out, char *err,
-				       size_t errn);
-
 /* A checkpoint folder's tensors, from the safetensors headers alone (the
  * reader of mtp/safetensors.h; no tensor data is read): the index file
  * model.safetensors.index.json when there is one (every tensor it names
