@@ -41,14 +41,17 @@ enum mtp_engine {
 };
 
 struct mtp_wm_rules {
-	const char *name;	 /* "vllm@0.33" */
-	const char *source;	 /* the engine files and functions read */
-	bool routed_experts;	 /* experts.routed_experts.w13_* */
-	bool top_embed;		 /* V3: model.embed_tokens.weight loaded */
-	bool glm_lm_head;	 /* GLM: lm_head -> layers.N.shared_head.head */
-	bool glm_qkv;		 /* GLM: q/k/v_proj -> qkv_proj shards 0/1/2 */
-	bool indexer_wk_dequant; /* FP8 indexer wk: scale folded at load */
-	bool v4_alias;		 /* §6.2 step 0 */
+	const char *name;    /* "vllm@0.33" */
+	const char *source;  /* the engine files and functions read */
+	bool routed_experts; /* experts.routed_experts.w13_* */
+	bool top_embed;	     /* V3: model.embed_tokens.weight loaded */
+	bool glm_lm_head;    /* GLM: lm_head -> layers.N.shared_head.head */
+	bool glm_qkv;	     /* GLM: q/k/v_proj -> qkv_proj shards 0/1/2 */
+	/* FP8 indexer wk: folded with its scale at load into the weight; the
+	 * substring a scale's name must hold to be caught (NULL: no fold) */
+	const char *indexer_wk_scale;
+	bool v4_alias;	   /* §6.2 step 0 */
+	bool v4_eh_prefix; /* V4 e_proj / h_proj built with prefix= */
 };
 
 const struct mtp_wm_rules *mtp_wm_rules_of(enum mtp_engine e);
