@@ -122,14 +122,14 @@ def expected(fam, n, q, checkpoint=False):
     return []
 
 
-def audit(fam, n, files, *extra, checkpoint=None):
+def audit(fam, n, files, *extra, checkpoint=None, modules=True):
     """The findings (code, key, target) of one audit; KEYS, or the
-    checkpoint folder's headers."""
-    js = files["map"] + ".%d.json" % abs(hash(extra + (checkpoint,)))
+    checkpoint folder's headers; modules=False: the rules' own modules."""
+    js = files["map"] + ".%d.json" % abs(hash(extra + (checkpoint, modules)))
     src = ["--checkpoint", checkpoint] if checkpoint else ["--keys", files["keys"]]
+    mods = ["--modules", files["modules"]] if modules else []
     args = [BIN, "audit-weights", "--family", audit_family(fam), "--layer", str(n)] + src + [
-        "--params", files["params"], "--modules", files["modules"], "--json", js] + RULES + list(
-            extra)
+        "--params", files["params"]] + mods + ["--json", js] + RULES + list(extra)
     r = subprocess.run(args, capture_output=True, text=True)
     assert r.returncode in (0, 1), r.stderr
     with open(js) as f:
@@ -159,6 +159,8 @@ def test_real_mapping_equals_simulated(captured, fam, n, q, cuda):
     assert real == sim
     # vLLM loads every MTP key of these layouts; V4: not the head/embed
     assert real == expected(fam, n, q)
+    if fam in V4:  # the e_proj / h_proj prefixes from the rules alone
+        assert audit(fam, n, files, *ed, modules=False) == real
     r = subprocess.run([BIN, "audit-weights", "--family", audit_family(fam), "--layer", str(n),
                         "--keys", files["keys"], "--params", files["params"], "--print-mapping"]
                        + ed + RULES, capture_output=True, text=True, check=True)
