@@ -122,10 +122,14 @@ def expected(fam, n, q, checkpoint=False):
     return []
 
 
+def json_path(files, extra, checkpoint=None, modules=True):
+    return files["map"] + ".%d.json" % abs(hash(tuple(extra) + (checkpoint, modules)))
+
+
 def audit(fam, n, files, *extra, checkpoint=None, modules=True):
     """The findings (code, key, target) of one audit; KEYS, or the
     checkpoint folder's headers; modules=False: the rules' own modules."""
-    js = files["map"] + ".%d.json" % abs(hash(extra + (checkpoint, modules)))
+    js = json_path(files, extra, checkpoint, modules)
     src = ["--checkpoint", checkpoint] if checkpoint else ["--keys", files["keys"]]
     mods = ["--modules", files["modules"]] if modules else []
     args = [BIN, "audit-weights", "--family", audit_family(fam), "--layer", str(n)] + src + [
@@ -307,7 +311,7 @@ def test_glm45_head_loaded_twice(captured, tmp_path):
     _, files, cap, model, _ = captured[fam, None, False]
     ck = write_checkpoint(tmp_path / "glm", model, cap, fam, None)
     assert audit(fam, n, files, "--mapping", files["map"], checkpoint=ck) == []
-    with open(files["map"] + ".%d.json" % abs(hash(("--mapping", files["map"], ck)))) as f:
+    with open(json_path(files, ("--mapping", files["map"]), ck)) as f:
         notes = json.load(f)["notes"]
     assert any(s.startswith("2 parameter(s) loaded twice") for s in notes), notes
     head = "model.layers.92.shared_head.head.weight"
