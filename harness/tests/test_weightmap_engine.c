@@ -228,3 +228,77 @@ Test(engine, ignored_module_built_quantized)
 	mtp_wm_names_fini(&params);
 	mtp_wm_pairs_fini(&mods);
 }
+
+/* vLLM 0.23 folds only a `weight_scale_inv` into the FP8 indexer wk
+ * (deepseek_v2.py _try_load_fp8_indexer_wk); compressed-tensors'
+ * `weight_scale` goes on to a wk_weights_proj.weight_scale, and the FP8
+ * wk it was meant for is held forever. */
+Test(engine, indexer_wk_scale_names_023)
+{
+	static const char *const names[] = {
+		"model.layers.61.self_attn.indexer.wk.weight",
+		"model.layers.61.self_attn.indexer.wk.weight_scale",
+		"model.layers.61.self_attn.indexer.weights_proj.weight",
+	};
+	struct mtp_wm_names keys = {0};
+	struct mtp_wm_mapping m;
+	struct mtp_wm_config c;
+
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_23, MTP_FAMILY_DEEPSEEK_V3, 61,
+		   "model.layers.61.self_attn.indexer.wk.weight_scale_inv",
+		   "model.layers.61.mtp_block.self_attn.indexer."
+		   "wk_weights_proj.weight",
+		   0);
+	EXPECT_MAP(MTP_ENGINE_VLLM_0_23, MTP_FAMILY_DEEPSEEK_V3, 61, names[1],
+		   "model.layers.61.mtp_block.self_attn.indexer."
+		   "wk_weights_proj.weight_scale",
+		   0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_assert_eq(mtp_wm_names_add(&keys, names[i]), MTP_OK);
+	mtp_wm_names_sort(&keys);
+	for (int k = 0; k < 2; k++) {
+		enum mtp_engine e =
+			k ? MTP_ENGINE_VLLM_0_33 : MTP_ENGINE_VLLM_0_23;
+
+		mtp_wm_config_init(&c, MTP_FAMILY_DEEPSEEK_V3, 61, 1);
+		c.engine = e;
+		cr_assert_eq(mtp_wm_map_keys(&c, &keys, NULL, &m), MTP_OK);
+		for (int i = 0; i < m.n; i++) {
+			if (strcmp(m.v[i].key, names[0]))
+				continue;
+			if (e == MTP_ENGINE_VLLM_0_23) /* held forever */
+				cr_expect(m.v[i].skip &&
+					  strstr(m.v[i].skip, "held"));
+			else
+				cr_expect_str_eq(m.v[i].param,
+						 "model.layers.61.mtp_block."
+						 "self_attn.indexer."
+						 "wk_weights_proj.weight");
+		}
+		mtp_wm_mapping_fini(&m);
+	}
+	mtp_wm_names_fini(&keys);
+}
+
+/* vLLM 0.23's V4 MTP layer builds e_proj / h_proj without prefix=. */
+Test(engine, v4_eh_prefix_023)
+{
+	struct mtp_wm_pairs mods;
+	struct mtp_wm_config c;
+
+	for (int k = 0; k < 2; k++) {
+		enum mtp_engine e =
+			k ? MTP_ENGINE_VLLM_0_33 : MTP_ENGINE_VLLM_0_23;
+
+		mtp_wm_config_init(&c, MTP_FAMILY_DEEPSEEK_V4, 61, 1);
+		c.engine = e;
+		cr_assert_eq(mtp_wm_modules(&c, &mods), MTP_OK);
+		cr_assert_eq(mods.n, 2);
+		cr_expect_str_eq(mods.v[0].a, "model.layers.61.e_proj");
+		cr_expect_str_eq(mods.v[0].b,
+				 e == MTP_ENGINE_VLLM_0_23
+					 ? ""
+					 : "model.layers.61.e_proj");
+		mtp_wm_pairs_fini(&mods);
+	}
+}

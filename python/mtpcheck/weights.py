@@ -14,7 +14,12 @@ loader that holds a key until its sibling arrives (vLLM 0.33's FP8 indexer
 `wk` weight waits for its scale, deepseek_v2.py _try_load_fp8_indexer_wk)
 fills the parameter while the sibling is in flight: the held key (the
 `.weight` of a `.weight_scale_inv` / `.weight_scale` in flight, or the other
-way round, pulled earlier and not recorded yet) is recorded too."""
+way round, pulled earlier and not recorded yet) is recorded too, when the
+tensor handed over was computed (not the key's own). A parameter a loader
+fills by a direct in-place copy instead of a weight_loader (vLLM 0.23's V4
+`attn_sink`) is seen by torch's in-place write counter and recorded with
+the key in flight. A KeyError on a key is recorded as that key -> the name
+looked up, and the load rerun without the key (see capture)."""
 
 import contextlib
 
@@ -67,37 +72,70 @@ def module_prefixes(model):
     return out
 
 
-def capture(model, tensors):
-    """Runs model.load_weights over (name, tensor) pairs; returns a Capture."""
+def _version(p):
+    """The in-place write counter torch keeps per tensor (views share
+    it): a loader that copies into a parameter directly bumps it."""
+    try:
+        return p._version
+    except (AttributeError, RuntimeError):  # inference tensors keep none
+        return None
+
+
+def _computed(weight, src):
+    """Whether the tensor a loader hands to a weight_loader was computed
+    (not the checkpoint tensor in flight, nor a view of it)."""
+    if weight is src or (weight.is_meta and src.is_meta):
+        return False
+    try:
+        return weight.untyped_storage().data_ptr() != src.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return True
+
+
+def _pair(key):
+    for suffix in (".weight_scale_inv", ".weight_scale", ".weight"):
+        if key.endswith(suffix):
+            return key[: -len(suffix)]
+    return key
+
+
+def _load_once(model, tensors, cap):
+    """One load_weights run, recorded into cap.rows; the exception it
+    raised, or None."""
     import torch
 
-    cap = Capture()
-    cap.params = [n for n, _ in model.named_parameters()]
-    cap.shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
-    cap.modules = module_prefixes(model)
-    cur = [None]
+    cur = [None, None]  # the key in flight, its tensor
     held = {}  # weight/scale pair -> its keys pulled and not recorded yet
+    params = list(model.named_parameters())
+    versions = {n: _version(p) for n, p in params}
 
-    def pair(key):
-        for suffix in (".weight_scale_inv", ".weight_scale", ".weight"):
-            if key.endswith(suffix):
-                return key[: -len(suffix)]
-        return key
+    def copied():  # parameters written in place while the last key was in
+        # flight (a loader's direct copy_ rather than a weight_loader call)
+        for n, p in params:
+            v = _version(p)
+            if v != versions[n]:
+                versions[n] = v
+                cap.rows.append((cur[0], n, None, None))
 
     def tap(ws):
         for name, t in ws:
-            cur[0] = name
-            held.setdefault(pair(name), []).append(name)
+            if cur[0] is not None:
+                copied()
+            cur[0], cur[1] = name, t
+            held.setdefault(_pair(name), []).append(name)
             yield name, t
+        copied()
 
     saved = []
-    for pname, p in model.named_parameters():
+    for pname, p in params:
         had = "weight_loader" in p.__dict__
         saved.append((p, had, p.__dict__.get("weight_loader")))
 
         def rec(param, weight, *args, _n=pname, **kwargs):
             shard, expert = _shard_expert((param, weight) + args, kwargs)
-            pending = held.pop(pair(cur[0]), [cur[0]])
+            pending = held.pop(_pair(cur[0]), [cur[0]])
+            if not _computed(weight, cur[1]):  # the key's own tensor
+                pending = [cur[0]]
             for key in dict.fromkeys(pending + [cur[0]]):
                 cap.rows.append((key, _n, shard, expert))
             return True if kwargs.get("return_success") else None
@@ -106,8 +144,10 @@ def capture(model, tensors):
     try:
         with torch.no_grad():
             model.load_weights(tap(tensors))
+        return None
     except Exception as e:  # a strict loader on a name it cannot place
-        cap.error = "%s: %s (key %s)" % (type(e).__name__, e, cur[0])
+        e.mtpcheck_key = cur[0]
+        return e
     finally:
         for p, had, wl in saved:
             if had:
@@ -115,6 +155,31 @@ def capture(model, tensors):
             else:
                 with contextlib.suppress(AttributeError):
                     del p.weight_loader
+
+
+def capture(model, tensors):
+    """Runs model.load_weights over (name, tensor) pairs; returns a Capture.
+    When the loader raises KeyError on a key (the name it looked up is no
+    parameter: a stale remap the engine refuses at load), the key is
+    recorded with that name and the load is run again without it, so that
+    the rest of the checkpoint is mapped too; cap.error keeps the first
+    error."""
+    cap = Capture()
+    cap.params = [n for n, _ in model.named_parameters()]
+    cap.shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
+    cap.modules = module_prefixes(model)
+    tensors, refused = list(tensors), []
+    while True:
+        cap.rows = []
+        e = _load_once(model, tensors, cap)
+        if e is not None and cap.error is None:
+            cap.error = "%s: %s (key %s)" % (type(e).__name__, e, e.mtpcheck_key)
+        if not (isinstance(e, KeyError) and e.args and isinstance(e.args[0], str)
+                and e.mtpcheck_key is not None):
+            break
+        refused.append((e.mtpcheck_key, e.args[0], None, None))
+        tensors = [(k, t) for k, t in tensors if k != e.mtpcheck_key]
+    cap.rows += refused
     landed = {r[0] for r in cap.rows}
     cap.skipped = [k for k in dict.fromkeys(n for n, _ in tensors) if k not in landed]
     return cap
@@ -123,8 +188,10 @@ def capture(model, tensors):
 def computed_at_load(key):
     """Keys whose values a loader computes with before any weight_loader
     (vLLM's FP8 indexer wk and its scale, dequantized at load): these get
-    real zeros; every other tensor may be a meta tensor (no memory)."""
-    return ".indexer.wk." in key
+    real zeros, as does a tensor a loader copies into a parameter itself
+    (vLLM 0.23's V4 attn_sink); every other tensor may be a meta tensor (no
+    memory)."""
+    return ".indexer.wk." in key or key.endswith(".attn_sink")
 
 
 def zeros(keys, shapes=None, dtype=None, dtypes=None, meta=False):

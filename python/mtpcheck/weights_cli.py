@@ -1,7 +1,7 @@
 """python -m mtpcheck.weights: the weights capture from the command line.
 
-  python -m mtpcheck.weights --family deepseek_v3|deepseek_v32|glm|glm5|deepseek_v4
-      --out DIR [--quant fp8|ct-fp8|fp4] [--mtp-layers K] [--cuda-class]
+  python -m mtpcheck.weights --family deepseek_v3|deepseek_v32|glm|glm5|deepseek_v4|
+      deepseek_v4_pro --out DIR [--quant fp8|ct-fp8|fp4] [--mtp-layers K] [--cuda-class]
       a tiny model of the family built from vLLM's classes, and a key list
       named as the published checkpoint (FP8: with dtypes and shapes);
   python -m mtpcheck.weights --model DIR (--keys KEYS | --checkpoint) --out DIR
@@ -13,7 +13,9 @@
 (vllm/models/deepseek_v32/nvidia/mtp.py, the loader GPUs run) instead of
 the class the CPU platform registers (deepseek_mtp.py). DeepSeek V4 is always
 built with the CUDA class (models/deepseek_v4/nvidia/mtp.py; the CPU one is
-a stub); its --quant fp8 has FP8 experts, fp4 MXFP4 experts (V4-Flash).
+a stub); its --quant fp8 has FP8 experts, fp4 MXFP4 experts (V4-Flash),
+ct-fp8 compressed-tensors block FP8 with e_proj / h_proj ignored. vLLM 0.23
+has no CUDA V3.2 class: --cuda-class there is an error (exit 2).
 
 Writes DIR/keys.txt, params.txt, modules.txt and map.txt, and prints the
 `mtpcheck audit-weights` command that judges them. Exit 2 on bad input."""
@@ -36,7 +38,8 @@ def read_keys(path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m mtpcheck.weights")
-    ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm", "glm5", "deepseek_v4"))
+    ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm", "glm5", "deepseek_v4",
+                                         "deepseek_v4_pro"))
     ap.add_argument("--quant", choices=("fp8", "ct-fp8", "fp4"))
     ap.add_argument("--mtp-layers", type=int, default=1)
     ap.add_argument("--cuda-class", action="store_true")
@@ -65,7 +68,16 @@ def main(argv=None):
         print("mtpcheck.weights: %s: %s" % (src, e), file=sys.stderr)
         return 2
     keys = [k for k, _, _ in tensors]
-    model, vcfg = wv.build(model_dir, wv.cuda_mtp_class() if a.cuda_class else None)
+    try:
+        cls = wv.cuda_mtp_class() if a.cuda_class else None
+    except ImportError:  # vLLM 0.23: no vllm/models/deepseek_v32 folder
+        import vllm
+
+        print("mtpcheck.weights: --cuda-class: vLLM %s has no vllm/models/deepseek_v32/nvidia/"
+              "mtp.py (DeepseekV32MTP); its V3.2 / GLM-5 MTP model is deepseek_mtp.py "
+              "DeepSeekMTP (run without --cuda-class)" % vllm.__version__, file=sys.stderr)
+        return 2
+    model, vcfg = wv.build(model_dir, cls)
     cap = weights.capture(model, weights.zeros(
         keys, {k: s for k, _, s in tensors}, dtypes={k: d for k, d, _ in tensors if d},
         meta=a.checkpoint))
@@ -80,6 +92,10 @@ def main(argv=None):
            "deepseek_v4" if arch == "DeepSeekV4MTPModel" else "deepseek_v3")
     if fam == "deepseek_v4" and getattr(hf, "expert_dtype", "fp4") == "fp8":
         fam += " --expert-dtype fp8"
+    import vllm
+
+    if vllm.__version__.startswith("0.23"):  # judged under its own rules
+        fam += " --engine vllm@0.23"
     keys_opt = "--checkpoint %s" % a.model if a.checkpoint else "--keys %s" % p["keys"]
     print("mtpcheck audit-weights --family %s --layer %d --mtp-layers %d %s --params %s "
           "--modules %s --mapping %s" % (fam, hf.num_hidden_layers, a.mtp_layers, keys_opt,

@@ -61,10 +61,16 @@ CONFIGS = {
                          "compress": {"rope_theta": 160000.0, "rope_type": "default",
                                       "partial_rotary_factor": 0.125}}), 43),
 }
+# DeepSeek V4-Pro (N 61): V4-Flash's class and loader (the same
+# DeepseekV4ForCausalLM), with V4-Pro's published layer count and
+# hc_sinkhorn_iters (SPEC.md §1); tiny hidden sizes as above
+CONFIGS["deepseek_v4_pro"] = (dict(CONFIGS["deepseek_v4"][0], hc_sinkhorn_iters=20), 61)
+V4 = ("deepseek_v4", "deepseek_v4_pro")
 # the audit's --family for each capture family: V3.2 and GLM-5 load with
 # the DeepSeek MTP loader (deepseek_mtp.py / deepseek_v32 mtp.py)
 AUDIT_FAMILY = {"deepseek_v3": "deepseek_v3", "deepseek_v32": "deepseek_v3",
-                "glm5": "deepseek_v3", "glm": "glm", "deepseek_v4": "deepseek_v4"}
+                "glm5": "deepseek_v3", "glm": "glm", "deepseek_v4": "deepseek_v4",
+                "deepseek_v4_pro": "deepseek_v4"}
 SPARSE = ("deepseek_v32", "glm5")
 FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
        "weight_block_size": [16, 16]}
@@ -84,6 +90,14 @@ QUANTS = {"fp8": FP8, "ct-fp8": CT_FP8}
 # DeepSeek V4: FP8 linears (vLLM's DeepseekV4FP8Config, routed from "fp8"),
 # the routed experts in FP8 (V4-Flash-Base) or MXFP4 (V4-Flash)
 V4_QUANTS = {"fp8": "fp8", "fp4": "fp4"}
+# DeepSeek V4 under compressed-tensors: block FP8 on every Linear (routed
+# experts too) but the router gate, the head and the MTP input projections
+# e_proj / h_proj (ignored by name, as the DeepSeek / GLM layouts above
+# ignore eh_proj). The ignore rule matches only a module built with its
+# prefix (SPEC.md §12.5 #6); its scales are `weight_scale`
+V4_CT_FP8 = dict(CT_FP8, ignore=["re:.*ffn.gate$", "re:.*head$", "re:.*\\.e_proj$",
+                                 "re:.*\\.h_proj$"])
+V4_CT_IGNORED = (".e_proj.", ".h_proj.")
 
 
 def _distributed():
@@ -100,14 +114,28 @@ def _distributed():
     initialize_model_parallel(1, 1)
 
 
+def _vllm_023():
+    import vllm
+
+    return vllm.__version__.startswith("0.23")
+
+
 def write_config(family, workdir, quant=None, mtp_layers=1):
     cfg, n = CONFIGS[family]
     cfg = dict(cfg, num_hidden_layers=n, num_nextn_predict_layers=mtp_layers)
-    if family == "deepseek_v4":
+    if family in V4:  # the first 3 layers hash-routed, as published
+        # (vLLM 0.23 reads num_hash_layers, 0.33 counts the hash_moe
+        # entries; the MTP layer N > 3 routes by its gate either way)
         cfg.update(layer_types=["compressed_sparse_attention"] * (n + mtp_layers),
-                   mlp_layer_types=["moe"] * (n + mtp_layers))
-        if quant:
+                   mlp_layer_types=["hash_moe"] * 3 + ["moe"] * (n + mtp_layers - 3),
+                   num_hash_layers=3)
+        if quant == "ct-fp8":
+            cfg.update(quantization_config=V4_CT_FP8)
+        elif quant:
             cfg.update(expert_dtype=V4_QUANTS[quant], quantization_config=FP8)
+        if _vllm_023():  # 0.23 reads one flat rope dict (config/model.py
+            # _get_and_verify_max_len: rp["rope_type"]); RoPE has no parameters
+            cfg["rope_parameters"] = dict(cfg["rope_parameters"]["main"])
     elif quant:
         cfg["quantization_config"] = QUANTS[quant]
     d = os.path.join(workdir, "%s.%s.L%d" % (family, quant or "bf16", mtp_layers))
@@ -115,6 +143,11 @@ def write_config(family, workdir, quant=None, mtp_layers=1):
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f)
     return d
+
+
+class _NoKernel:
+    def __init__(self, *args, **kwargs):
+        pass
 
 
 def _allow_fp8_on_cpu():
@@ -135,8 +168,11 @@ def _allow_fp8_on_cpu():
             from vllm.platforms import current_platform
 
             cands = possible_kernels.get(current_platform._enum, [])
-            if not cands:
-                raise
+            if not cands:  # vLLM 0.23's W8A16 FP8 (compressed-tensors on a
+                # machine without FP8 compute) lists no CPU kernel at all:
+                # a parameter-free stand-in (the scheme registered the
+                # weight and its scale before it asks for a kernel)
+                return _NoKernel
             return cands[-1]
 
     kl.choose_scaled_mm_linear_kernel = choose
@@ -254,6 +290,32 @@ def cuda_mtp_class():
     return DeepseekV32MTP
 
 
+def _glm5_config():
+    """GLM-5 (model_type glm_moe_dsa) on vLLM 0.23 with transformers 4.57
+    (the version its venv resolves): transformers has no config class for
+    it and vLLM 0.23's config registry (transformers_utils/config.py
+    _CONFIG_REGISTRY) names none, so ModelConfig refuses the folder. vLLM
+    0.23's model code does handle it (registry GlmMoeDsaForCausalLM,
+    speculative.py hf_config_override: glm_moe_dsa -> DeepSeekMTPModel).
+    The stand-in registers DeepseekV3Config under that model type, as vLLM
+    0.23 itself does for deepseek_v32: it carries config.json's values; the
+    indexer is built because index_topk is set (deepseek_v2.py is_v32)."""
+    from transformers import AutoConfig
+
+    try:
+        AutoConfig.for_model("glm_moe_dsa")
+        return
+    except ValueError:
+        pass
+    from transformers import DeepseekV3Config
+    from vllm.transformers_utils import config as tc
+
+    class GlmMoeDsaStandIn(DeepseekV3Config):
+        model_type = "glm_moe_dsa"
+
+    tc._CONFIG_REGISTRY["glm_moe_dsa"] = GlmMoeDsaStandIn
+
+
 def _cpu_platform():
     """vLLM 0.23 ignores VLLM_TARGET_DEVICE=cpu on a machine with CUDA
     libraries: its CPU platform is set before any module is built."""
@@ -272,8 +334,9 @@ def build(model_dir, cls=None):
     import torch
 
     _cpu_platform()
-    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig, set_current_vllm_config)
+    _glm5_config()
+    from vllm.config import (CacheConfig, CompilationConfig, ModelConfig, ParallelConfig,
+                             SpeculativeConfig, VllmConfig, set_current_vllm_config)
     from vllm.config.compilation import CompilationMode
     from vllm.model_executor.model_loader.utils import get_model_architecture
 
@@ -283,8 +346,14 @@ def build(model_dir, cls=None):
     spec = SpeculativeConfig(method="mtp", num_speculative_tokens=1, target_model_config=target,
                              target_parallel_config=parallel)
     draft = spec.draft_model_config
+    extra = {}
+    if _vllm_023() and draft.hf_config.architectures[0] == "DeepSeekV4MTPModel":
+        # 0.23's V4 attention asserts an fp8 KV cache at construction
+        # (deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype); the
+        # cache is no parameter
+        extra["cache_config"] = CacheConfig(cache_dtype="fp8")
     vcfg = VllmConfig(model_config=draft, speculative_config=spec, parallel_config=parallel,
-                      compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+                      compilation_config=CompilationConfig(mode=CompilationMode.NONE), **extra)
     _allow_fp8_on_cpu()
     _allow_sparse_on_cpu()
     torch.set_default_dtype(torch.bfloat16)
@@ -354,14 +423,17 @@ def checkpoint_keys(family, quant=None, mtp_layers=1):
     layers and a few target-model keys); FP8: a scale beside each quantized
     weight (`weight_scale_inv`; compressed-tensors: `weight_scale`)."""
     n = CONFIGS[family][1]
-    if family == "deepseek_v4":  # V4-Flash: top-level head/embed only (no mtp.{i}.head)
+    if family in V4:  # V4-Flash / Pro: top-level head/embed only (no mtp.{i}.head)
         keys = ["embed.weight", "head.weight", "norm.weight", "layers.0.attn_norm.weight"]
         for i in range(mtp_layers):
             keys += _v4_layer(i)
         if quant:
             lin = (".attn.wq_a.", ".attn.wkv.", ".attn.wq_b.", ".attn.wo_a.", ".attn.wo_b.",
                    ".e_proj.", ".h_proj.", ".experts.", ".shared_experts.")
-            keys += [k[: -len(".weight")] + ".scale" for k in keys
+            if quant == "ct-fp8":
+                lin = tuple(x for x in lin if x not in V4_CT_IGNORED)
+            suffix = ".weight_scale" if quant == "ct-fp8" else ".scale"
+            keys += [k[: -len(".weight")] + suffix for k in keys
                      if k.startswith("mtp.") and k.endswith(".weight") and any(x in k for x in lin)]
         return keys
     keys = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
@@ -383,9 +455,10 @@ def checkpoint_tensors(family, quant=None, mtp_layers=1):
     import torch
 
     keys = checkpoint_keys(family, quant, mtp_layers)
-    if family == "deepseek_v4":  # FP8 where a .scale is beside (FP4 experts: not FP8)
+    if family in V4:  # FP8 where a scale is beside (FP4 experts: not FP8)
         have = set(keys)
-        scaled = {k for k in keys if k.endswith(".weight") and k[:-7] + ".scale" in have
+        scaled = {k for k in keys if k.endswith(".weight")
+                  and (k[:-7] + ".scale" in have or k + "_scale" in have)
                   and not (quant == "fp4" and ".experts." in k and ".shared_" not in k)}
     else:
         scaled = {k for k in keys if quant and _quantized(k)}

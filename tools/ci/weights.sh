@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The weight audit against vLLM 0.33.0's real loaders (docs/WEIGHTS.md):
-# tiny DeepSeek V3, V3.2, GLM-4.5 and GLM-5 MTP models (bf16, block FP8,
-# compressed-tensors FP8; V3.2 / GLM-5 also with the CUDA platform's MTP
-# class) built from vLLM's classes on CPU, their own load_weights run over
+# tiny DeepSeek V3, V3.2, GLM-4.5, GLM-5, V4-Flash and V4-Pro MTP models
+# (bf16, block FP8, FP8 / MXFP4 V4 experts, compressed-tensors FP8; V3.2 /
+# GLM-5 also with the CUDA platform's MTP class) built from vLLM's classes
+# on CPU, their own load_weights run over
 # checkpoint-named zeros by mtpcheck.weights, and `mtpcheck audit-weights`
 # on that mapping vs. its vllm@0.33 rules, also on safetensors checkpoint
 # folders (--checkpoint; python/tests_weights); then the command line once.
@@ -32,8 +33,9 @@ line=$("$V/bin/python" -m mtpcheck.weights --family glm5 --quant ct-fp8 --out "$
 	grep '^mtpcheck audit-weights') || { tail -3 "$tmp/err"; echo "weights: capture CLI failed"; exit 1; }
 build/mtpcheck ${line#mtpcheck } >"$tmp/audit.txt" || { cat "$tmp/audit.txt"; echo "weights: the printed audit failed"; exit 1; }
 echo "weights CLI: $(tail -1 "$tmp/audit.txt")"
-# vLLM 0.23 (docs/WEIGHTS.md): V3 and GLM under its own rules, about a minute,
-# only from a cached venv; installing one (~17 min, 8 GB) is left out of CI
+# vLLM 0.23 (docs/WEIGHTS.md): every family under its own rules (about 15 s
+# of tests), only from a cached venv; installing one (~17 min, 8 GB) is left
+# out of CI
 V23=/opt/mtpcheck-venvs/vllm-0.23
 if [ -f "$V23/.complete" ]; then
 	"$V23/bin/python" -m pip install -q --force-reinstall --no-deps ./python || exit 1

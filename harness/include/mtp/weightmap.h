@@ -41,14 +41,17 @@ enum mtp_engine {
 };
 
 struct mtp_wm_rules {
-	const char *name;	 /* "vllm@0.33" */
-	const char *source;	 /* the engine files and functions read */
-	bool routed_experts;	 /* experts.routed_experts.w13_* */
-	bool top_embed;		 /* V3: model.embed_tokens.weight loaded */
-	bool glm_lm_head;	 /* GLM: lm_head -> layers.N.shared_head.head */
-	bool glm_qkv;		 /* GLM: q/k/v_proj -> qkv_proj shards 0/1/2 */
-	bool indexer_wk_dequant; /* FP8 indexer wk: scale folded at load */
-	bool v4_alias;		 /* §6.2 step 0 */
+	const char *name;    /* "vllm@0.33" */
+	const char *source;  /* the engine files and functions read */
+	bool routed_experts; /* experts.routed_experts.w13_* */
+	bool top_embed;	     /* V3: model.embed_tokens.weight loaded */
+	bool glm_lm_head;    /* GLM: lm_head -> layers.N.shared_head.head */
+	bool glm_qkv;	     /* GLM: q/k/v_proj -> qkv_proj shards 0/1/2 */
+	/* FP8 indexer wk: folded with its scale at load into the weight; the
+	 * substring a scale's name must hold to be caught (NULL: no fold) */
+	const char *indexer_wk_scale;
+	bool v4_alias;	   /* §6.2 step 0 */
+	bool v4_eh_prefix; /* V4 e_proj / h_proj built with prefix= */
 };
 
 const struct mtp_wm_rules *mtp_wm_rules_of(enum mtp_engine e);
@@ -157,13 +160,6 @@ enum mtp_status mtp_wm_read_pairs(const char *path, bool allow_empty_b,
 enum mtp_status mtp_wm_read_params(const char *path, struct mtp_wm_names *out,
 				   struct mtp_wm_pairs *shapes, char *err,
 				   size_t errn);
-/* The "weight_map" keys of a safetensors index, read with cJSON
- * (weightmap_json.c). mtp_wm_read_keys no longer uses it: it reads an index
- * with the strict reader of mtp/safetensors.h. */
-enum mtp_status mtp_wm_read_index_json(const char *path,
-				       struct mtp_wm_names *out, char *err,
-				       size_t errn);
-
 /* A checkpoint folder's tensors, from the safetensors headers alone (the
  * reader of mtp/safetensors.h; no tensor data is read): the index file
  * model.safetensors.index.json when there is one (every tensor it names

@@ -408,10 +408,11 @@ static bool v3_map_stacked(const struct mtp_wm_config *c,
 	const struct mtp_wm_rules *r = mtp_wm_rules_of(c->engine);
 	char *wk = strstr(s, ".indexer.wk.weight_scale");
 
-	/* deepseek_v2.py _try_load_fp8_indexer_wk: `"weight_scale" in name`,
-	 * so compressed-tensors' .weight_scale is folded like .weight_scale_inv
-	 * (measured: vllm 0.33.0, GLM-5 compressed-tensors capture) */
-	if (r->indexer_wk_dequant && wk)
+	/* deepseek_v2.py _try_load_fp8_indexer_wk: vLLM 0.33 tests
+	 * `"weight_scale" in name`, so compressed-tensors' .weight_scale is
+	 * folded like .weight_scale_inv (measured: the GLM-5 compressed-tensors
+	 * capture); 0.23 tests "weight_scale_inv" */
+	if (r->indexer_wk_scale && wk && strstr(wk, r->indexer_wk_scale))
 		strcpy(wk, ".indexer.wk.weight");
 	if (c->family == MTP_FAMILY_GLM && r->glm_qkv &&
 	    map_stacked(glm_stacked, ARRAY_LEN(glm_stacked), NULL, s, t))
@@ -519,6 +520,36 @@ static enum mtp_status add_entry(struct mtp_wm_mapping *m, const char *key,
 	return MTP_OK;
 }
 
+/* An FP8 indexer wk (one with a scale beside it) that the engine holds for
+ * its scale (deepseek_v2.py _try_load_fp8_indexer_wk) while no scale of
+ * the checkpoint is the one it waits for: never loaded. vLLM 0.23 with a
+ * compressed-tensors checkpoint (`.weight_scale`; measured: the V3.2 /
+ * GLM-5 compressed-tensors captures). */
+static bool wk_held(const struct mtp_wm_config *c,
+		    const struct mtp_wm_names *keys, const char *key)
+{
+	static const char *const scales[] = {"weight_scale_inv",
+					     "weight_scale"};
+	const char *want = mtp_wm_rules_of(c->engine)->indexer_wk_scale;
+	size_t n = strlen(key), w = strlen(".indexer.wk.weight");
+	char buf[MTP_WM_NAME_MAX];
+	bool fp8 = false;
+
+	if (!want || c->family == MTP_FAMILY_DEEPSEEK_V4 || n < w ||
+	    strcmp(key + n - w, ".indexer.wk.weight") || n + 16 >= sizeof(buf))
+		return false;
+	for (size_t k = 0; k < ARRAY_LEN(scales); k++) {
+		snprintf(buf, sizeof(buf), "%.*s%s", (int)(n - 6), key,
+			 scales[k]);
+		if (!mtp_wm_names_has(keys, buf))
+			continue;
+		if (strstr(scales[k], want))
+			return false; /* its scale comes: folded */
+		fp8 = true;
+	}
+	return fp8;
+}
+
 /* One key: itself, or (step 0) the alias each MTP layer sees. */
 static enum mtp_status map_key(const struct mtp_wm_config *c,
 			       const struct mtp_wm_names *keys,
@@ -542,6 +573,10 @@ static enum mtp_status map_key(const struct mtp_wm_config *c,
 	if (aliased || st)
 		return st;
 	mtp_wm_map_name(c, params, key, &t);
+	if (!t.skip && wk_held(c, keys, key))
+		set_skip(&t, "an FP8 indexer wk held for a scale the engine "
+			     "does not recognise (deepseek_v2.py "
+			     "_try_load_fp8_indexer_wk): never loaded");
 	return add_entry(out, key, NULL, &t);
 }
 
@@ -571,7 +606,8 @@ void mtp_wm_mapping_fini(struct mtp_wm_mapping *m)
 }
 
 /* §8.4: the fixed loader passes prefix=f"{prefix}.e_proj"; the buggy one
- * passes none, and the quantization layer name is "". */
+ * (and vLLM 0.23's V4 MTP layer) passes none, and the quantization layer
+ * name is "". */
 enum mtp_status mtp_wm_modules(const struct mtp_wm_config *c,
 			       struct mtp_wm_pairs *out)
 {
@@ -588,7 +624,11 @@ enum mtp_status mtp_wm_modules(const struct mtp_wm_config *c,
 				 c->layer + i, leaves[k]);
 			st = mtp_wm_pairs_add(
 				out, name,
-				c->loader == MTP_LOADER_NO_PREFIX ? "" : name,
+				c->loader == MTP_LOADER_NO_PREFIX ||
+						!mtp_wm_rules_of(c->engine)
+							 ->v4_eh_prefix
+					? ""
+					: name,
 				0);
 		}
 	}

@@ -16,6 +16,7 @@ static const struct mtp_wm_rules rules[MTP_ENGINE_COUNT] = {
 			.source = "SPEC.md §6: nvidia mtp.py @0050eb86, "
 				  "deepseek_mtp.py @055e47c2",
 			.v4_alias = true,
+			.v4_eh_prefix = true,
 		},
 	[MTP_ENGINE_VLLM_0_33] =
 		{
@@ -34,26 +35,47 @@ static const struct mtp_wm_rules rules[MTP_ENGINE_COUNT] = {
 		 * stacked q/k/v -> qkv_proj */
 			.glm_lm_head = true,
 			.glm_qkv = true,
-			/* deepseek_v32 mtp.py load_weights: FP8 indexer wk held with
-		 * its scale, dequantized into wk_weights_proj shard 0 */
-			.indexer_wk_dequant = true,
+			/* deepseek_v2.py _try_load_fp8_indexer_wk (called by
+		 * deepseek_mtp.py and deepseek_v32 mtp.py load_weights): an FP8
+		 * indexer wk held until its scale arrives, `"weight_scale" in
+		 * name` (both scale names), dequantized into wk_weights_proj
+		 * shard 0 */
+			.indexer_wk_scale = "weight_scale",
 			/* deepseek_v4/nvidia/mtp.py load_weights: no alias step */
 			.v4_alias = false,
+			/* deepseek_v4/nvidia/mtp.py DeepSeekV4MultiTokenPredictor
+		 * Layer.__init__: ReplicatedLinear(..., prefix=f"{prefix}.e_proj") */
+			.v4_eh_prefix = true,
 		},
 	[MTP_ENGINE_VLLM_0_23] =
 		{
 			.name = "vllm@0.23",
-			.source =
-				"vllm 0.23.0: deepseek_mtp.py, glm4_moe_mtp.py "
-				"load_weights (SPEC.md §12.5; V3 and GLM "
-				"captured here, bf16 and FP8)",
-			/* measured: the 0.23 V3 / GLM captures */
+			.source = "vllm 0.23.0: deepseek_mtp.py DeepSeekMTP."
+				  "load_weights (V3, V3.2, GLM-5), "
+				  "glm4_moe_mtp.py Glm4MoeMTP.load_weights, "
+				  "deepseek_v2.py _try_load_fp8_indexer_wk, "
+				  "models/deepseek_v4/nvidia/mtp.py "
+				  "load_weights",
+			/* fused_moe/layer.py: the expert weights on FusedMoE
+		 * itself (measured: every 0.23 capture) */
 			.routed_experts = false,
+			/* deepseek_mtp.py load_weights: a top-level name has no
+		 * spec layer (get_spec_layer_idx_from_weight_name) and is
+		 * skipped */
 			.top_embed = false,
 			.glm_lm_head = true,
 			.glm_qkv = true,
-			.indexer_wk_dequant = false,
+			/* deepseek_v2.py _try_load_fp8_indexer_wk: `is_scale =
+		 * "weight_scale_inv" in name`; compressed-tensors'
+		 * .weight_scale is not caught (its FP8 wk waits forever, the
+		 * scale goes on to wk_weights_proj.weight_scale: a KeyError) */
+			.indexer_wk_scale = "weight_scale_inv",
+			/* deepseek_v4/nvidia/mtp.py load_weights: no alias step */
 			.v4_alias = false,
+			/* deepseek_v4/nvidia/mtp.py DeepSeekV4MultiTokenPredictor
+		 * Layer.__init__: ReplicatedLinear(...) without prefix= for
+		 * e_proj and h_proj (SPEC.md §12.5 #6) */
+			.v4_eh_prefix = false,
 		},
 };
 

@@ -1,6 +1,6 @@
 /*
  * The audit's name sets: appended, sorted once, looked up by bisection
- * (weightmap_io.c reads them from files, weightmap_json.c from index files).
+ * (weightmap_io.c reads them from files and index files).
  */
 #include "mtp/weightmap.h"
 

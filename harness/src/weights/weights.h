@@ -1,7 +1,7 @@
 /*
  * Subsystem weights: mtpcheck audit-weights: the engine loader's
- * simulation, checkpoint names and index files, the audit and its JSON, and
- * its self-test (weightmap_json_none.c stands in without libcjson).
+ * simulation, checkpoint names and index files (the strict reader of
+ * mtp/safetensors.h; no libcjson), the audit and its JSON, and its self-test.
  *
  * May depend on: ops, judge, reports, util
  * Its interface: mtp/weightmap.h.
