@@ -329,8 +329,8 @@ static int64_t decode_span(int64_t n, int64_t c, int64_t *len)
 }
 
 /* Chunks [c0, c1) of the decode path: converts their slices of every
- * token's streams into x, then part [PRE_DC][t][nmix] gets their partial
- * dots, mix group by mix group so that each fn row is one stream. */
+ * token's streams into x, then part [PRE_DC][t][nmix + 1] gets their
+ * partial dots and (last) sums of squares, mix group by mix group so that each fn row is one stream. */
 static void decode_chunks(const struct mtp_cpu_hc_pre *k, const void *residual,
 			  float *x, int64_t t, int64_t c0, int64_t c1,
 			  float *part)
@@ -341,9 +341,15 @@ static void decode_chunks(const struct mtp_cpu_hc_pre *k, const void *residual,
 	for (int64_t c = c0; c < c1; c++) {
 		int64_t len, kc = decode_span(n, c, &len);
 
-		for (int64_t tok = 0; len && tok < t; tok++)
-			mtp_cpu_load(k->act, residual, tok * n + kc, len,
-				     x + tok * n + kc);
+		for (int64_t tok = 0; tok < t; tok++) {
+			float *xc = x + tok * n + kc;
+
+			if (len)
+				mtp_cpu_load(k->act, residual, tok * n + kc,
+					     len, xc);
+			part[(c * t + tok) * (nmix + 1) + nmix] =
+				len ? mtp_cpu_sumsq(xc, len) : 0.0f;
+		}
 	}
 	for (int64_t o = 0; o < nmix; o += PRE_DM)
 		for (int64_t c = c0; c < c1; c++)
@@ -364,7 +370,7 @@ static void decode_chunks(const struct mtp_cpu_hc_pre *k, const void *residual,
 						 acc);
 				for (int64_t o2 = o;
 				     o2 < o + PRE_DM && o2 < nmix; o2++)
-					part[(c * t + tok) * nmix + o2] =
+					part[(c * t + tok) * (nmix + 1) + o2] =
 						acc[o2 - o0];
 			}
 }
@@ -375,7 +381,7 @@ static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
 {
 	const int64_t m = k->m, h = k->h, n = m * h, nmix = 2 * m + m * m;
 	float *x = mtp_cpu_floats(
-		(size_t)(t * n + 2 * h + nmix + PRE_DC * t * nmix));
+		(size_t)(t * n + 2 * h + nmix + PRE_DC * t * (nmix + 1)));
 	float *u, *li, *mu, *part;
 
 	if (!x)
@@ -394,13 +400,17 @@ static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
 	}
 	for (int64_t tok = 0; tok < t; tok++) {
 		const float *xt = x + tok * n;
-		const float rho = mtp_cpu_rms_inv(xt, n, k->rms_eps);
+		float ss = 0.0f, rho;
 
+		for (int64_t c = 0; c < PRE_DC; c++)
+			ss += part[(c * t + tok) * (nmix + 1) + nmix];
+		rho = isfinite(ss) ? 1.0f / sqrtf(ss / (float)n + k->rms_eps)
+				   : mtp_cpu_rms_inv(xt, n, k->rms_eps);
 		for (int64_t o = 0; o < nmix; o++) {
 			float s = 0.0f;
 
 			for (int64_t c = 0; c < PRE_DC; c++)
-				s += part[(c * t + tok) * nmix + o];
+				s += part[(c * t + tok) * (nmix + 1) + o];
 			mu[o] = isfinite(s)
 					? rho * s
 					: mtp_cpu_scaled_dot(rho, xt,
