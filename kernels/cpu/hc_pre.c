@@ -5,6 +5,8 @@
  * input sum_m pre_m * R[m], optionally with the fused RMSNorm. The token
  * kernel is shared with hc_fused_post_pre and the V4 block.
  */
+#include <omp.h>
+
 #include "cpu_internal.h"
 #include "vec.h"
 
@@ -135,6 +137,7 @@ void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
 #define PRE_TB 4
 #define PRE_MB 3
 #define PRE_KC 1024
+#define PRE_SB 32 /* tokens per block (block_dots) */
 
 MTP_CPU_AVX2 static void dots_4x3(const float *const x[PRE_TB],
 				  const float *const f[PRE_MB], int64_t len,
@@ -186,8 +189,12 @@ MTP_CPU_AVX512 static void dots_4x3_512(const float *const x[PRE_TB],
 		const __m512 f2 = _mm512_loadu_ps(f[2] + k);
 
 		for (int t = 0; t < PRE_TB; t++) {
-			const __m512 xt = _mm512_loadu_ps(x[t] + k);
+			__m512 xt = _mm512_loadu_ps(x[t] + k);
 
+			/* one load of x per token, in a register: gcc folds
+			 * it into each of the 3 FMAs otherwise (15 loads per
+			 * 12 FMAs), and Zen 4 loads one zmm per cycle */
+			__asm__("" : "+v"(xt));
 			v[t][0] = _mm512_fmadd_ps(xt, f0, v[t][0]);
 			v[t][1] = _mm512_fmadd_ps(xt, f1, v[t][1]);
 			v[t][2] = _mm512_fmadd_ps(xt, f2, v[t][2]);
@@ -207,48 +214,68 @@ MTP_CPU_AVX512 static void dots_4x3_512(const float *const x[PRE_TB],
 	}
 }
 
-/* dot[t][o] = x[t] . fn[o] for the block's tokens (missing ones repeat the
- * last); dot is [PRE_TB][nmix], zeroed here. */
-static void block_dots(const struct mtp_cpu_hc_pre *k,
-		       const float *const x[PRE_TB], int64_t nmix, float *dot)
+/*
+ * The dots of a block of nt <= PRE_SB tokens, their fp32 streams in xb
+ * [nt][ld]: for each K chunk, every 3-mix group of fn's chunk (12 KB, in
+ * L1) is multiplied with the block's slices (128 KB, in L2) 4 tokens at a
+ * time (missing ones repeat the last): fn comes from L3 once per block,
+ * not once per 4 tokens. Each dot is still the sum, chunk by chunk, of the
+ * same register tile's partials, so the grouping of tokens does not change
+ * it. dot is [nt][nmix], zeroed here.
+ */
+static void block_dots(const struct mtp_cpu_hc_pre *k, const float *xb,
+		       int64_t ld, int nt, float *dot)
 {
-	const int64_t n = k->m * k->h;
+	const int64_t n = k->m * k->h, nmix = 2 * k->m + k->m * k->m;
 	const bool wide = mtp_cpu_vec512(k->act);
 
-	memset(dot, 0, (size_t)(PRE_TB * nmix) * sizeof(*dot));
+	memset(dot, 0, (size_t)(nt * nmix) * sizeof(*dot));
 	for (int64_t kc = 0; kc < n; kc += PRE_KC) {
 		const int64_t len = n - kc < PRE_KC ? n - kc : PRE_KC;
-		const float *xc[PRE_TB];
 
-		for (int t = 0; t < PRE_TB; t++)
-			xc[t] = x[t] + kc;
 		for (int64_t o = 0; o < nmix; o += PRE_MB) {
 			const float *fc[PRE_MB];
-			float acc[PRE_TB][PRE_MB] = {{0}};
 
 			for (int d = 0; d < PRE_MB; d++)
 				fc[d] = k->fn + (o + d < nmix ? o + d : o) * n +
 					kc;
-			(wide ? dots_4x3_512 : dots_4x3)(xc, fc, len, acc);
-			for (int t = 0; t < PRE_TB; t++)
-				for (int d = 0; d < PRE_MB && o + d < nmix; d++)
-					dot[t * nmix + o + d] += acc[t][d];
+			for (int q = 0; q < nt; q += PRE_TB) {
+				const float *xc[PRE_TB];
+				float acc[PRE_TB][PRE_MB] = {{0}};
+
+				for (int t = 0; t < PRE_TB; t++)
+					xc[t] = xb +
+						(q + t < nt ? q + t : nt - 1) *
+							ld +
+						kc;
+				(wide ? dots_4x3_512 : dots_4x3)(xc, fc, len,
+								 acc);
+				for (int t = 0; t < PRE_TB && q + t < nt; t++)
+					for (int d = 0;
+					     d < PRE_MB && o + d < nmix; d++)
+						dot[(q + t) * nmix + o + d] +=
+							acc[t][d];
+			}
 		}
 	}
 }
 
 /*
  * Decode sizes (fewer tokens than a block): the cost is streaming fn once
- * (2.75 MB at H = 7168, M = 4), which one thread cannot do at the memory's
- * speed. K is cut into PRE_DC fixed chunks that the threads share; each
- * chunk's partial dots go to their own slot and are added in chunk order,
- * so the result does not depend on the thread count. A token's dots are
- * PRE_DM mixes at a time (8 FMA chains, x loaded once per 8 fn vectors).
+ * (2.75 MB at H = 7168, M = 4) from DRAM, or from L3 when warm. K is cut
+ * into PRE_DC fixed chunks that the threads share, each thread a contiguous
+ * range of them; each chunk's partial dots go to their own slot and are
+ * added in chunk order, so the result does not depend on the thread count.
+ * A chunk converts its own slice of the residual, then walks fn's rows
+ * PRE_DW at a time (24, all of V4's mixes, with AVX-512: x is loaded once
+ * per 24 fn vectors; 8 with AVX2), fetching every row PRE_AHEAD floats
+ * ahead: a thread's row segments are contiguous from chunk to chunk, so
+ * the fetches run on into its next chunk.
  */
 #define PRE_DC 16
 #define PRE_DM 8
 
-MTP_CPU_AVX2 static void dots_1x8(const float *x, const float *const f[PRE_DM],
+MTP_CPU_AVX2 static void dots_1x8(const float *x, const float *f, int64_t n,
 				  int64_t len, float acc[PRE_DM])
 {
 	__m256 v[PRE_DM];
@@ -260,43 +287,96 @@ MTP_CPU_AVX2 static void dots_1x8(const float *x, const float *const f[PRE_DM],
 		const __m256 xv = _mm256_loadu_ps(x + k);
 
 		for (int d = 0; d < PRE_DM; d++)
-			v[d] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(f[d] + k),
-					       v[d]);
+			v[d] = _mm256_fmadd_ps(
+				xv, _mm256_loadu_ps(f + d * n + k), v[d]);
 	}
-	for (int d = 0; d < PRE_DM; d++) {
-		float s = mtp_vec_hsum(v[d]);
-
+	for (int d = 0; d < PRE_DM; d++)
+		acc[d] = mtp_vec_hsum(v[d]);
+	for (int d = 0; d < PRE_DM; d++)
 		for (int64_t i = k; i < len; i++)
-			s += x[i] * f[d][i];
-		acc[d] = s;
-	}
+			acc[d] += x[i] * f[d * n + i];
 }
 
-/* part [PRE_DC][t][nmix]: chunk c's partial dots of every token and mix. */
-static void decode_chunk(const struct mtp_cpu_hc_pre *k, const float *x,
-			 int64_t t, int64_t c, float *part)
+/* dots_1x8 at 16 lanes (AVX-512): the same loads in half the
+ * instructions. */
+MTP_CPU_AVX512 static void dots_1x8_512(const float *x, const float *f,
+					int64_t n, int64_t len,
+					float acc[PRE_DM])
+{
+	__m512 v[PRE_DM];
+	int64_t k = 0;
+
+	for (int d = 0; d < PRE_DM; d++)
+		v[d] = _mm512_setzero_ps();
+	for (; k + 16 <= len; k += 16) {
+		const __m512 xv = _mm512_loadu_ps(x + k);
+
+		for (int d = 0; d < PRE_DM; d++)
+			v[d] = _mm512_fmadd_ps(
+				xv, _mm512_loadu_ps(f + d * n + k), v[d]);
+	}
+	for (int d = 0; d < PRE_DM; d++)
+		acc[d] = _mm512_reduce_add_ps(v[d]);
+	for (int d = 0; d < PRE_DM; d++)
+		for (int64_t i = k; i < len; i++)
+			acc[d] += x[i] * f[d * n + i];
+}
+
+/* K chunk c of n: its start and length. */
+static int64_t decode_span(int64_t n, int64_t c, int64_t *len)
+{
+	const int64_t clen = ((n + PRE_DC - 1) / PRE_DC + 15) / 16 * 16;
+	const int64_t kc = c * clen;
+
+	*len = kc >= n ? 0 : n - kc < clen ? n - kc : clen;
+	return *len ? kc : 0;
+}
+
+/* Chunks [c0, c1) of the decode path: converts their slices of every
+ * token's streams into x, then part [PRE_DC][t][nmix + 1] gets their
+ * partial dots and (last) sums of squares, mix group by mix group so that each fn row is one stream. */
+static void decode_chunks(const struct mtp_cpu_hc_pre *k, const void *residual,
+			  float *x, int64_t t, int64_t c0, int64_t c1,
+			  float *part)
 {
 	const int64_t n = k->m * k->h, nmix = 2 * k->m + k->m * k->m;
-	const int64_t clen = ((n + PRE_DC - 1) / PRE_DC + 7) / 8 * 8;
-	const int64_t kc = c * clen, len = kc >= n	   ? 0
-					   : n - kc < clen ? n - kc
-							   : clen;
-	float *pc = part + c * t * nmix;
+	const bool wide = mtp_cpu_vec512(k->act);
 
-	for (int64_t tok = 0; tok < t; tok++)
-		for (int64_t o = 0; o < nmix; o += PRE_DM) {
-			const float *f[PRE_DM];
-			float acc[PRE_DM] = {0};
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t len, kc = decode_span(n, c, &len);
 
-			for (int d = 0; d < PRE_DM; d++)
-				f[d] = k->fn +
-				       (o + d < nmix ? o + d : nmix - 1) * n +
-				       (len ? kc : 0);
+		for (int64_t tok = 0; tok < t; tok++) {
+			float *xc = x + tok * n + kc;
+
 			if (len)
-				dots_1x8(x + tok * n + kc, f, len, acc);
-			for (int d = 0; d < PRE_DM && o + d < nmix; d++)
-				pc[tok * nmix + o + d] = acc[d];
+				mtp_cpu_load(k->act, residual, tok * n + kc,
+					     len, xc);
+			part[(c * t + tok) * (nmix + 1) + nmix] =
+				len ? mtp_cpu_sumsq(xc, len) : 0.0f;
 		}
+	}
+	for (int64_t o = 0; o < nmix; o += PRE_DM)
+		for (int64_t c = c0; c < c1; c++)
+			for (int64_t tok = 0; tok < t; tok++) {
+				int64_t len, kc = decode_span(n, c, &len);
+				/* the last group repeats the last row */
+				const int64_t o0 =
+					o + PRE_DM <= nmix ? o : nmix - PRE_DM;
+				float acc[PRE_DM] = {0};
+
+				if (len && wide)
+					dots_1x8_512(x + tok * n + kc,
+						     k->fn + o0 * n + kc, n,
+						     len, acc);
+				else if (len)
+					dots_1x8(x + tok * n + kc,
+						 k->fn + o0 * n + kc, n, len,
+						 acc);
+				for (int64_t o2 = o;
+				     o2 < o + PRE_DM && o2 < nmix; o2++)
+					part[(c * t + tok) * (nmix + 1) + o2] =
+						acc[o2 - o0];
+			}
 }
 
 static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
@@ -305,7 +385,7 @@ static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
 {
 	const int64_t m = k->m, h = k->h, n = m * h, nmix = 2 * m + m * m;
 	float *x = mtp_cpu_floats(
-		(size_t)(t * n + 2 * h + nmix + PRE_DC * t * nmix));
+		(size_t)(t * n + 2 * h + nmix + PRE_DC * t * (nmix + 1)));
 	float *u, *li, *mu, *part;
 
 	if (!x)
@@ -314,19 +394,27 @@ static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
 	li = u + h;
 	mu = li + h;
 	part = mu + nmix;
-	mtp_cpu_load(k->act, residual, 0, t * n, x);
-#pragma omp parallel for schedule(static) if (n * nmix >= MTP_CPU_PAR_MIN)
-	for (int64_t c = 0; c < PRE_DC; c++)
-		decode_chunk(k, x, t, c, part);
+#pragma omp parallel if (n * nmix >= MTP_CPU_PAR_MIN)
+	{
+		const int64_t nt = omp_get_num_threads(),
+			      id = omp_get_thread_num();
+
+		decode_chunks(k, residual, x, t, PRE_DC * id / nt,
+			      PRE_DC * (id + 1) / nt, part);
+	}
 	for (int64_t tok = 0; tok < t; tok++) {
 		const float *xt = x + tok * n;
-		const float rho = mtp_cpu_rms_inv(xt, n, k->rms_eps);
+		float ss = 0.0f, rho;
 
+		for (int64_t c = 0; c < PRE_DC; c++)
+			ss += part[(c * t + tok) * (nmix + 1) + nmix];
+		rho = isfinite(ss) ? 1.0f / sqrtf(ss / (float)n + k->rms_eps)
+				   : mtp_cpu_rms_inv(xt, n, k->rms_eps);
 		for (int64_t o = 0; o < nmix; o++) {
 			float s = 0.0f;
 
 			for (int64_t c = 0; c < PRE_DC; c++)
-				s += part[(c * t + tok) * nmix + o];
+				s += part[(c * t + tok) * (nmix + 1) + o];
 			mu[o] = isfinite(s)
 					? rho * s
 					: mtp_cpu_scaled_dot(rho, xt,
@@ -348,6 +436,7 @@ struct pre_args {
 	float *post, *comb;
 	void *li;
 	int64_t t;
+	int64_t sb; /* tokens per block (pre_block) */
 };
 
 static void pre_one(const void *ctx, int64_t r, float *buf)
@@ -364,39 +453,54 @@ static void pre_one(const void *ctx, int64_t r, float *buf)
 }
 
 #if MTP_CPU_VEC
-/* Tokens [PRE_TB*b, PRE_TB*b + PRE_TB): buf holds their fp32 streams, then
- * u, li and the dots. */
+/* Rows of a block's fp32 streams, PRE_PAD floats longer than the M*H of a
+ * token: at M*H = 28672 the rows are 112 KiB apart, a multiple of 4 KiB,
+ * and the 4 rows of a tile and the 3 of fn fell into one set of L1. */
+#define PRE_PAD 16
+
+/* Tokens [sb*b, sb*b + sb): buf holds their fp32 streams, rows ld apart,
+ * then u, li, the dots and the RMS scales. */
 static void pre_block(const void *ctx, int64_t b, float *buf)
 {
 	const struct pre_args *g = ctx;
 	const struct mtp_cpu_hc_pre *k = g->k;
 	const int64_t m = k->m, h = k->h, n = m * h, nmix = 2 * m + m * m;
-	const int64_t t0 = b * PRE_TB;
-	const int nt = g->t - t0 < PRE_TB ? (int)(g->t - t0) : PRE_TB;
-	float *u = buf + PRE_TB * n, *li = u + h, *dot = li + h;
-	const float *x[PRE_TB];
+	const int64_t ld = n + PRE_PAD, t0 = b * g->sb;
+	const int nt = g->t - t0 < g->sb ? (int)(g->t - t0) : (int)g->sb;
+	float *u = buf + nt * ld, *li = u + h, *dot = li + h,
+	      *rho = dot + nt * nmix;
 
-	for (int i = 0; i < PRE_TB; i++) {
-		x[i] = buf + (i < nt ? i : nt - 1) * n;
-		if (i < nt)
-			mtp_cpu_load(k->act, g->residual, (t0 + i) * n, n,
-				     buf + i * n);
+	for (int i = 0; i < nt; i++) { /* the RMS while x is in L2 */
+		mtp_cpu_load(k->act, g->residual, (t0 + i) * n, n,
+			     buf + i * ld);
+		rho[i] = mtp_cpu_rms_inv(buf + i * ld, n, k->rms_eps);
 	}
-	block_dots(k, x, nmix, dot);
+	block_dots(k, buf, ld, nt, dot);
 	for (int i = 0; i < nt; i++) {
 		const int64_t t = t0 + i;
-		const float rho = mtp_cpu_rms_inv(x[i], n, k->rms_eps);
+		const float *x = buf + i * ld;
 		float *mu = dot + i * nmix;
 
 		for (int64_t o = 0; o < nmix; o++)
 			mu[o] = isfinite(mu[o])
-					? rho * mu[o]
-					: mtp_cpu_scaled_dot(rho, x[i],
+					? rho[i] * mu[o]
+					: mtp_cpu_scaled_dot(rho[i], x,
 							     k->fn + o * n, n);
-		pre_finish(k, x[i], mu, u, g->post + t * m, g->comb + t * m * m,
+		pre_finish(k, x, mu, u, g->post + t * m, g->comb + t * m * m,
 			   li);
 		mtp_cpu_store(k->act, g->li, t * h, h, li);
 	}
+}
+
+/* Tokens per block: PRE_SB, or fewer (a multiple of PRE_TB) so that every
+ * thread has a block. */
+static int64_t pre_block_size(int64_t t)
+{
+	const int64_t th = omp_get_max_threads();
+	const int64_t per = (t + th - 1) / th;
+	const int64_t sb = (per + PRE_TB - 1) / PRE_TB * PRE_TB;
+
+	return sb < PRE_TB ? PRE_TB : sb > PRE_SB ? PRE_SB : sb;
 }
 #endif
 
@@ -407,7 +511,7 @@ enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
 {
 	const int64_t m = k->m, h = k->h, nmix = 2 * m + m * m;
 	struct mtp_cpu_hc_pre kn = *k;
-	const struct pre_args g = {&kn, residual, post, comb, layer_input, t};
+	struct pre_args g = {&kn, residual, post, comb, layer_input, t, 0};
 	float *wf = NULL;
 	enum mtp_status st;
 
@@ -418,13 +522,15 @@ enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
 		kn.norm_w = wf;
 	}
 #if MTP_CPU_VEC
-	if (mtp_cpu_vec(k->act) && t < PRE_TB)
+	if (mtp_cpu_vec(k->act) && t < PRE_TB && nmix >= PRE_DM)
 		st = pre_decode(&kn, residual, t, post, comb, layer_input);
-	else if (mtp_cpu_vec(k->act))
-		st = mtp_cpu_rows((t + PRE_TB - 1) / PRE_TB, PRE_TB * m * h,
-				  (size_t)(PRE_TB * (m * h + nmix) + 2 * h),
-				  pre_block, &g);
-	else
+	else if (mtp_cpu_vec(k->act)) {
+		g.sb = pre_block_size(t);
+		st = mtp_cpu_rows(
+			(t + g.sb - 1) / g.sb, g.sb * m * h,
+			(size_t)(g.sb * (m * h + PRE_PAD + nmix + 1) + 2 * h),
+			pre_block, &g);
+	} else
 #endif
 		st = mtp_cpu_rows(t, m * h, (size_t)(m * h + 2 * h + nmix),
 				  pre_one, &g);

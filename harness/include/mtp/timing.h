@@ -70,4 +70,16 @@ enum mtp_status mtp_time_call(struct mtp_backend *be, const struct mtp_call *c,
 enum mtp_status mtp_probe_copy_bandwidth(struct mtp_backend *be, size_t bytes,
 					 double *bytes_per_s);
 
+/* The fp32 FMA peak of the host CPU, measured: the threads a host backend
+ * runs (OMP_NUM_THREADS, else the online CPUs), each on chains of fused
+ * multiply-adds in registers, at 8 lanes (ymm) and 16 (zmm, with
+ * AVX-512); 2 flops per lane. All 0 where there is neither (not x86-64, no
+ * AVX2+FMA). */
+struct mtp_fma_peak {
+	double flops_per_s; /* the larger of ymm and zmm */
+	double ymm, zmm;
+	int threads;
+};
+void mtp_probe_fma_host(struct mtp_fma_peak *p);
+
 #endif

@@ -89,6 +89,7 @@ struct row {
 	char shape[64];
 	struct mtp_timing t;
 	double bytes, flops, peak, ref_median;
+	double fma_peak; /* flop/s, or 0 where the FMA probe does not apply */
 	double warm_median; /* --launches: the same graph on one input set */
 	const char *note;
 };
@@ -118,6 +119,14 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 		 ratio > 0 ? 1 / ratio : NAN, mtp_verdict_name(*v), p);
 	b->n_slower += *v == MTP_SLOWER;
 	b->n_ambiguous += *v == MTP_AMBIGUOUS;
+}
+
+/* Whether the row is compute-bound on its device: its flops take longer at
+ * the FMA probe's rate than its bytes at the copy probe's (a roofline). */
+static bool compute_bound(const struct row *r)
+{
+	return r->fma_peak > 0 && r->peak > 0 &&
+	       r->flops / r->fma_peak > r->bytes / r->peak;
 }
 
 /* Keeps a copy of a printed row for the HTML page. */
@@ -160,20 +169,24 @@ static void print_row(struct bench *b, const struct row *r)
 {
 	double gbs = r->t.median > 0 ? r->bytes / r->t.median / 1e9 : 0;
 	double gfs = r->t.median > 0 ? r->flops / r->t.median / 1e9 : 0;
-	char pk[16] = "-", sp[16] = "-", cmp[80];
+	char pk[16] = "-", fp[16] = "-", sp[16] = "-", cmp[80];
 	enum mtp_verdict v;
+	const bool cb = compute_bound(r);
 
 	if (r->peak > 0)
 		snprintf(pk, sizeof(pk), "%.1f",
 			 100 * r->bytes / r->t.median / r->peak);
+	if (cb)
+		snprintf(fp, sizeof(fp), "%.1f",
+			 100 * r->flops / r->t.median / r->fma_peak);
 	if (r->ref_median > 0 && r->t.median > 0)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
 	keep_row(b, r, gbs, gfs, v);
-	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %8s  "
+	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %5s %8s  "
 	       "%s%s%s%s%s\n",
 	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
-	       gbs, pk, gfs, sp, r->check,
+	       gbs, pk, gfs, fp, sp, r->check,
 	       r->t.iqr_pct > 10 ? " noisy (IQR > 10 %)" : "",
 	       r->note ? " " : "", r->note ? r->note : "", cmp);
 	if (r->t.launches > 1 && r->warm_median > 0)
@@ -204,6 +217,12 @@ static void print_row(struct bench *b, const struct row *r)
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
 		r->ref_median > 0 ? r->ref_median / r->t.median : 0, r->check,
 		r->note ? r->note : "");
+	if (r->fma_peak > 0)
+		fprintf(b->json,
+			",\"peak_fma_gflop_per_s\":%.4g,\"bound\":\"%s\","
+			"\"fraction_of_fma_peak\":%.4g",
+			r->fma_peak / 1e9, cb ? "compute" : "memory",
+			r->flops / r->t.median / r->fma_peak);
 	if (r->t.launches > 1)
 		fprintf(b->json, ",\"launches\":%d,\"warm_median_s\":%.9g",
 			r->t.launches, r->warm_median);
@@ -401,6 +420,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		r.backend = b->backends[i];
 		r.t = tms[i];
 		r.peak = b->peak[i];
+		r.fma_peak = b->fma_peak[i];
 		r.ref_median = ref_median;
 		r.check = !judged ? "unchecked" : bad ? "FAILED" : "ok";
 		r.note = bad;
@@ -428,9 +448,16 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	problem_fini(&p);
 }
 
+/* Whether be computes on the host CPU (its buffers are host memory). */
+static bool on_host(const struct mtp_backend *be)
+{
+	return be->iface->upload == mtp_host_copy;
+}
+
 static void open_backends(struct bench *b)
 {
 	char why[MTP_ERR_MAX], info[256];
+	bool probed = false;
 
 	for (int i = 0; i < b->n_backends; i++) {
 		if (mtp_backend_open(b->backends[i], NULL, &b->be[i], why,
@@ -447,7 +474,38 @@ static void open_backends(struct bench *b)
 		printf("backend %-8s %s; copy bandwidth %.1f GB/s (256 MiB, "
 		       "median of 10)\n",
 		       b->backends[i], info, b->peak[i] / 1e9);
+		if (!on_host(b->be[i]))
+			continue;
+		if (!probed)
+			mtp_probe_fma_host(&b->fma);
+		probed = true;
+		b->fma_peak[i] = b->fma.flops_per_s;
+		printf("backend %-8s host FMA peak %.1f GFLOP/s (fp32, %d "
+		       "threads; ymm %.1f, zmm %.1f; median of 5)\n",
+		       b->backends[i], b->fma.flops_per_s / 1e9, b->fma.threads,
+		       b->fma.ymm / 1e9, b->fma.zmm / 1e9);
 	}
+}
+
+/* The probes of the run, per backend: "inputs" of the JSON file. */
+static void json_inputs(const struct bench *b)
+{
+	fputs(",\"inputs\":{\"probes\":[", b->json);
+	for (int i = 0, n = 0; i < b->n_backends; i++) {
+		if (!b->be[i])
+			continue;
+		fprintf(b->json, "%s{\"backend\":\"%s\",\"copy_gb_per_s\":%.4g",
+			n++ ? "," : "", b->backends[i], b->peak[i] / 1e9);
+		if (b->fma_peak[i] > 0)
+			fprintf(b->json,
+				",\"fma_gflop_per_s\":%.4g,\"fma_ymm_gflop_"
+				"per_s\":%.4g,\"fma_zmm_gflop_per_s\":%.4g,"
+				"\"fma_threads\":%d",
+				b->fma_peak[i] / 1e9, b->fma.ymm / 1e9,
+				b->fma.zmm / 1e9, b->fma.threads);
+		fputc('}', b->json);
+	}
+	fputs("]}", b->json);
 }
 
 /* --html, --csv, --md from the kept rows; 1 if one could not be written. */
@@ -500,13 +558,14 @@ static int bench_main(struct bench *b, int argc, char **argv)
 		      b->json);
 		mtp_meta_json(b->json, NULL, b->seed, b->backends,
 			      b->n_backends, devices);
+		json_inputs(b);
 		fputs(",\"rows\":[\n", b->json);
 	}
 	for (int i = 0; i < b->n_backends; i++)
 		opened += b->be[i] != NULL;
-	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %8s  %s\n", "op",
+	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %5s %8s  %s\n", "op",
 	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
-	       "GFLOP/s", "vs_ref", "check");
+	       "GFLOP/s", "%fma", "vs_ref", "check");
 	/* SIGINT/SIGTERM (a CI job's time limit) end the bench after the row
 	 * in progress, with the JSON closed: the rows so far stay readable */
 	mtp_signals_begin();

@@ -32,7 +32,9 @@ struct bench {
 	FILE *json;
 	int json_rows, failures;
 	struct mtp_backend *be[MAXL];
-	double peak[MAXL];
+	double peak[MAXL];	 /* copy probe of each backend, bytes/s */
+	double fma_peak[MAXL];	 /* FMA probe where it is the host CPU */
+	struct mtp_fma_peak fma; /* the host's FMA probe, once per run */
 	const char *baseline_path;
 	struct mtp_baseline base;
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */

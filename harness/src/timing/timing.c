@@ -6,9 +6,15 @@
  */
 #include "mtp/timing.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 void mtp_timing_opts_init(struct mtp_timing_opts *o)
 {
@@ -321,4 +327,113 @@ enum mtp_status mtp_probe_copy_bandwidth(struct mtp_backend *be, size_t bytes,
 	mtp_backend_free(be, a);
 	mtp_backend_free(be, b);
 	return st;
+}
+
+/*
+ * The FMA probe: every thread runs FMA_CHAINS independent chains of fused
+ * multiply-adds on registers (no memory), enough to cover the latency of
+ * two FMA pipes, at 8 lanes (ymm) and, where the CPU has AVX-512, at 16
+ * (zmm): on a core with 256-bit pipes a zmm FMA takes both (Zen 4), so the
+ * two peaks are equal there and the zmm one is twice the ymm one on cores
+ * with 512-bit pipes (Zen 5, Intel server parts).
+ */
+#define FMA_CHAINS 12
+#define FMA_ITERS (1l << 21)
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* One chain set at one width: V the vector type, P the intrinsics' prefix;
+ * returns the first lane of the chains' sum. */
+#define FMA_CHAINS_AT(name, isa, V, P)                                         \
+	__attribute__((target(isa))) static float name(long iters)             \
+	{                                                                      \
+		const V mul = P##_set1_ps(0.9999999f);                         \
+		const V add = P##_set1_ps(1e-7f);                              \
+		V a[FMA_CHAINS];                                               \
+		float out[sizeof(V) / sizeof(float)];                          \
+                                                                               \
+		for (int j = 0; j < FMA_CHAINS; j++)                           \
+			a[j] = P##_set1_ps((float)j);                          \
+		for (long i = 0; i < iters; i++)                               \
+			_Pragma("GCC unroll 16") for (int j = 0;               \
+						      j < FMA_CHAINS; j++)     \
+				a[j] = P##_fmadd_ps(a[j], mul, add);           \
+		for (int j = 1; j < FMA_CHAINS; j++)                           \
+			a[0] = P##_add_ps(a[0], a[j]);                         \
+		P##_storeu_ps(out, a[0]);                                      \
+		return out[0];                                                 \
+	}
+FMA_CHAINS_AT(fma_ymm, "avx2,fma", __m256, _mm256)
+FMA_CHAINS_AT(fma_zmm, "avx512f", __m512, _mm512)
+#endif
+
+struct fma_job {
+	int lanes;
+	double t0, t1;
+	volatile float sink; /* keeps the chains from being optimised out */
+};
+
+static void *fma_thread(void *arg)
+{
+	struct fma_job *j = arg;
+
+	j->t0 = now();
+#if defined(__x86_64__) && defined(__GNUC__)
+	j->sink = j->lanes == 16 ? fma_zmm(FMA_ITERS) : fma_ymm(FMA_ITERS);
+#endif
+	j->t1 = now();
+	return NULL;
+}
+
+/* Flop/s of `threads` threads at `lanes` lanes over the span from the first
+ * start to the last end: the median of 5 runs after one that warms up. */
+static double fma_rate(int threads, int lanes)
+{
+	struct fma_job jobs[64];
+	pthread_t tid[64];
+	double samples[5];
+
+	for (int r = 0; r < 6; r++) {
+		double t0 = 0, t1 = 0;
+		int n = 0;
+
+		while (n < threads) {
+			jobs[n] = (struct fma_job){.lanes = lanes};
+			if (pthread_create(&tid[n], NULL, fma_thread, &jobs[n]))
+				break;
+			n++;
+		}
+		for (int i = 0; i < n; i++) {
+			pthread_join(tid[i], NULL);
+			t0 = i == 0 || jobs[i].t0 < t0 ? jobs[i].t0 : t0;
+			t1 = jobs[i].t1 > t1 ? jobs[i].t1 : t1;
+		}
+		if (n < threads || t1 <= t0)
+			return 0;
+		if (r > 0)
+			samples[r - 1] = t1 - t0;
+	}
+	qsort(samples, 5, sizeof(double), cmp_double);
+	return 2.0 * lanes * FMA_CHAINS * (double)FMA_ITERS * threads /
+	       samples[2];
+}
+
+void mtp_probe_fma_host(struct mtp_fma_peak *p)
+{
+	const char *omp = getenv("OMP_NUM_THREADS");
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(p, 0, sizeof(*p));
+	p->threads = omp && atoi(omp) > 0 ? atoi(omp) : (int)cpus;
+	if (p->threads < 1)
+		p->threads = 1;
+	if (p->threads > 64)
+		p->threads = 64;
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		p->ymm = fma_rate(p->threads, 8);
+	if (__builtin_cpu_supports("avx512f"))
+		p->zmm = fma_rate(p->threads, 16);
+#endif
+	p->flops_per_s = p->zmm > p->ymm ? p->zmm : p->ymm;
 }
