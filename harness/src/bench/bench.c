@@ -448,66 +448,6 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	problem_fini(&p);
 }
 
-/* Whether be computes on the host CPU (its buffers are host memory). */
-static bool on_host(const struct mtp_backend *be)
-{
-	return be->iface->upload == mtp_host_copy;
-}
-
-static void open_backends(struct bench *b)
-{
-	char why[MTP_ERR_MAX], info[256];
-	bool probed = false;
-
-	for (int i = 0; i < b->n_backends; i++) {
-		if (mtp_backend_open(b->backends[i], NULL, &b->be[i], why,
-				     sizeof(why))) {
-			printf("backend %s: SKIPPED (%s)\n", b->backends[i],
-			       why);
-			continue;
-		}
-		mtp_backend_device_info(b->be[i], info, sizeof(info));
-		mtp_probe_copy_bandwidth(b->be[i], 256u << 20, &b->peak[i]);
-		snprintf(b->device[i], sizeof(b->device[i]),
-			 "%.200s; copy bandwidth %.1f GB/s", info,
-			 b->peak[i] / 1e9);
-		printf("backend %-8s %s; copy bandwidth %.1f GB/s (256 MiB, "
-		       "median of 10)\n",
-		       b->backends[i], info, b->peak[i] / 1e9);
-		if (!on_host(b->be[i]))
-			continue;
-		if (!probed)
-			mtp_probe_fma_host(&b->fma);
-		probed = true;
-		b->fma_peak[i] = b->fma.flops_per_s;
-		printf("backend %-8s host FMA peak %.1f GFLOP/s (fp32, %d "
-		       "threads; ymm %.1f, zmm %.1f; median of 5)\n",
-		       b->backends[i], b->fma.flops_per_s / 1e9, b->fma.threads,
-		       b->fma.ymm / 1e9, b->fma.zmm / 1e9);
-	}
-}
-
-/* The probes of the run, per backend: "inputs" of the JSON file. */
-static void json_inputs(const struct bench *b)
-{
-	fputs(",\"inputs\":{\"probes\":[", b->json);
-	for (int i = 0, n = 0; i < b->n_backends; i++) {
-		if (!b->be[i])
-			continue;
-		fprintf(b->json, "%s{\"backend\":\"%s\",\"copy_gb_per_s\":%.4g",
-			n++ ? "," : "", b->backends[i], b->peak[i] / 1e9);
-		if (b->fma_peak[i] > 0)
-			fprintf(b->json,
-				",\"fma_gflop_per_s\":%.4g,\"fma_ymm_gflop_"
-				"per_s\":%.4g,\"fma_zmm_gflop_per_s\":%.4g,"
-				"\"fma_threads\":%d",
-				b->fma_peak[i] / 1e9, b->fma.ymm / 1e9,
-				b->fma.zmm / 1e9, b->fma.threads);
-		fputc('}', b->json);
-	}
-	fputs("]}", b->json);
-}
-
 /* --html, --csv, --md from the kept rows; 1 if one could not be written. */
 static int write_pages(const struct bench *b)
 {
@@ -550,7 +490,7 @@ static int bench_main(struct bench *b, int argc, char **argv)
 			b->json_path);
 		return 2;
 	}
-	open_backends(b);
+	mtp_bench_open_backends(b);
 	for (int i = 0; i < b->n_backends; i++)
 		devices[i] = b->be[i] ? b->device[i] : NULL;
 	if (b->json) {
@@ -558,7 +498,7 @@ static int bench_main(struct bench *b, int argc, char **argv)
 		      b->json);
 		mtp_meta_json(b->json, NULL, b->seed, b->backends,
 			      b->n_backends, devices);
-		json_inputs(b);
+		mtp_bench_json_inputs(b);
 		fputs(",\"rows\":[\n", b->json);
 	}
 	for (int i = 0; i < b->n_backends; i++)

@@ -1,6 +1,7 @@
 /*
  * Internal to mtpcheck bench: its state, shared by bench.c (the timing and
- * the rows) and bench_args.c (the options and their defaults).
+ * the rows), bench_args.c (the options and their defaults) and
+ * bench_probe.c (the backends opened and probed).
  */
 #ifndef MTP_BENCH_INT_H
 #define MTP_BENCH_INT_H
@@ -53,5 +54,11 @@ struct bench {
 int mtp_bench_parse_args(struct bench *b, int argc, char **argv);
 /* What the options left unset: the default ops, shapes and backends. */
 void mtp_bench_defaults(struct bench *b);
+/* Opens b's backends and probes them (bench_probe.c): the copy bandwidth of
+ * each, the host's FMA peak for those on the host CPU; one that does not
+ * open is SKIPPED on the console and left NULL. */
+void mtp_bench_open_backends(struct bench *b);
+/* The probes of the run, per backend: "inputs" of the JSON file. */
+void mtp_bench_json_inputs(const struct bench *b);
 
 #endif

@@ -11,4 +11,8 @@
 
 #include "mtp/weightmap.h"
 
+/* Internal to the loader simulation (weightmap.c, weightmap_keys.c): marks
+ * t as not loaded, for why (NULL: a key the loader skips without a word). */
+void mtp_wm_target_skip(struct mtp_wm_target *t, const char *why);
+
 #endif
