@@ -266,11 +266,10 @@ static void block_dots(const struct mtp_cpu_hc_pre *k, const float *xb,
  * into PRE_DC fixed chunks that the threads share, each thread a contiguous
  * range of them; each chunk's partial dots go to their own slot and are
  * added in chunk order, so the result does not depend on the thread count.
- * A chunk converts its own slice of the residual, then walks fn's rows
- * PRE_DW at a time (24, all of V4's mixes, with AVX-512: x is loaded once
- * per 24 fn vectors; 8 with AVX2), fetching every row PRE_AHEAD floats
- * ahead: a thread's row segments are contiguous from chunk to chunk, so
- * the fetches run on into its next chunk.
+ * A thread first converts its chunks' slices of the residual (and their
+ * sums of squares), then walks fn PRE_DM rows at a time (8 mixes, 16 lanes
+ * with AVX-512, 8 with AVX2) across its whole chunk range, so that each fn
+ * row is one long stream per thread.
  */
 #define PRE_DC 16
 #define PRE_DM 8
@@ -334,7 +333,8 @@ static int64_t decode_span(int64_t n, int64_t c, int64_t *len)
 
 /* Chunks [c0, c1) of the decode path: converts their slices of every
  * token's streams into x, then part [PRE_DC][t][nmix + 1] gets their
- * partial dots and (last) sums of squares, mix group by mix group so that each fn row is one stream. */
+ * partial dots and (last) sums of squares, mix group by mix group so that
+ * each fn row is one stream. */
 static void decode_chunks(const struct mtp_cpu_hc_pre *k, const void *residual,
 			  float *x, int64_t t, int64_t c0, int64_t c1,
 			  float *part)
