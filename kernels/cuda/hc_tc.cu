@@ -281,9 +281,9 @@ __global__ void __launch_bounds__(NV_BLOCK)
 	const int64_t t0 = g.t0 + tile0; /* the tile's first token */
 	const T *x = (const T *)g.x + tile0 * K;
 	const int tid = threadIdx.x;
+	float *part = tc_part + ((int64_t)tile * g.slices + sl) * TC_TB * NS;
 
-	tc_dots<T, NMIX>(&g, tile0, sl, red,
-			 tc_part + ((int64_t)tile * g.slices + sl) * TC_TB * NS);
+	tc_dots<T, NMIX>(&g, tile0, sl, red, part);
 	if (!tc_last<NS>(tile, g.slices, red))
 		return;
 	tc_redo_flags<NS>(red, nt, redo);
@@ -411,7 +411,8 @@ bool nv_hc_tc_takes(int64_t t)
 {
 	const enum nv_hc_path p = nv_hc_path();
 
-	return p == NV_HC_PATH_TC || (p == NV_HC_PATH_AUTO && t >= NV_HC_TC_AUTO_T);
+	return p == NV_HC_PATH_TC ||
+	       (p == NV_HC_PATH_AUTO && t >= NV_HC_TC_AUTO_T);
 }
 
 /* The shapes the path takes: 16-bit activations, M = 4, K a multiple of
@@ -474,7 +475,8 @@ static void tc_launch_head(const void *x, const float *fn,
 bool nv_hc_pre_tc(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
 		  cudaStream_t s)
 {
-	if (!tc_shape_ok(act, a->m, a->h, a->residual, a->fn, a->layer_input) ||
+	if (!tc_shape_ok(act, a->m, a->h, a->residual, a->fn,
+			 a->layer_input) ||
 	    (a->norm_w && !nv_aligned16(a->norm_w)))
 		return false;
 	if (act == MTP_NV_BF16)
