@@ -301,10 +301,12 @@ enum nv_hc_path nv_hc_path(void)
 			path = NV_HC_PATH_TOKEN;
 		else if (e && !strcmp(e, "tile"))
 			path = NV_HC_PATH_TILE;
+		else if (e && !strcmp(e, "tc"))
+			path = NV_HC_PATH_TC;
 		else if (e && *e && strcmp(e, "auto"))
 			fprintf(stderr,
 				"mtpcheck: MTP_CUDA_HC_PATH=%s is not decode, "
-				"token, tile or auto: auto\n",
+				"token, tile, tc or auto: auto\n",
 				e);
 	}
 	return (enum nv_hc_path)path;

@@ -9,10 +9,13 @@
  *
  * MTP_CUDA_HC_PATH forces a path for tests and benchmarks: decode (split-K,
  * T <= NV_HC_DECODE_MAX_T), token (one block per token), tile (hc_pre's
- * token tiles, hc_tile.cuh), auto (the default: decode at T <=
- * NV_HC_DECODE_AUTO_T, tile at hc_pre's tile threshold, token otherwise).
- * A forced path that cannot take a call (too many tokens, M too large, the
- * ROCm hc_head variant) falls back to the automatic choice.
+ * token tiles, hc_tile.cuh), tc (the tensor-core prefill path of hc_tc.cu,
+ * CUDA builds only: MTP_NV_HC_TC), auto (the default: decode at T <=
+ * NV_HC_DECODE_AUTO_T, tc at T >= NV_HC_TC_AUTO_T, tile at hc_pre's tile
+ * threshold, token otherwise). A forced path that cannot take a call (too
+ * many tokens, M too large, the ROCm hc_head variant, a shape or build
+ * without tc) falls back to the automatic choice (a forced tc to tile or
+ * token, not to decode).
  */
 #ifndef MTP_NV_HC_DECODE_CUH
 #define MTP_NV_HC_DECODE_CUH
@@ -31,7 +34,8 @@ enum nv_hc_path {
 	NV_HC_PATH_AUTO,
 	NV_HC_PATH_DECODE,
 	NV_HC_PATH_TOKEN,
-	NV_HC_PATH_TILE
+	NV_HC_PATH_TILE,
+	NV_HC_PATH_TC
 };
 
 /* The path MTP_CUDA_HC_PATH asks for (read once; an unknown value is
@@ -50,5 +54,26 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 		       const float *scale, const float *base, void *y,
 		       int64_t t, int64_t m, int64_t h, float rms_eps,
 		       float hc_eps, cudaStream_t s);
+
+#ifdef MTP_NV_HC_TC
+/* The automatic choice's smallest T for the tc path (hc_tc.cu), from the
+ * arithmetic, not yet measured: a 64-token tile is split over 28 slices
+ * of K at H = 7168, M = 4, so T = 512 gives 224 blocks, 1.7 per SM of the
+ * H200 (132), the first T where the GPU is full; below, the decode and
+ * per-token kernels keep it. */
+#define NV_HC_TC_AUTO_T 512
+
+/* Whether the path asked for sends a call of t tokens to tc. */
+bool nv_hc_tc_takes(int64_t t);
+
+/* The tc path; false (nothing launched) when it cannot take the shape
+ * (32-bit activations, M != 4, h not a multiple of 8, unaligned rows). */
+bool nv_hc_pre_tc(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
+		  cudaStream_t s);
+bool nv_hc_head_tc(enum mtp_nv_act act, const void *x, const float *fn,
+		   const float *scale, const float *base, void *y, int64_t t,
+		   int64_t m, int64_t h, float rms_eps, float hc_eps,
+		   cudaStream_t s);
+#endif
 
 #endif

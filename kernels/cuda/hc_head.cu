@@ -88,6 +88,12 @@ extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 	    nv_hc_head_decode(act, x, fn, scale, base, y, t, m, h, rms_eps,
 			      hc_eps, s))
 		return cudaGetLastError();
+#ifdef MTP_NV_HC_TC
+	if (variant != MTP_NV_HEAD_ROCM && nv_hc_tc_takes(t) &&
+	    nv_hc_head_tc(act, x, fn, scale, base, y, t, m, h, rms_eps, hc_eps,
+			  s))
+		return cudaGetLastError();
+#endif
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH(m, launch_hc_head, mtp_gpu_bf16, x, fn, scale,
 			       base, y, t, h, rms_eps, hc_eps, variant, s);

@@ -31,66 +31,6 @@ __global__ void hc_pre_kernel(struct mtp_nv_hc_pre_args a, bool vec)
  * token for layer_input. A token whose float32 sums overflowed is redone
  * with the per-token block GEMV in double, as the per-token kernel does.
  */
-template <typename T, int M>
-static __device__ void layer_input_warp(const T *x, const T *w, T *out,
-					int64_t h, const float *pre, float eps)
-{
-	const int lane = threadIdx.x % MTP_GPU_WARP;
-	float u[16];
-
-	if (!w) {
-#pragma unroll 4
-		for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
-			layer_sum<T, M, float>(x, h, i, true, pre, u);
-			nv_store_vec(out + i, u);
-		}
-		return;
-	}
-	float ss = 0.0f;
-
-#pragma unroll 4
-	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
-		layer_sum<T, M, float>(x, h, i, true, pre, u);
-		for (int k = 0; k < 8; k++)
-			ss += u[k] * u[k];
-	}
-	ss = nv_warp_sum(ss);
-	if (!nv_overflowed(ss)) {
-		const float rr = nv_rms_inv(ss, h, eps);
-
-#pragma unroll 4
-		for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
-			float wv[16];
-
-			layer_sum<T, M, float>(x, h, i, true, pre, u);
-			nv_load_vec(w + i, wv);
-			for (int k = 0; k < 8; k++)
-				u[k] = nv_round<T>(u[k]) * rr * wv[k];
-			nv_store_vec(out + i, u);
-		}
-		return;
-	}
-	double ud[16], sd = 0.0;
-
-	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
-		layer_sum<T, M, double>(x, h, i, true, pre, ud);
-		for (int k = 0; k < 8; k++)
-			sd += ud[k] * ud[k];
-	}
-	sd = nv_warp_sum(sd);
-	const double rr = 1.0 / sqrt(sd / (double)h + (double)eps);
-
-	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
-		float wv[16];
-
-		layer_sum<T, M, double>(x, h, i, true, pre, ud);
-		nv_load_vec(w + i, wv);
-		for (int k = 0; k < 8; k++)
-			u[k] = (float)(nv_round<T>((float)ud[k]) * rr) * wv[k];
-		nv_store_vec(out + i, u);
-	}
-}
-
 template <typename T, int M, int G, int TT>
 __global__ void __launch_bounds__(NV_BLOCK, 2)
 	hc_pre_tile_kernel(struct mtp_nv_hc_pre_args a)
@@ -195,6 +135,10 @@ extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 	if (nv_hc_decode_takes(a->t, NV_HC_DECODE_AUTO_T) &&
 	    nv_hc_pre_decode(act, a, s))
 		return cudaGetLastError();
+#ifdef MTP_NV_HC_TC
+	if (nv_hc_tc_takes(a->t) && nv_hc_pre_tc(act, a, s))
+		return cudaGetLastError();
+#endif
 	if (act == MTP_NV_BF16 && hc_pre_tiled<mtp_gpu_bf16>(a, s))
 		return cudaGetLastError();
 	if (act == MTP_NV_F16 && hc_pre_tiled<mtp_gpu_f16>(a, s))

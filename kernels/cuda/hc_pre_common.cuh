@@ -251,4 +251,67 @@ static __device__ void hc_pre_mixes_warp(const struct mtp_nv_hc_pre_args *a,
 		a->comb_mix[t * M * M + lane] = v;
 }
 
+/* layer_input of one token over one warp (the tiled and tensor-core
+ * kernels, one warp per token): 16-bit T, h a multiple of 8, 16-byte
+ * aligned rows. */
+template <typename T, int M>
+static __device__ void layer_input_warp(const T *x, const T *w, T *out,
+					int64_t h, const float *pre, float eps)
+{
+	const int lane = threadIdx.x % MTP_GPU_WARP;
+	float u[16];
+
+	if (!w) {
+#pragma unroll 4
+		for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+			layer_sum<T, M, float>(x, h, i, true, pre, u);
+			nv_store_vec(out + i, u);
+		}
+		return;
+	}
+	float ss = 0.0f;
+
+#pragma unroll 4
+	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+		layer_sum<T, M, float>(x, h, i, true, pre, u);
+		for (int k = 0; k < 8; k++)
+			ss += u[k] * u[k];
+	}
+	ss = nv_warp_sum(ss);
+	if (!nv_overflowed(ss)) {
+		const float rr = nv_rms_inv(ss, h, eps);
+
+#pragma unroll 4
+		for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+			float wv[16];
+
+			layer_sum<T, M, float>(x, h, i, true, pre, u);
+			nv_load_vec(w + i, wv);
+			for (int k = 0; k < 8; k++)
+				u[k] = nv_round<T>(u[k]) * rr * wv[k];
+			nv_store_vec(out + i, u);
+		}
+		return;
+	}
+	double ud[16], sd = 0.0;
+
+	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+		layer_sum<T, M, double>(x, h, i, true, pre, ud);
+		for (int k = 0; k < 8; k++)
+			sd += ud[k] * ud[k];
+	}
+	sd = nv_warp_sum(sd);
+	const double rr = 1.0 / sqrt(sd / (double)h + (double)eps);
+
+	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+		float wv[16];
+
+		layer_sum<T, M, double>(x, h, i, true, pre, ud);
+		nv_load_vec(w + i, wv);
+		for (int k = 0; k < 8; k++)
+			u[k] = (float)(nv_round<T>((float)ud[k]) * rr) * wv[k];
+		nv_store_vec(out + i, u);
+	}
+}
+
 #endif
