@@ -30,7 +30,12 @@ trap 'tar -C "$out" -czf "$dest/h200_tc.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 git log -1 --format='commit %h %s' 2>/dev/null
-cstep build 120 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
+# the python backend too when the image's torch is there (tools/bench/h200_more.sh and the torch
+# runs use the same build)
+py=${PY:-/opt/torch/.venv/bin/python}
+pyopt=
+[ -x "$py" ] && pyopt="-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py"
+cstep build 120 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 $pyopt \
 	&& cmake --build build -j$(nproc)"
 m=./build/mtpcheck
 [ -x $m ] || exit 1
@@ -53,7 +58,7 @@ done
 bench="$m bench --backend cuda --op hc_pre,hc_head,hc_post,hc_fused_post_pre --T 512,4096,16384 --H 7168 --M 4 \
 	--graph --no-unfused --min-time 0.05"
 for p in tc tile token; do
-	cstep "bench_$p" 40 env MTP_CUDA_HC_PATH=$p $bench --json "$out/bench-$p.json"
+	cstep "bench_$p" 55 env MTP_CUDA_HC_PATH=$p $bench --json "$out/bench-$p.json"
 done
 
 # the summary: exit codes, pass counts, the mutant's FAILs, the bench rows
