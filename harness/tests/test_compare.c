@@ -2,8 +2,12 @@
  * ULP histogram, argmax agreement. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mtp/compare.h"
+#include "mtp/fixture.h"
+#include "mtp/generate.h"
 
 static struct mtp_tensor make(enum mtp_dtype dt, int64_t r, int64_t c,
 			      const double *v)
@@ -100,4 +104,86 @@ Test(compare, argmax_agreement_per_row_and_shape_mismatch)
 	mtp_tensor_fini(&ta);
 	mtp_tensor_fini(&tb);
 	mtp_tensor_fini(&tc);
+}
+
+Test(compare, accumulation_allowance_widens_only_its_product)
+{
+	/* y [2, 2]: row norms 1, 2; column norms 3, 4; acc_u 1e-3: element
+	 * (1, 1) may differ by a further 8e-3 */
+	double a[4] = {0, 0, 0, 0.009}, b[4] = {0, 0, 0, 0};
+	double rows[2] = {1, 2}, cols[2] = {3, 4};
+	struct mtp_tensor ta = make(MTP_F32, 2, 2, a),
+			  tb = make(MTP_F32, 2, 2, b);
+	struct mtp_tol tol = {.atol = 1e-3, .origin = "test"};
+	struct mtp_cmp c;
+
+	mtp_compare("y", &ta, &tb, &tol, false, &c);
+	cr_expect(!c.passed, "0.009 > atol 1e-3 without the allowance");
+	tol.acc_row = rows;
+	tol.acc_col = cols;
+	tol.acc_rows = 2;
+	tol.acc_cols = 2;
+	tol.acc_u = 1e-3;
+	mtp_compare("y", &ta, &tb, &tol, false, &c);
+	cr_expect(c.passed, "0.009 <= 1e-3 + 8e-3");
+	cr_expect_float_eq(c.headroom, 1.0, 1e-6); /* 0.009 in float32 */
+	a[3] = 0.0091;
+	mtp_tensor_fini(&ta);
+	ta = make(MTP_F32, 2, 2, a);
+	mtp_compare("y", &ta, &tb, &tol, false, &c);
+	cr_expect(!c.passed, "0.0091 > 9e-3: the allowance is a bound too");
+	/* an output of another shape does not take norms of another product */
+	tol.acc_rows = 4;
+	tol.acc_cols = 1;
+	a[3] = 0.009;
+	mtp_tensor_fini(&ta);
+	ta = make(MTP_F32, 2, 2, a);
+	mtp_compare("y", &ta, &tb, &tol, false, &c);
+	cr_expect(!c.passed, "shape mismatch: no allowance");
+	mtp_tensor_fini(&ta);
+	mtp_tensor_fini(&tb);
+}
+
+Test(compare, accumulation_allowance_of_eh_proj)
+{
+	struct mtp_gen_spec spec;
+	struct mtp_case cs;
+	struct mtp_case_call cc;
+	struct mtp_tol tol;
+	double *acc = NULL;
+	char err[MTP_ERR_MAX] = "";
+
+	mtp_gen_spec_init(&spec, mtp_op_find("eh_proj"));
+	spec.t = 3;
+	spec.rows = 3;
+	spec.h = 64;
+	cr_assert_eq(mtp_case_generate(&spec, &cs, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	cr_assert_eq(mtp_case_call_init(&cs, &cc, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	const struct mtp_call *c = &cc.call;
+	const struct mtp_tensor *x = mtp_call_tensor(c, false, NULL, "x");
+
+	mtp_tol_for(c->op, "y", MTP_BF16, c->act, mtp_call_k_accum(c), NULL,
+		    &tol);
+	cr_assert(mtp_tol_accum(c, "y", &tol, &acc));
+	cr_assert(acc && tol.acc_row == acc && tol.acc_cols == 64 &&
+		  tol.acc_rows == 3);
+	cr_expect_float_eq(tol.acc_u, sqrt(128.0) * ldexp(1, -24), 1e-18);
+	double s = 0;
+
+	for (int k = 0; k < 128; k++) {
+		double v = mtp_load(x->dtype, x->data, (size_t)(128 + k));
+
+		s += v * v;
+	}
+	cr_expect_float_eq(acc[1], sqrt(s), 1e-12, "row 1's norm");
+	cr_expect(strstr(tol.origin, "float32 sums of 128"), "%s", tol.origin);
+	free(acc);
+	/* other outputs and ops: none */
+	mtp_tol_for(c->op, "y", MTP_BF16, c->act, 128, NULL, &tol);
+	cr_assert(mtp_tol_accum(c, "x", &tol, &acc));
+	cr_expect(!acc && !tol.acc_row);
+	mtp_case_call_fini(&cc);
+	mtp_case_fini(&cs);
 }

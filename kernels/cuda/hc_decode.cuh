@@ -11,10 +11,10 @@
  * T <= NV_HC_DECODE_MAX_T), token (one block per token), tile (hc_pre's
  * token tiles, hc_tile.cuh), tc (the tensor-core prefill path of hc_tc.cu,
  * CUDA builds only: MTP_NV_HC_TC), auto (the default: decode at T <=
- * NV_HC_DECODE_AUTO_T, tc at T >= NV_HC_TC_AUTO_T, tile at hc_pre's tile
- * threshold, token otherwise). A forced path that cannot take a call (too
- * many tokens, M too large, the ROCm hc_head variant, a shape or build
- * without tc) falls back to the automatic choice (a forced tc to tile or
+ * NV_HC_DECODE_AUTO_T, hc_pre's tc at T >= NV_HC_TC_AUTO_T, tile at
+ * hc_pre's tile threshold, token otherwise). A forced path that cannot
+ * take a call (too many tokens, M too large, the ROCm hc_head variant, a
+ * shape or build without tc) falls back to the automatic choice (a forced tc to tile or
  * token, not to decode).
  */
 #ifndef MTP_NV_HC_DECODE_CUH
@@ -56,15 +56,18 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 		       float hc_eps, cudaStream_t s);
 
 #ifdef MTP_NV_HC_TC
-/* The automatic choice's smallest T for the tc path (hc_tc.cu), from the
- * arithmetic, not yet measured: a 64-token tile is split over 28 slices
- * of K at H = 7168, M = 4, so T = 512 gives 224 blocks, 1.7 per SM of the
- * H200 (132), the first T where the GPU is full; below, the decode and
- * per-token kernels keep it. */
-#define NV_HC_TC_AUTO_T 512
+/* The automatic choice's smallest T for the tc path (hc_tc.cu), measured
+ * on the H200 at H = 7168, M = 4 (docs/BENCHMARKS.md): hc_pre's tc path
+ * ties the per-token kernel at T = 512 (153.8 against 154.1 us) and beats
+ * the tile path at 4096 (325 against 419) and 16384 (1296 against 1629),
+ * so auto takes it from 1024. hc_head's tc path lost at every T measured
+ * (244 against 205 us at T = 4096): auto never takes it (0). */
+#define NV_HC_TC_AUTO_T 1024
+#define NV_HC_TC_AUTO_T_HEAD 0
 
-/* Whether the path asked for sends a call of t tokens to tc. */
-bool nv_hc_tc_takes(int64_t t);
+/* Whether the path asked for sends a call of t tokens to tc: forced, or
+ * under auto from auto_min tokens (never when auto_min is 0). */
+bool nv_hc_tc_takes(int64_t t, int64_t auto_min);
 
 /* The tc path; false (nothing launched) when it cannot take the shape
  * (32-bit activations, M != 4, h not a multiple of 8, unaligned rows). */

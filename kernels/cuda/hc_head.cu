@@ -89,7 +89,8 @@ extern "C" cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x,
 			      hc_eps, s))
 		return cudaGetLastError();
 #ifdef MTP_NV_HC_TC
-	if (variant != MTP_NV_HEAD_ROCM && nv_hc_tc_takes(t) &&
+	if (variant != MTP_NV_HEAD_ROCM &&
+	    nv_hc_tc_takes(t, NV_HC_TC_AUTO_T_HEAD) &&
 	    nv_hc_head_tc(act, x, fn, scale, base, y, t, m, h, rms_eps, hc_eps,
 			  s))
 		return cudaGetLastError();

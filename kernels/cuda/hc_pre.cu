@@ -136,7 +136,7 @@ extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 	    nv_hc_pre_decode(act, a, s))
 		return cudaGetLastError();
 #ifdef MTP_NV_HC_TC
-	if (nv_hc_tc_takes(a->t) && nv_hc_pre_tc(act, a, s))
+	if (nv_hc_tc_takes(a->t, NV_HC_TC_AUTO_T) && nv_hc_pre_tc(act, a, s))
 		return cudaGetLastError();
 #endif
 	if (act == MTP_NV_BF16 && hc_pre_tiled<mtp_gpu_bf16>(a, s))

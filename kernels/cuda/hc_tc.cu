@@ -407,12 +407,12 @@ static void tc_slices(int64_t k, struct tc_args *g)
 	g->steps = (int)((nk + g->slices - 1) / g->slices);
 }
 
-bool nv_hc_tc_takes(int64_t t)
+bool nv_hc_tc_takes(int64_t t, int64_t auto_min)
 {
 	const enum nv_hc_path p = nv_hc_path();
 
 	return p == NV_HC_PATH_TC ||
-	       (p == NV_HC_PATH_AUTO && t >= NV_HC_TC_AUTO_T);
+	       (p == NV_HC_PATH_AUTO && auto_min > 0 && t >= auto_min);
 }
 
 /* The shapes the path takes: 16-bit activations, M = 4, K a multiple of

@@ -20,6 +20,14 @@ struct mtp_tol {
 	 * every element |a-b| <= elem_max * rms(b). */
 	bool budget;
 	double norm_max, elem_max;
+	/* A GEMM output's float32 accumulation allowance (mtp_tol_accum):
+	 * element i of a [rows, acc_cols] output may differ by a further
+	 * acc_u * acc_row[i / acc_cols] * acc_col[i % acc_cols]; none when
+	 * acc_row is NULL or the output is not [acc_rows, acc_cols]. The
+	 * arrays belong to the caller. */
+	const double *acc_row, *acc_col;
+	int64_t acc_rows, acc_cols;
+	double acc_u;
 	char origin[200]; /* where the numbers come from */
 };
 
@@ -60,6 +68,18 @@ void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
 /* The longest reduction of a call (k_accum above): fp32 accumulation error
  * grows with it and matters where the activations are float32. */
 int64_t mtp_call_k_accum(const struct mtp_call *c);
+
+/* The float32 accumulation allowance of a GEMM output (eh_proj's y with an
+ * unquantized weight): a float32 sum of K products errs by up to about
+ * sqrt(K) 2^-24 sum_k |w_k x_k| (tensor cores, which add with truncation,
+ * measured at 20 x 2^-24 sum|wx| at K = 14336 on the H200: docs/SPEC.md
+ * "Comparison"), which a fixed atol does not cover where the sum cancels to
+ * near zero. Bounded by Cauchy-Schwarz: acc_u = sqrt(K) 2^-24, acc_row =
+ * |x_t|, acc_col = |w_i| (L2 norms). *buf holds the norms (free it); other
+ * outputs get no allowance and *buf NULL. Returns false when out of
+ * memory (no allowance then). */
+bool mtp_tol_accum(const struct mtp_call *c, const char *output,
+		   struct mtp_tol *tol, double **buf);
 
 /* Tokens: rows whose token differs are failures unless the judge's logits
  * row has a top-1 margin below `bound` (then they are counted ambiguous). */

@@ -192,9 +192,15 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 			hk = &gh;
 			wk = &gw;
 		}
+		double *acc = NULL;
+
 		mtp_tol_for(c->op, s->name, wk->dtype, p->call.act,
 			    mtp_call_k_accum(&p->call), ovr, &tol);
+		if (!cols && !(ovr && ovr->set))
+			mtp_tol_accum(&p->call, s->name, &tol, &acc);
 		mtp_compare(s->name, hk, wk, &tol, s->cls == MTP_TC_LOGITS, m);
+		m->tol.acc_row = m->tol.acc_col = NULL; /* acc is freed below */
+		free(acc);
 		mtp_rounding_bias(c->op, c->family, s->name, hk, wk, &m->bias);
 		mtp_tensor_fini(&gh);
 		mtp_tensor_fini(&gw);
