@@ -187,3 +187,33 @@ Test(compare, accumulation_allowance_of_eh_proj)
 	mtp_case_call_fini(&cc);
 	mtp_case_fini(&cs);
 }
+
+Test(compare, budget_allows_one_ulp_flip_of_a_large_element)
+{
+	/* 99 ones and a 64 (RMS 6.48); bf16 ulp at 64 is 0.5 */
+	double a[100], b[100];
+
+	for (int i = 0; i < 100; i++)
+		a[i] = b[i] = 1.0;
+	b[99] = 64.0;
+	a[99] = 64.5;
+	struct mtp_tensor ta = make(MTP_BF16, 1, 100, a),
+			  tb = make(MTP_BF16, 1, 100, b);
+	struct mtp_tol tol = {.budget = true,
+			      .norm_max = 1.0,
+			      .elem_max = 1e-3,
+			      .origin = "test"};
+	struct mtp_cmp c;
+
+	mtp_compare("y", &ta, &tb, &tol, false, &c);
+	cr_expect(c.passed, "one flip: 0.5 <= 1e-3 * 6.48 + 0.5");
+	a[99] = 65.0;
+	mtp_tensor_fini(&ta);
+	ta = make(MTP_BF16, 1, 100, a);
+	mtp_compare("y", &ta, &tb, &tol, false, &c);
+	cr_expect(!c.passed, "two ulps fail: headroom %g", c.headroom);
+	cr_expect_float_eq(c.headroom, 1.0 / (1e-3 * sqrt(4195.0 / 100) + 0.5),
+			   1e-9);
+	mtp_tensor_fini(&ta);
+	mtp_tensor_fini(&tb);
+}

@@ -230,6 +230,16 @@ bench_interrupt) # a CI time limit's SIGTERM: the bench ends after its row, JSON
 	grep -q 'interrupted by signal 15' b.txt || fail "no interruption line"
 	$PY -c 'import json,sys; d=json.load(open("b.json")); sys.exit(not (d["interrupted_by_signal"] == 15 and 1 <= len(d["rows"]) < 8))' ||
 		fail "the bench JSON is not a closed document with the rows done: $(tail -c 200 b.json)" ;;
+bench_interrupt_twice) # GNU timeout delivers its signal twice: to the command, then to its group
+	# (before the fix, 3 runs of 6 left an empty or cut JSON)
+	for i in 1 2 3; do
+		timeout 2 "$M" bench --backend ref --op hc_pre --T 64,128,256,512,1024,2048 --H 7168 --no-unfused \
+			--json b$i.json >b$i.txt 2>&1
+		rc=$?
+		[ $rc = 124 ] || { tail -3 b$i.txt; fail "run $i: exit $rc under timeout 2, not 124"; }
+		$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["interrupted_by_signal"] != 15)' b$i.json ||
+			fail "run $i: the bench JSON is not a closed document after timeout's SIGTERM: $(tail -c 200 b$i.json)"
+	done ;;
 *) fail "unknown test" ;;
 esac
 echo "ok [$T]"
