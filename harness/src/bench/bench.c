@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mtp/compare.h"
 #include "mtp/backend.h"
@@ -18,6 +19,7 @@
 #include "mtp/bench.h"
 #include "mtp/generate.h"
 #include "mtp/runner.h"
+#include "mtp/textio.h"
 #include "mtp/timing.h"
 
 #include "bench_int.h"
@@ -489,10 +491,22 @@ static int bench_main(struct bench *b, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (b->json_path && !(b->json = fopen(b->json_path, "w"))) {
-		fprintf(stderr, "mtpcheck bench: cannot write %s\n",
-			b->json_path);
-		return 2;
+	if (b->json_path) {
+		char err[MTP_ERR_MAX];
+
+		if (mtp_output_prepare(b->json_path, b->json_dest,
+				       sizeof(b->json_dest), err,
+				       sizeof(err))) {
+			fprintf(stderr, "mtpcheck bench: %s\n", err);
+			return 2;
+		}
+		snprintf(b->json_tmp, sizeof(b->json_tmp), "%s.tmp%ld",
+			 b->json_dest, (long)getpid());
+		if (!(b->json = fopen(b->json_tmp, "w"))) {
+			fprintf(stderr, "mtpcheck bench: cannot write %s\n",
+				b->json_path);
+			return 2;
+		}
 	}
 	mtp_bench_open_backends(b);
 	for (int i = 0; i < b->n_backends; i++)
@@ -529,7 +543,13 @@ static int bench_main(struct bench *b, int argc, char **argv)
 		if (sig)
 			fprintf(b->json, ",\"interrupted_by_signal\":%d", sig);
 		fprintf(b->json, "}\n");
-		fclose(b->json);
+		if (ferror(b->json) | fclose(b->json) ||
+		    rename(b->json_tmp, b->json_dest)) {
+			fprintf(stderr, "mtpcheck bench: cannot write %s\n",
+				b->json_path);
+			remove(b->json_tmp);
+			b->failures++;
+		}
 	}
 	for (int i = 0; i < b->n_backends; i++)
 		mtp_backend_close(b->be[i]);

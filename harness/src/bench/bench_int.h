@@ -30,7 +30,9 @@ struct bench {
 	uint64_t seed;
 	struct mtp_timing_opts topt;
 	const char *json_path;
-	FILE *json;
+	FILE *json; /* rows stream into json_tmp, renamed to json_dest at the
+		     * end: a killed bench leaves no half-written file */
+	char json_dest[4096], json_tmp[4096 + 32];
 	int json_rows, failures;
 	struct mtp_backend *be[MAXL];
 	double peak[MAXL];	 /* copy probe of each backend, bytes/s */
