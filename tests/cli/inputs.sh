@@ -240,6 +240,15 @@ bench_interrupt_twice) # GNU timeout delivers its signal twice: to the command, 
 		$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["interrupted_by_signal"] != 15)' b$i.json ||
 			fail "run $i: the bench JSON is not a closed document after timeout's SIGTERM: $(tail -c 200 b$i.json)"
 	done ;;
+progress) # a log gets a heartbeat: none in a short run, one per result at MTP_PROGRESS_S=0
+	printf 'op=rmsnorm R=2,3,4 H=8\n' >p.case
+	"$M" run --backend ref --cases p.case >a.txt 2>&1 || fail "run failed: $(tail -3 a.txt)"
+	! grep -q '^progress:' a.txt || fail "a 3-case run printed a heartbeat: $(grep progress: a.txt | head -1)"
+	MTP_PROGRESS_S=0 "$M" run --backend ref --cases p.case >b.txt 2>&1 || fail "run failed: $(tail -3 b.txt)"
+	[ "$(grep -c '^progress: \[[12]/3\] [12] PASSED after [0-9]* s$' b.txt)" = 2 ] ||
+		fail "MTP_PROGRESS_S=0: want a heartbeat after results 1 and 2 of 3: $(cat b.txt)"
+	MTP_PROGRESS_S=0 "$M" run -q --backend ref --cases p.case >c.txt 2>&1
+	! grep -q '^progress:' c.txt || fail "-q printed a heartbeat" ;;
 *) fail "unknown test" ;;
 esac
 echo "ok [$T]"

@@ -1,12 +1,15 @@
 /*
  * The console. By default one line per result that did not pass (a SKIPPED
  * line said once per backend and reason, the repeats counted), on a terminal
- * a progress line rewritten in place, and at the end a summary grouped by
+ * a progress line rewritten in place, in a log a "progress:" line at most
+ * every 30 s ($MTP_PROGRESS_S), and at the end a summary grouped by
  * verdict, diagnosis and backend. -v: every case and its outputs; -q: the
  * summary only.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runner_int.h"
@@ -25,8 +28,32 @@ static struct {
 	const struct mtp_run *run;
 	struct group g[MAX_GROUPS];
 	int n, dropped;
-	bool progress; /* a progress line is on screen */
+	bool progress;	 /* a progress line is on screen */
+	double t0, beat; /* the run's start; the last heartbeat (not a tty) */
+	double every;	 /* heartbeat_s() */
 } con;
+
+/* A log (not a terminal) gets a heartbeat line at most this often, so that
+ * a long run in CI shows it is alive and where it is; $MTP_PROGRESS_S sets
+ * another interval (0: after every result but the last). */
+#define HEARTBEAT_S 30.0
+
+static double heartbeat_s(void)
+{
+	const char *e = getenv("MTP_PROGRESS_S");
+	char *end;
+	double v = e && *e ? strtod(e, &end) : HEARTBEAT_S;
+
+	return e && *e && (*end || !(v >= 0)) ? HEARTBEAT_S : v;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static bool is_pass(enum mtp_verdict v)
 {
@@ -87,11 +114,10 @@ static void print_outputs(FILE *o, const struct mtp_result *r)
 	}
 }
 
-/* On a terminal: "[12/40] 11 PASSED, 1 FAILED  cpu file:case", in place. */
-static void print_progress(FILE *o, const struct mtp_run *run,
-			   const struct mtp_result *r, int idx, int total)
+/* "[12/40] 11 PASSED, 1 FAILED" */
+static void print_counts(FILE *o, const struct mtp_run *run, int idx, int total)
 {
-	fprintf(o, "\r\033[K[%d/%d]", idx, total);
+	fprintf(o, "[%d/%d]", idx, total);
 	for (int v = 0, first = 1; v < MTP_VERDICT_COUNT; v++) {
 		if (!run->counts[v])
 			continue;
@@ -99,9 +125,32 @@ static void print_progress(FILE *o, const struct mtp_run *run,
 			mtp_verdict_name(v));
 		first = 0;
 	}
+}
+
+/* On a terminal: "[12/40] 11 PASSED, 1 FAILED  cpu file:case", in place. */
+static void print_progress(FILE *o, const struct mtp_run *run,
+			   const struct mtp_result *r, int idx, int total)
+{
+	fputs("\r\033[K", o);
+	print_counts(o, run, idx, total);
 	fprintf(o, "  %.20s %.60s", r->backend, r->case_id);
 	fflush(o);
 	con.progress = true;
+}
+
+/* In a log: "progress: [120/261] 118 PASSED, 2 FAILED after 61 s" at most
+ * every HEARTBEAT_S, never for the last result (the summary follows). */
+static void print_heartbeat(FILE *o, const struct mtp_run *run, int idx,
+			    int total)
+{
+	double t = now_s();
+
+	if (idx >= total || t - con.beat < con.every)
+		return;
+	con.beat = t;
+	fputs("progress: ", o);
+	print_counts(o, run, idx, total);
+	fprintf(o, " after %.0f s\n", t - con.t0);
 }
 
 static void print_line(FILE *o, const struct mtp_run *run,
@@ -145,8 +194,11 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	bool fresh, quiet_kind = r->verdict == MTP_SKIPPED ||
 				 r->verdict == MTP_UNIMPLEMENTED;
 
-	if (con.run != run || idx == 1)
+	if (con.run != run || idx == 1) {
 		memset(&con, 0, sizeof(con));
+		con.t0 = con.beat = now_s();
+		con.every = heartbeat_s();
+	}
 	con.run = run;
 	fresh = !is_pass(r->verdict) && group_add(r);
 	if (run->opts.quiet)
@@ -160,6 +212,8 @@ void mtp_print_result(const struct mtp_run *run, const struct mtp_result *r,
 	}
 	if (tty)
 		print_progress(o, run, r, idx, total);
+	else if (!run->opts.verbose)
+		print_heartbeat(o, run, idx, total);
 	fflush(o);
 }
 
