@@ -14,8 +14,8 @@
  * NV_HC_DECODE_AUTO_T, hc_pre's tc at T >= NV_HC_TC_AUTO_T, tile at
  * hc_pre's tile threshold, token otherwise). A forced path that cannot
  * take a call (too many tokens, M too large, the ROCm hc_head variant, a
- * shape or build without tc) falls back to the automatic choice (a forced tc to tile or
- * token, not to decode).
+ * shape or build without tc) falls back to the automatic choice (a forced
+ * tc to tile or token, not to decode).
  */
 #ifndef MTP_NV_HC_DECODE_CUH
 #define MTP_NV_HC_DECODE_CUH

@@ -26,8 +26,22 @@ int mtp_open_regular(const char *path, char *why, size_t n);
 enum mtp_status mtp_output_prepare(const char *path, char *out, size_t outn,
 				   char *err, size_t errn);
 
-/* Writes body(f, arg) to path atomically (mtp_output_prepare first); errors
- * name the file. */
+/* A report written in pieces (a bench's rows as they come) and renamed to
+ * its name only when closed: open prepares the path (mtp_output_prepare)
+ * and opens f on dest.tmpPID; close flushes, renames and, on any error,
+ * removes the temporary file. Errors name path. */
+struct mtp_atomic_file {
+	FILE *f;
+	const char *path;
+	char dest[4096], tmp[4096 + 32];
+};
+enum mtp_status mtp_atomic_open(struct mtp_atomic_file *a, const char *path,
+				char *err, size_t errn);
+enum mtp_status mtp_atomic_close(struct mtp_atomic_file *a, char *err,
+				 size_t errn);
+
+/* Writes body(f, arg) to path atomically (mtp_atomic_open, body,
+ * mtp_atomic_close); errors name the file. */
 enum mtp_status mtp_write_atomic(const char *path, mtp_text_body_fn body,
 				 const void *arg, char *err, size_t errn);
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mtp/compare.h"
 #include "mtp/backend.h"
@@ -19,7 +18,6 @@
 #include "mtp/bench.h"
 #include "mtp/generate.h"
 #include "mtp/runner.h"
-#include "mtp/textio.h"
 #include "mtp/timing.h"
 
 #include "bench_int.h"
@@ -494,19 +492,12 @@ static int bench_main(struct bench *b, int argc, char **argv)
 	if (b->json_path) {
 		char err[MTP_ERR_MAX];
 
-		if (mtp_output_prepare(b->json_path, b->json_dest,
-				       sizeof(b->json_dest), err,
-				       sizeof(err))) {
+		if (mtp_atomic_open(&b->json_out, b->json_path, err,
+				    sizeof(err))) {
 			fprintf(stderr, "mtpcheck bench: %s\n", err);
 			return 2;
 		}
-		snprintf(b->json_tmp, sizeof(b->json_tmp), "%s.tmp%ld",
-			 b->json_dest, (long)getpid());
-		if (!(b->json = fopen(b->json_tmp, "w"))) {
-			fprintf(stderr, "mtpcheck bench: cannot write %s\n",
-				b->json_path);
-			return 2;
-		}
+		b->json = b->json_out.f;
 	}
 	mtp_bench_open_backends(b);
 	for (int i = 0; i < b->n_backends; i++)
@@ -543,11 +534,11 @@ static int bench_main(struct bench *b, int argc, char **argv)
 		if (sig)
 			fprintf(b->json, ",\"interrupted_by_signal\":%d", sig);
 		fprintf(b->json, "}\n");
-		if (ferror(b->json) | fclose(b->json) ||
-		    rename(b->json_tmp, b->json_dest)) {
-			fprintf(stderr, "mtpcheck bench: cannot write %s\n",
-				b->json_path);
-			remove(b->json_tmp);
+		char err[MTP_ERR_MAX];
+
+		b->json = NULL;
+		if (mtp_atomic_close(&b->json_out, err, sizeof(err))) {
+			fprintf(stderr, "mtpcheck bench: %s\n", err);
 			b->failures++;
 		}
 	}

@@ -12,6 +12,7 @@
 
 #include "mtp/baseline.h"
 #include "mtp/bench.h"
+#include "mtp/textio.h"
 #include "mtp/timing.h"
 
 #define MAXL 16
@@ -30,9 +31,10 @@ struct bench {
 	uint64_t seed;
 	struct mtp_timing_opts topt;
 	const char *json_path;
-	FILE *json; /* rows stream into json_tmp, renamed to json_dest at the
-		     * end: a killed bench leaves no half-written file */
-	char json_dest[4096], json_tmp[4096 + 32];
+	FILE *json; /* json_out.f: the rows stream into a temporary file,
+		     * renamed at the end (a killed bench leaves no half-written
+		     * file) */
+	struct mtp_atomic_file json_out;
 	int json_rows, failures;
 	struct mtp_backend *be[MAXL];
 	double peak[MAXL];	 /* copy probe of each backend, bytes/s */

@@ -133,8 +133,8 @@ void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
 		 "%s default (docs/ARCHITECTURE.md)", mtp_dtype_name(dt));
 }
 
-/* The L2 norm of each of the n rows of k values of t (NULL when t is not
- * a [n, k] float tensor in host memory). */
+/* The L2 norm of each of the n rows of k values of t into out; false when t
+ * is not n * k floats in host memory. */
 static bool row_norms(const struct mtp_tensor *t, int64_t n, int64_t k,
 		      double *out)
 {
@@ -192,7 +192,6 @@ bool mtp_tol_accum(const struct mtp_call *c, const char *output,
 	return true;
 }
 
-/* Distance in units in the last place of dt between two finite values. */
 /* One unit in the last place of dt at magnitude m (the subnormal spacing
  * below the normal range). */
 static double ulp_of(enum mtp_dtype dt, double m)
@@ -214,6 +213,7 @@ static double ulp_of(enum mtp_dtype dt, double m)
 	return ldexp(1.0, e - mant);
 }
 
+/* Distance in units in the last place of dt between two finite values. */
 static double ulp_distance(enum mtp_dtype dt, double a, double b)
 {
 	if (a == b)

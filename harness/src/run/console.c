@@ -42,9 +42,12 @@ static double heartbeat_s(void)
 {
 	const char *e = getenv("MTP_PROGRESS_S");
 	char *end;
-	double v = e && *e ? strtod(e, &end) : HEARTBEAT_S;
+	double v;
 
-	return e && *e && (*end || !(v >= 0)) ? HEARTBEAT_S : v;
+	if (!e || !*e)
+		return HEARTBEAT_S;
+	v = strtod(e, &end);
+	return *end || !(v >= 0) ? HEARTBEAT_S : v; /* not a number >= 0 */
 }
 
 static double now_s(void)

@@ -121,41 +121,51 @@ enum mtp_status mtp_output_prepare(const char *path, char *out, size_t outn,
 	return MTP_OK;
 }
 
+enum mtp_status mtp_atomic_open(struct mtp_atomic_file *a, const char *path,
+				char *err, size_t errn)
+{
+	enum mtp_status st;
+
+	a->f = NULL;
+	a->path = path;
+	st = mtp_output_prepare(path, a->dest, sizeof(a->dest), err, errn);
+	if (st)
+		return st;
+	snprintf(a->tmp, sizeof(a->tmp), "%s.tmp%ld", a->dest, (long)getpid());
+	a->f = fopen(a->tmp, "w");
+	if (!a->f) {
+		snprintf(err, errn, "%s: cannot write: %s", path,
+			 strerror(errno));
+		return MTP_ERR_IO;
+	}
+	return MTP_OK;
+}
+
+enum mtp_status mtp_atomic_close(struct mtp_atomic_file *a, char *err,
+				 size_t errn)
+{
+	bool bad = ferror(a->f) | fclose(a->f);
+
+	a->f = NULL;
+	if (bad || rename(a->tmp, a->dest) != 0) {
+		snprintf(err, errn, "%s: cannot write: %s", a->path,
+			 strerror(errno));
+		remove(a->tmp);
+		return MTP_ERR_IO;
+	}
+	return MTP_OK;
+}
+
 enum mtp_status mtp_write_atomic(const char *path, mtp_text_body_fn body,
 				 const void *arg, char *err, size_t errn)
 {
-	char dest[PATH_MAX];
-	size_t n = strlen(path) + PATH_MAX + 32;
-	char *tmp = malloc(n);
-	enum mtp_status st = MTP_OK;
-	FILE *f;
+	struct mtp_atomic_file a;
+	enum mtp_status st = mtp_atomic_open(&a, path, err, errn);
 
-	if (!tmp) {
-		snprintf(err, errn, "%s: out of memory", path);
-		return MTP_ERR_NOMEM;
-	}
-	st = mtp_output_prepare(path, dest, sizeof(dest), err, errn);
-	if (st) {
-		free(tmp);
+	if (st)
 		return st;
-	}
-	snprintf(tmp, n, "%s.tmp%ld", dest, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errn, "%s: cannot write: %s", path,
-			 strerror(errno));
-		st = MTP_ERR_IO;
-	} else {
-		body(f, arg);
-		if (ferror(f) | fclose(f) || rename(tmp, dest) != 0) {
-			snprintf(err, errn, "%s: cannot write: %s", path,
-				 strerror(errno));
-			remove(tmp);
-			st = MTP_ERR_IO;
-		}
-	}
-	free(tmp);
-	return st;
+	body(a.f, arg);
+	return mtp_atomic_close(&a, err, errn);
 }
 
 char *mtp_read_text(const char *path)
