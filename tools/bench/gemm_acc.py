@@ -24,18 +24,14 @@ for T in (64, 512):
     e = (yb.double() - exact) / ulp
     print(f"T={T} bf16 out: |err| <= {e.abs().max().item():.1f} ulp, > 1 ulp in {(e.abs() > 1).double().mean().item():.2e}"
           f" of the elements, mean signed {e.clamp(-4, 4).mean().item():+.4f} ulp")
+    outs = []
     try:
-        yf = torch.mm(x, w.t(), out_dtype=torch.float32)
+        outs.append(("bf16 GEMM, float32 out", torch.mm(x, w.t(), out_dtype=torch.float32)))
     except Exception as exc:  # older torch: no out_dtype
         print(f"T={T} float32 out: not offered by this torch ({type(exc).__name__})")
-        yf = None
-    for name, y in (("bf16 GEMM, float32 out", yf),
-                    ("float32 GEMM of the bf16 values (no TF32)", None)):
-        if y is None and name.startswith("float32 GEMM"):
-            torch.backends.cuda.matmul.allow_tf32 = False
-            y = torch.matmul(x.float(), w.float().t())
-        if y is None:
-            continue
+    torch.backends.cuda.matmul.allow_tf32 = False
+    outs.append(("float32 GEMM of the bf16 values (no TF32)", torch.matmul(x.float(), w.float().t())))
+    for name, y in outs:
         a = (y.double() - exact) / scale / u
         print(f"T={T} {name}: |err| <= {a.abs().max().item():.2f} x 2^-24 sum|wx|, mean signed {a.mean().item():+.3f},"
               f" spread {a.std().item():.3f} (K = {2 * H}: sqrt K = {(2 * H) ** 0.5:.0f})")

@@ -8,13 +8,8 @@
 # allowance); the torch.compile backend on the ops of its four earlier
 # failures, in 16 shards. Logs into $OUT/h200_closing.tgz.
 set -uo pipefail
-dest=${OUT:-out}
-out=$(mktemp -d /tmp/h200_closing.XXXXXX)
-py=${PY:-/opt/torch/.venv/bin/python}
-budget=${BUDGET:-460}
-mkdir -p "$dest"
-trap 'tar -C "$out" -czf "$dest/h200_closing.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
+job_begin h200_closing 460
 git log -1 --format='commit %h %s' 2>/dev/null
 cstep build 110 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
 	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"

@@ -10,13 +10,8 @@
 #  caps shrink to what is left of BUDGET seconds, so the job always ends in
 #  time and packs its logs into $OUT/h200_final.tgz.
 set -uo pipefail
-dest=${OUT:-out}
-out=$(mktemp -d /tmp/h200_final.XXXXXX)
-py=${PY:-/opt/torch/.venv/bin/python}
-budget=${BUDGET:-560}
-mkdir -p "$dest"
-trap 'tar -C "$out" -czf "$dest/h200_final.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
+job_begin h200_final 560
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 cstep build 150 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
 	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"

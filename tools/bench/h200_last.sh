@@ -4,13 +4,8 @@
 # correctly rounded divisions), the cuda quick suite, and hc_head's decode
 # and per-token paths around the automatic threshold (T = 16, 32, 48).
 set -uo pipefail
-dest=${OUT:-out}
-out=$(mktemp -d /tmp/h200_last.XXXXXX)
-py=${PY:-/opt/torch/.venv/bin/python}
-budget=${BUDGET:-280}
-mkdir -p "$dest"
-trap 'tar -C "$out" -czf "$dest/h200_last.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
+job_begin h200_last 280
 cstep build 90 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
 	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
 m=./build/mtpcheck

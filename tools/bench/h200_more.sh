@@ -7,13 +7,8 @@
 # tools/bench/gemm_acc.py (cuBLAS's bf16 GEMM against float64).
 # Logs into $OUT/h200_more.tgz.
 set -uo pipefail
-dest=${OUT:-out}
-out=$(mktemp -d /tmp/h200_more.XXXXXX)
-py=${PY:-/opt/torch/.venv/bin/python}
-budget=${BUDGET:-230}
-mkdir -p "$dest"
-trap 'tar -C "$out" -czf "$dest/h200_more.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
+job_begin h200_more 230
 m=./build/mtpcheck
 [ -x $m ] || exit 1
 cstep bench_after 60 $m bench --backend cuda --op "$($m list ops | awk '{print $1}' | paste -sd, -)" --T 64 --H 4096 \

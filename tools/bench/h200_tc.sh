@@ -22,17 +22,12 @@
 #  (one n8 tile, half of it padding): memory-bound, predicted 95-110 us at
 #  T = 4096 (67-77 %) and 370-430 us at T = 16384 (68-79 %).
 set -uo pipefail
-dest=${OUT:-out}
-out=$(mktemp -d /tmp/h200_tc.XXXXXX)
-budget=${BUDGET:-330}
-mkdir -p "$dest"
-trap 'tar -C "$out" -czf "$dest/h200_tc.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
+job_begin h200_tc 330
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 git log -1 --format='commit %h %s' 2>/dev/null
 # the python backend too when the image's torch is there (tools/bench/h200_more.sh and the torch
 # runs use the same build)
-py=${PY:-/opt/torch/.venv/bin/python}
 pyopt=
 [ -x "$py" ] && pyopt="-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py"
 cstep build 120 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 $pyopt \

@@ -7,13 +7,8 @@
 # mHC ops and norms): cuda, torch eager and torch.compile in one process.
 # Logs into $OUT/h200_torch.tgz.
 set -uo pipefail
-dest=${OUT:-out}
-out=$(mktemp -d /tmp/h200_torch.XXXXXX)
-py=${PY:-/opt/torch/.venv/bin/python}
-budget=${BUDGET:-560}
-mkdir -p "$dest"
-trap 'tar -C "$out" -czf "$dest/h200_torch.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
+job_begin h200_torch 560
 m=./build/mtpcheck
 [ -f build/mtp_backend_python.so ] || { echo "no python backend in ./build"; exit 1; }
 export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda

@@ -18,13 +18,8 @@
 #    shape against float64, per element and against sum |w||x|.
 # Logs into $OUT/h200_validate.tgz. Run from the repository root.
 set -uo pipefail
-dest=${OUT:-out}
-out=$(mktemp -d /tmp/h200_validate.XXXXXX)
-py=${PY:-/opt/torch/.venv/bin/python}
-budget=${BUDGET:-570}
-mkdir -p "$dest"
-trap 'tar -C "$out" -czf "$dest/h200_validate.tgz" .' EXIT
 . "$(dirname "$0")/step.sh"
+job_begin h200_validate 570
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 git log -1 --format='tree of %h %s' 2>/dev/null || true
 opts="-DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90"

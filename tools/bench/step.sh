@@ -20,3 +20,15 @@ cstep() {
 	if [ $cap -lt 10 ]; then echo "== $name: SKIPPED, no time left"; return; fi
 	step "$name" "$cap" "$@"
 }
+# `job_begin NAME BUDGET` (after sourcing this file): the device job's
+# $dest ($OUT, default out), $out (its logs, a fresh /tmp folder), $py (the
+# image's torch Python, $PY) and $budget ($BUDGET, default BUDGET seconds),
+# and a trap that packs $out into $dest/NAME.tgz when the job exits.
+job_begin() {
+	dest=${OUT:-out}
+	out=$(mktemp -d "/tmp/$1.XXXXXX")
+	py=${PY:-/opt/torch/.venv/bin/python}
+	budget=${BUDGET:-$2}
+	mkdir -p "$dest"
+	trap "tar -C '$out' -czf '$dest/$1.tgz' ." EXIT
+}
