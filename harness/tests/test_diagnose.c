@@ -163,10 +163,14 @@ static void check_budget_on(const char *file, int *legit, int *bugs)
 				if (!want[k].data ||
 				    !mtp_dtype_is_float(want[k].dtype))
 					continue;
-				mtp_tol_for(c->op, sig.out[k].name,
-					    want[k].dtype, call.act,
-					    mtp_call_k_accum(&call), NULL,
-					    &tol);
+				mtp_tol_for(&call, sig.out[k].name,
+					    want[k].dtype, NULL, &tol);
+				if (strstr(c->id, "fp8_w8a8") &&
+				    strcmp(sig.out[k].name,
+					   "step.1/block_out") == 0)
+					cr_expect(strstr(tol.origin,
+							 "2 FP8 activation"),
+						  "%s: %s", c->id, tol.origin);
 				mtp_compare(sig.out[k].name, &hyp[k], &want[k],
 					    &tol, false, &cmp);
 				any_fail |= !cmp.passed;
@@ -202,6 +206,9 @@ Test(diagnose, error_budget_passes_legit_variants_and_fails_bugs)
 	check_budget_on(MTP_SOURCE_DIR "/fixtures/steps_v3.h5", &legit, &bugs);
 	check_budget_on(MTP_SOURCE_DIR "/fixtures/steps_v4.h5", &legit, &bugs);
 	check_budget_on(MTP_SOURCE_DIR "/fixtures/chains.h5", &legit, &bugs);
+	/* W8A8: the budget's allowance for the activation quantizations
+	 * (compare.c) still fails every bug */
+	check_budget_on(MTP_SOURCE_DIR "/fixtures/fp8.h5", &legit, &bugs);
 	cr_expect(legit >= 20, "legitimate variants checked: %d", legit);
 	cr_expect(bugs >= 40, "bug hypotheses checked: %d", bugs);
 }

@@ -264,8 +264,7 @@ static int run_one(struct mtp_backend *be, const struct problem *pb, int idx)
 		struct mtp_cmp cmp;
 		char where[64];
 
-		mtp_tol_for(c.op, sig.out[i].name, c.out[i].dtype, c.act,
-			    mtp_call_k_accum(&c), NULL, &tol);
+		mtp_tol_for(&c, sig.out[i].name, c.out[i].dtype, NULL, &tol);
 		mtp_compare(sig.out[i].name, &got[i], &c.out[i], &tol,
 			    sig.out[i].cls == MTP_TC_LOGITS, &cmp);
 		printf("     %-5s %-22s max_abs %.3g max_rel %.3g headroom "

@@ -28,7 +28,7 @@ struct mtp_tol {
 	const double *acc_row, *acc_col;
 	int64_t acc_rows, acc_cols;
 	double acc_u;
-	char origin[200]; /* where the numbers come from */
+	char origin[320]; /* where the numbers come from */
 };
 
 /* ULP buckets: 0, 1, 2, 3-4, 5-8, 9-16, 17-256, >256 (or not finite). */
@@ -57,15 +57,15 @@ struct mtp_cmp {
 	struct mtp_bias bias;
 };
 
-/* The tolerance of an output: the fixture's override; else, for composite
- * ops (and ops with an intermediate rounding: eh_proj_hc, hc_fused_post_pre,
- * hc_head's rocm variant)
- * an error budget over the rounding steps on the flow; else the dtype
- * default of ARCHITECTURE.md. */
-void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
-		 enum mtp_dtype act, int64_t k_accum,
-		 const struct mtp_tol_override *ovr, struct mtp_tol *out);
-/* The longest reduction of a call (k_accum above): fp32 accumulation error
+/* The tolerance of output `output` of call c: the fixture's override; else,
+ * for composite ops (and ops with an intermediate rounding: eh_proj_hc,
+ * hc_fused_post_pre, hc_head's rocm variant) an error budget over the
+ * rounding steps on the flow, and the W8A8 activation quantizations on it
+ * (docs/DIAGNOSES.md); else the dtype default of ARCHITECTURE.md. */
+void mtp_tol_for(const struct mtp_call *c, const char *output,
+		 enum mtp_dtype dt, const struct mtp_tol_override *ovr,
+		 struct mtp_tol *out);
+/* The longest reduction of a call (the budget's K): fp32 accumulation error
  * grows with it and matters where the activations are float32. */
 int64_t mtp_call_k_accum(const struct mtp_call *c);
 

@@ -4,6 +4,8 @@
  */
 #include "mtp/compare.h"
 
+#include "field_int.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,10 +97,46 @@ int64_t mtp_call_k_accum(const struct mtp_call *c)
 	return d->f > k ? d->f : k;
 }
 
-void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
-		 enum mtp_dtype act, int64_t k_accum,
-		 const struct mtp_tol_override *ovr, struct mtp_tol *out)
+/* True when an input whose name ends in `suffix` is a float8 weight. */
+static bool has_fp8_input(const struct mtp_call *c, const char *suffix)
 {
+	for (int i = 0; i < c->n_in && c->sig; i++)
+		if (mtp_field_ends_with(c->sig->in[i].name, suffix) &&
+		    c->in[i].data && mtp_dtype_is_fp8(c->in[i].dtype))
+			return true;
+	return false;
+}
+
+/* The W8A8 activation quantizations on the flow to an output of a step or a
+ * chain (SPEC.md §12.2): the input projection's of every step up to the
+ * output's, and the head's for the logits when the head is float8. Their
+ * inputs were computed, so a legitimate one-ulp difference upstream crosses
+ * an e4m3 rounding boundary (see mtp_tol_for). A single op's quantization
+ * reads given inputs and adds nothing. */
+static int fp8_act_points(const struct mtp_call *c, const char *output)
+{
+	const char *slash = strrchr(output, '/');
+	const char *base = slash ? slash + 1 : output;
+	int n;
+
+	if (!c->params || c->params->proj_quant != MTP_PROJ_QUANT_FP8_W8A8 ||
+	    (c->op->id != MTP_OP_MTP_STEP && c->op->id != MTP_OP_DRAFT_CHAIN))
+		return 0;
+	n = has_fp8_input(c, "proj_weight");
+	if (n && c->op->id == MTP_OP_DRAFT_CHAIN &&
+	    strncmp(output, "step.", 5) == 0)
+		n += atoi(output + 5);
+	if (strcmp(base, "logits") == 0 && has_fp8_input(c, "head_weight"))
+		n++;
+	return n;
+}
+
+void mtp_tol_for(const struct mtp_call *c, const char *output,
+		 enum mtp_dtype dt, const struct mtp_tol_override *ovr,
+		 struct mtp_tol *out)
+{
+	const struct mtp_op *op = c->op;
+
 	memset(out, 0, sizeof(*out));
 	if (ovr && ovr->set) {
 		out->rtol = ovr->rtol;
@@ -109,24 +147,40 @@ void mtp_tol_for(const struct mtp_op *op, const char *output, enum mtp_dtype dt,
 	}
 	dtype_default(dt, &out->rtol, &out->atol);
 	if (is_composite(op) && mtp_dtype_is_float(dt)) {
-		int depth = flow_depth(op, output);
+		int depth = flow_depth(op, output),
+		    nq = fp8_act_points(c, output);
+		int64_t k_accum = mtp_call_k_accum(c);
 		/* per step: the store's rounding plus fp32 accumulation over the
 		 * longest reduction (it matters for float32 activations) */
-		double u = unit_roundoff(act) +
+		double u = unit_roundoff(c->act) +
 			   ldexp(1, -24) * sqrt((double)k_accum);
+		/* per W8A8 quantization of a computed input: an upstream
+		 * difference of one ulp (2 u_act) crosses an e4m3 rounding
+		 * boundary (spacing up to 2^-3 of the value) with probability
+		 * 2 u_act / 2^-3 and then moves the value by 2^-3, an RMS of
+		 * sqrt(2 u_act 2^-3): 2^-5 for bf16 activations */
+		double uq = sqrt(2 * unit_roundoff(c->act) * ldexp(1, -3));
+		double s = sqrt(depth * u * u + nq * uq * uq);
 
 		out->budget = true;
-		out->norm_max = 2 * u * sqrt(depth);
-		out->elem_max = 8 * u * sqrt(depth);
-		snprintf(out->origin, sizeof(out->origin),
-			 "error budget: %d %s steps on the flow, u = %.3g per "
-			 "step "
-			 "(rounding + fp32 sums of %lld); normwise <= "
-			 "2u*sqrt(%d), "
-			 "each element <= 8u*sqrt(%d) of the tensor RMS + 1 "
-			 "ulp",
-			 depth, mtp_dtype_name(act), u, (long long)k_accum,
-			 depth, depth);
+		out->norm_max = 2 * s;
+		out->elem_max = 8 * s;
+		int k = snprintf(
+			out->origin, sizeof(out->origin),
+			"error budget: %d %s steps on the flow, u = %.3g per "
+			"step (rounding + fp32 sums of %lld)",
+			depth, mtp_dtype_name(c->act), u, (long long)k_accum);
+		if (nq && k > 0 && (size_t)k < sizeof(out->origin))
+			k += snprintf(out->origin + k, sizeof(out->origin) - k,
+				      ", %d FP8 activation quantizations, "
+				      "u_q = %.3g each",
+				      nq, uq);
+		if (k > 0 && (size_t)k < sizeof(out->origin))
+			snprintf(out->origin + k, sizeof(out->origin) - k,
+				 "; s = sqrt(%d u^2 + %d u_q^2); normwise <= "
+				 "2s, "
+				 "each element <= 8s of the tensor RMS + 1 ulp",
+				 depth, nq);
 		return;
 	}
 	snprintf(out->origin, sizeof(out->origin),

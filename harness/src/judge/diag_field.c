@@ -51,11 +51,15 @@ static bool present(const struct mtp_call *c, const char *name)
 }
 
 /* Whether the call has a float8 weight (and so block scales). */
-static bool has_scales(const struct mtp_call *c)
+/* Whether the call has a block-scale input (square: a square one, the only
+ * kind whose transpose is a different bug than none) */
+static bool has_scales(const struct mtp_call *c, bool square)
 {
 	for (int i = 0; i < c->n_in; i++)
 		if (c->in[i].data &&
-		    mtp_field_ends_with(c->sig->in[i].name, "scale_inv"))
+		    mtp_field_ends_with(c->sig->in[i].name, "scale_inv") &&
+		    (!square || (c->in[i].ndim == 2 &&
+				 c->in[i].shape[0] == c->in[i].shape[1])))
 			return true;
 	return false;
 }
@@ -90,10 +94,11 @@ bool mtp_diag_field_applies(enum mtp_diag d, const struct mtp_call *c)
 	case MTP_DIAG_SHARED_HEAD_UNINIT:
 		return is_step(c) || c->op->id == MTP_OP_LM_HEAD;
 	case MTP_DIAG_QUANT_SCALE_DROPPED:
-	case MTP_DIAG_QUANT_SCALE_RECIPROCAL:
-	case MTP_DIAG_QUANT_SCALE_TRANSPOSED: return has_scales(c);
+	case MTP_DIAG_QUANT_SCALE_RECIPROCAL: return has_scales(c, false);
+	case MTP_DIAG_QUANT_SCALE_TRANSPOSED: return has_scales(c, true);
 	case MTP_DIAG_QUANT_SCALE_OTHER_LAYER:
-		return has_scales(c) && is_chain(c) && p->num_layers >= 2;
+		return has_scales(c, false) && is_chain(c) &&
+		       p->num_layers >= 2;
 	default: return false;
 	}
 }

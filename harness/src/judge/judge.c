@@ -174,8 +174,7 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 	int lk = s->cls == MTP_TC_TOKEN ? logits_of(p, k) : -1;
 
 	if (lk >= 0 && want[lk].data) {
-		mtp_tol_for(c->op, s->name, want[lk].dtype, p->call.act,
-			    mtp_call_k_accum(&p->call), NULL, &tol);
+		mtp_tol_for(&p->call, s->name, want[lk].dtype, NULL, &tol);
 		struct mtp_cmp lc = {.tol = tol};
 
 		mtp_compare_tokens(s->name, &have[k], &want[k], &want[lk],
@@ -194,8 +193,7 @@ static void compare_one(struct mtp_result *r, const struct mtp_case *c,
 		}
 		double *acc = NULL;
 
-		mtp_tol_for(c->op, s->name, wk->dtype, p->call.act,
-			    mtp_call_k_accum(&p->call), ovr, &tol);
+		mtp_tol_for(&p->call, s->name, wk->dtype, ovr, &tol);
 		if (!cols && !(ovr && ovr->set))
 			mtp_tol_accum(&p->call, s->name, &tol, &acc);
 		mtp_compare(s->name, hk, wk, &tol, s->cls == MTP_TC_LOGITS, m);

@@ -179,8 +179,7 @@ static bool outputs_agree(const struct probe *a, const struct mtp_tensor *oa,
 		struct mtp_tol tol;
 		struct mtp_cmp cmp;
 
-		mtp_tol_for(a->call.op, a->sig.out[i].name, oa[i].dtype,
-			    a->call.act, mtp_call_k_accum(&a->call), NULL,
+		mtp_tol_for(&a->call, a->sig.out[i].name, oa[i].dtype, NULL,
 			    &tol);
 		mtp_compare(a->sig.out[i].name, &oa[i], &ob[i], &tol, false,
 			    &cmp);
