@@ -30,9 +30,12 @@
  * block of a tile (atomic counter, __threadfence) adds the S partials in
  * slice order (deterministic: no float atomics), redoes a token whose
  * float32 sums overflowed in double (hc_mix_dots, as the other paths do),
- * and writes the tile's outputs while its x is still in L2: hc_pre's mixes
- * and Sinkhorn (one thread a token) and layer_input (one warp a token),
- * hc_head's y (one warp a token). The counter is reset by that block.
+ * and computes the tile's mixes: hc_pre's mixes and Sinkhorn (one thread a
+ * token), hc_head's pre; it stores pre (tc_pre) and resets the counter.
+ * A second kernel over the whole GPU writes layer_input or y, one warp a
+ * token: in the first version the last block wrote them too, 64 tokens'
+ * 3.7 MB of x reread through one SM, a tail of about 100-130 us at every
+ * T (docs/BENCHMARKS.md).
  */
 #include "hc_decode.cuh"
 #include "hc_pre_common.cuh"
@@ -52,6 +55,8 @@
 static __device__ float
 	tc_part[TC_MAX_TILES * TC_MAX_SLICES * TC_TB * TC_MAX_NS];
 static __device__ unsigned tc_count[TC_MAX_TILES];
+/* pre [token][M] of a launch, from the mixes to the output kernel. */
+static __device__ float tc_pre[TC_MAX_TILES * TC_TB * 4];
 
 static_assert(NV_BLOCK == 2 * TC_KG * MTP_GPU_WARP, "8 warps a block");
 
@@ -273,14 +278,14 @@ __global__ void __launch_bounds__(NV_BLOCK)
 	constexpr int NMIX = 2 * M + M * M, NS = NMIX + 1;
 	__shared__ float red[TC_KG * TC_TB * NS];
 	__shared__ double mixd[NS], redd[NV_HC_WARPS * NS];
-	__shared__ float pre[TC_TB * M];
 	__shared__ int redo[TC_TB];
 	const int tile = blockIdx.y, sl = blockIdx.x;
-	const int64_t tile0 = (int64_t)tile * TC_TB, K = g.k, h = a.h;
+	const int64_t tile0 = (int64_t)tile * TC_TB, K = g.k;
 	const int nt = (int)(g.nt - tile0 < TC_TB ? g.nt - tile0 : TC_TB);
 	const int64_t t0 = g.t0 + tile0; /* the tile's first token */
 	const T *x = (const T *)g.x + tile0 * K;
 	const int tid = threadIdx.x;
+	float *pre = tc_pre + tile0 * M;
 	float *part = tc_part + ((int64_t)tile * g.slices + sl) * TC_TB * NS;
 
 	tc_dots<T, NMIX>(&g, tile0, sl, red, part);
@@ -303,11 +308,29 @@ __global__ void __launch_bounds__(NV_BLOCK)
 			md[o] = red[tid * NS + o];
 		hc_pre_mixes<M>(&a, t0 + tid, md, false, pre + tid * M);
 	}
-	__syncthreads();
-	for (int tb = tid / MTP_GPU_WARP; tb < nt; tb += NV_HC_WARPS)
-		layer_input_warp<T, M>(x + tb * K, (const T *)a.norm_w,
-				       (T *)a.layer_input + (t0 + tb) * h, h,
-				       pre + tb * M, a.norm_eps);
+}
+
+/* The launch's token of this warp in an output kernel, or -1. */
+static __device__ __forceinline__ int64_t tc_out_token(int64_t nt)
+{
+	const int64_t tb = (int64_t)blockIdx.x * NV_HC_WARPS +
+			   threadIdx.x / MTP_GPU_WARP;
+
+	return tb < nt ? tb : -1;
+}
+
+/* hc_pre's layer_input from tc_pre, one warp a token. */
+template <typename T, int M>
+__global__ void __launch_bounds__(NV_BLOCK)
+	hc_tc_pre_out(struct tc_args g, struct mtp_nv_hc_pre_args a)
+{
+	const int64_t tb = tc_out_token(g.nt), h = a.h;
+
+	if (tb >= 0)
+		layer_input_warp<T, M>((const T *)g.x + tb * g.k,
+				       (const T *)a.norm_w,
+				       (T *)a.layer_input + (g.t0 + tb) * h, h,
+				       tc_pre + tb * M, a.norm_eps);
 }
 
 struct tc_head_args {
@@ -324,14 +347,13 @@ __global__ void __launch_bounds__(NV_BLOCK)
 	constexpr int NS = M + 1;
 	__shared__ float red[TC_KG * TC_TB * NS];
 	__shared__ double mixd[NS], redd[NV_HC_WARPS * NS];
-	__shared__ float pre[TC_TB * M];
 	__shared__ int redo[TC_TB];
 	const int tile = blockIdx.y, sl = blockIdx.x;
-	const int64_t tile0 = (int64_t)tile * TC_TB, K = g.k, h = a.h;
+	const int64_t tile0 = (int64_t)tile * TC_TB, K = g.k;
 	const int nt = (int)(g.nt - tile0 < TC_TB ? g.nt - tile0 : TC_TB);
-	const int64_t t0 = g.t0 + tile0;
 	const T *x = (const T *)g.x + tile0 * K;
-	const int tid = threadIdx.x, lane = tid % MTP_GPU_WARP;
+	const int tid = threadIdx.x;
+	float *pre = tc_pre + tile0 * M;
 
 	tc_dots<T, M>(&g, tile0, sl, red,
 		      tc_part + ((int64_t)tile * g.slices + sl) * TC_TB * NS);
@@ -361,24 +383,34 @@ __global__ void __launch_bounds__(NV_BLOCK)
 
 		pre[tid] = nv_sigmoid(mu * a.scale[0] + a.base[s]) + a.hc_eps;
 	}
-	__syncthreads();
-	for (int tb = tid / MTP_GPU_WARP; tb < nt; tb += NV_HC_WARPS) {
-		const T *xt = x + tb * K;
-		T *y = (T *)a.y + (t0 + tb) * h;
+}
+
+/* hc_head's y = sum_s pre_s x_s from tc_pre, one warp a token. */
+template <typename T, int M>
+__global__ void __launch_bounds__(NV_BLOCK)
+	hc_tc_head_out(struct tc_args g, struct tc_head_args a)
+{
+	const int64_t tb = tc_out_token(g.nt), h = a.h;
+	const int lane = threadIdx.x % MTP_GPU_WARP;
+
+	if (tb < 0)
+		return;
+	const T *xt = (const T *)g.x + tb * g.k;
+	const float *pre = tc_pre + tb * M;
+	T *y = (T *)a.y + (g.t0 + tb) * h;
 
 #pragma unroll 2
-		for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
-			float acc[16] = {0}, xv[M][16];
+	for (int64_t i = lane * 8; i < h; i += MTP_GPU_WARP * 8) {
+		float acc[16] = {0}, xv[M][16];
 
 #pragma unroll
-			for (int s = 0; s < M; s++)
-				nv_load_vec(xt + s * h + i, xv[s]);
+		for (int s = 0; s < M; s++)
+			nv_load_vec(xt + s * h + i, xv[s]);
 #pragma unroll
-			for (int s = 0; s < M; s++)
-				for (int k = 0; k < 8; k++)
-					acc[k] += pre[tb * M + s] * xv[s][k];
-			nv_store_vec(y + i, acc);
-		}
+		for (int s = 0; s < M; s++)
+			for (int k = 0; k < 8; k++)
+				acc[k] += pre[s] * xv[s][k];
+		nv_store_vec(y + i, acc);
 	}
 }
 
@@ -425,7 +457,14 @@ static bool tc_shape_ok(enum mtp_nv_act act, int64_t m, int64_t h,
 	       nv_aligned16(fn) && nv_aligned16(out);
 }
 
-/* Launches of at most TC_MAX_TILES tiles, in token order. */
+/* Blocks of the output kernels: one warp a token. */
+static unsigned tc_out_blocks(int64_t nt)
+{
+	return (unsigned)((nt + NV_HC_WARPS - 1) / NV_HC_WARPS);
+}
+
+/* Launches of at most TC_MAX_TILES tiles, in token order, each the mixes
+ * kernel then the output kernel (ordered on the stream: tc_pre). */
 template <typename T, int M>
 static void tc_launch_pre(const struct mtp_nv_hc_pre_args *a, cudaStream_t s)
 {
@@ -445,6 +484,8 @@ static void tc_launch_pre(const struct mtp_nv_hc_pre_args *a, cudaStream_t s)
 		g.nt = nt;
 		g.t0 = t0;
 		hc_tc_pre_kernel<T, M><<<grid, NV_BLOCK, 0, s>>>(g, *a);
+		hc_tc_pre_out<T, M><<<tc_out_blocks(nt), NV_BLOCK, 0, s>>>(g,
+									  *a);
 	}
 }
 
@@ -469,6 +510,8 @@ static void tc_launch_head(const void *x, const float *fn,
 		g.nt = nt;
 		g.t0 = t0;
 		hc_tc_head_kernel<T, M><<<grid, NV_BLOCK, 0, s>>>(g, *ha);
+		hc_tc_head_out<T, M><<<tc_out_blocks(nt), NV_BLOCK, 0, s>>>(
+			g, *ha);
 	}
 }
 
