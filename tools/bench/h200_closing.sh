@@ -11,8 +11,7 @@ set -uo pipefail
 . "$(dirname "$0")/step.sh"
 job_begin h200_closing 460
 git log -1 --format='commit %h %s' 2>/dev/null
-cstep build 110 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
-	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
+cstep_build 110
 m=./build/mtpcheck
 [ -x $m ] || exit 1
 cstep selftest_auto 15 ./build/mtp_nv_selftest cuda

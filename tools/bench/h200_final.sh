@@ -13,8 +13,7 @@ set -uo pipefail
 . "$(dirname "$0")/step.sh"
 job_begin h200_final 560
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-cstep build 150 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
-	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
+cstep_build 150
 m=./build/mtpcheck
 [ -x $m ] || exit 1
 cp tools/bench/mhc_decode.case "$out/mhc.case"

@@ -6,8 +6,7 @@
 set -uo pipefail
 . "$(dirname "$0")/step.sh"
 job_begin h200_last 280
-cstep build 90 sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
-	-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
+cstep_build 90
 m=./build/mtpcheck
 [ -x $m ] || exit 1
 cstep quick 20 $m run --backend cuda --json "$out/quick.json"

@@ -32,3 +32,9 @@ job_begin() {
 	mkdir -p "$dest"
 	trap "tar -C '$out' -czf '$dest/$1.tgz' ." EXIT
 }
+# `cstep_build SECONDS`: the device build (cuda for sm_90, the python backend
+# on $py, no tests) into ./build, as a cstep named build.
+cstep_build() {
+	cstep build "$1" sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
+		-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
+}
