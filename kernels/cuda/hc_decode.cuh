@@ -57,12 +57,13 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 
 #ifdef MTP_NV_HC_TC
 /* The automatic choice's smallest T for the tc path (hc_tc.cu), measured
- * on the H200 at H = 7168, M = 4 (docs/BENCHMARKS.md): hc_pre's tc path
- * ties the per-token kernel at T = 512 (153.8 against 154.1 us) and beats
- * the tile path at 4096 (325 against 419) and 16384 (1296 against 1629),
- * so auto takes it from 1024. hc_head's tc path lost at every T measured
+ * on the H200 at H = 7168, M = 4 (docs/BENCHMARKS.md): with its output pass
+ * in a second kernel, hc_pre's tc path beats the per-token kernel from
+ * T = 256 (66.0 against 80.8 us; 75.4 against 154.9 at 512) and the tile
+ * path at 4096 and 16384, so auto takes it from 256 (the decode path ends
+ * at 64). hc_head's tc path lost at every T measured before the split
  * (244 against 205 us at T = 4096): auto never takes it (0). */
-#define NV_HC_TC_AUTO_T 1024
+#define NV_HC_TC_AUTO_T 256
 #define NV_HC_TC_AUTO_T_HEAD 0
 
 /* Whether the path asked for sends a call of t tokens to tc: forced, or
