@@ -90,6 +90,8 @@ def main():
                              external=[(out + ".raw", 0, x.nbytes)])
         d[...] = x
         d.attrs["dtype"] = "bfloat16"
+    elif kind == "dtype_bytes":  # not UTF-8: the error line must stay valid
+        c["inputs/x"].attrs["dtype"] = np.bytes_(b"bf\xff\xfe\x07")
     elif kind == "fv_float":
         f.attrs["format_version"] = np.float64(1.0)
     elif kind in ("atol_huge", "atol_vacuous", "rtol_big", "atol_nan"):

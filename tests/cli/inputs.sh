@@ -64,6 +64,9 @@ sources) # FIFOs, folders, many sources, empty folders, missing plugins
 	expect 0 "286 results: 286 PASSED" "$M" run --cases many.case --fixtures f1.h5 --fixtures f2.h5 --fixtures f3.h5 ;;
 rules) # FORMAT.md rules a golden must keep
 	craft chain_missing_step; expect 2 "expected/step.1/.*: missing" "$M" run --fixtures chain_missing_step.h5
+	craft dtype_bytes; expect 2 "inputs/x: dtype 'bf.*\\\\x07' is not a docs/FORMAT.md dtype" "$M" run --fixtures dtype_bytes.h5
+	iconv -f UTF-8 -t UTF-8 out >/dev/null 2>&1 || fail "the error line is not valid UTF-8"
+	grep -q $'\x07' out && fail "a control character reached the console"
 	craft fv_float; expect 2 "fv_float.h5: /: format_version must be an integer" "$M" run --fixtures fv_float.h5
 	for k in rtol_big atol_nan; do craft $k; expect 2 "expected/y: (tolerance override|rtol/atol)" "$M" run --fixtures $k.h5; done
 	craft atol_huge; expect 2 "atol 1e\+300 is at or above" "$M" run --fixtures atol_huge.h5
