@@ -2,31 +2,29 @@
 # One H200 call (2026-12-02, fourth session, issue 16): the automatic path
 # choice with hc_pre's tc threshold at 256. Build (cuda + python); the quick
 # suite and the threshold edges (mhc_auto.case) under auto; hc_pre timed with
-# each path forced between the decode and tc thresholds (T = 96..192), and
-# hc_head's split tc path against per-token from T = 256 to 16384; auto on
-# the same rows. Leaves ./build for tools/bench/h200_torch.sh in the next
+# each path forced between the decode and tc thresholds (T = 128, 192), and
+# hc_head's split tc path against per-token from T = 256 to 16384. Leaves ./build for tools/bench/h200_torch.sh in the next
 # call. Logs into $OUT/h200_auto.tgz.
 set -uo pipefail
 . "$(dirname "$0")/step.sh"
-job_begin h200_auto 570
+job_begin h200_auto 450
 cstep_build 110
 m=./build/mtpcheck
 [ -x $m ] || exit 1
 cstep quick_auto 30 $m run --backend cuda -q
 cstep edges_auto 45 $m run --backend cuda --cases tools/bench/mhc_auto.case
 b="$m bench --backend cuda --H 7168 --M 4 --graph --no-unfused --min-time 0.03"
-for p in decode tc token tile; do
-	cstep pre_$p 30 env MTP_CUDA_HC_PATH=$p $b --op hc_pre --T 96,128,192
+for p in decode tc token; do
+	cstep pre_$p 25 env MTP_CUDA_HC_PATH=$p $b --op hc_pre --T 128,192
 done
 for p in tc token; do
 	cstep head_$p 85 env MTP_CUDA_HC_PATH=$p $b --op hc_head --T 256,1024,4096,16384
 done
-cstep auto 80 $b --op hc_pre,hc_head --T 128,256,4096,16384
 echo "== summary (total $SECONDS s)"
 for f in quick_auto edges_auto; do
 	printf '%-11s %s\n' $f "$(grep -hE 'results?:|CUT' "$out/$f.txt" | tail -2 | tr '\n' ' ')"
 	grep -h "FAIL" "$out/$f.txt" | grep -v "^ *ok" | cut -c1-200 | head -3
 done
-for f in pre_decode pre_tc pre_token pre_tile head_tc head_token auto; do
+for f in pre_decode pre_tc pre_token head_tc head_token; do
 	echo "-- $f"; grep -E "^ *hc_(pre|head) |CUT" "$out/$f.txt" | cut -c1-150
 done
