@@ -3,11 +3,12 @@
 # choice with hc_pre's tc threshold at 256. Build (cuda + python); the quick
 # suite and the threshold edges (mhc_auto.case) under auto; hc_pre timed with
 # each path forced between the decode and tc thresholds (T = 128, 192), and
-# hc_head's split tc path against per-token from T = 256 to 16384. Leaves ./build for tools/bench/h200_torch.sh in the next
+# hc_head's split tc path against per-token from T = 256 to 16384; the
+# T = 16384 side-by-side rows against torch. Leaves ./build for tools/bench/h200_torch.sh in the next
 # call. Logs into $OUT/h200_auto.tgz.
 set -uo pipefail
 . "$(dirname "$0")/step.sh"
-job_begin h200_auto 450
+job_begin h200_auto 585
 cstep_build 110
 m=./build/mtpcheck
 [ -x $m ] || exit 1
@@ -20,6 +21,12 @@ done
 for p in tc token; do
 	cstep head_$p 85 env MTP_CUDA_HC_PATH=$p $b --op hc_head --T 256,1024,4096,16384
 done
+# the T = 16384 column of the side-by-side table (docs/BENCHMARKS.md):
+# cuda (under auto), torch eager and torch.compile in one process
+export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
+cstep side_16k 160 $m bench --backend cuda,python:mtpcheck.adapters.torch:eager,python:mtpcheck.adapters.torch:compile \
+	--H 7168 --M 4 --graph --min-time 0.05 --op hc_pre,hc_head,hc_post,hc_fused_post_pre,rmsnorm,add_rmsnorm \
+	--T 16384 --json "$out/side-16k.json"
 echo "== summary (total $SECONDS s)"
 for f in quick_auto edges_auto; do
 	printf '%-11s %s\n' $f "$(grep -hE 'results?:|CUT' "$out/$f.txt" | tail -2 | tr '\n' ' ')"
@@ -28,3 +35,4 @@ done
 for f in pre_decode pre_tc pre_token head_tc head_token; do
 	echo "-- $f"; grep -E "^ *hc_(pre|head) |CUT" "$out/$f.txt" | cut -c1-150
 done
+grep -E "^(hc_|rmsnorm|add_rms)|CUT" "$out/side_16k.txt" | cut -c1-150

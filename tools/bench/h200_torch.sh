@@ -6,12 +6,12 @@
 # torch.py), and the side-by-side rows still missing from docs/BENCHMARKS.md
 # (lm_head and embed at V = 1024 and T = 1..4096, mtp_step at T = 1..64: the
 # scalar reference's eh_proj makes larger steps minutes long; the T = 16384
-# column of the mHC ops and norms): cuda, torch eager and torch.compile in
-# one process.
+# column is h200_auto.sh's): cuda, torch eager and torch.compile in one
+# process.
 # Logs into $OUT/h200_torch.tgz.
 set -uo pipefail
 . "$(dirname "$0")/step.sh"
-job_begin h200_torch 585
+job_begin h200_torch 480
 m=./build/mtpcheck
 [ -f build/mtp_backend_python.so ] || cstep_build 110
 [ -f build/mtp_backend_python.so ] || { echo "no python backend in ./build"; exit 1; }
@@ -25,8 +25,6 @@ grep -h "FAILED\|CRASHED\|TIMEOUT\|INVALID" "$out"/torch-compile-*.txt | grep "^
 bench="$m bench --backend cuda,$eager,$compiled --H 7168 --M 4 --graph --min-time 0.05"
 cstep side_small 100 $bench --op lm_head,embed,mtp_step --T 1,8,64 --json "$out/side-small.json"
 cstep side_mid 60 $bench --op lm_head,embed --T 512,4096 --json "$out/side-mid.json"
-cstep side_16k 200 $bench --op hc_pre,hc_head,hc_post,hc_fused_post_pre,rmsnorm,add_rmsnorm --T 16384 \
-	--json "$out/side-16k.json"
 cat "$out"/side_*.txt | grep -E "^(hc_|rmsnorm|add_rms|lm_head|embed|mtp_|  same|cuda: |python)" >"$out/side_rows.txt"
 cat "$out/side_rows.txt"
 echo "total $SECONDS s"
