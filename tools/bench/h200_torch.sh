@@ -11,7 +11,7 @@
 # Logs into $OUT/h200_torch.tgz.
 set -uo pipefail
 . "$(dirname "$0")/step.sh"
-job_begin h200_torch 480
+job_begin h200_torch 580
 m=./build/mtpcheck
 [ -f build/mtp_backend_python.so ] || cstep_build 110
 [ -f build/mtp_backend_python.so ] || { echo "no python backend in ./build"; exit 1; }
