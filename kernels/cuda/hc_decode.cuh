@@ -57,14 +57,16 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 
 #ifdef MTP_NV_HC_TC
 /* The automatic choice's smallest T for the tc path (hc_tc.cu), measured
- * on the H200 at H = 7168, M = 4 (docs/BENCHMARKS.md): with its output pass
- * in a second kernel, hc_pre's tc path beats the per-token kernel from
- * T = 256 (66.0 against 80.8 us; 75.4 against 154.9 at 512) and the tile
- * path at 4096 and 16384, so auto takes it from 256 (the decode path ends
- * at 64). hc_head's tc path lost at every T measured before the split
- * (244 against 205 us at T = 4096): auto never takes it (0). */
-#define NV_HC_TC_AUTO_T 256
-#define NV_HC_TC_AUTO_T_HEAD 0
+ * on the H200 at H = 7168, M = 4 (docs/BENCHMARKS.md, 2026-12-02): with its
+ * output pass in a second kernel, hc_pre's tc path beats per-token and
+ * decode from T = 128 (63.9 against 67.8 and 68.4 us; 64.6 against 78.5
+ * at 192, 75.4 against 154.9 at 512) and the tile path at 4096 and 16384:
+ * auto takes it from 128 (the decode path ends at 64). hc_head's tc path
+ * loses at 1024 (73.7 against 59.6 us per-token) and wins at 4096 (160.5
+ * against 203.4) and 16384 (631 against 759); the lines through those
+ * points cross near T = 1800: auto takes it from 2048. */
+#define NV_HC_TC_AUTO_T 128
+#define NV_HC_TC_AUTO_T_HEAD 2048
 
 /* Whether the path asked for sends a call of t tokens to tc: forced, or
  * under auto from auto_min tokens (never when auto_min is 0). */

@@ -327,6 +327,22 @@ def _cpu_platform():
         platforms._current_platform = CpuPlatform()
 
 
+def _reference_mla():
+    """The VllmConfig argument that keeps MLA layers on vLLM's reference CPU
+    backend. On a CPU with AMX tiles the CPU platform picks AMX_MLA, whose
+    implementation in vLLM 0.33 refuses the V3.2 layers' topk_indices_buffer
+    at construction (TypeError), so the weight audit could not build the
+    model on Intel machines. The loaders, the audit's subject, are the same
+    under either backend. Empty for versions without the setting."""
+    try:
+        from vllm.config import AttentionConfig
+        from vllm.v1.attention.backends.registry import AttentionBackendEnum
+        backend = AttentionBackendEnum.CPU_MLA
+    except (ImportError, AttributeError):
+        return {}
+    return {"attention_config": AttentionConfig(backend=backend)}
+
+
 def build(model_dir, cls=None):
     """vLLM's MTP model for the model folder (config.json), on CPU: the
     class the CPU platform registers, or cls (built with the same config;
@@ -352,6 +368,7 @@ def build(model_dir, cls=None):
         # (deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype); the
         # cache is no parameter
         extra["cache_config"] = CacheConfig(cache_dtype="fp8")
+    extra.update(_reference_mla())
     vcfg = VllmConfig(model_config=draft, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE), **extra)
     _allow_fp8_on_cpu()

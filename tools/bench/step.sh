@@ -4,9 +4,12 @@
 step() {
 	local name=$1 limit=$2 t0=$SECONDS rc
 	shift 2
-	timeout "$limit" "$@" >"$out/$name.txt" 2>&1
+	# SIGKILL 15 s after the SIGTERM: a harness that finishes its case in
+	# flight (a torch.compile of minutes) must not outlast the device call,
+	# which then brings back nothing at all (seen 2026-12-02)
+	timeout -k 15 "$limit" "$@" >"$out/$name.txt" 2>&1
 	rc=$?
-	[ $rc = 124 ] && echo "$name: CUT at ${limit}s" >>"$out/$name.txt"
+	[ $rc = 124 ] || [ $rc = 137 ] && echo "$name: CUT at ${limit}s" >>"$out/$name.txt"
 	echo "== $name: exit $rc, $((SECONDS - t0)) s"
 	tail -3 "$out/$name.txt"
 }
