@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# One H200 call (2026-12-02, fourth session, issue 16): the automatic path
-# choice with hc_pre's tc threshold at 256. Build (cuda + python); the quick
-# suite and the threshold edges (mhc_auto.case) under auto; hc_pre timed with
-# each path forced between the decode and tc thresholds (T = 128, 192), and
-# hc_head's split tc path against per-token from T = 256 to 16384; the
-# T = 16384 side-by-side rows against torch. Leaves ./build for tools/bench/h200_torch.sh in the next
-# call. Logs into $OUT/h200_auto.tgz.
+# One H200 call (2026-12-02, fourth session, issue 16; run then with
+# hc_pre's tc threshold at 256, docs/BENCHMARKS.md): build (cuda + python);
+# the quick suite and the threshold edges (mhc_auto.case, now the edges of
+# the thresholds it led to) under auto; hc_pre timed with each path forced
+# between the decode and tc thresholds (T = 128, 192), hc_head's split tc
+# path against per-token from T = 256 to 16384, and the T = 16384
+# side-by-side rows against torch. Logs into $OUT/h200_auto.tgz.
 set -uo pipefail
 . "$(dirname "$0")/step.sh"
 job_begin h200_auto 585
