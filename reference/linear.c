@@ -14,14 +14,30 @@ double mtp_ref_dot(const double *a, const double *b, int64_t n)
 	return acc;
 }
 
+struct linear {
+	const double *x, *w;
+	int64_t in, out;
+	enum mtp_dtype act;
+	double *y;
+};
+
+static void linear_range(void *p, int64_t lo, int64_t hi)
+{
+	const struct linear *l = p;
+
+	for (int64_t i = lo; i < hi; i++)
+		l->y[i] = mtp_round(
+			l->act, mtp_ref_dot(l->w + i % l->out * l->in,
+					    l->x + i / l->out * l->in, l->in));
+}
+
 void mtp_ref_linear(const double *x, const double *w, int64_t rows, int64_t in,
 		    int64_t out, enum mtp_dtype act, double *y)
 {
-	for (int64_t r = 0; r < rows; r++) {
-		for (int64_t o = 0; o < out; o++)
-			y[r * out + o] = mtp_round(
-				act, mtp_ref_dot(w + o * in, x + r * in, in));
-	}
+	struct linear l = {x, w, in, out, act, y};
+
+	mtp_ref_parallel(rows * out, (double)rows * (double)out * (double)in,
+			 linear_range, &l);
 }
 
 void mtp_ref_eh_proj(const double *x, const double *w, int64_t t, int64_t h,

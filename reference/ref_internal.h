@@ -34,6 +34,15 @@ double mtp_ref_rms_inv(const double *x, int64_t n, double eps);
 void mtp_ref_norm_row(const double *x, double r, const double *w, int64_t h,
 		      enum mtp_rounding rnd, enum mtp_dtype act, double *y);
 
+/*
+ * fn(ctx, lo, hi) over [0, n) in contiguous ranges, on up to 16 threads
+ * (MTP_REF_THREADS caps them; 1 is serial) when work (multiply-adds) is
+ * large enough, else on the calling thread alone; returns when every range
+ * is done. fn must write only the elements of its range.
+ */
+void mtp_ref_parallel(int64_t n, double work,
+		      void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
+
 /* sum_i a[i]*b[i] in double, i ascending. */
 double mtp_ref_dot(const double *a, const double *b, int64_t n);
 

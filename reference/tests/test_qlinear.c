@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -82,4 +83,45 @@ Test(qlinear, no_scale_is_the_plain_gemm)
 			a);
 	mtp_ref_linear(x, w, 1, 3, 1, BF, b);
 	cr_expect_eq(a[0], b[0]);
+}
+
+/* The GEMMs over threads (reference/parallel.c): 4 threads give the same
+ * bits as 1 for plain, weight-only and W8A8 projections, at a size above
+ * the threshold of the threaded path (37 x 300 x 600 = 6.7 M multiply-adds)
+ * with partial scale blocks and thread ranges that split rows. */
+Test(qlinear, threads_do_not_change_a_bit)
+{
+	enum { R = 37, IN = 300, OUT = 600 };
+	const int64_t sb = (OUT + 127) / 128 * ((IN + 127) / 128);
+	double *x = malloc(sizeof(double) * R * IN);
+	double *w = malloc(sizeof(double) * OUT * IN);
+	double *s = malloc(sizeof(double) * (size_t)sb);
+	double *y1 = malloc(sizeof(double) * R * OUT);
+	double *y4 = malloc(sizeof(double) * R * OUT);
+	const struct mtp_ref_quant w8 = {MTP_PROJ_QUANT_FP8_W8A8, 1e-4};
+	const struct mtp_ref_quant *qs[3] = {NULL, NULL, &w8};
+
+	cr_assert(x && w && s && y1 && y4);
+	for (int64_t i = 0; i < R * IN; i++)
+		x[i] = (double)((i * 7919) % 1000 - 500) / 256;
+	for (int64_t i = 0; i < OUT * IN; i++)
+		w[i] = (double)((i * 104729) % 448 - 224) / 64;
+	for (int64_t i = 0; i < sb; i++)
+		s[i] = 1.0 / (double)(i + 2);
+	for (int k = 0; k < 3; k++) {
+		struct mtp_ref_qweight qw = {w, k ? s : NULL};
+
+		setenv("MTP_REF_THREADS", "1", 1);
+		mtp_ref_qlinear(x, qw, R, IN, OUT, qs[k], BF, y1);
+		setenv("MTP_REF_THREADS", "4", 1);
+		mtp_ref_qlinear(x, qw, R, IN, OUT, qs[k], BF, y4);
+		cr_assert(!memcmp(y1, y4, sizeof(double) * R * OUT),
+			  "projection %d differs with 4 threads", k);
+	}
+	unsetenv("MTP_REF_THREADS");
+	free(x);
+	free(w);
+	free(s);
+	free(y1);
+	free(y4);
 }
