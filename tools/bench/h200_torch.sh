@@ -5,8 +5,8 @@
 # auto with hc_pre's tc from 128 and hc_head's from 2048; the torch.compile
 # quick suite in 16 shards (inductor's division rounding on, see
 # python/mtpcheck/adapters/torch.py); the side-by-side rows still missing:
-# lm_head and embed at V = 1024, T = 1..4096, mtp_step at T = 1..64 (the
-# scalar reference's eh_proj makes larger steps minutes long) and
+# lm_head and embed at V = 1024, T = 1..4096, mtp_step at T = 1..512 (the
+# reference's threaded eh_proj checks T = 512 in seconds on 16 cores) and
 # hc_fused_post_pre at T = 16384: cuda, torch eager and torch.compile in one
 # process. Logs into $OUT/h200_torch.tgz.
 set -uo pipefail
@@ -29,9 +29,10 @@ cstep torch_compile 270 env TORCHINDUCTOR_COMPILE_THREADS=1 sh -c "for i in \$(s
 		>$out/torch-compile-\$i.txt 2>&1 & done; wait; tail -qn1 $out/torch-compile-*.txt"
 grep -h "FAILED\|CRASHED\|TIMEOUT\|INVALID" "$out"/torch-compile-*.txt | grep "^\[" | cut -c1-240 | head -20
 bench="$m bench --backend cuda,$eager,$compiled --H 7168 --M 4 --graph --min-time 0.05"
-cstep side_small 90 $bench --op lm_head,embed,mtp_step --T 1,8,64 --json "$out/side-small.json"
-cstep side_mid 50 $bench --op lm_head,embed --T 512,4096 --json "$out/side-mid.json"
-cstep side_16k 45 $bench --op hc_fused_post_pre --T 16384 --json "$out/side-16k.json"
+cstep side_small 80 $bench --op lm_head,embed,mtp_step --T 1,8,64 --json "$out/side-small.json"
+cstep side_mid 60 $bench --op lm_head,embed,mtp_step --T 512 --json "$out/side-mid.json"
+cstep side_4k 40 $bench --op lm_head,embed --T 4096 --json "$out/side-4k.json"
+cstep side_16k 40 $bench --op hc_fused_post_pre --T 16384 --json "$out/side-16k.json"
 echo "== summary (total $SECONDS s)"
 for f in quick_auto edges_auto; do
 	printf '%-11s %s\n' $f "$(grep -hE 'results?:|CUT' "$out/$f.txt" | tail -2 | tr '\n' ' ')"
