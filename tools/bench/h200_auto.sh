@@ -10,8 +10,6 @@ set -uo pipefail
 . "$(dirname "$0")/step.sh"
 job_begin h200_auto 585
 cstep_build 110
-m=./build/mtpcheck
-[ -x $m ] || exit 1
 cstep quick_auto 30 $m run --backend cuda -q
 cstep edges_auto 45 $m run --backend cuda --cases tools/bench/mhc_auto.case
 b="$m bench --backend cuda --H 7168 --M 4 --graph --no-unfused --min-time 0.03"
@@ -28,10 +26,7 @@ cstep side_16k 160 $m bench --backend cuda,python:mtpcheck.adapters.torch:eager,
 	--H 7168 --M 4 --graph --min-time 0.05 --op hc_pre,hc_head,hc_post,hc_fused_post_pre,rmsnorm,add_rmsnorm \
 	--T 16384 --json "$out/side-16k.json"
 echo "== summary (total $SECONDS s)"
-for f in quick_auto edges_auto; do
-	printf '%-11s %s\n' $f "$(grep -hE 'results?:|CUT' "$out/$f.txt" | tail -2 | tr '\n' ' ')"
-	grep -h "FAIL" "$out/$f.txt" | grep -v "^ *ok" | cut -c1-200 | head -3
-done
+verdicts quick_auto edges_auto
 for f in pre_decode pre_tc pre_token head_tc head_token; do
 	echo "-- $f"; grep -E "^ *hc_(pre|head) |CUT" "$out/$f.txt" | cut -c1-150
 done

@@ -12,8 +12,6 @@ set -uo pipefail
 job_begin h200_closing 460
 git log -1 --format='commit %h %s' 2>/dev/null
 cstep_build 110
-m=./build/mtpcheck
-[ -x $m ] || exit 1
 cstep selftest_auto 15 ./build/mtp_nv_selftest cuda
 cstep selftest_tc 15 env MTP_CUDA_HC_PATH=tc ./build/mtp_nv_selftest cuda
 cstep quick_auto 15 $m run --backend cuda --json "$out/quick-auto.json"

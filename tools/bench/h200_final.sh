@@ -14,8 +14,6 @@ set -uo pipefail
 job_begin h200_final 560
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 cstep_build 150
-m=./build/mtpcheck
-[ -x $m ] || exit 1
 cp tools/bench/mhc_decode.case "$out/mhc.case"
 cstep quick 30 $m run --backend cuda --json "$out/quick.json"
 cstep quick_decode 30 env MTP_CUDA_HC_PATH=decode $m run --backend cuda --json "$out/quick-decode.json"

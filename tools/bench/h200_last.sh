@@ -7,8 +7,6 @@ set -uo pipefail
 . "$(dirname "$0")/step.sh"
 job_begin h200_last 280
 cstep_build 90
-m=./build/mtpcheck
-[ -x $m ] || exit 1
 cstep quick 20 $m run --backend cuda --json "$out/quick.json"
 bench="$m bench --backend cuda --op hc_head --T 16,32,48 --H 7168 --M 4 --graph --no-unfused --min-time 0.05 --launches 128"
 cstep head_decode 20 env MTP_CUDA_HC_PATH=decode $bench --json "$out/head-decode.json"

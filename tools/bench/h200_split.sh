@@ -10,8 +10,6 @@ set -uo pipefail
 job_begin h200_split 540
 git log -1 --format='commit %h %s' 2>/dev/null
 cstep_build 110
-m=./build/mtpcheck
-[ -x $m ] || exit 1
 cstep selftest_tc 15 env MTP_CUDA_HC_PATH=tc ./build/mtp_nv_selftest cuda
 cstep bound_split 15 env MTP_CUDA_HC_PATH=tc $m run --backend cuda --cases tools/bench/mhc_tc_bound.case
 cstep mhc_tc 90 env MTP_CUDA_HC_PATH=tc $m run --backend cuda --cases tools/bench/mhc_tc.case

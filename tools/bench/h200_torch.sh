@@ -34,7 +34,5 @@ cstep side_mid 60 $bench --op lm_head,embed,mtp_step --T 512 --json "$out/side-m
 cstep side_4k 40 $bench --op lm_head,embed --T 4096 --json "$out/side-4k.json"
 cstep side_16k 40 $bench --op hc_fused_post_pre --T 16384 --json "$out/side-16k.json"
 echo "== summary (total $SECONDS s)"
-for f in quick_auto edges_auto; do
-	printf '%-11s %s\n' $f "$(grep -hE 'results?:|CUT' "$out/$f.txt" | tail -2 | tr '\n' ' ')"
-done
+verdicts quick_auto edges_auto
 cat "$out"/side_*.txt | grep -E "^(hc_|lm_head|embed|mtp_)|CUT" | cut -c1-150

@@ -36,8 +36,21 @@ job_begin() {
 	trap "tar -C '$out' -czf '$dest/$1.tgz' ." EXIT
 }
 # `cstep_build SECONDS`: the device build (cuda for sm_90, the python backend
-# on $py, no tests) into ./build, as a cstep named build.
+# on $py, no tests) into ./build, as a cstep named build; sets $m to the
+# built mtpcheck and ends the job if there is none.
 cstep_build() {
 	cstep build "$1" sh -c "cmake -S . -B build -DMTP_BUILD_TESTS=OFF -DMTP_WITH_CUDA=ON -DMTP_CUDA_ARCHS=90 \
 		-DMTP_WITH_PYTHON=ON -DPython3_EXECUTABLE=$py && cmake --build build -j$(nproc)"
+	m=./build/mtpcheck
+	[ -x $m ] || { echo "no $m: the build failed"; exit 1; }
+}
+# `verdicts STEP...`: each step's summary line of `mtpcheck run` (or its
+# CUT line) and its first FAILED lines, for a job's closing summary
+verdicts() {
+	local f
+	for f in "$@"; do
+		[ -f "$out/$f.txt" ] || { printf '%-11s %s\n' $f "no log (skipped)"; continue; }
+		printf '%-11s %s\n' $f "$(grep -hE 'results?:|CUT' "$out/$f.txt" | tail -2 | tr '\n' ' ')"
+		grep -h "FAIL" "$out/$f.txt" | grep -v "^ *ok" | cut -c1-200 | head -3
+	done
 }
