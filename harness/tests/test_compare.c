@@ -187,6 +187,41 @@ Test(compare, accumulation_allowance_of_eh_proj)
 	mtp_case_fini(&cs);
 }
 
+Test(compare, accumulation_allowance_of_lm_head_logits)
+{
+	/* the same sums behind the logits: [T, V] from x [T, H] and the head
+	 * [V, H] (cuBLAS failed T >= 512 at H = 7168 on the H200 without it) */
+	struct mtp_gen_spec spec;
+	struct mtp_case cs;
+	struct mtp_case_call cc;
+	struct mtp_tol tol;
+	double *acc = NULL;
+	char err[MTP_ERR_MAX] = "";
+
+	mtp_gen_spec_init(&spec, mtp_op_find("lm_head"));
+	spec.t = 2;
+	spec.rows = 2;
+	spec.h = 64;
+	spec.v = 97;
+	cr_assert_eq(mtp_case_generate(&spec, &cs, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	cr_assert_eq(mtp_case_call_init(&cs, &cc, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	const struct mtp_call *c = &cc.call;
+
+	mtp_tol_for(c, "logits", MTP_F32, NULL, &tol);
+	cr_assert(mtp_tol_accum(c, "logits", &tol, &acc));
+	cr_assert(acc && tol.acc_rows == 2 && tol.acc_cols == 97);
+	cr_expect_float_eq(tol.acc_u, sqrt(64.0) * ldexp(1, -24), 1e-18);
+	cr_expect(strstr(tol.origin, "float32 sums of 64"), "%s", tol.origin);
+	free(acc);
+	mtp_tol_for(c, "token", MTP_I64, NULL, &tol);
+	cr_assert(mtp_tol_accum(c, "token", &tol, &acc));
+	cr_expect(!acc && !tol.acc_row, "the token is no sum");
+	mtp_case_call_fini(&cc);
+	mtp_case_fini(&cs);
+}
+
 Test(compare, budget_allows_one_ulp_flip_of_a_large_element)
 {
 	/* 99 ones and a 64 (RMS 6.48); bf16 ulp at 64 is 0.5 */

@@ -69,8 +69,9 @@ void mtp_tol_for(const struct mtp_call *c, const char *output,
  * grows with it and matters where the activations are float32. */
 int64_t mtp_call_k_accum(const struct mtp_call *c);
 
-/* The float32 accumulation allowance of a GEMM output (eh_proj's y with an
- * unquantized weight): a float32 sum of K products errs by up to about
+/* The float32 accumulation allowance of a GEMM output (eh_proj's y and
+ * lm_head's logits, each with an unquantized weight): a float32 sum of K
+ * products errs by up to about
  * sqrt(K) 2^-24 sum_k |w_k x_k| (tensor cores, which add with truncation,
  * measured at 20 x 2^-24 sum|wx| at K = 14336 on the H200: docs/SPEC.md
  * "Comparison"), which a fixed atol does not cover where the sum cancels to

@@ -209,26 +209,46 @@ static bool row_norms(const struct mtp_tensor *t, int64_t n, int64_t k,
 	return true;
 }
 
+/* The GEMM outputs that get the accumulation allowance: an output [T, N] =
+ * x [T, K] times weight [N, K] transposed, summed in float32. The tensor
+ * cores' sums truncate (docs/BENCHMARKS.md, eh_proj at T = 512 and lm_head's
+ * logits at T >= 512 on the H200), so a sum that cancels to near zero can be
+ * off by far more than the output's rounding. */
+static const struct {
+	enum mtp_op_id op;
+	const char *output;
+} accum_outputs[] = {{MTP_OP_EH_PROJ, "y"}, {MTP_OP_LM_HEAD, "logits"}};
+
 bool mtp_tol_accum(const struct mtp_call *c, const char *output,
 		   struct mtp_tol *tol, double **buf)
 {
-	const int64_t h = c->dims.h, t = c->dims.t, k = 2 * h;
 	const struct mtp_tensor *x, *w, *sc;
+	int64_t t, n, k;
+	bool listed = false;
 
 	*buf = NULL;
-	if (tol->budget || c->op->id != MTP_OP_EH_PROJ || strcmp(output, "y"))
+	for (size_t i = 0; i < sizeof(accum_outputs) / sizeof(*accum_outputs);
+	     i++)
+		listed |= c->op->id == accum_outputs[i].op &&
+			  strcmp(output, accum_outputs[i].output) == 0;
+	if (tol->budget || !listed)
 		return true;
 	x = mtp_call_tensor(c, false, NULL, "x");
 	w = mtp_call_tensor(c, false, NULL, "weight");
 	sc = mtp_call_tensor(c, false, NULL, "weight_scale_inv");
 	/* a quantized weight is judged by its own rules (SPEC.md §12.2) */
-	if (!x || !w || (sc && sc->data) || t <= 0 || h <= 0 ||
-	    !mtp_dtype_is_float(w->dtype))
+	if (!x || !w || (sc && sc->data) || x->ndim != 2 || w->ndim != 2 ||
+	    !mtp_dtype_is_float(w->dtype) || x->shape[1] != w->shape[1])
 		return true;
-	*buf = malloc((size_t)(t + h) * sizeof(double));
+	t = x->shape[0];
+	n = w->shape[0];
+	k = x->shape[1];
+	if (t <= 0 || n <= 0 || k <= 0)
+		return true;
+	*buf = malloc((size_t)(t + n) * sizeof(double));
 	if (!*buf)
 		return false;
-	if (!row_norms(x, t, k, *buf) || !row_norms(w, h, k, *buf + t)) {
+	if (!row_norms(x, t, k, *buf) || !row_norms(w, n, k, *buf + t)) {
 		free(*buf);
 		*buf = NULL;
 		return true;
@@ -236,11 +256,11 @@ bool mtp_tol_accum(const struct mtp_call *c, const char *output,
 	tol->acc_row = *buf;
 	tol->acc_col = *buf + t;
 	tol->acc_rows = t;
-	tol->acc_cols = h;
+	tol->acc_cols = n;
 	tol->acc_u = sqrt((double)k) * ldexp(1, -24);
-	size_t n = strlen(tol->origin);
+	size_t len = strlen(tol->origin);
 
-	snprintf(tol->origin + n, sizeof(tol->origin) - n,
+	snprintf(tol->origin + len, sizeof(tol->origin) - len,
 		 " + float32 sums of %lld: sqrt(K) 2^-24 |x_t| |w_i|",
 		 (long long)k);
 	return true;

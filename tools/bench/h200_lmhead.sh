@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# A third H200 call after h200_side.sh: lm_head on cuda at T = 64, 512 and
+# 4096 (H = 7168) with the judge's float32 accumulation allowance for the
+# logits (their check FAILED at 512 and 4096 without it), the mtp_step rows
+# again for comparison, and the hc_fused_post_pre T = 16384 row against
+# torch eager and torch.compile that h200_side.sh's cap cut.
+# Logs into $OUT/h200_lmhead.tgz.
+set -uo pipefail
+. "$(dirname "$0")/step.sh"
+job_begin h200_lmhead 420
+m=./build/mtpcheck
+[ -f build/mtp_backend_python.so ] || cstep_build 110
+cstep lm_head 60 $m bench --backend cuda --op lm_head --H 7168 --T 64,512,4096 --graph --min-time 0.05 \
+	--json "$out/lm-head.json"
+export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
+eager=python:mtpcheck.adapters.torch:eager
+compiled=python:mtpcheck.adapters.torch:compile
+cstep side_16k 240 $m bench --backend cuda,$eager,$compiled --H 7168 --M 4 --graph --min-time 0.05 \
+	--op hc_fused_post_pre --T 16384 --json "$out/side-16k.json"
+echo "== summary (total $SECONDS s)"
+cat "$out"/lm_head.txt "$out"/side_16k.txt | grep -E "^(hc_|lm_head)|CUT" | cut -c1-150
