@@ -12,10 +12,13 @@ m=./build/mtpcheck
 [ -f build/mtp_backend_python.so ] || cstep_build 110
 cstep lm_head 60 $m bench --backend cuda --op lm_head --H 7168 --T 64,512,4096 --graph --min-time 0.05 \
 	--json "$out/lm-head.json"
+echo "op=lm_head T=64,512,4096 H=7168 V=1024 tags=h200" >"$out/lm_head.case"
+cstep lm_run 60 $m run --backend cuda --cases "$out/lm_head.case" -v
 export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
 eager=python:mtpcheck.adapters.torch:eager
 compiled=python:mtpcheck.adapters.torch:compile
 cstep side_16k 240 $m bench --backend cuda,$eager,$compiled --H 7168 --M 4 --graph --min-time 0.05 \
 	--op hc_fused_post_pre --T 16384 --json "$out/side-16k.json"
 echo "== summary (total $SECONDS s)"
+grep -E "PASSED|FAILED|logits " "$out/lm_run.txt" | cut -c1-250
 cat "$out"/lm_head.txt "$out"/side_16k.txt | grep -E "^(hc_|lm_head)|CUT" | cut -c1-150
