@@ -488,12 +488,19 @@ static int bench_main(struct bench *b, int argc, char **argv)
 			return 2;
 		}
 	}
+	/* SIGINT/SIGTERM (a CI job's time limit) from here on end the bench
+	 * after the row in progress, with the JSON closed: the rows so far
+	 * stay readable. From before the backends open and the probes run,
+	 * which take seconds (under ASan on 2 loaded cores, more than the 2 s
+	 * of inputs.bench_interrupt_twice, which then found no JSON at all) */
+	mtp_signals_begin();
 	if (b->json_path) {
 		char err[MTP_ERR_MAX];
 
 		if (mtp_atomic_open(&b->json_out, b->json_path, err,
 				    sizeof(err))) {
 			fprintf(stderr, "mtpcheck bench: %s\n", err);
+			mtp_signals_end();
 			return 2;
 		}
 		b->json = b->json_out.f;
@@ -514,9 +521,6 @@ static int bench_main(struct bench *b, int argc, char **argv)
 	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %5s %8s  %s\n", "op",
 	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
 	       "GFLOP/s", "%fma", "vs_ref", "check");
-	/* SIGINT/SIGTERM (a CI job's time limit) end the bench after the row
-	 * in progress, with the JSON closed: the rows so far stay readable */
-	mtp_signals_begin();
 	for (int o = 0; opened && o < b->n_ops && !mtp_signals_caught(); o++)
 		for (int h = 0; h < b->n_h && !mtp_signals_caught(); h++)
 			for (int t = 0; t < b->n_t && !mtp_signals_caught();
