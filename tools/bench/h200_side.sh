@@ -12,14 +12,11 @@ job_begin h200_side 570
 m=./build/mtpcheck
 [ -f build/mtp_backend_python.so ] || cstep_build 110
 cstep selftest 90 $m selftest --backend cuda --json "$out/selftest.json"
-export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
-eager=python:mtpcheck.adapters.torch:eager
-compiled=python:mtpcheck.adapters.torch:compile
-bench="$m bench --backend cuda,$eager,$compiled --H 7168 --M 4 --graph --min-time 0.05"
-cstep side_small 110 $bench --op lm_head,embed,mtp_step --T 1,8,64 --json "$out/side-small.json"
-cstep side_mid 90 $bench --op lm_head,embed,mtp_step --T 512 --json "$out/side-mid.json"
-cstep side_4k 60 $bench --op lm_head,embed --T 4096 --json "$out/side-4k.json"
-cstep side_16k 80 $bench --op hc_fused_post_pre --T 16384 --json "$out/side-16k.json"
+torch_on_cuda
+cstep side_small 110 $side_bench --op lm_head,embed,mtp_step --T 1,8,64 --json "$out/side-small.json"
+cstep side_mid 90 $side_bench --op lm_head,embed,mtp_step --T 512 --json "$out/side-mid.json"
+cstep side_4k 60 $side_bench --op lm_head,embed --T 4096 --json "$out/side-4k.json"
+cstep side_16k 80 $side_bench --op hc_fused_post_pre --T 16384 --json "$out/side-16k.json"
 echo "== summary (total $SECONDS s)"
 grep -hE "selftest|mutant|FAIL" "$out/selftest.txt" 2>/dev/null | tail -6
 cat "$out"/side_*.txt | grep -E "^(hc_|lm_head|embed|mtp_)|CUT" | cut -c1-150

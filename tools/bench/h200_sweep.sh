@@ -11,9 +11,8 @@ set -uo pipefail
 job_begin h200_sweep 570
 m=./build/mtpcheck
 [ -f build/mtp_backend_python.so ] || cstep_build 110
-export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
-b="cuda,python:mtpcheck.adapters.torch:eager,python:mtpcheck.adapters.torch:compile"
-bench="$m bench --backend $b --H 7168 --M 4 --graph --min-time 0.05 --no-unfused"
+torch_on_cuda
+bench="$side_bench --no-unfused"
 all=1,8,64,512,4096,16384
 cstep norms_a 130 $bench --op rmsnorm,add_rmsnorm,fused_eh_norm,mtp_shared_head_rmsnorm --T $all
 cstep norms_b 130 $bench --op fused_embed_eh_norm,fused_mtp_input_rmsnorm,hc_post,all_reduce --T $all

@@ -16,8 +16,7 @@ m=./build/mtpcheck
 cstep quick_auto 40 $m run --backend cuda -q --json "$out/quick-auto.json"
 cstep edges_auto 45 $m run --backend cuda --cases tools/bench/mhc_auto.case --json "$out/edges-auto.json"
 cstep bias 20 python3 tools/bias/bias_count.py "$out/quick-auto.json" "$out/edges-auto.json"
-export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
-compiled=python:mtpcheck.adapters.torch:compile
+torch_on_cuda
 # one inductor compile thread a shard: 16 shards fill the 16 cores, and a
 # compile worker pool signalled with its shard can leave the shard waiting
 # on it; each shard ends on its own SIGTERM (its case in flight finished,

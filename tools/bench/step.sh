@@ -54,3 +54,13 @@ verdicts() {
 		grep -h "FAIL" "$out/$f.txt" | grep -v "^ *ok" | cut -c1-200 | head -3
 	done
 }
+# `torch_on_cuda` (after $m and $py are set): the torch adapters on the GPU
+# (MTP_PYTHON, MTP_TORCH_DEVICE), their backend names $eager and $compiled,
+# and $side_bench, the side-by-side bench of docs/BENCHMARKS.md (cuda, torch
+# eager and torch.compile in one process, H = 7168, M = 4, graph replay)
+torch_on_cuda() {
+	export MTP_PYTHON=$py MTP_TORCH_DEVICE=cuda
+	eager=python:mtpcheck.adapters.torch:eager
+	compiled=python:mtpcheck.adapters.torch:compile
+	side_bench="$m bench --backend cuda,$eager,$compiled --H 7168 --M 4 --graph --min-time 0.05"
+}
