@@ -144,23 +144,34 @@ Test(compare, accumulation_allowance_widens_only_its_product)
 	mtp_tensor_fini(&tb);
 }
 
-Test(compare, accumulation_allowance_of_eh_proj)
+/* A generated case of op with t tokens (and rows), hidden size h and
+ * vocabulary v (0: the default), and its call. */
+static void generated_call(const char *op, int64_t t, int64_t h, int64_t v,
+			   struct mtp_case *cs, struct mtp_case_call *cc)
 {
 	struct mtp_gen_spec spec;
+	char err[MTP_ERR_MAX] = "";
+
+	mtp_gen_spec_init(&spec, mtp_op_find(op));
+	spec.t = t;
+	spec.rows = t;
+	spec.h = h;
+	if (v)
+		spec.v = v;
+	cr_assert_eq(mtp_case_generate(&spec, cs, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	cr_assert_eq(mtp_case_call_init(cs, cc, err, sizeof(err)), MTP_OK, "%s",
+		     err);
+}
+
+Test(compare, accumulation_allowance_of_eh_proj)
+{
 	struct mtp_case cs;
 	struct mtp_case_call cc;
 	struct mtp_tol tol;
 	double *acc = NULL;
-	char err[MTP_ERR_MAX] = "";
 
-	mtp_gen_spec_init(&spec, mtp_op_find("eh_proj"));
-	spec.t = 3;
-	spec.rows = 3;
-	spec.h = 64;
-	cr_assert_eq(mtp_case_generate(&spec, &cs, err, sizeof(err)), MTP_OK,
-		     "%s", err);
-	cr_assert_eq(mtp_case_call_init(&cs, &cc, err, sizeof(err)), MTP_OK,
-		     "%s", err);
+	generated_call("eh_proj", 3, 64, 0, &cs, &cc);
 	const struct mtp_call *c = &cc.call;
 	const struct mtp_tensor *x = mtp_call_tensor(c, false, NULL, "x");
 
@@ -191,22 +202,12 @@ Test(compare, accumulation_allowance_of_lm_head_logits)
 {
 	/* the same sums behind the logits: [T, V] from x [T, H] and the head
 	 * [V, H] (cuBLAS failed T >= 512 at H = 7168 on the H200 without it) */
-	struct mtp_gen_spec spec;
 	struct mtp_case cs;
 	struct mtp_case_call cc;
 	struct mtp_tol tol;
 	double *acc = NULL;
-	char err[MTP_ERR_MAX] = "";
 
-	mtp_gen_spec_init(&spec, mtp_op_find("lm_head"));
-	spec.t = 2;
-	spec.rows = 2;
-	spec.h = 64;
-	spec.v = 97;
-	cr_assert_eq(mtp_case_generate(&spec, &cs, err, sizeof(err)), MTP_OK,
-		     "%s", err);
-	cr_assert_eq(mtp_case_call_init(&cs, &cc, err, sizeof(err)), MTP_OK,
-		     "%s", err);
+	generated_call("lm_head", 2, 64, 97, &cs, &cc);
 	const struct mtp_call *c = &cc.call;
 
 	mtp_tol_for(c, "logits", MTP_F32, NULL, &tol);

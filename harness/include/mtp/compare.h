@@ -71,11 +71,10 @@ int64_t mtp_call_k_accum(const struct mtp_call *c);
 
 /* The float32 accumulation allowance of a GEMM output (eh_proj's y and
  * lm_head's logits, each with an unquantized weight): a float32 sum of K
- * products errs by up to about
- * sqrt(K) 2^-24 sum_k |w_k x_k| (tensor cores, which add with truncation,
- * measured at 20 x 2^-24 sum|wx| at K = 14336 on the H200: docs/SPEC.md
- * "Comparison"), which a fixed atol does not cover where the sum cancels to
- * near zero. Bounded by Cauchy-Schwarz: acc_u = sqrt(K) 2^-24, acc_row =
+ * products errs by up to about sqrt(K) 2^-24 sum_k |w_k x_k| (tensor cores,
+ * which add with truncation, measured at 20 x 2^-24 sum|wx| at K = 14336 on
+ * the H200: docs/DIAGNOSES.md "Tolerances"), which a fixed atol does not
+ * cover where the sum cancels to near zero. Bounded by Cauchy-Schwarz: acc_u = sqrt(K) 2^-24, acc_row =
  * |x_t|, acc_col = |w_i| (L2 norms). *buf holds the norms (free it); other
  * outputs get no allowance and *buf NULL. Returns false when out of
  * memory (no allowance then). */
