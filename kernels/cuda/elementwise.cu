@@ -18,15 +18,31 @@ static unsigned grid_for(int64_t n)
 	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;   \
 	     i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
-template <typename T>
+/*
+ * The gather: one block per row (grid-stride over rows), the row's id read
+ * once, the row copied in 16-byte vectors when the row's bytes and both
+ * pointers allow it, element by element otherwise. The copy is exact, so
+ * vector and scalar paths give the same bits.
+ */
+template <typename T, bool VEC>
 __global__ void embed_kernel(const T *table, const void *ids, int ids64,
 			     T *out, int64_t t, int64_t h)
 {
-	GRID_STRIDE(i, t * h)
-	{
-		int64_t r = i / h;
+	for (int64_t r = blockIdx.x; r < t; r += gridDim.x) {
+		const T *src = table + nv_idx(ids, ids64, r) * h;
+		T *dst = out + r * h;
 
-		out[i] = table[nv_idx(ids, ids64, r) * h + i % h];
+		if (VEC) {
+			const uint4 *s4 = reinterpret_cast<const uint4 *>(src);
+			uint4 *d4 = reinterpret_cast<uint4 *>(dst);
+			int64_t n4 = h / nv_vec<T>::n;
+
+			for (int64_t j = threadIdx.x; j < n4; j += blockDim.x)
+				d4[j] = s4[j];
+		} else {
+			for (int64_t j = threadIdx.x; j < h; j += blockDim.x)
+				dst[j] = src[j];
+		}
 	}
 }
 
@@ -34,8 +50,16 @@ template <typename T>
 static void launch_embed(const void *table, const void *ids, int ids64,
 			 void *out, int64_t t, int64_t h, cudaStream_t s)
 {
-	embed_kernel<<<grid_for(t * h), NV_BLOCK, 0, s>>>(
-		(const T *)table, ids, ids64, (T *)out, t, h);
+	unsigned grid = (unsigned)(t > 65535 * 8 ? 65535 * 8 : t);
+	bool vec = h % nv_vec<T>::n == 0 && nv_aligned16(table) &&
+		   nv_aligned16(out);
+
+	if (vec)
+		embed_kernel<T, true><<<grid, NV_BLOCK, 0, s>>>(
+			(const T *)table, ids, ids64, (T *)out, t, h);
+	else
+		embed_kernel<T, false><<<grid, NV_BLOCK, 0, s>>>(
+			(const T *)table, ids, ids64, (T *)out, t, h);
 }
 
 extern "C" cudaError_t mtp_nv_embed(enum mtp_nv_act act, const void *table,

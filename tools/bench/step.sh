@@ -15,10 +15,17 @@ step() {
 }
 # `cstep NAME SECONDS COMMAND...`: step, its limit cut to what is left of
 # $budget seconds of this script ($SECONDS), skipped under 10 s, so that a
-# device job ends inside its call and packs its logs
+# device job ends inside its call and packs its logs; with $STEPS set (names
+# separated by spaces), only the steps it names run (a second call that
+# measures what a first one's caps cut; the build always runs)
 cstep() {
 	local name=$1 cap=$2 left=$((budget - SECONDS))
 	shift 2
+	if [ -n "${STEPS:-}" ] && [ "$name" != build ] &&
+		[[ " $STEPS " != *" $name "* ]]; then
+		echo "== $name: SKIPPED, not in STEPS"
+		return
+	fi
 	[ $cap -gt $left ] && cap=$left
 	if [ $cap -lt 10 ]; then echo "== $name: SKIPPED, no time left"; return; fi
 	step "$name" "$cap" "$@"

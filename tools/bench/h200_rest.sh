@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The last empty cells of issue 15's side-by-side grid (docs/BENCHMARKS.md
+# "Still unmeasured side by side") and the row-per-block CUDA embed gather:
+# build; the cuda quick suite (the gather's cases and every op that embeds);
+# the gather side by side at every T; then hc_post at T = 8..512,
+# all_reduce and draft_chain at every T, mtp_step at T = 4096 and 16384, the
+# two norms left at T = 16384. cuda, torch eager and torch.compile in one
+# process per step, graph replay, checked against the reference except at
+# T >= 4096 for the ops that hold eh_proj (its scalar GEMM takes minutes
+# there: --no-check, said in the docs). Rows print as they are timed, so a
+# step cut by its cap keeps what it timed; STEPS="..." reruns some steps.
+# Logs into $OUT/h200_rest.tgz.
+set -uo pipefail
+. "$(dirname "$0")/step.sh"
+job_begin h200_rest 575
+m=./build/mtpcheck
+[ -f build/mtp_backend_python.so ] || cstep_build 110
+cstep quick 50 $m run --backend cuda -q --json "$out/quick.json"
+torch_on_cuda
+bench="$side_bench --no-unfused"
+all=1,8,64,512,4096,16384
+cstep embed 45 $bench --op embed --T $all
+cstep hc_post 35 $bench --op hc_post --T 8,64,512
+cstep all_reduce 50 $bench --op all_reduce --T $all
+cstep norms_16k 45 $bench --op mtp_shared_head_rmsnorm,fused_mtp_input_rmsnorm --T 16384
+cstep chain_small 80 $bench --op draft_chain --T 1,8,64,512
+cstep step_big 60 $bench --op mtp_step --T 4096,16384 --no-check
+cstep chain_big 60 $bench --op draft_chain --T 4096,16384 --no-check
+echo "== summary (total $SECONDS s)"
+verdicts quick
+cat "$out"/*.txt | grep -E "^[a-z_]+ +T=|CUT" | cut -c1-150
