@@ -22,10 +22,14 @@ all=1,8,64,512,4096,16384
 cstep embed 45 $bench --op embed --T $all
 cstep hc_post 35 $bench --op hc_post --T 8,64,512
 cstep all_reduce 50 $bench --op all_reduce --T $all
-cstep norms_16k 45 $bench --op mtp_shared_head_rmsnorm,fused_mtp_input_rmsnorm --T 16384
-cstep chain_small 80 $bench --op draft_chain --T 1,8,64,512
+cstep head_norm_16k 45 $bench --op mtp_shared_head_rmsnorm --T 16384
+cstep chain_decode 80 $bench --op draft_chain --T 1,8,64
 cstep step_big 60 $bench --op mtp_step --T 4096,16384 --no-check
 cstep chain_big 60 $bench --op draft_chain --T 4096,16384 --no-check
+# the two cells the first call's caps cut (2026-12-03): STEPS="input_norm_16k
+# chain_512" BUDGET=300 measures them alone
+cstep input_norm_16k 100 $bench --op fused_mtp_input_rmsnorm --T 16384
+cstep chain_512 150 $bench --op draft_chain --T 512
 echo "== summary (total $SECONDS s)"
 verdicts quick
 cat "$out"/*.txt | grep -E "^[a-z_]+ +T=|CUT" | cut -c1-150
