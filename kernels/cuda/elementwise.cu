@@ -90,16 +90,34 @@ extern "C" cudaError_t mtp_nv_positions_add(const void *pos, int pos64,
 	return cudaGetLastError();
 }
 
-template <typename T>
+/*
+ * Element j of the sum, in vectors of V = 1 (any n) or nv_vec<T>::n (16-byte
+ * loads: n a multiple of it and both pointers aligned, which aligns every
+ * part); the same float32 order k = 0..p-1 on both paths, so the same bits.
+ */
+template <typename T, int V>
 __global__ void all_reduce_kernel(const T *parts, int64_t p, int64_t n, T *out)
 {
-	GRID_STRIDE(i, n)
+	GRID_STRIDE(j, n / V)
 	{
-		float acc = 0.0f;
+		float acc[V], e[V];
 
-		for (int64_t k = 0; k < p; k++)
-			acc += nv_f32(parts[k * n + i]);
-		out[i] = nv_from<T>(acc);
+		for (int u = 0; u < V; u++)
+			acc[u] = 0.0f;
+		for (int64_t k = 0; k < p; k++) {
+			const T *src = parts + k * n + j * V;
+
+			if constexpr (V == 1)
+				e[0] = nv_f32(src[0]);
+			else
+				nv_load_vec(src, e);
+			for (int u = 0; u < V; u++)
+				acc[u] += e[u];
+		}
+		if constexpr (V == 1)
+			out[j] = nv_from<T>(acc[0]);
+		else
+			nv_store_vec(out + j * V, acc);
 	}
 }
 
@@ -107,8 +125,15 @@ template <typename T>
 static void launch_all_reduce(const void *parts, int64_t p, int64_t n,
 			      void *out, cudaStream_t s)
 {
-	all_reduce_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>((const T *)parts, p,
-							   n, (T *)out);
+	const int v = nv_vec<T>::n;
+
+	if (n % v == 0 && nv_aligned16(parts) && nv_aligned16(out))
+		all_reduce_kernel<T, nv_vec<T>::n>
+			<<<grid_for(n / v), NV_BLOCK, 0, s>>>(
+				(const T *)parts, p, n, (T *)out);
+	else
+		all_reduce_kernel<T, 1><<<grid_for(n), NV_BLOCK, 0, s>>>(
+			(const T *)parts, p, n, (T *)out);
 }
 
 extern "C" cudaError_t mtp_nv_all_reduce(enum mtp_nv_act act,
