@@ -31,9 +31,11 @@ cstep chain_big 60 $bench --op draft_chain --T 4096,16384 --no-check
 cstep input_norm_16k 100 $bench --op fused_mtp_input_rmsnorm --T 16384
 cstep chain_512 150 $bench --op draft_chain --T 512
 # the gather with DeepSeek's vocabulary, whose 1.85 GB table does not fit in
-# L2 (V = 1024's 14.7 MB does): STEPS="quick all_reduce embed_vocab" after
-# the all_reduce vectors
-cstep embed_vocab 60 $bench --op embed --V 129280 --T 1,512,4096,16384
+# L2 (V = 1024's 14.7 MB does); unchecked (drawing and checking the table
+# on the host takes most of a minute a shape; checked `ok` at T = 1 on
+# 2026-12-03): STEPS="quick all_reduce embed_vocab" after the all_reduce
+# vectors
+cstep embed_vocab 170 $bench --op embed --V 129280 --T 4096,16384 --no-check
 echo "== summary (total $SECONDS s)"
 verdicts quick
 cat "$out"/*.txt | grep -E "^[a-z_]+ +T=|CUT" | cut -c1-150
