@@ -36,6 +36,8 @@ cstep chain_512 150 $bench --op draft_chain --T 512
 # 2026-12-03): STEPS="quick all_reduce embed_vocab" after the all_reduce
 # vectors
 cstep embed_vocab 170 $bench --op embed --V 129280 --T 4096,16384 --no-check
+# the synthetic block at prefill sizes (earlier grids stopped at T = 64)
+cstep block_big 150 sh -c "$bench --op mtp_block --T 512 && $bench --op mtp_block --T 4096,16384 --no-check"
 echo "== summary (total $SECONDS s)"
 verdicts quick
 cat "$out"/*.txt | grep -E "^[a-z_]+ +T=|CUT" | cut -c1-150
