@@ -38,6 +38,31 @@ Test(timing, rmsnorm_cost_is_hand_counted)
 	mtp_case_fini(&c);
 }
 
+/* The block is counted alone: its step adds eh_proj, the norms and the
+ * vocabulary GEMM (a block once carried the step's eh_proj, and read 1.4
+ * PFLOP/s on an H200). */
+Test(timing, block_cost_is_the_block_alone)
+{
+	struct mtp_case c = {0}, s = {0};
+	struct mtp_case_call cc, sc;
+	double bytes, block, step;
+
+	make("mtp_block", 8, 64, &c, &cc);
+	make("mtp_step", 8, 64, &s, &sc);
+	mtp_op_cost(&cc.call, &bytes, &block);
+	mtp_op_cost(&sc.call, &bytes, &step);
+	double t = 8, h = 64, f = (double)cc.call.dims.f,
+	       v = (double)sc.call.dims.v;
+	cr_assert_gt(f, 0);
+	cr_expect_eq(block, 2 * t * h * h + 3 * 2 * t * h * f + 20 * t * h);
+	cr_expect_eq(step - block,
+		     2 * t * (2 * h) * h + 10 * t * h + 2 * t * h * v);
+	mtp_case_call_fini(&sc);
+	mtp_case_fini(&s);
+	mtp_case_call_fini(&cc);
+	mtp_case_fini(&c);
+}
+
 Test(timing, statistics_rotation_and_outputs)
 {
 	struct mtp_case c = {0};

@@ -10,8 +10,9 @@ static double gemm(double rows, double in, double out)
 	return 2 * rows * in * out;
 }
 
-/* Flops of one V3/V4 step (§10), without the vocabulary GEMM. */
-static double step_flops(const struct mtp_dims *d, bool v4, int iters)
+/* Flops of the synthetic block (§10): the dense stand-ins, their norms and,
+ * for V4, the two mHC sublayer wrappers. */
+static double block_flops(const struct mtp_dims *d, bool v4, int iters)
 {
 	double t = (double)d->t, h = (double)d->h,
 	       m = (double)(d->m ? d->m : 1);
@@ -19,11 +20,24 @@ static double step_flops(const struct mtp_dims *d, bool v4, int iters)
 	double block = gemm(t, h, h) + 3 * gemm(t, h, f) + 20 * t * h;
 
 	if (!v4)
-		return gemm(t, 2 * h, h) + block + 10 * t * h;
+		return block;
 	double pre = t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
 
-	return gemm(t * (m + 1), h, h) + block + 2 * pre +
-	       2 * t * m * h * (m + 2) + t * (2 * m * m * h + 4 * m * h);
+	return block + 2 * pre + 2 * t * m * h * (m + 2);
+}
+
+/* Flops of one V3/V4 step (§10): the block plus the projection in front of
+ * it and the norms or hc_head after it, without the vocabulary GEMM. */
+static double step_flops(const struct mtp_dims *d, bool v4, int iters)
+{
+	double t = (double)d->t, h = (double)d->h,
+	       m = (double)(d->m ? d->m : 1);
+	double block = block_flops(d, v4, iters);
+
+	if (!v4)
+		return gemm(t, 2 * h, h) + block + 10 * t * h;
+	return gemm(t * (m + 1), h, h) + block +
+	       t * (2 * m * m * h + 4 * m * h);
 }
 
 static double flops_of(const struct mtp_call *c)
@@ -53,7 +67,7 @@ static double flops_of(const struct mtp_call *c)
 		return t * m * h * (2 * m + 2) +
 		       t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
 	case MTP_OP_HC_HEAD: return t * (2 * m * m * h + 4 * m * h);
-	case MTP_OP_MTP_BLOCK: return step_flops(d, v4, iters);
+	case MTP_OP_MTP_BLOCK: return block_flops(d, v4, iters);
 	case MTP_OP_MTP_STEP:
 		return step_flops(d, v4, iters) + gemm(t, h, (double)d->v);
 	case MTP_OP_DRAFT_CHAIN:
