@@ -17,6 +17,9 @@ run() { "$M" "$@" >"$out" 2>"$err"; rc=$?; }
 run run --backend python:mtpcheck.adapters.numpy --filter rmsnorm.bf16.fused.T1.H64
 if [ $rc = 125 ]; then echo "SKIPPED: $(head -1 "$out")"; exit 125; fi
 [ $rc = 0 ] || fail "numpy adapter: exit $rc"
+# a shipped adapter's short name wins over the module it is named after
+run run --backend python:numpy --filter rmsnorm.bf16.fused.T1.H64
+[ $rc = 0 ] && grep -q "PASSED" "$out" || fail "python:numpy (short name): exit $rc"
 ${PYTHON:-/usr/bin/python3} $T/test_rounding.py >"$out" 2>&1 || fail "NumPy adapter's rounding"
 
 run run --backend python:$T/recycle_prenorm.py --filter 'mtp_step.deepseek_v3.bf16.*'
@@ -33,7 +36,7 @@ grep -q "FAILED .*ZeroDivisionError: deliberate failure in rmsnorm (raising.py:"
 	fail "raising: no FAILED verdict with the exception's line"
 grep -q "UNIMPLEMENTED .*lm_head" "$out" || fail "raising: lm_head not UNIMPLEMENTED"
 
-for bad in "$T/syntax_error.py:SyntaxError" "no.such.adapter:no adapter module" \
+for bad in "$T/syntax_error.py:SyntaxError" "no.such.adapter:no adapter module" "torch_compile:shipped: numpy, torch" \
 	"mtpcheck.adapters.numpy:turbo:has no mode" "/nonexistent/x.py:does not exist" "python:needs an adapter"; do
 	spec=${bad%:*} want=${bad##*:}
 	[ "$spec" = python ] && name=python || name=python:$spec

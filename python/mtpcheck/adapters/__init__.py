@@ -146,6 +146,11 @@ class Adapter:
     graph = None
 
 
+# The adapters of this package, by the short name --backend python:NAME
+# takes for mtpcheck.adapters.NAME.
+SHIPPED = ("numpy", "torch")
+
+
 def load(spec):
     """Imports an adapter module from a dotted path or a .py file. Raises
     LookupError (a usage error) when the module itself is missing."""
@@ -161,13 +166,20 @@ def load(spec):
         mod = importlib.util.module_from_spec(loader_spec)
         loader_spec.loader.exec_module(mod)
         return mod
+    if spec in SHIPPED:
+        # a shipped adapter's short name (python:torch:compile); it wins
+        # over a module of the same name (numpy itself is no adapter)
+        spec = __name__ + "." + spec
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as e:
         # the adapter itself (or a package above it) is missing: a usage
         # error; a dependency it imports (torch) is missing: unavailable
         if e.name and (spec == e.name or spec.startswith(e.name + ".")):
-            raise LookupError("no adapter module '%s' (%s)" % (spec, e)) from None
+            raise LookupError(
+                "no adapter module '%s' (%s; shipped: %s, e.g. python:torch:compile)"
+                % (spec, e, ", ".join(SHIPPED))
+            ) from None
         raise Unavailable(str(e)) from None
 
 
