@@ -1,8 +1,8 @@
 /*
  * The project's own small GPU portability header: the few vendor names the
  * kernel sources use (bf16 and fp16 types and conversions, warp shuffles,
- * the warp width), so that the same .cu sources can later be compiled by hipcc for
- * the HIP backend. HIP's NVIDIA headers do not build against CUDA 13
+ * the warp width), so that the same .cu sources can later be compiled by
+ * hipcc for the HIP backend. HIP's NVIDIA headers do not build against CUDA 13
  * (TOOLCHAIN-NOTES.md), hence our own layer rather than theirs.
  */
 #ifndef MTP_GPU_COMPAT_CUH
