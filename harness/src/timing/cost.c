@@ -10,43 +10,64 @@ static double gemm(double rows, double in, double out)
 	return 2 * rows * in * out;
 }
 
+/* The shape an op's flops are counted in, as doubles (m is 1 without mHC). */
+struct shape {
+	double t, h, m, f, v;
+	int iters;
+};
+
+static double hc_pre_flops(const struct shape *s)
+{
+	double t = s->t, h = s->h, m = s->m, mix = 2 * m + m * m;
+
+	return t * (2 * mix * m * h + 4 * m * h + s->iters * 4 * m * m);
+}
+
+static double hc_post_flops(const struct shape *s)
+{
+	return s->t * s->m * s->h * (2 * s->m + 2);
+}
+
+static double hc_head_flops(const struct shape *s)
+{
+	return s->t * (2 * s->m * s->m * s->h + 4 * s->m * s->h);
+}
+
 /* Flops of the synthetic block (§10): the dense stand-ins, their norms and,
  * for V4, the two mHC sublayer wrappers. */
-static double block_flops(const struct mtp_dims *d, bool v4, int iters)
+static double block_flops(const struct shape *s, bool v4)
 {
-	double t = (double)d->t, h = (double)d->h,
-	       m = (double)(d->m ? d->m : 1);
-	double f = (double)d->f, mix = 2 * m + m * m;
-	double block = gemm(t, h, h) + 3 * gemm(t, h, f) + 20 * t * h;
+	double t = s->t, h = s->h, m = s->m;
+	double block = gemm(t, h, h) + 3 * gemm(t, h, s->f) + 20 * t * h;
 
 	if (!v4)
 		return block;
-	double pre = t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
-
-	return block + 2 * pre + 2 * t * m * h * (m + 2);
+	return block + 2 * hc_pre_flops(s) + 2 * t * m * h * (m + 2);
 }
 
 /* Flops of one V3/V4 step (§10): the block plus the projection in front of
  * it and the norms or hc_head after it, without the vocabulary GEMM. */
-static double step_flops(const struct mtp_dims *d, bool v4, int iters)
+static double step_flops(const struct shape *s, bool v4)
 {
-	double t = (double)d->t, h = (double)d->h,
-	       m = (double)(d->m ? d->m : 1);
-	double block = block_flops(d, v4, iters);
+	double t = s->t, h = s->h, block = block_flops(s, v4);
 
 	if (!v4)
 		return gemm(t, 2 * h, h) + block + 10 * t * h;
-	return gemm(t * (m + 1), h, h) + block +
-	       t * (2 * m * m * h + 4 * m * h);
+	return gemm(t * (s->m + 1), h, h) + block + hc_head_flops(s);
 }
 
 static double flops_of(const struct mtp_call *c)
 {
 	const struct mtp_dims *d = &c->dims;
-	double t = (double)d->t, h = (double)d->h,
-	       m = (double)(d->m ? d->m : 1);
-	double mix = 2 * m + m * m;
-	int iters = c->params->hc.sinkhorn_iters;
+	const struct shape s = {
+		.t = (double)d->t,
+		.h = (double)d->h,
+		.m = (double)(d->m ? d->m : 1),
+		.f = (double)d->f,
+		.v = (double)d->v,
+		.iters = c->params->hc.sinkhorn_iters,
+	};
+	double t = s.t, h = s.h, m = s.m;
 	bool v4 = c->params->family == MTP_FAMILY_DEEPSEEK_V4;
 
 	switch (c->op->id) {
@@ -58,21 +79,18 @@ static double flops_of(const struct mtp_call *c)
 	case MTP_OP_MTP_SHARED_HEAD_RMSNORM: return 4 * t * h;
 	case MTP_OP_EH_PROJ: return gemm(t, 2 * h, h);
 	case MTP_OP_EH_PROJ_HC: return gemm(t * (m + 1), h, h) + t * m * h;
-	case MTP_OP_LM_HEAD: return gemm(t, h, (double)d->v);
+	case MTP_OP_LM_HEAD: return gemm(t, h, s.v);
 	case MTP_OP_ALL_REDUCE: return (double)d->p * (double)d->r * h;
-	case MTP_OP_HC_PRE:
-		return t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
-	case MTP_OP_HC_POST: return t * m * h * (2 * m + 2);
+	case MTP_OP_HC_PRE: return hc_pre_flops(&s);
+	case MTP_OP_HC_POST: return hc_post_flops(&s);
 	case MTP_OP_HC_FUSED_POST_PRE:
-		return t * m * h * (2 * m + 2) +
-		       t * (2 * mix * m * h + 4 * m * h + iters * 4 * m * m);
-	case MTP_OP_HC_HEAD: return t * (2 * m * m * h + 4 * m * h);
-	case MTP_OP_MTP_BLOCK: return block_flops(d, v4, iters);
-	case MTP_OP_MTP_STEP:
-		return step_flops(d, v4, iters) + gemm(t, h, (double)d->v);
+		return hc_post_flops(&s) + hc_pre_flops(&s);
+	case MTP_OP_HC_HEAD: return hc_head_flops(&s);
+	case MTP_OP_MTP_BLOCK: return block_flops(&s, v4);
+	case MTP_OP_MTP_STEP: return step_flops(&s, v4) + gemm(t, h, s.v);
 	case MTP_OP_DRAFT_CHAIN:
 		return (double)c->params->num_steps *
-		       (step_flops(d, v4, iters) + gemm(t, h, (double)d->v));
+		       (step_flops(&s, v4) + gemm(t, h, s.v));
 	default: return 0;
 	}
 }

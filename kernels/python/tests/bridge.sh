@@ -36,8 +36,9 @@ grep -q "FAILED .*ZeroDivisionError: deliberate failure in rmsnorm (raising.py:"
 	fail "raising: no FAILED verdict with the exception's line"
 grep -q "UNIMPLEMENTED .*lm_head" "$out" || fail "raising: lm_head not UNIMPLEMENTED"
 
-for bad in "$T/syntax_error.py:SyntaxError" "no.such.adapter:no adapter module" "torch_compile:shipped: numpy, torch" \
-	"mtpcheck.adapters.numpy:turbo:has no mode" "/nonexistent/x.py:does not exist" "python:needs an adapter"; do
+for bad in "$T/syntax_error.py:SyntaxError" "no.such.adapter:no adapter module" \
+	"torch_compile:shipped: numpy, torch" "mtpcheck.adapters.numpy:turbo:has no mode" \
+	"/nonexistent/x.py:does not exist" "python:needs an adapter"; do
 	spec=${bad%:*} want=${bad##*:}
 	[ "$spec" = python ] && name=python || name=python:$spec
 	run run --backend "$name" --filter rmsnorm.bf16.fused.T1.H64
