@@ -10,7 +10,10 @@
 #     subsystem folders of harness/src and their files, and each folder's
 #     "may depend on" as its public header's "May depend on:" line says;
 #  4. the layering holds (tools/ci/layers.py: no circle, every dependency
-#     declared; with the binary's build folder, on the object files too).
+#     declared; with the binary's build folder, on the object files too);
+#  5. the docs name only what exists (tools/ci/docrefs.py): every backquoted
+#     path under the repository's folders, every mtp_/MTP_ symbol, and the
+#     backend API and results schema versions they state.
 # Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
 #        tools/ci/docs.sh --fix                 rewrites the references of 1.
 #          in text files into docs/SPEC.md, docs/FORMAT.md and
@@ -93,8 +96,11 @@ if ! /usr/bin/python3 tools/ci/layers.py "${layers_args[@]}" >/tmp/mtp-layers.lo
 	fail=1
 fi
 
+# 5. every path, symbol and version the docs name exists as named
+/usr/bin/python3 tools/ci/docrefs.py || fail=1
+
 if [ $fail -ne 0 ]; then
 	echo "docs: FAILED"
 	exit 1
 fi
-echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; $(tail -1 /tmp/mtp-layers.log)"
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; $(tail -1 /tmp/mtp-layers.log)"

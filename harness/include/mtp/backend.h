@@ -13,8 +13,9 @@
  *
  * External backends are shared libraries built against this header that
  * export `const struct mtp_backend_iface *mtp_backend_entry(void)` and are
- * loaded with --backend-lib; api_version must be MTP_BACKEND_API_VERSION (or
- * 2, the version before it). A plugin runs only under the name it declares
+ * loaded with --backend-lib; api_version must be from 2 to
+ * MTP_BACKEND_API_VERSION (a member added in a later version is read only
+ * from a table that declares it). A plugin runs only under the name it declares
  * (iface->name), which must not be the name of a built-in backend.
  *
  * The harness runs every backend in a worker process (docs/CI.md,
