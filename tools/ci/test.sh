@@ -30,6 +30,9 @@ must_run() { # LOG TEST...
 step "formatting (STYLE.md: .clang-format, clang-format 14)"
 clang-format --dry-run --Werror $(git ls-files '*.c' '*.h')
 
+step "sizes (STYLE.md): a source file under 600 lines, a function under 100 (tools/ci/sizes.py)"
+/usr/bin/python3 tools/ci/sizes.py
+
 step "build and unit tests"
 cmake -S . -B build -DMTP_BUILD_TESTS=ON "${py[@]}" >/dev/null
 if ! cmake --build build -j"$jobs" >/tmp/mtp-build.log 2>&1; then
