@@ -18,7 +18,7 @@ static void one_step(const struct mtp_ref_captured_run *run, int64_t s,
 		     const struct mtp_ref_conv *cv,
 		     struct mtp_ref_captured_out *o)
 {
-	if (c->family == MTP_FAMILY_DEEPSEEK_V4) {
+	if (mtp_family_mhc(c->family)) {
 		mtp_ref_glue_v4(in, &run->v4[l], d, c, cv, o->block_in);
 		mtp_ref_after_block_v4(&run->cap[s], &run->v4[l], d, c, o);
 	} else {

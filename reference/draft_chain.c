@@ -19,7 +19,7 @@ static void chain_step(const struct mtp_ref_chain_in *in, int64_t s,
 {
 	const int64_t l = mtp_ref_chain_layer(in, s);
 
-	if (c->family == MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_mhc(c->family))
 		mtp_ref_mtp_step_v4(step_in, &in->v4[l], d, c, out);
 	else
 		mtp_ref_mtp_step_v3(step_in, &in->v3[l], d, c, out);

@@ -237,3 +237,34 @@ Test(ops, fp8_weight_needs_its_block_scale)
 		     MTP_ERR_INVALID);
 	cr_expect(strstr(err, "proj_quant = none") != NULL, "%s", err);
 }
+
+/* The family table (families/): each row found by its id and its name, the
+ * names unique, the choices consistent (mHC streams go with the per-stream
+ * projections and recycle the streams), and nothing outside the table. */
+Test(ops, every_family_is_one_consistent_row)
+{
+	enum mtp_family f;
+
+	cr_assert_null(mtp_family_def(MTP_FAMILY_COUNT));
+	cr_assert_null(mtp_family_find("deepseek_v5"));
+	cr_assert_not(mtp_family_parse("", &f));
+	cr_assert_str_eq(mtp_family_name(MTP_FAMILY_COUNT), "?");
+	for (int i = 0; i < MTP_FAMILY_COUNT; i++) {
+		const struct mtp_family_def *d = mtp_family_def(i);
+
+		cr_assert_not_null(d, "family %d has no row", i);
+		cr_assert_eq((int)d->id, i, "%s: id %d at %d", d->name, d->id,
+			     i);
+		cr_assert_eq(mtp_family_find(d->name), d);
+		cr_assert(mtp_family_parse(d->name, &f) && (int)f == i);
+		cr_assert(d->models && d->models[0] && d->source &&
+				  d->source[0],
+			  "%s: no models or source", d->name);
+		cr_assert_eq(d->mhc, d->fusion == MTP_FUSION_HC_PROJ, "%s",
+			     d->name);
+		cr_assert_eq(d->mhc, d->recycled == MTP_RECYCLED_STREAMS, "%s",
+			     d->name);
+		cr_assert_eq(mtp_family_mhc(i), d->mhc);
+		cr_assert(strstr(mtp_family_names(), d->name), "%s", d->name);
+	}
+}

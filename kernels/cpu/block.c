@@ -269,7 +269,7 @@ enum mtp_status mtp_cpu_op_mtp_block(const struct mtp_call *c)
 
 	mtp_cpu_cfg_init(c, &cfg);
 	mtp_cpu_layer_get(c, "", &w);
-	if (cfg.family != MTP_FAMILY_DEEPSEEK_V4)
+	if (!mtp_family_mhc(cfg.family))
 		return mtp_cpu_block_v3(&cfg, &w, x, residual,
 					mtp_cpu_out(c, "", "h"),
 					mtp_cpu_out(c, "", "residual_out"));

@@ -41,7 +41,7 @@ enum mtp_status mtp_cpu_captured_step(
 	st = mtp_cpu_glue(cfg, w, embeds, positions, prev, o->block_in);
 	if (st)
 		return st;
-	if (cfg->family != MTP_FAMILY_DEEPSEEK_V4)
+	if (!mtp_family_mhc(cfg->family))
 		return cap->block_residual
 			       ? mtp_cpu_after_v3(cfg, w, cap->block_out,
 						  cap->block_residual, o)

@@ -111,7 +111,7 @@ enum mtp_status mtp_cpu_glue(const struct mtp_cpu_cfg *cfg,
 	enum mtp_status st = MTP_ERR_NOMEM;
 
 	if (pos)
-		st = cfg->family == MTP_FAMILY_DEEPSEEK_V4
+		st = mtp_family_mhc(cfg->family)
 			     ? glue_v4(cfg, w, embeds, pos, prev, x0)
 			     : glue_v3(cfg, w, embeds, pos, prev, x0);
 	mtp_cpu_free(ones);
@@ -195,7 +195,7 @@ static enum mtp_status block(const struct mtp_cpu_cfg *cfg,
 					  internal ? o->streams : NULL};
 	enum mtp_status st;
 
-	if (cfg->family != MTP_FAMILY_DEEPSEEK_V4) {
+	if (!mtp_family_mhc(cfg->family)) {
 		st = mtp_cpu_block_v3(cfg, w, x0, NULL, o->block_out,
 				      o->block_residual);
 		return st ? st

@@ -175,7 +175,7 @@ enum mtp_status mtp_gpu_op_block(struct mtp_backend *be,
 	struct gpu_v3_block b;
 
 	mtp_gpu_cfg_init(c, &cfg);
-	if (c->params->family == MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_mhc(c->params->family))
 		return op_block_v4(be, c, &cfg);
 	mtp_gpu_v3_block_get(c, NULL, &b);
 	return mtp_gpu_v3_block(be, &cfg, IN(NULL, "x"), IN(NULL, "residual"),

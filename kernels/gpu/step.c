@@ -155,7 +155,7 @@ static enum mtp_status run_step(struct mtp_backend *be,
 				const struct gpu_step_in *in,
 				const struct gpu_step_out *o)
 {
-	if (c->params->family == MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_mhc(c->params->family))
 		return step_v4(be, cfg, c, pfx, in, o);
 	return step_v3(be, cfg, c, pfx, in, o);
 }

@@ -168,17 +168,6 @@ static const char *class_name(enum mtp_tclass c)
 		       : "?";
 }
 
-/* ops.c (and mtp_family_name) is not in mtp_base, which modules link */
-static const char *family(enum mtp_family f)
-{
-	switch (f) {
-	case MTP_FAMILY_DEEPSEEK_V3: return "deepseek_v3";
-	case MTP_FAMILY_GLM: return "glm";
-	case MTP_FAMILY_DEEPSEEK_V4: return "deepseek_v4";
-	}
-	return "?";
-}
-
 /* The attributes and bound dimensions, as one dict. */
 static PyObject *attrs(const struct mtp_call *c)
 {
@@ -186,10 +175,12 @@ static PyObject *attrs(const struct mtp_call *c)
 	const struct mtp_dims *d = &c->dims;
 
 	return Py_BuildValue(
-		"{s:s,s:s,s:s,s:d,s:s,s:d,s:d,s:d,s:d,s:i,s:d,s:d,s:s,s:s,"
+		"{s:s,s:s,s:s,s:O,s:d,s:s,s:d,s:d,s:d,s:d,s:i,s:d,s:d,s:s,s:s,"
 		"s:L,s:L,s:L,s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}",
 		"op", c->op->name, "act", mtp_dtype_name(c->act), "family",
-		family(p->family), "eps", p->eps, "rounding",
+		mtp_family_name(p->family), "mhc",
+		mtp_family_mhc(p->family) ? Py_True : Py_False, "eps", p->eps,
+		"rounding",
 		p->rounding == MTP_ROUNDING_EAGER ? "eager" : "fused",
 		"rms_eps", p->hc.rms_eps, "pre_eps", p->hc.pre_eps,
 		"sinkhorn_eps", p->hc.sinkhorn_eps, "post_mult",

@@ -30,7 +30,7 @@ from . import encode
 FORMAT = "mtpcheck-fixture"
 STR = h5py.string_dtype("utf-8")
 CASE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
-FAMILIES = ("deepseek_v3", "glm", "deepseek_v4")
+FAMILIES = ("deepseek_v3", "glm", "deepseek_v4", "glm4_moe_lite")  # families/, mtpcheck list families
 
 # FORMAT.md v2 conventions: attribute -> allowed values
 CONVENTIONS = {

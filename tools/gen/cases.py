@@ -14,10 +14,10 @@ import hashlib
 import numpy as np
 
 import opdefs
+from families import FAMILIES
 from numerics import SHORT, rnd
 from writer import Case
 
-EPS = {"deepseek_v3": 1e-6, "glm": 1e-5, "deepseek_v4": 1e-6}
 HC_EPS = 1e-6
 POST_MULT = 2.0
 
@@ -33,6 +33,8 @@ FILES = {
     "steps_v4.h5": "mtp_step, family deepseek_v4, both block contracts, both hc_head variants "
                    "(SPEC.md §4, §10.2)",
     "chains.h5": "draft_chain: K=3 steps, L=2 layers, pass_step_idx 0 and 1 (SPEC.md §5)",
+    "families.h5": "the families added through the family table (docs/ARCHITECTURE.md, 'Adding a "
+                   "family'): mtp_block, mtp_step and draft_chain of glm4_moe_lite (GLM-4.7-Flash)",
     "edge.h5": "edge cases: position 0 (whole batch), zero rows, rows near the format limits, "
                "tiny values, NaN/Inf propagation, overflow to Inf, argmax ties",
     "fp8.h5": "FP8 block-quantized projections (SPEC.md §12.2, FORMAT.md version 2): eh_proj, "
@@ -47,7 +49,7 @@ class Spec:
     def __init__(self, file, case_id, op, family, p, seed_key=None, edits=()):
         self.file, self.case_id, self.op, self.family = file, case_id, op, family
         self.p = dict(p, family=family)
-        self.p.setdefault("eps", EPS[family])
+        self.p.setdefault("eps", FAMILIES[family].eps)
         self.p.setdefault("hc_eps", HC_EPS)
         self.p.setdefault("post_mult", POST_MULT)
         self.seed_key = seed_key or case_id
@@ -385,6 +387,23 @@ def _chains():
                  dt="bfloat16")
 
 
+def _families():
+    """Each family added through the recipe: its block and steps under both
+    rounding contracts and a chain of two layers, at its own eps (small: the
+    fixtures' size budget)."""
+    f = "families.h5"
+    for fam in ("glm4_moe_lite",):
+        for rd in ("eager", "fused"):
+            spec(f, "mtp_block.%s.bf16.%s.residual.T5.H32" % (fam, rd), "mtp_block", fam,
+                 seed_key="mtp_block.%s.T5.H32" % fam, T=5, H=32, F=48, state=True, rounding=rd,
+                 dt="bfloat16")
+            spec(f, "mtp_step.%s.bf16.%s.T5.H32" % (fam, rd), "mtp_step", fam,
+                 seed_key="mtp_step.%s.T5.H32" % fam, T=5, H=32, F=48, V=61, rounding=rd,
+                 dt="bfloat16")
+        spec(f, "draft_chain.%s.bf16.fused.L2.K3.pass1.T3.H32" % fam, "draft_chain", fam,
+             T=3, H=32, F=48, V=61, L=2, K=3, pass_step_idx=1, rounding="fused", dt="bfloat16")
+
+
 ROW_KINDS = {1: "zero", 2: "huge", 3: "tiny", 4: "nan1", 5: "hugetiny", 6: "inf1", 7: "const"}
 
 
@@ -517,8 +536,8 @@ def _fp8():
          scale_dt="float32", zero_row0=True, act_quant_eps=1e-6)
 
 
-for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _edge, _fullsize,
-                 _fp8):
+for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _families,
+                 _edge, _fullsize, _fp8):
     _section()
 
 

@@ -10,6 +10,7 @@ parameters: T, H, dt and the op's own (eps, rounding, M, iters, ...).
 
 import numpy as np
 
+import families
 import fp8
 import ops
 import values as V
@@ -322,7 +323,7 @@ def _weights(w, dt):
 
 
 def _block_attrs(p):
-    if p["family"] == "deepseek_v4":
+    if families.mhc(p["family"]):
         return ["eps", "rounding", "hc_mult", "hc_eps", "sinkhorn_iters", "post_mult", "block_contract"]
     return ["eps", "rounding"]
 
@@ -330,7 +331,7 @@ def _block_attrs(p):
 @opdef("mtp_block", _block_attrs)
 def gen_mtp_block(rng, p):
     t, h, f, dt = p["T"], p["H"], p["F"], p["dt"]
-    if p["family"] != "deepseek_v4":
+    if not families.mhc(p["family"]):
         inp = {"x": (V.hidden(rng, (t, h), dt), dt)}
         if p.get("state"):
             inp["residual"] = (V.hidden(rng, (t, h), dt, 2.0), dt)
@@ -350,7 +351,7 @@ def gen_mtp_block(rng, p):
 def step_params(p):
     """The parameter dict ops.mtp_step/mtp_block_v4 take."""
     q = {"eps": p["eps"], "rounding": p["rounding"]}
-    if p["family"] == "deepseek_v4":
+    if families.mhc(p["family"]):
         q.update(hc_mult=p["M"], hc_eps=p["hc_eps"], sinkhorn_iters=p["iters"],
                  post_mult=p["post_mult"], hc_head_variant=p.get("hc_head_variant"))
     if p.get("proj_quant"):
@@ -361,7 +362,7 @@ def step_params(p):
 @computes("mtp_block")
 def compute_mtp_block(v, p):
     dt = p["dt"]
-    if p["family"] != "deepseek_v4":
+    if not families.mhc(p["family"]):
         h, r = ops.mtp_block_v3(v["x"], v, p["eps"], p["rounding"], dt, v.get("residual"))
         return {"h": (h, dt), "residual_out": (r, dt)}
     state = (v["post_mix"], v["res_mix"], v["residual"]) if p.get("state") else None
@@ -374,26 +375,26 @@ def compute_mtp_block(v, p):
 
 def _step_attrs(p):
     a = ["eps", "rounding"]
-    if p["family"] == "deepseek_v4":
+    if families.mhc(p["family"]):
         a += ["hc_mult", "hc_eps", "sinkhorn_iters", "post_mult", "block_contract", "hc_head_variant"]
     return a + _quant_attrs(p)
 
 
 def step_qnames(p):
     """The projections an FP8 step case quantizes (default: all of the family's)."""
-    if p["family"] == "deepseek_v4":
+    if families.mhc(p["family"]):
         return p.get("qnames", ["e_proj_weight", "h_proj_weight", "head_weight"])
     return p.get("qnames", ["eh_proj_weight", "head_weight"])
 
 
 def _layer(rng, p):
-    if p["family"] == "deepseek_v4":
+    if families.mhc(p["family"]):
         return V.v4_layer(rng, p["M"], p["H"], p["F"], p["V"], p["dt"])
     return V.v3_layer(rng, p["H"], p["F"], p["V"], p["dt"])
 
 
 def _prev_width(p):
-    return p["M"] * p["H"] if p["family"] == "deepseek_v4" else p["H"]
+    return p["M"] * p["H"] if families.mhc(p["family"]) else p["H"]
 
 
 @opdef("mtp_step", _step_attrs)

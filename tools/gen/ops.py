@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+import families
 import fp8
 
 from numerics import f32, rnd
@@ -335,7 +336,7 @@ def mtp_step_v4(embeds, positions, prev_hidden, w, p, dt):
 
 
 def mtp_step(family, embeds, positions, prev_hidden, w, p, dt):
-    if family == "deepseek_v4":
+    if families.mhc(family):
         return mtp_step_v4(embeds, positions, prev_hidden, w, p, dt)
     return mtp_step_v3(embeds, positions, prev_hidden, w, p, dt)
 

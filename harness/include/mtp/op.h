@@ -130,9 +130,6 @@ struct mtp_op {
 const struct mtp_op *mtp_op_get(enum mtp_op_id id);
 const struct mtp_op *mtp_op_find(const char *name);
 
-const char *mtp_family_name(enum mtp_family f);
-bool mtp_family_parse(const char *s, enum mtp_family *out);
-
 /* A raw attribute as read from a fixture or a case. */
 struct mtp_attr {
 	char name[48];

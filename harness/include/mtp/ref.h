@@ -25,6 +25,7 @@
 
 #include "mtp/conventions.h"
 #include "mtp/dtype.h"
+#include "mtp/family.h"
 
 #ifdef __cplusplus /* a backend written in C++ links these as C */
 extern "C" {
@@ -43,12 +44,6 @@ enum mtp_hc_head_variant {
 enum mtp_contract {
 	MTP_CONTRACT_DEFERRED, /* CUDA/XPU: block returns (f, R1, post_f, C_f) */
 	MTP_CONTRACT_INTERNAL, /* ROCm: block applies the final hc_post itself */
-};
-
-enum mtp_family {
-	MTP_FAMILY_DEEPSEEK_V3, /* also V3.1, V3.2, R1 */
-	MTP_FAMILY_GLM,		/* same math as deepseek_v3 */
-	MTP_FAMILY_DEEPSEEK_V4,
 };
 
 /* [§12.2] How a projection with float8_e4m3fn weights is computed

@@ -389,7 +389,7 @@ static bool stateless_v4_block_call(const struct mtp_call *c)
 {
 	int ir = mtp_call_in_index(c, "residual");
 
-	if (c->params->family != MTP_FAMILY_DEEPSEEK_V4 ||
+	if (!mtp_family_mhc(c->params->family) ||
 	    c->params->v2.captured) /* the engine did call its block */
 		return false;
 	if (c->op->id == MTP_OP_MTP_BLOCK)
@@ -399,7 +399,7 @@ static bool stateless_v4_block_call(const struct mtp_call *c)
 
 static bool bug_family_matches(enum mtp_diag bug, enum mtp_family f)
 {
-	bool v4 = f == MTP_FAMILY_DEEPSEEK_V4;
+	bool v4 = mtp_family_mhc(f);
 
 	switch (bug) {
 	case MTP_DIAG_PRE_NORM_RECYCLE:

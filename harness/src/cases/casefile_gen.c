@@ -110,9 +110,8 @@ static enum mtp_status apply(const struct mtp_cf_line *ln,
 	case K_FAMILY:
 		if (!mtp_family_parse(it->s, &s->family))
 			return mtp_cf_error(ln, it->col,
-					    "unknown family '%s' (deepseek_v3, "
-					    "glm, deepseek_v4)",
-					    it->s);
+					    "unknown family '%s' (%s)", it->s,
+					    mtp_family_names());
 		return MTP_OK;
 	case K_DTYPE:
 		if (!dtype_parse(it->s, &s->act) || !mtp_dtype_is_float(s->act))

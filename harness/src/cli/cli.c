@@ -131,7 +131,8 @@ static const char usage_verify[] =
 	"due) FAILS.\n";
 
 static const char usage_list[] =
-	"usage: mtpcheck list ops|backends|mutants|cases [--fixtures PATH] "
+	"usage: mtpcheck list ops|families|backends|mutants|cases [--fixtures "
+	"PATH] "
 	"[--filter PAT]\n";
 
 static const char usage_selftest[] =
@@ -435,6 +436,34 @@ static void list_ops(void)
 	}
 }
 
+static const char *const fusion_names[] = {
+	[MTP_FUSION_EH_PROJ] = "eh_proj(cat(e,h))",
+	[MTP_FUSION_HC_PROJ] = "e_proj+h_proj/stream",
+};
+static const char *const recycled_names[] = {
+	[MTP_RECYCLED_POST_NORM] = "post-norm hidden",
+	[MTP_RECYCLED_STREAMS] = "mHC streams",
+};
+
+/* One row per family (families/), its choices, then where it was read. */
+static void list_families(void)
+{
+	printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", "family", "fusion",
+	       "mhc", "recycled", "checkpoint", "attn", "head");
+	for (int i = 0; i < MTP_FAMILY_COUNT; i++) {
+		const struct mtp_family_def *f = mtp_family_def(i);
+
+		printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", f->name,
+		       fusion_names[f->fusion], f->mhc ? "yes" : "no",
+		       recycled_names[f->recycled],
+		       f->ckpt == MTP_CKPT_MTP ? "mtp.{i}" : "model.layers",
+		       f->attn == MTP_ATTN_GQA ? "gqa" : "mla",
+		       f->lm_head_is_shared_head ? "target lm_head" : "own");
+		printf("%-12s models: %s\n%-12s source: %s\n", "", f->models,
+		       "", f->source);
+	}
+}
+
 static void list_backends(void)
 {
 	static const char *const gpu[] = {"cpu",	"cuda",	  "hip",
@@ -472,6 +501,10 @@ static int cmd_list(int argc, char **argv)
 	}
 	if (strcmp(argv[0], "ops") == 0 && argc == 1) {
 		list_ops();
+		return MTP_EXIT_OK;
+	}
+	if (strcmp(argv[0], "families") == 0 && argc == 1) {
+		list_families();
 		return MTP_EXIT_OK;
 	}
 	if (strcmp(argv[0], "backends") == 0 && argc == 1) {

@@ -36,7 +36,7 @@ static bool through_mix_gemm(const struct mtp_op *op, enum mtp_family fam,
 		return strcmp(output, "residual_out") != 0;
 	case MTP_OP_MTP_BLOCK:
 	case MTP_OP_MTP_STEP:
-	case MTP_OP_DRAFT_CHAIN: return fam == MTP_FAMILY_DEEPSEEK_V4;
+	case MTP_OP_DRAFT_CHAIN: return mtp_family_mhc(fam);
 	default: return false;
 	}
 }

@@ -100,7 +100,7 @@ static enum mtp_status run_steps(const struct mtp_ref_io *io, enum mtp_diag b)
 			     {0},
 			     {0},
 			     c->op->id == MTP_OP_DRAFT_CHAIN,
-			     p->family == MTP_FAMILY_DEEPSEEK_V4};
+			     mtp_family_mhc(p->family)};
 	int64_t k = x.chain ? p->num_steps : 1;
 
 	mtp_refio_cfg(c, &x.cfg, &x.d);
@@ -178,7 +178,7 @@ bool mtp_call_has_zero_position(const struct mtp_call *c)
 unsigned mtp_conv_exercised(const struct mtp_call *c)
 {
 	enum mtp_op_id op = c->op->id;
-	bool v4 = c->params->family == MTP_FAMILY_DEEPSEEK_V4;
+	bool v4 = mtp_family_mhc(c->params->family);
 	bool step = op == MTP_OP_MTP_STEP || op == MTP_OP_DRAFT_CHAIN;
 	unsigned m = 0;
 
@@ -203,7 +203,7 @@ unsigned mtp_conv_exercised(const struct mtp_call *c)
 bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 {
 	const struct mtp_params *p = c->params;
-	bool v4 = p->family == MTP_FAMILY_DEEPSEEK_V4;
+	bool v4 = mtp_family_mhc(p->family);
 
 	if (!mtp_captured_diag_applies(d, c))
 		return false;

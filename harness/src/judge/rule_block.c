@@ -107,7 +107,7 @@ static enum mtp_status add_state_tensors(struct probe *pr,
 static enum mtp_status probe_build(struct probe *pr, const struct mtp_case *c,
 				   bool with_state, enum mtp_contract k)
 {
-	bool v4 = c->family == MTP_FAMILY_DEEPSEEK_V4;
+	bool v4 = mtp_family_mhc(c->family);
 	int64_t m = v4 ? c->params.hc_mult : 1;
 	struct mtp_tensor x0;
 	char err[256];
@@ -241,7 +241,7 @@ bool mtp_rule_block_contract(struct mtp_backend *be, const struct mtp_case *c,
 {
 	if (!check_contract(be, c, MTP_CONTRACT_DEFERRED, msg, n))
 		return false;
-	if (c->family != MTP_FAMILY_DEEPSEEK_V4)
+	if (!mtp_family_mhc(c->family))
 		return true; /* the V3 block has one contract */
 	return check_contract(be, c, MTP_CONTRACT_INTERNAL, msg, n);
 }

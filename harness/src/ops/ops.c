@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define F_V3 (1u << MTP_FAMILY_DEEPSEEK_V3 | 1u << MTP_FAMILY_GLM)
-#define F_V4 (1u << MTP_FAMILY_DEEPSEEK_V4)
 #define HC_ATTRS                                                               \
 	"rms_eps pre_eps sinkhorn_eps post_mult? sinkhorn_iters norm_eps?"
 /* post_mult may be left out: vLLM hard-codes 2.0 (SPEC.md §1) */
@@ -74,28 +72,6 @@ const struct mtp_op *mtp_op_find(const char *name)
 		if (strcmp(op_table[i].name, name) == 0)
 			return &op_table[i];
 	return NULL;
-}
-
-static const char *const family_names[] = {
-	[MTP_FAMILY_DEEPSEEK_V3] = "deepseek_v3",
-	[MTP_FAMILY_GLM] = "glm",
-	[MTP_FAMILY_DEEPSEEK_V4] = "deepseek_v4",
-};
-
-const char *mtp_family_name(enum mtp_family f)
-{
-	return (unsigned)f <= MTP_FAMILY_DEEPSEEK_V4 ? family_names[f] : "?";
-}
-
-bool mtp_family_parse(const char *s, enum mtp_family *out)
-{
-	for (int i = 0; i <= MTP_FAMILY_DEEPSEEK_V4; i++) {
-		if (strcmp(s, family_names[i]) == 0) {
-			*out = (enum mtp_family)i;
-			return true;
-		}
-	}
-	return false;
 }
 
 #define A MTP_TC_ACT
@@ -506,7 +482,7 @@ enum mtp_status mtp_signature_build(const struct mtp_op *op,
 				    size_t errn)
 {
 	struct sig_builder b = {sig, false};
-	bool v4 = p->family == MTP_FAMILY_DEEPSEEK_V4;
+	bool v4 = mtp_family_mhc(p->family);
 
 	sig->n_in = sig->n_out = sig->n_names = 0;
 	if (fixed_sigs[op->id]) {

@@ -195,7 +195,7 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	/* undeclared: what engines on Hopper run (SPEC.md §12.2) */
 	out->proj_quant = MTP_PROJ_QUANT_FP8_W8A8;
 	st = apply_list(op->attrs, attrs, out, err, errn);
-	if (!st && family == MTP_FAMILY_DEEPSEEK_V4)
+	if (!st && mtp_family_mhc(family))
 		st = apply_list(op->attrs_v4, attrs, out, err, errn);
 	if (!st)
 		st = mtp_params_parse_v2(op, attrs, out, err, errn);
@@ -204,7 +204,7 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	st = mtp_conventions_parse(attrs, &out->conv, err, errn);
 	if (st)
 		return st;
-	if (family == MTP_FAMILY_DEEPSEEK_V4 && op->attrs_v4[0]) {
+	if (mtp_family_mhc(family) && op->attrs_v4[0]) {
 		/* the mHC scalars of a V4 layer (SPEC.md §1, §10.2) */
 		out->hc.rms_eps = out->eps;
 		out->hc.pre_eps = out->hc.sinkhorn_eps = out->hc_eps;

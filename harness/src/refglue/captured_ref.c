@@ -192,7 +192,7 @@ static void apply_bug(void *ctx, int64_t step, int64_t l,
 {
 	const struct hyp *h = ctx;
 
-	if (h->s->cfg.family == MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_mhc(h->s->cfg.family))
 		bug_v4(h, step, l, o);
 	else
 		bug_v3(h, l, o);

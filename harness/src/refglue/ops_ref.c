@@ -27,7 +27,7 @@ static void run_step(const struct mtp_ref_io *io)
 
 	mtp_refio_cfg(c, &cfg, &d);
 	mtp_refio_step_out(io, "", &o);
-	if (c->params->family == MTP_FAMILY_DEEPSEEK_V4) {
+	if (mtp_family_mhc(c->params->family)) {
 		struct mtp_ref_v4_layer w;
 
 		mtp_refio_v4_layer(io, "", &w);
@@ -44,7 +44,7 @@ static enum mtp_status run_chain(const struct mtp_ref_io *io)
 {
 	const struct mtp_call *c = io->c;
 	const struct mtp_params *p = c->params;
-	bool v4 = p->family == MTP_FAMILY_DEEPSEEK_V4;
+	bool v4 = mtp_family_mhc(p->family);
 	struct mtp_ref_step_cfg cfg;
 	struct mtp_ref_dims d;
 	struct mtp_ref_chain_in in = {
@@ -97,7 +97,7 @@ static enum mtp_status run_block(const struct mtp_ref_io *io)
 	struct mtp_ref_dims d;
 
 	mtp_refio_cfg(c, &cfg, &d);
-	if (c->params->family != MTP_FAMILY_DEEPSEEK_V4) {
+	if (!mtp_family_mhc(c->params->family)) {
 		struct mtp_ref_v3_layer w;
 
 		mtp_refio_v3_layer(io, "", &w);

@@ -68,7 +68,7 @@ static double flops_of(const struct mtp_call *c)
 		.iters = c->params->hc.sinkhorn_iters,
 	};
 	double t = s.t, h = s.h, m = s.m;
-	bool v4 = c->params->family == MTP_FAMILY_DEEPSEEK_V4;
+	bool v4 = mtp_family_mhc(c->params->family);
 
 	switch (c->op->id) {
 	case MTP_OP_RMSNORM: return 4.0 * (double)d->r * h;

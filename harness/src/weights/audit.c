@@ -178,9 +178,8 @@ static void require(struct audit *au, const char *param, enum mtp_diag d)
 /* §8.5 and §8.6: what the loaded set must contain. */
 static void judge_required(struct audit *au)
 {
-	const struct required *r = au->c->family == MTP_FAMILY_DEEPSEEK_V4
-					   ? v4_required
-					   : v3_required;
+	const struct required *r =
+		mtp_family_mhc(au->c->family) ? v4_required : v3_required;
 	char param[MTP_WM_NAME_MAX];
 
 	for (int i = 0; i < au->c->mtp_layers; i++) {
@@ -223,7 +222,9 @@ static void note_prefixes(struct audit *au, const struct mtp_wm_pairs *mods)
 					 NULL};
 	static const char *const v3[] = {"eh_proj", "shared_head.head", NULL};
 	const char *const *leaf =
-		au->c->family == MTP_FAMILY_DEEPSEEK_V4 ? v4 : v3;
+		mtp_family_def(au->c->family)->fusion == MTP_FUSION_HC_PROJ
+			? v4
+			: v3;
 	char text[200], name[MTP_WM_NAME_MAX];
 	size_t o = 0;
 
@@ -371,6 +372,7 @@ static enum mtp_status check_layers(const struct audit *au, char *err,
 				    size_t errn)
 {
 	const struct mtp_wm_config *c = au->c;
+	bool mtp_ckpt = mtp_family_def(c->family)->ckpt == MTP_CKPT_MTP;
 
 	for (int i = 0; i < c->mtp_layers; i++) {
 		bool any = false;
@@ -382,11 +384,8 @@ static enum mtp_status check_layers(const struct audit *au, char *err,
 		snprintf(err, errn,
 			 "KEYS has no key of MTP layer %d (%s%d.*): wrong "
 			 "--layer or --mtp-layers?",
-			 c->layer + i,
-			 c->family == MTP_FAMILY_DEEPSEEK_V4 ? "mtp."
-							     : "model.layers.",
-			 c->family == MTP_FAMILY_DEEPSEEK_V4 ? i
-							     : c->layer + i);
+			 c->layer + i, mtp_ckpt ? "mtp." : "model.layers.",
+			 mtp_ckpt ? i : c->layer + i);
 		return MTP_ERR_INVALID;
 	}
 	return MTP_OK;
@@ -441,7 +440,8 @@ static void judge_all_modules(struct audit *au)
 		judge_modules(au, &own);
 		mtp_wm_pairs_fini(&own);
 	}
-	if (au->c->family == MTP_FAMILY_DEEPSEEK_V4 && !au->a->n_modules)
+	if (mtp_family_def(au->c->family)->fusion == MTP_FUSION_HC_PROJ &&
+	    !au->a->n_modules)
 		mtp_wm_au_note(
 			au->a,
 			"e_proj/h_proj quantization prefixes not checked (%d "

@@ -170,9 +170,9 @@ static int make_config(const struct audit_opts *o, struct mtp_wm_config *c)
 			     "--checkpoint%s",
 			     "");
 	if (!mtp_family_parse(o->family, &fam))
-		return usage(
-			"--family: '%s' is not deepseek_v4, deepseek_v3 or glm",
-			o->family);
+		return usage("--family: unknown family '%s' (mtpcheck list "
+			     "families)",
+			     o->family);
 	if (!parse_int(o->layer, 1, 100000, &layer))
 		return usage(
 			"--layer: '%s' is not a layer index (an integer >= 1)",
@@ -190,7 +190,8 @@ static int make_config(const struct audit_opts *o, struct mtp_wm_config *c)
 		return usage("--mapping is judged instead of a simulated "
 			     "loader: drop --loader %s",
 			     o->loader);
-	if (c->loader != MTP_LOADER_FIXED && fam != MTP_FAMILY_DEEPSEEK_V4)
+	if (c->loader != MTP_LOADER_FIXED &&
+	    mtp_family_def(fam)->ckpt != MTP_CKPT_MTP)
 		return usage("--loader %s reproduces a deepseek_v4 loader bug",
 			     o->loader);
 	if (o->expert_dtype && strcmp(o->expert_dtype, "fp4") &&

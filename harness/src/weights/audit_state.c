@@ -26,7 +26,7 @@ int mtp_wm_au_key_layer(const struct mtp_wm_config *c, const char *key)
 {
 	int i, n = 0;
 
-	if (c->family != MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_def(c->family)->ckpt != MTP_CKPT_MTP)
 		return strstr(key, "rotary_emb.inv_freq")
 			       ? -1
 			       : mtp_wm_au_layer_of(c, key);

@@ -203,9 +203,8 @@ static bool v4_rename_layer(const struct mtp_wm_config *c, char *s)
  * shared embedding to the top level, the layer's own weights stay. */
 static bool rewrite_spec_layer(const struct mtp_wm_config *c, int i, char *s)
 {
-	const char *const *names = c->family == MTP_FAMILY_DEEPSEEK_V4
-					   ? v4_layer_names
-					   : v3_layer_names;
+	const char *const *names =
+		mtp_family_mhc(c->family) ? v4_layer_names : v3_layer_names;
 	char layer[48], block[64];
 
 	snprintf(layer, sizeof(layer), "model.layers.%d.", c->layer + i);
@@ -384,7 +383,7 @@ static bool v3_top_level(const struct mtp_wm_config *c, const char *name,
 			 struct mtp_wm_target *t)
 {
 	const struct mtp_wm_rules *r = mtp_wm_rules_of(c->engine);
-	bool glm = c->family == MTP_FAMILY_GLM;
+	bool glm = mtp_family_def(c->family)->lm_head_is_shared_head;
 	char buf[MTP_WM_NAME_MAX];
 
 	if (!strcmp(name, "model.embed_tokens.weight") &&
@@ -416,7 +415,7 @@ static bool v3_map_stacked(const struct mtp_wm_config *c,
 	 * capture); 0.23 tests "weight_scale_inv" */
 	if (r->indexer_wk_scale && wk && strstr(wk, r->indexer_wk_scale))
 		strcpy(wk, ".indexer.wk.weight");
-	if (c->family == MTP_FAMILY_GLM && r->glm_qkv &&
+	if (mtp_family_def(c->family)->attn == MTP_ATTN_GQA && r->glm_qkv &&
 	    map_stacked(glm_stacked, ARRAY_LEN(glm_stacked), NULL, s, t))
 		return true;
 	return map_stacked(v3_stacked, ARRAY_LEN(v3_stacked), params, s, t);
@@ -465,7 +464,7 @@ void mtp_wm_map_name(const struct mtp_wm_config *c,
 
 	mtp_wm_target_skip(out, NULL);
 	if (strlen(name) < MTP_WM_NAME_MAX)
-		why = c->family == MTP_FAMILY_DEEPSEEK_V4
+		why = mtp_family_def(c->family)->ckpt == MTP_CKPT_MTP
 			      ? v4_map(c, name, out)
 			      : v3_map(c, params, name, out);
 	if (why)

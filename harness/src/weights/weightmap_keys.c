@@ -20,7 +20,7 @@ static const char *alias_of(const struct mtp_wm_config *c,
 			    const struct mtp_wm_names *keys, const char *key,
 			    int i, char *buf, size_t n)
 {
-	if (c->family != MTP_FAMILY_DEEPSEEK_V4 ||
+	if (mtp_family_def(c->family)->ckpt != MTP_CKPT_MTP ||
 	    c->loader == MTP_LOADER_NO_ALIAS ||
 	    !mtp_wm_rules_of(c->engine)->v4_alias)
 		return NULL;
@@ -79,7 +79,7 @@ static bool wk_held(const struct mtp_wm_config *c,
 	char buf[MTP_WM_NAME_MAX];
 	bool fp8 = false;
 
-	if (!want || c->family == MTP_FAMILY_DEEPSEEK_V4 || n < w ||
+	if (!want || mtp_family_def(c->family)->ckpt == MTP_CKPT_MTP || n < w ||
 	    strcmp(key + n - w, ".indexer.wk.weight") || n + 16 >= sizeof(buf))
 		return false;
 	for (size_t k = 0; k < ARRAY_LEN(scales); k++) {
@@ -162,7 +162,7 @@ enum mtp_status mtp_wm_modules(const struct mtp_wm_config *c,
 	enum mtp_status st = MTP_OK;
 
 	memset(out, 0, sizeof(*out));
-	if (c->family != MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_def(c->family)->fusion != MTP_FUSION_HC_PROJ)
 		return MTP_OK; /* V3's eh_proj is a plain nn.Linear */
 	for (int i = 0; i < c->mtp_layers && st == MTP_OK; i++) {
 		for (size_t k = 0; k < ARRAY_LEN(leaves) && st == MTP_OK; k++) {

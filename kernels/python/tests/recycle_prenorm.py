@@ -10,7 +10,7 @@ def adapter(mode=None):
 
     def wrong_step(ins, outs, attrs):
         r = step(ins, outs, attrs)
-        if attrs["family"] != "deepseek_v4":
+        if not attrs["mhc"]:
             r["recycled"] = r["hidden_pre"]
         return r
 

@@ -335,7 +335,7 @@ def _weights(k, i, pfx=""):
 
 def mtp_block(k, i, a):
     w = _weights(k, i)
-    if a["family"] != "deepseek_v4":
+    if not a["mhc"]:
         res = i.get("residual")
         h, r1 = _block_v3(k, w, a, k.f(i["x"]), None if res is None else k.f(res))
         return {"h": h, "residual_out": r1}
@@ -429,7 +429,7 @@ def _step_v4(k, w, a, embeds, positions, prev, c=None):
 
 
 def _step(k, w, a, embeds, positions, prev, c=None):
-    if a["family"] == "deepseek_v4":
+    if a["mhc"]:
         return _step_v4(k, w, a, embeds, positions, prev, c)
     return _step_v3(k, w, a, embeds, positions, prev, c)
 

@@ -1,0 +1,75 @@
+/*
+ * The table of model families (mtp/family.h): one line per family, in the
+ * order of enum mtp_family, each row in its own file of this folder. The
+ * lookups by id and by name are the only code that handles family ids.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "mtp/family.h"
+
+extern const struct mtp_family_def mtp_family_deepseek_v3;
+extern const struct mtp_family_def mtp_family_glm;
+extern const struct mtp_family_def mtp_family_deepseek_v4;
+extern const struct mtp_family_def mtp_family_glm4_moe_lite;
+
+static const struct mtp_family_def *const table[MTP_FAMILY_COUNT] = {
+	[MTP_FAMILY_DEEPSEEK_V3] = &mtp_family_deepseek_v3,
+	[MTP_FAMILY_GLM] = &mtp_family_glm,
+	[MTP_FAMILY_DEEPSEEK_V4] = &mtp_family_deepseek_v4,
+	[MTP_FAMILY_GLM4_MOE_LITE] = &mtp_family_glm4_moe_lite,
+};
+
+const struct mtp_family_def *mtp_family_def(enum mtp_family f)
+{
+	return (unsigned)f < MTP_FAMILY_COUNT ? table[f] : NULL;
+}
+
+const struct mtp_family_def *mtp_family_find(const char *s)
+{
+	for (int i = 0; s && i < MTP_FAMILY_COUNT; i++)
+		if (strcmp(s, table[i]->name) == 0)
+			return table[i];
+	return NULL;
+}
+
+const char *mtp_family_name(enum mtp_family f)
+{
+	const struct mtp_family_def *d = mtp_family_def(f);
+
+	return d ? d->name : "?";
+}
+
+bool mtp_family_parse(const char *s, enum mtp_family *out)
+{
+	const struct mtp_family_def *d = mtp_family_find(s);
+
+	if (d)
+		*out = d->id;
+	return d != NULL;
+}
+
+const char *mtp_family_names(void)
+{
+	static char names[256];
+
+	if (!names[0]) {
+		size_t at = 0;
+
+		for (int i = 0; i < MTP_FAMILY_COUNT && at < sizeof(names); i++)
+			at += (size_t)snprintf(
+				names + at, sizeof(names) - at, "%s%s",
+				i == 0			    ? ""
+				: i == MTP_FAMILY_COUNT - 1 ? " or "
+							    : ", ",
+				table[i]->name);
+	}
+	return names;
+}
+
+bool mtp_family_mhc(enum mtp_family f)
+{
+	const struct mtp_family_def *d = mtp_family_def(f);
+
+	return d && d->mhc;
+}
