@@ -4,7 +4,8 @@ how `mtpcheck verify` treats them (FORMAT.md v2): SKIPPED without
 --weights (exit 125), PASSED with it, a hash mismatch, a ref_file leaving
 the weights folder and a live_sha256 that is not the data's refused (exit 2);
 and the subset dumps (subset_dumps.py): partial passes, failures of the token's
-necessary condition and of the logits, a logits_rows outside head_rows refused.
+necessary condition and of the logits, a logits_rows outside head_rows refused,
+a subset carrying the live_sha256 of the whole parameter judged (rule 14).
 
   /usr/bin/python3 tools/gen/check_weights_dumps.py build/mtpcheck
 """
@@ -46,8 +47,8 @@ def subsets(mtpcheck, d):
         if r["verdict"] != want or not r.get("partial"):
             fails.append("%s: %s partial=%s, want %s and partial" %
                          (cid, r["verdict"], r.get("partial"), want))
-    if len(res) != 4:
-        fails.append("subset.h5: %d results, want 4\n%s" % (len(res), out))
+    if len(res) != 5:
+        fails.append("subset.h5: %d results, want 5\n%s" % (len(res), out))
     rc, out = verify(mtpcheck, os.path.join(d, "subset_bad.h5"))
     if rc != 2:
         fails.append("subset_bad.h5: rc %d, want 2\n%s" % (rc, out))
