@@ -17,12 +17,13 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import checks  # noqa: E402
 
 
 def verify(mtpcheck, *args):
-    p = subprocess.run([mtpcheck, "verify"] + list(args), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    return p.returncode, p.stdout.decode()
+    return checks.mtpcheck(mtpcheck, "verify", *args)
 
 
 def verdicts(mtpcheck, h5, *args):
@@ -72,12 +73,9 @@ def main(mtpcheck):
             if rc != 2:
                 fails.append("%s: rc %d, want 2\n%s" % (bad, rc, out))
         fails += subsets(mtpcheck, d)
-    for f in fails:
-        print(f)
-    if fails:
-        sys.exit("weights by reference: %d checks failed" % len(fails))
-    print("weights by reference: skipped without --weights, read and hash-checked with it;"
-          " by subset: judged as partial")
+    checks.finish(fails, "weights by reference",
+                  "weights by reference: skipped without --weights, read and hash-checked with"
+                  " it; by subset: judged as partial")
 
 
 if __name__ == "__main__":
