@@ -20,6 +20,10 @@ glue bug of SPEC.md §8 can be injected, as the buggy engine would run it.
                      each), generated at test time (never committed)
   --T N              tokens of the real-size cases (default 4)
   --cases IDS        with --real: only these case ids (for cost measurements)
+  --live             with --dumps or --real: each weight by row subset carries
+                     live_sha256 of the whole parameter, as a capture that
+                     hashes what the engine holds records it (FORMAT.md v2
+                     rule 14: informational on a subset)
 
 Case ids: <kind>.<family>[.<contract>][.L<l>.K<k>].<bug or ok>; the bug part is
 the diagnosis the harness must name (MISSING_POS0_MASK on a declared
@@ -29,6 +33,7 @@ the head (with logits_rows), `sub_embed` the embedding table, `sub_all` all thre
 """
 
 import argparse
+import hashlib
 import math
 import os
 import sys
@@ -588,8 +593,8 @@ class Sub:
     (FORMAT.md v2 rules 1, 2): the dataset holds those rows only and carries
     the attribute full_rows."""
 
-    def __init__(self, data, full_rows):
-        self.data, self.full_rows = data, full_rows
+    def __init__(self, data, full_rows, live=None):
+        self.data, self.full_rows, self.live = data, full_rows, live
 
 
 class LogitsAt:
@@ -609,16 +614,23 @@ def subset_rows(rng, n, keep, extra=()):
     return np.unique(np.concatenate([pick, np.asarray(extra, dtype=np.int64)])).astype(np.int64)
 
 
-def subset_weight(ins, name, rows):
-    """inputs[name] (a Mat or stored float8 codes) at `rows`, with its rows."""
+def whole_sha256(val, dt):
+    """SHA-256 of the whole parameter in its storage encoding (rule 14)."""
+    stored = val.bits.astype("<u2", copy=False) if isinstance(val, Mat) else nx.encode(val, dt)
+    return hashlib.sha256(np.ascontiguousarray(stored).tobytes()).hexdigest()
+
+
+def subset_weight(ins, name, rows, live=False):
+    """inputs[name] (a Mat or stored float8 codes) at `rows`, with its rows;
+    with `live`, the hash of the whole parameter."""
     val, dt = ins[name]
     full = val.shape[0]
     data = val.rows(rows) if isinstance(val, Mat) else val[rows]
-    ins[name] = (Sub(data, full), dt)
+    ins[name] = (Sub(data, full, whole_sha256(val, dt) if live else None), dt)
     ins[rows_name(name)] = (rows, I64)
 
 
-def subsets(c, what, rng):
+def subsets(c, what, rng, live=False):
     """The dump of case c as it would be written with weights by subset:
     `proj` the projections (a quarter of the rows, the same for a V4 layer's
     e_proj and h_proj; float8 block scales kept whole, rule 11); `head` the
@@ -635,14 +647,14 @@ def subsets(c, what, rng):
             h = ins[names[0]][0].shape[0]
             rows = subset_rows(rng, h, h // 4)
             for n in names:
-                subset_weight(ins, n, rows)
+                subset_weight(ins, n, rows, live)
     if what in ("head", "all"):
         tokens = np.concatenate([o[0].token.ravel() if isinstance(o[0], Pending) else o[0].ravel()
                                  for n, o in outs.items() if n.endswith("token")])
         v = ins[layers[0] + "head_weight"][0].shape[0]
         rows = subset_rows(rng, v, min(v // 3, 4096), tokens)
         for pfx in layers:
-            subset_weight(ins, pfx + "head_weight", rows)
+            subset_weight(ins, pfx + "head_weight", rows, live)
         for n in [n for n in outs if n.endswith("logits")]:
             tok = outs[n[: -len("logits")] + "token"][0]
             tok = tok.token if isinstance(tok, Pending) else tok
@@ -652,7 +664,7 @@ def subsets(c, what, rng):
     if what in ("embed", "all") and "embed_table" in ins:
         ids = np.concatenate([ins["input_ids"][0].ravel()] +
                              ([ins["next_tokens"][0].ravel()] if "next_tokens" in ins else []))
-        subset_weight(ins, "embed_table", np.unique(ids).astype(np.int64))
+        subset_weight(ins, "embed_table", np.unique(ids).astype(np.int64), live)
     return c
 
 
@@ -695,6 +707,8 @@ class V2Writer(writer._FileWriter):
                                    compression_opts=6, shuffle=True)
         writer._set_attr(ds, "dtype", dt)
         writer._set_attr(ds, "full_rows", int(sub.full_rows))
+        if sub.live:
+            writer._set_attr(ds, "live_sha256", sub.live)
 
     def v2case(self, cid, c, section):
         g = self.cases.create_group(cid)
@@ -717,11 +731,11 @@ class V2Writer(writer._FileWriter):
             self.dataset(go, name, val, dt)
 
 
-def write(path, cases, section, description):
+def write(path, cases, section, description, live=False):
     resolve_pending()
     for _, c in cases:
         if "subset" in c:
-            subsets(c, c["subset"][0], np.random.default_rng(c["subset"][1]))
+            subsets(c, c["subset"][0], np.random.default_rng(c["subset"][1]), live)
     w = V2Writer(path, description)
     try:
         for cid, c in cases:
@@ -737,9 +751,9 @@ def write_fixture(path):
           "captured-block mtp_step and draft_chain goldens (FORMAT.md v2)")
 
 
-def write_dumps(path):
+def write_dumps(path, live=False):
     write(path, build(PLAN, 64, 512, 5, 7200, True), "observed",
-          "captured-block dumps: controls and each glue bug, named in the case id")
+          "captured-block dumps: controls and each glue bug, named in the case id", live)
 
 
 # The real-size set is split so that no file makes a reader load the 1.85 GB
@@ -754,7 +768,7 @@ SUB_REAL = ("step.v3.sub_all.ok", "step.v4.deferred.sub_all.ok", "step.v3.sub_pr
             "chain.v3.L1.K3.sub_all.ok", "chain.v4.deferred.L2.K3.sub_all.ok")
 
 
-def write_real(out_dir, t, only=None):
+def write_real(out_dir, t, only=None, live=False):
     plan = [e for e in PLAN if (not only and e[5] not in SMALL_ONLY and
                                 (".sub_" not in e[0] or e[0] in SUB_REAL)) or
             (only and e[0] in only)]
@@ -764,7 +778,7 @@ def write_real(out_dir, t, only=None):
         cases = [c for c in built if pick(c[0])]
         if cases:
             write(os.path.join(out_dir, fname), cases, "observed",
-                  "real-size captured-block dumps (H 7168, V 129280, M 4)")
+                  "real-size captured-block dumps (H 7168, V 129280, M 4)", live)
 
 
 def main(argv=None):
@@ -774,6 +788,8 @@ def main(argv=None):
     ap.add_argument("--real", metavar="DIR")
     ap.add_argument("--T", type=int, default=4)
     ap.add_argument("--cases", metavar="IDS", help="--real: only these case ids (comma separated)")
+    ap.add_argument("--live", action="store_true",
+                    help="subsets carry live_sha256 of the whole parameter")
     a = ap.parse_args(argv)
     if not (a.fixture or a.dumps or a.real):
         ap.error("nothing to write (--fixture, --dumps or --real)")
@@ -781,9 +797,9 @@ def main(argv=None):
     if a.fixture:
         write_fixture(a.fixture)
     if a.dumps:
-        write_dumps(a.dumps)
+        write_dumps(a.dumps, a.live)
     if a.real:
-        write_real(a.real, a.T, set(a.cases.split(",")) if a.cases else None)
+        write_real(a.real, a.T, set(a.cases.split(",")) if a.cases else None, a.live)
     return 0
 
 

@@ -5,7 +5,10 @@ how `mtpcheck verify` treats them (FORMAT.md v2): SKIPPED without
 the weights folder and a live_sha256 that is not the data's refused (exit 2);
 and the subset dumps (subset_dumps.py): partial passes, failures of the token's
 necessary condition and of the logits, a logits_rows outside head_rows refused,
-a subset carrying the live_sha256 of the whole parameter judged (rule 14).
+a subset carrying the live_sha256 of the whole parameter judged (rule 14); and
+the captured-block dumps written with --live (every subset with the hash of
+its whole parameter, as a real capture records it) judged exactly as the
+committed ones.
 
   /usr/bin/python3 tools/gen/check_weights_dumps.py build/mtpcheck
 """
@@ -56,6 +59,22 @@ def subsets(mtpcheck, d):
     return fails
 
 
+def captured_live(mtpcheck, d):
+    """Rule 14 on every kind of subset (projections, head, embedding, chains'
+    layers, float8): the hash of the whole parameter changes no verdict."""
+    live = os.path.join(d, "captured_live.h5")
+    subprocess.run([sys.executable, os.path.join(HERE, "captured.py"), "--dumps", live, "--live"],
+                   check=True)
+    committed = os.path.join(HERE, "..", "..", "fixtures", "dumps", "captured_bugs.h5")
+    rc, got, out = verdicts(mtpcheck, live)
+    rc0, want, _ = verdicts(mtpcheck, committed)
+    if rc != rc0 or got != want or len(got) < 50:
+        diff = {c: (got.get(c), v) for c, v in want.items() if got.get(c) != v}
+        return ["captured --live: rc %d (committed %d), %d cases, differing %s\n%s"
+                % (rc, rc0, len(got), diff, out[-2000:])]
+    return []
+
+
 def main(mtpcheck):
     fails = []
     with tempfile.TemporaryDirectory() as d:
@@ -73,6 +92,7 @@ def main(mtpcheck):
             if rc != 2:
                 fails.append("%s: rc %d, want 2\n%s" % (bad, rc, out))
         fails += subsets(mtpcheck, d)
+        fails += captured_live(mtpcheck, d)
     checks.finish(fails, "weights by reference",
                   "weights by reference: skipped without --weights, read and hash-checked with"
                   " it; by subset: judged as partial")
