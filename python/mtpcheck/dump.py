@@ -20,6 +20,7 @@ something of version 2; then it is version 2.
 
 import datetime
 import hashlib
+import math
 import re
 
 import h5py
@@ -30,6 +31,9 @@ from . import encode
 FORMAT = "mtpcheck-fixture"
 STR = h5py.string_dtype("utf-8")
 CASE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+# a tensor name: NAME or GROUP/NAME (layer.<l>/, step.<s>/: one group deep)
+NAME_PART = re.compile(r"^[A-Za-z0-9_.-]+$")
+PARAM_MAX = 1000.0  # the reader's bound on epsilons and post_mult
 FAMILIES = ("deepseek_v3", "glm", "deepseek_v4", "glm4_moe_lite")  # families/, mtpcheck list families
 
 # FORMAT.md v2 conventions: attribute -> allowed values
@@ -100,8 +104,35 @@ def as_tensor(spec):
     raise DumpError("a tensor is a Tensor, a (values, dtype) pair, a torch tensor or a Link")
 
 
+def check_name(part, name):
+    """Refuses a tensor name that verify would refuse or that would leave
+    its group: each '/'-separated part of [A-Za-z0-9_.-], not '.' or '..',
+    at most one group deep (no absolute path such as /cases/other/x)."""
+    parts = name.split("/") if isinstance(name, str) else []
+    if not 1 <= len(parts) <= 2 or any(not NAME_PART.match(q) or q in (".", "..") for q in parts):
+        raise DumpError("%s/%r: a tensor name is NAME or GROUP/NAME (one group deep), each part of"
+                        " [A-Za-z0-9_.-] and neither '.' nor '..'" % (part, name))
+
+
+def check_value(key, value, where=None):
+    """Refuses a number verify would refuse: any float that is not finite,
+    an epsilon outside [0, 1000], a post_mult outside (0, 1000]. The error
+    names the attribute as `where` (default: its key)."""
+    where = where or key
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                      np.floating)):
+        return
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        raise DumpError("attribute %s = %r: must be a finite number" % (where, value))
+    low_ok = value > 0 if key == "post_mult" else value >= 0
+    if (key.endswith("eps") or key == "post_mult") and not (low_ok and value <= PARAM_MAX):
+        raise DumpError("attribute %s = %r: must be %s and at most %g"
+                        % (where, value, "> 0" if key == "post_mult" else ">= 0", PARAM_MAX))
+
+
 def set_attr(obj, key, value):
     """Strings as UTF-8 scalars, integers as int64, floats as float64."""
+    check_value(key, value)
     if isinstance(value, str):
         obj.attrs.create(key, data=value, dtype=STR)
     elif isinstance(value, (bool, np.bool_)):
@@ -174,6 +205,15 @@ class Dump:
             raise DumpError("family %r: one of %s" % (family, ", ".join(FAMILIES)))
         attrs = dict(attrs or {})
         check_conventions(attrs)
+        for key, value in attrs.items():
+            check_value(key, value)
+        parts = (("inputs", inputs), ("expected", expected), ("observed", observed))
+        for part, tensors in parts:
+            for name, spec in (tensors or {}).items():
+                check_name(part, name)
+                if isinstance(spec, Tensor):
+                    for key, value in spec.attrs.items():
+                        check_value(key, value, "%s of %s/%s" % (key, part, name))
         if V2_CASE_ATTRS & set(attrs):
             self.v2 = True
         if case_id in self.cases:
@@ -184,7 +224,7 @@ class Dump:
         set_attr(g, "seed", int(seed))
         for key, value in attrs.items():
             set_attr(g, key, value)
-        for part, tensors in (("inputs", inputs), ("expected", expected), ("observed", observed)):
+        for part, tensors in parts:
             if tensors is None:
                 continue
             pg = g.create_group(part)
@@ -193,6 +233,7 @@ class Dump:
         return g.name
 
     def put(self, group, name, spec, may_link=True):
+        check_name(group.name, name)
         t = as_tensor(spec)
         if isinstance(t, Link):
             if not may_link:

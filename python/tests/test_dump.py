@@ -100,6 +100,44 @@ def test_bounds_and_bad_names(tmp_path):
             d.case("e", op="rmsnorm", family="glm", observed={"y": Link("/cases/d/inputs/x")})
 
 
+@pytest.mark.parametrize("name", ["..", ".", "/cases/other/x", "a/b/c", "a//b", "", "x y",
+                                  "layer.0/..", "step.1/"])
+def test_bad_tensor_names_refused_before_writing(tmp_path, name):
+    """Names verify would refuse, or that leave the case's group (an absolute
+    /cases/other/x wrote into another case), raise naming the tensor and
+    leave nothing of the case in the file."""
+    path = str(tmp_path / "x.h5")
+    with Dump(path, "test") as d:
+        for part in ("inputs", "observed"):
+            with pytest.raises(ValueError, match=r"%s/.*a tensor name" % part):
+                d.case("a", op="rmsnorm", family="glm", attrs={"eps": 1e-6, "rounding": "fused"},
+                       **{part: {"weight": (np.ones(8), "bfloat16"),
+                                 name: (np.ones((1, 8)), "bfloat16")}})
+        with pytest.raises(ValueError, match="a tensor name"):
+            d.put(d.cases.create_group("b"), name, (np.ones(8), "bfloat16"))
+    with h5py.File(path) as f:
+        assert list(f["cases"]) == ["b"] and len(f["cases/b"]) == 0
+
+
+@pytest.mark.parametrize("attrs,what", [({"eps": float("nan")}, "eps"),
+                                        ({"eps": np.float32("inf")}, "eps"),
+                                        ({"eps": -1e-6}, "eps"),
+                                        ({"hc_eps": 1e4}, "hc_eps"),
+                                        ({"post_mult": 0.0}, "post_mult"),
+                                        ({"act_quant_eps": float("-inf")}, "act_quant_eps")])
+def test_bad_numbers_refused_before_writing(tmp_path, attrs, what):
+    path = str(tmp_path / "x.h5")
+    with Dump(path, "test") as d:
+        with pytest.raises(ValueError, match="attribute %s = " % what):
+            d.case("a", op="rmsnorm", family="glm", attrs=dict({"rounding": "fused"}, **attrs),
+                   inputs={"x": (np.ones((1, 8)), "bfloat16")})
+        with pytest.raises(ValueError, match="attribute rtol of observed/y = nan"):
+            d.case("b", op="rmsnorm", family="glm", attrs={"eps": 1e-6, "rounding": "fused"},
+                   observed={"y": Tensor(np.ones((1, 8)), "bfloat16", rtol=float("nan"))})
+    with h5py.File(path) as f:
+        assert len(f["cases"]) == 0
+
+
 def _rmsnorm_case(rng, wrong=False):
     """A fused-rounding rmsnorm (one rounding, SPEC.md 2.2) in float64."""
     x = _bf16(rng, (4, 64))

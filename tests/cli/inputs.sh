@@ -21,7 +21,7 @@ expect() {
 no_case_ran() { ! grep -q '^\[ *1/' "$W/out" || fail "a case ran before the error"; }
 
 case $T in
-links) # rule 12: nothing outside the file, no link in observed/
+links) # rule 12: nothing outside the file, no link in a v2 file's observed/
 	for k in extlink extlink_case softlink_group softlink_relative softlink_observed; do
 		craft $k; expect 2 "$k.h5: /cases/.*link" "$M" run --fixtures $k.h5
 	done
@@ -62,7 +62,7 @@ sources) # FIFOs, folders, many sources, empty folders, missing plugins
 	craft filter_ok; : >many.case
 	for i in $(seq 1 140); do ln -s filter_ok.h5 f$i.h5; echo "fixtures=f$i.h5" >>many.case; done
 	expect 0 "286 results: 286 PASSED" "$M" run --cases many.case --fixtures f1.h5 --fixtures f2.h5 --fixtures f3.h5 ;;
-rules) # FORMAT.md rules a golden must keep
+rules) # FORMAT.md rules a golden must keep (chain_missing_step: a v2 golden)
 	craft chain_missing_step; expect 2 "expected/step.1/.*: missing" "$M" run --fixtures chain_missing_step.h5
 	craft dtype_bytes; expect 2 "inputs/x: dtype 'bf.*\\\\x07' is not a docs/FORMAT.md dtype" "$M" run --fixtures dtype_bytes.h5
 	iconv -f UTF-8 -t UTF-8 out >/dev/null 2>&1 || fail "the error line is not valid UTF-8"

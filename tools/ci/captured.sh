@@ -128,7 +128,9 @@ if [ "$free_gb" -lt 10 ] || [ "$mem_gb" -lt 8 ]; then
 	echo "SKIPPED: real-size set needs 10 GB of disk and 8 GB of memory ($free_gb, $mem_gb here)"
 	exit 0
 fi
-/usr/bin/time -f "generate: %e s, peak %M KB" $py tools/gen/captured.py --real "$tmp/real" --T 4
+# --live: each subset carries live_sha256 of its whole parameter, as a real
+# capture records it (FORMAT.md v2 rule 14: informational on a subset)
+/usr/bin/time -f "generate: %e s, peak %M KB" $py tools/gen/captured.py --real "$tmp/real" --T 4 --live
 peak_all=0
 # CI judges the real-size steps (V3 and V4, both contracts; about 5 min on 2
 # cores); the real-size chains (5 to 10 min more each) with

@@ -20,6 +20,10 @@ glue bug of SPEC.md §8 can be injected, as the buggy engine would run it.
                      each), generated at test time (never committed)
   --T N              tokens of the real-size cases (default 4)
   --cases IDS        with --real: only these case ids (for cost measurements)
+  --live             with --dumps or --real: each weight by row subset carries
+                     live_sha256 of the whole parameter, as a capture that
+                     hashes what the engine holds records it (FORMAT.md v2
+                     rule 14: informational on a subset)
 
 Case ids: <kind>.<family>[.<contract>][.L<l>.K<k>].<bug or ok>; the bug part is
 the diagnosis the harness must name (MISSING_POS0_MASK on a declared
@@ -86,6 +90,8 @@ class V2Writer(writer._FileWriter):
                                    compression_opts=6, shuffle=True)
         writer._set_attr(ds, "dtype", dt)
         writer._set_attr(ds, "full_rows", int(sub.full_rows))
+        if sub.live:
+            writer._set_attr(ds, "live_sha256", sub.live)
 
     def v2case(self, cid, c, section):
         g = self.cases.create_group(cid)
@@ -108,11 +114,11 @@ class V2Writer(writer._FileWriter):
             self.dataset(go, name, val, dt)
 
 
-def write(path, cases, section, description):
+def write(path, cases, section, description, live=False):
     resolve_pending()
     for _, c in cases:
         if "subset" in c:
-            subsets(c, c["subset"][0], np.random.default_rng(c["subset"][1]))
+            subsets(c, c["subset"][0], np.random.default_rng(c["subset"][1]), live)
     w = V2Writer(path, description)
     try:
         for cid, c in cases:
@@ -128,9 +134,9 @@ def write_fixture(path):
           "captured-block mtp_step and draft_chain goldens (FORMAT.md v2)")
 
 
-def write_dumps(path):
+def write_dumps(path, live=False):
     write(path, build(PLAN, 64, 512, 5, 7200, True), "observed",
-          "captured-block dumps: controls and each glue bug, named in the case id")
+          "captured-block dumps: controls and each glue bug, named in the case id", live)
 
 
 # The real-size set is split so that no file makes a reader load the 1.85 GB
@@ -145,7 +151,7 @@ SUB_REAL = ("step.v3.sub_all.ok", "step.v4.deferred.sub_all.ok", "step.v3.sub_pr
             "chain.v3.L1.K3.sub_all.ok", "chain.v4.deferred.L2.K3.sub_all.ok")
 
 
-def write_real(out_dir, t, only=None):
+def write_real(out_dir, t, only=None, live=False):
     plan = [e for e in PLAN if (not only and e[5] not in SMALL_ONLY and
                                 (".sub_" not in e[0] or e[0] in SUB_REAL)) or
             (only and e[0] in only)]
@@ -155,7 +161,7 @@ def write_real(out_dir, t, only=None):
         cases = [c for c in built if pick(c[0])]
         if cases:
             write(os.path.join(out_dir, fname), cases, "observed",
-                  "real-size captured-block dumps (H 7168, V 129280, M 4)")
+                  "real-size captured-block dumps (H 7168, V 129280, M 4)", live)
 
 
 def main(argv=None):
@@ -165,6 +171,8 @@ def main(argv=None):
     ap.add_argument("--real", metavar="DIR")
     ap.add_argument("--T", type=int, default=4)
     ap.add_argument("--cases", metavar="IDS", help="--real: only these case ids (comma separated)")
+    ap.add_argument("--live", action="store_true",
+                    help="subsets carry live_sha256 of the whole parameter")
     a = ap.parse_args(argv)
     if not (a.fixture or a.dumps or a.real):
         ap.error("nothing to write (--fixture, --dumps or --real)")
@@ -172,9 +180,9 @@ def main(argv=None):
     if a.fixture:
         write_fixture(a.fixture)
     if a.dumps:
-        write_dumps(a.dumps)
+        write_dumps(a.dumps, a.live)
     if a.real:
-        write_real(a.real, a.T, set(a.cases.split(",")) if a.cases else None)
+        write_real(a.real, a.T, set(a.cases.split(",")) if a.cases else None, a.live)
     return 0
 
 

@@ -4,7 +4,11 @@ how `mtpcheck verify` treats them (FORMAT.md v2): SKIPPED without
 --weights (exit 125), PASSED with it, a hash mismatch, a ref_file leaving
 the weights folder and a live_sha256 that is not the data's refused (exit 2);
 and the subset dumps (subset_dumps.py): partial passes, failures of the token's
-necessary condition and of the logits, a logits_rows outside head_rows refused.
+necessary condition and of the logits, a logits_rows outside head_rows refused,
+a subset carrying the live_sha256 of the whole parameter judged (rule 14); and
+the captured-block dumps written with --live (every subset with the hash of
+its whole parameter, as a real capture records it) judged exactly as the
+committed ones.
 
   /usr/bin/python3 tools/gen/check_weights_dumps.py build/mtpcheck
 """
@@ -16,12 +20,13 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import checks  # noqa: E402
 
 
 def verify(mtpcheck, *args):
-    p = subprocess.run([mtpcheck, "verify"] + list(args), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    return p.returncode, p.stdout.decode()
+    return checks.mtpcheck(mtpcheck, "verify", *args)
 
 
 def verdicts(mtpcheck, h5, *args):
@@ -46,12 +51,28 @@ def subsets(mtpcheck, d):
         if r["verdict"] != want or not r.get("partial"):
             fails.append("%s: %s partial=%s, want %s and partial" %
                          (cid, r["verdict"], r.get("partial"), want))
-    if len(res) != 4:
-        fails.append("subset.h5: %d results, want 4\n%s" % (len(res), out))
+    if len(res) != 5:
+        fails.append("subset.h5: %d results, want 5\n%s" % (len(res), out))
     rc, out = verify(mtpcheck, os.path.join(d, "subset_bad.h5"))
     if rc != 2:
         fails.append("subset_bad.h5: rc %d, want 2\n%s" % (rc, out))
     return fails
+
+
+def captured_live(mtpcheck, d):
+    """Rule 14 on every kind of subset (projections, head, embedding, chains'
+    layers, float8): the hash of the whole parameter changes no verdict."""
+    live = os.path.join(d, "captured_live.h5")
+    subprocess.run([sys.executable, os.path.join(HERE, "captured.py"), "--dumps", live, "--live"],
+                   check=True)
+    committed = os.path.join(HERE, "..", "..", "fixtures", "dumps", "captured_bugs.h5")
+    rc, got, out = verdicts(mtpcheck, live)
+    rc0, want, _ = verdicts(mtpcheck, committed)
+    if rc != rc0 or got != want or len(got) < 50:
+        diff = {c: (got.get(c), v) for c, v in want.items() if got.get(c) != v}
+        return ["captured --live: rc %d (committed %d), %d cases, differing %s\n%s"
+                % (rc, rc0, len(got), diff, out[-2000:])]
+    return []
 
 
 def main(mtpcheck):
@@ -71,12 +92,10 @@ def main(mtpcheck):
             if rc != 2:
                 fails.append("%s: rc %d, want 2\n%s" % (bad, rc, out))
         fails += subsets(mtpcheck, d)
-    for f in fails:
-        print(f)
-    if fails:
-        sys.exit("weights by reference: %d checks failed" % len(fails))
-    print("weights by reference: skipped without --weights, read and hash-checked with it;"
-          " by subset: judged as partial")
+        fails += captured_live(mtpcheck, d)
+    checks.finish(fails, "weights by reference",
+                  "weights by reference: skipped without --weights, read and hash-checked with"
+                  " it; by subset: judged as partial")
 
 
 if __name__ == "__main__":

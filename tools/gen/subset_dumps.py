@@ -8,11 +8,15 @@ keeps every other row plus each row the greedy tokens name (head_rows,
 full_rows = V), and the observed logits are stored at a subset of those
 (logits_rows). Cases:
   subset.v3.ok, subset.v4.ok   PASSED, partial
+  subset.v3.live.ok            PASSED, partial: the subset carries the
+                               live_sha256 of the whole parameter (rule 14:
+                               informational on a subset, not checked)
   subset.v3.token_unlisted     FAILED: the observed token is not in logits_rows
   subset.v3.wrong_logits       FAILED: logits of another head row
   bad.logits_rows_unlisted     (in OUT_bad.h5) refused: logits_rows outside head_rows
 """
 
+import hashlib
 import os
 import sys
 
@@ -25,7 +29,7 @@ import numerics as nx  # noqa: E402
 from bug_dumps import FIX, V3, V4, attrs_of, read, write  # noqa: E402
 
 
-def subset_case(out, src, cid, mutate=None, lrows_extra=()):
+def subset_case(out, src, cid, mutate=None, lrows_extra=(), live=False):
     inp, exp = read(src["inputs"]), read(src["expected"])
     w, wdt = inp.pop("head_weight")
     v = w.shape[0]
@@ -51,6 +55,8 @@ def subset_case(out, src, cid, mutate=None, lrows_extra=()):
     d = gi.create_dataset("head_weight", data=nx.encode(w[head_rows], wdt))
     d.attrs["dtype"] = wdt
     d.attrs["full_rows"] = np.int64(v)
+    if live:  # what a capture records: the hash of the whole parameter
+        d.attrs["live_sha256"] = hashlib.sha256(nx.encode(w, wdt).tobytes()).hexdigest()
     write(g.create_group("observed"), obs)
 
 
@@ -70,6 +76,7 @@ def main(path):
         with new_file(path) as out:
             subset_case(out, f3["cases"][V3], "subset.v3.ok")
             subset_case(out, f4["cases"][V4], "subset.v4.ok")
+            subset_case(out, f3["cases"][V3], "subset.v3.live.ok", live=True)
             subset_case(out, f3["cases"][V3], "subset.v3.token_unlisted", "token_unlisted")
             subset_case(out, f3["cases"][V3], "subset.v3.wrong_logits", "wrong_logits")
         with new_file(path[:-3] + "_bad.h5") as out:

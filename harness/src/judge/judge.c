@@ -283,6 +283,38 @@ static void judge_bias(struct mtp_result *r)
 		 MTP_BIAS_Z, mtp_diag_info(MTP_DIAG_ROUNDING_BIAS)->history);
 }
 
+/* A version 1 golden may hold only some of the op's outputs (FORMAT.md):
+ * the case is judged on those, and the result says which were not. */
+static void describe_partial_golden(struct mtp_result *r,
+				    const struct mtp_case *c,
+				    const struct mtp_case_call *p,
+				    const struct mtp_tensor_list *judge)
+{
+	int held = 0, n = p->sig->n_out;
+	char missing[sizeof(r->judged)] = "";
+
+	for (int k = 0; k < n; k++) {
+		const char *name = p->sig->out[k].name;
+		size_t len = strlen(missing);
+
+		if (mtp_list_find(judge, name) ||
+		    mtp_captured_judged_input(c, name)) {
+			held++;
+			continue;
+		}
+		if (len + 1 < sizeof(missing))
+			snprintf(missing + len, sizeof(missing) - len, "%s%s",
+				 len ? ", " : "", name);
+	}
+	if (held == n)
+		return;
+	r->partial = true;
+	snprintf(r->judged, sizeof(r->judged),
+		 "the golden holds %d of the %d outputs of %s (a version 1 "
+		 "file); not judged: %s",
+		 held, n, c->op->name, missing);
+}
+
 /* Compares every output the judge has, in flow order; names the first that
  * fails, and for a failure, the known bug it matches. */
 enum mtp_status mtp_judge_outputs(struct mtp_result *r,
@@ -313,6 +345,8 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 		memcpy(want, judge_arr, (size_t)n * sizeof(*want));
 	if (judge && mistrusted(c, judge, r->message, sizeof(r->message)))
 		r->verdict = MTP_MISTRUSTED;
+	if (judge)
+		describe_partial_golden(r, c, p, judge);
 	for (int k = 0; k < n; k++) {
 		const char *name = p->sig->out[k].name;
 		const struct mtp_named *jn =
