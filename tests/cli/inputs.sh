@@ -243,6 +243,18 @@ bench_interrupt_twice) # GNU timeout delivers its signal twice: to the command, 
 		$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["interrupted_by_signal"] != 15)' b$i.json ||
 			fail "run $i: the bench JSON is not a closed document after timeout's SIGTERM: $(tail -c 200 b$i.json)"
 	done ;;
+empty_selection) # a selection of no case says so in one line, and exits 125 (nothing tested)
+	expect 125 "^mtpcheck: no case matched the selection: --tags nosuchtag in .*cases/quick.case \(its tags: quick\)$" \
+		"$M" run --tags nosuchtag
+	[ "$(wc -l <"$W/out")" -le 3 ] || fail "more than the line and the summary: $(cat "$W/out")"
+	# the tags emptied it, not the filter: the line names the tags
+	expect 125 "no case matched the selection: --tags nosuchtag in .*quick.case" \
+		"$M" run --tags nosuchtag --filter 'rmsnorm.*'
+	printf 'op=rmsnorm R=2,3 H=8 tags=a\n' >t.case
+	expect 125 "^mtpcheck: no case matched the selection: --shard 3/4 of 2 cases$" \
+		"$M" run --cases t.case --shard 3/4
+	: >e.case
+	expect 125 "^mtpcheck: no case matched the selection: .*e.case has no entries$" "$M" run --cases e.case ;;
 progress) # a log gets a heartbeat: none in a short run, one per result at MTP_PROGRESS_S=0
 	printf 'op=rmsnorm R=2,3,4 H=8\n' >p.case
 	"$M" run --backend ref --cases p.case >a.txt 2>&1 || fail "run failed: $(tail -3 a.txt)"
