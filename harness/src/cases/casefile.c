@@ -349,17 +349,23 @@ static void file_push(struct mtp_cf_parser *ps, const char *name,
 	f->col = col;
 }
 
-/* The file just pushed is one open already (same device and inode, or the
- * same path for text not read from a file): "include cycle: A -> B -> A". */
+/* Whether two files are one: the same device and inode, or, where one is
+ * text not read from a file, the same path. */
+static bool same_file(const struct mtp_cf_file *a, const struct mtp_cf_file *b)
+{
+	if (a->ino && b->ino)
+		return a->ino == b->ino && a->dev == b->dev;
+	return strcmp(a->ident, b->ident) == 0;
+}
+
+/* The file just pushed is one open already: "include cycle: A -> B -> A". */
 static enum mtp_status cycle_check(struct mtp_cf_parser *ps)
 {
 	const struct mtp_cf_file *f = &ps->open[ps->depth - 1];
 	char chain[MTP_ERR_MAX] = "";
 	int i = 0;
 
-	while (i < ps->depth - 1 &&
-	       !(f->ino ? f->ino == ps->open[i].ino && f->dev == ps->open[i].dev
-			: strcmp(f->ident, ps->open[i].ident) == 0))
+	while (i < ps->depth - 1 && !same_file(f, &ps->open[i]))
 		i++;
 	if (i == ps->depth - 1)
 		return MTP_OK;
