@@ -256,13 +256,15 @@ empty_selection) # a selection of no case says so in one line, and exits 125 (no
 	: >e.case
 	expect 125 "^mtpcheck: no case matched the selection: .*e.case has no entries$" "$M" run --cases e.case ;;
 open_interrupt) # SIGTERM while a backend opens ends the run at once (no restart as if it crashed),
-	# the reports written and marked, exit 143; a second SIGTERM 1.2 s later still leaves them complete
+	# the reports written and marked, exit 143; a second SIGTERM 1.2 s later still leaves them complete;
+	# with --isolate the case whose open it cut is SKIPPED, not CRASHED
 	[ -n "$PLUGIN" ] || fail "needs the faulty plugin"
 	echo "op=rmsnorm R=4,5,6 H=64" >t.case
-	for twice in 0 1; do
+	for mode in 0 1 0--isolate; do
+		twice=${mode:0:1} iso=${mode:1}
 		rm -f mark r.json r.xml
 		MTP_FAULTY_OPEN_HANG=$W/mark "$M" run --backend faulty,ref --backend-lib "$PLUGIN" --cases t.case \
-			--timeout 5 --json r.json --junit r.xml >o.txt 2>&1 &
+			--timeout 5 --json r.json --junit r.xml $iso >o.txt 2>&1 &
 		pid=$!
 		for _ in $(seq 300); do [ -e mark ] && break; sleep 0.1; done
 		[ -e mark ] || { kill -KILL $pid; fail "the plugin's open was not reached"; }
@@ -275,10 +277,14 @@ open_interrupt) # SIGTERM while a backend opens ends the run at once (no restart
 		[ $rc = 143 ] || { tail -3 o.txt; fail "exit $rc after SIGTERM in open, not 143"; }
 		[ $(($(date +%s) - t0)) -le 5 ] || fail "SIGTERM in open took $(($(date +%s) - t0)) s"
 		! grep -Eq "starting it once more|CRASHED" o.txt || fail "the killed worker taken for a crash: $(cat o.txt)"
-		$PY - <<'PYEOF' || fail "twice=$twice: the reports are not complete and marked: $(tail -c 300 r.json)"
-import json, xml.etree.ElementTree as ET
+		$PY - "$iso" <<'PYEOF' || fail "$mode: the reports are not complete and marked: $(tail -c 300 r.json)"
+import json, sys, xml.etree.ElementTree as ET
 d = json.load(open("r.json"))
-assert d["interrupted_by_signal"] == 15 and d["exit_code"] == 143 and d["results"] == [], d
+assert d["interrupted_by_signal"] == 15 and d["exit_code"] == 143, d
+# --isolate opens per case: the case whose open the signal cut is SKIPPED
+want = [("faulty", "SKIPPED")] if sys.argv[1] else []
+assert [(r["backend"], r["verdict"]) for r in d["results"]] == want, d["results"]
+assert all("interrupted (signal 15)" in r["message"] for r in d["results"]), d["results"]
 ET.parse("r.xml")
 PYEOF
 	done ;;

@@ -315,6 +315,7 @@ static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
 		r->verdict = v;
 	if (run->opts.isolate || o.st == MTP_ERR_CORRUPT)
 		mtp_worker_stop(&s->w); /* a corrupted heap is not reused */
+out: /* a worker the signal killed, in the case or in its open */
 	if (mtp_signals_caught() &&
 	    (r->verdict == MTP_CRASHED || r->verdict == MTP_TIMEOUT)) {
 		r->verdict = MTP_SKIPPED;
@@ -323,7 +324,6 @@ static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
 			 "case finished",
 			 mtp_signals_caught());
 	}
-out:
 	for (int i = 0; i < p->call.n_out; i++)
 		mtp_tensor_fini(&got[i]);
 	free(got);
