@@ -195,6 +195,8 @@ static void write_header(FILE *f, const struct mtp_run *run)
 		first = 0;
 	}
 	fprintf(f, "},\"exit_code\":%d,", (int)mtp_run_exit_code(run));
+	if (run->signal) /* as a bench file: the run stopped early */
+		fprintf(f, "\"interrupted_by_signal\":%d,", run->signal);
 }
 
 static void body(FILE *f, const struct mtp_run *run)

@@ -2,16 +2,29 @@
  * A deliberately broken external backend, loaded with --backend-lib by the
  * runner tests: on rmsnorm it crashes when R = 1, hangs when R = 2 and fails
  * with a "vendor" error when R = 3. It shows that the loader works and that
- * isolation turns each fault into a verdict.
+ * isolation turns each fault into a verdict. With MTP_FAULTY_OPEN_HANG=FILE
+ * in the environment its open creates FILE (the tests' sign that a worker
+ * is inside open) and hangs, as a GPU runtime waiting on a wedged device.
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "mtp/backend.h"
 
 static enum mtp_status f_open(struct mtp_backend *be)
 {
+	const char *mark = getenv("MTP_FAULTY_OPEN_HANG");
+
 	(void)be;
+	if (mark) {
+		int fd = open(mark, O_WRONLY | O_CREAT, 0600);
+
+		if (fd >= 0)
+			close(fd);
+		sleep(1000);
+	}
 	return MTP_OK;
 }
 

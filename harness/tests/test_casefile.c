@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mtp/casefile.h"
 #include "mtp/config.h"
@@ -299,6 +300,97 @@ Test(casefile, include_cycle_depth_and_missing_files)
 	put("inner.case", "\n\nop=rmsnorm T=1,x\n");
 	snprintf(want, sizeof(want), "%s/inner.case:3:16: ", tmpdir);
 	parse_fails(a, want, "bad number 'x'");
+}
+
+/* An include bomb: top.case includes f0.case, f0.case includes f1.case 4
+ * times, ... down to f<levels>.case, which holds `leaf`. Parsing it fails
+ * at `where` (after the folder) with the budget `part` in the message. */
+static void bomb_fails(int levels, const char *leaf, const char *where,
+		       const char *part)
+{
+	char name[32], text[128], want[600];
+
+	make_tmpdir();
+	for (int i = 0; i < levels; i++) {
+		snprintf(name, sizeof(name), "f%d.case", i);
+		snprintf(text, sizeof(text),
+			 "include=f%d.case,f%d.case,"
+			 "f%d.case,f%d.case\n",
+			 i + 1, i + 1, i + 1, i + 1);
+		put(name, text);
+	}
+	snprintf(name, sizeof(name), "f%d.case", levels);
+	put(name, leaf);
+	snprintf(want, sizeof(want), "%s/%s", tmpdir, where);
+	parse_fails(put("top.case", "include=f0.case\n"), want, part);
+}
+
+/* Includes only (7 deep: 21845 files) stop at the budget of files read;
+ * the message names the include line that went over it. */
+Test(casefile, an_include_bomb_stops_at_the_files_budget)
+{
+	char part[64];
+
+	snprintf(part, sizeof(part), "more than %d files",
+		 MTP_CASEFILE_MAX_FILES);
+	bomb_fails(7, "# leaf\n", "f6.case:1:17: include '", part);
+}
+
+/* Problems at the leaves (64 copies of 320) stop at the entries' budget,
+ * named at the include of the leaf file. */
+Test(casefile, an_include_bomb_stops_at_the_entries_budget)
+{
+	char part[64];
+
+	snprintf(part, sizeof(part), "more than %d entries",
+		 MTP_CASEFILE_MAX_ENTRIES);
+	bomb_fails(3,
+		   "op=rmsnorm T=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 "
+		   "H=64,128,192,256,320,384,448,512,576,640,704,768,832,896,"
+		   "960,1024\n"
+		   "op=rmsnorm T=1,2,3,4 H=64,128,192,256,320,384,448,512,576,"
+		   "640,704,768,832,896,960,1024\n",
+		   "f2.case:1:33: include '", part);
+}
+
+/* A file of 1 MiB included 17 times goes over the budget of text read. */
+Test(casefile, includes_stop_at_the_bytes_budget)
+{
+	char want[600], part[64], *big = malloc(1 << 20);
+	char line[17 * 10 + 16] = "include=";
+
+	cr_assert(big);
+	memset(big, '#', (1 << 20) - 1);
+	for (int i = 1023; i < (1 << 20); i += 1024)
+		big[i] = '\n';
+	big[(1 << 20) - 1] = 0;
+	make_tmpdir();
+	put("big.case", big);
+	free(big);
+	for (int i = 0; i < 17; i++)
+		strcat(line, i ? ",big.case" : "big.case");
+	strcat(line, "\n");
+	snprintf(want, sizeof(want), "%s/top.case:1:", tmpdir);
+	snprintf(part, sizeof(part), "more than %ld bytes",
+		 (long)MTP_CASEFILE_MAX_BYTES);
+	parse_fails(put("top.case", line), want, part);
+}
+
+/* A cycle through a symbolic link (l -> .) is a cycle, found by the file's
+ * identity, not the depth limit. */
+Test(casefile, a_cycle_through_a_link_is_a_cycle)
+{
+	char want[600], link[600];
+	const char *a;
+
+	make_tmpdir();
+	a = put("a.case", "op=rmsnorm\ninclude=l/b.case\n");
+	put("b.case", "include=a.case\n");
+	snprintf(link, sizeof(link), "%s/l", tmpdir);
+	cr_assert_eq(symlink(".", link), 0);
+	snprintf(want, sizeof(want),
+		 "%s/l/b.case:1:9: include cycle: ", tmpdir);
+	parse_fails(a, want, "a.case -> ");
 }
 
 struct bad_line {

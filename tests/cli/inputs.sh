@@ -243,6 +243,69 @@ bench_interrupt_twice) # GNU timeout delivers its signal twice: to the command, 
 		$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["interrupted_by_signal"] != 15)' b$i.json ||
 			fail "run $i: the bench JSON is not a closed document after timeout's SIGTERM: $(tail -c 200 b$i.json)"
 	done ;;
+empty_selection) # a selection of no case says so in one line, and exits 125 (nothing tested)
+	expect 125 "^mtpcheck: no case matched the selection: --tags nosuchtag in .*cases/quick.case \(its tags: quick\)$" \
+		"$M" run --tags nosuchtag
+	[ "$(wc -l <"$W/out")" -le 3 ] || fail "more than the line and the summary: $(cat "$W/out")"
+	# the tags emptied it, not the filter: the line names the tags
+	expect 125 "no case matched the selection: --tags nosuchtag in .*quick.case" \
+		"$M" run --tags nosuchtag --filter 'rmsnorm.*'
+	printf 'op=rmsnorm R=2,3 H=8 tags=a\n' >t.case
+	expect 125 "^mtpcheck: no case matched the selection: --shard 3/4 of 2 cases$" \
+		"$M" run --cases t.case --shard 3/4
+	: >e.case
+	expect 125 "^mtpcheck: no case matched the selection: .*e.case has no entries$" "$M" run --cases e.case ;;
+open_interrupt) # SIGTERM while a backend opens ends the run at once (no restart as if it crashed),
+	# the reports written and marked, exit 143; a second SIGTERM 1.2 s later still leaves them complete;
+	# with --isolate the case whose open it cut is SKIPPED, not CRASHED
+	[ -n "$PLUGIN" ] || fail "needs the faulty plugin"
+	echo "op=rmsnorm R=4,5,6 H=64" >t.case
+	for mode in 0 1 0--isolate; do
+		twice=${mode:0:1} iso=${mode:1}
+		rm -f mark r.json r.xml
+		MTP_FAULTY_OPEN_HANG=$W/mark "$M" run --backend faulty,ref --backend-lib "$PLUGIN" --cases t.case \
+			--timeout 5 --json r.json --junit r.xml $iso >o.txt 2>&1 &
+		pid=$!
+		for _ in $(seq 300); do [ -e mark ] && break; sleep 0.1; done
+		[ -e mark ] || { kill -KILL $pid; fail "the plugin's open was not reached"; }
+		t0=$(date +%s)
+		kill -TERM $pid
+		[ $twice = 0 ] || { sleep 1.2; kill -TERM $pid 2>/dev/null; }
+		for _ in $(seq 150); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+		kill -0 $pid 2>/dev/null && { kill -KILL $pid; wait $pid; fail "still running 15 s after SIGTERM in open"; }
+		wait $pid; rc=$?
+		[ $rc = 143 ] || { tail -3 o.txt; fail "exit $rc after SIGTERM in open, not 143"; }
+		[ $(($(date +%s) - t0)) -le 5 ] || fail "SIGTERM in open took $(($(date +%s) - t0)) s"
+		! grep -Eq "starting it once more|CRASHED" o.txt || fail "the killed worker taken for a crash: $(cat o.txt)"
+		$PY - "$iso" <<'PYEOF' || fail "$mode: the reports are not complete and marked: $(tail -c 300 r.json)"
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open("r.json"))
+assert d["interrupted_by_signal"] == 15 and d["exit_code"] == 143, d
+# --isolate opens per case: the case whose open the signal cut is SKIPPED
+want = [("faulty", "SKIPPED")] if sys.argv[1] else []
+assert [(r["backend"], r["verdict"]) for r in d["results"]] == want, d["results"]
+assert all("interrupted (signal 15)" in r["message"] for r in d["results"]), d["results"]
+ET.parse("r.xml")
+PYEOF
+	done ;;
+open_hang) # a backend that hangs in open costs the open's time once, not once per case (and never a retry)
+	[ -n "$PLUGIN" ] || fail "needs the faulty plugin"
+	echo "op=rmsnorm R=4,5,6,7 H=64" >t.case
+	for iso in "" --isolate; do
+		t0=$(date +%s)
+		expect 1 "" env MTP_FAULTY_OPEN_HANG=$W/mark MTP_OPEN_TIMEOUT_S=2 "$M" run --backend faulty,ref \
+			--backend-lib "$PLUGIN" --cases t.case --timeout 5 $iso --json h.json
+		[ $(($(date +%s) - t0)) -le 4 ] || fail "$iso: a hang in open cost $(($(date +%s) - t0)) s, not 2"
+		$PY - <<'PYEOF' || fail "$iso: not one TIMEOUT and then SKIPPED 'hung in open': $(cat out)"
+import json
+r = json.load(open("h.json"))["results"]
+f = [x for x in r if x["backend"] == "faulty"]
+assert [x["verdict"] for x in f] == ["TIMEOUT"] + ["SKIPPED"] * 3, f
+assert "hung, no answer within 2 s" in f[0]["message"], f[0]
+assert all(x["message"] == "backend faulty hung in open (2 s); not started again" for x in f[1:]), f
+assert [x["verdict"] for x in r if x["backend"] == "ref"] == ["PASSED"] * 4, r
+PYEOF
+	done ;;
 progress) # a log gets a heartbeat: none in a short run, one per result at MTP_PROGRESS_S=0
 	printf 'op=rmsnorm R=2,3,4 H=8\n' >p.case
 	"$M" run --backend ref --cases p.case >a.txt 2>&1 || fail "run failed: $(tail -3 a.txt)"

@@ -2,7 +2,8 @@
 # docs/CI.md "Guarantees: inputs"): one CTest test per class, label "inputs".
 foreach(t links storage membudget verify_empty sources rules pipe preflight
           seed repro selftest report cwd_ids bench_interrupt
-          bench_interrupt_twice progress)
+          bench_interrupt_twice progress empty_selection
+          open_interrupt open_hang)
   add_test(NAME inputs.${t}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/inputs.sh ${t}
                    $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR}

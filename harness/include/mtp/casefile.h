@@ -16,6 +16,11 @@
 
 #define MTP_CASEFILE_MAX_DEPTH 8     /* nested includes */
 #define MTP_CASEFILE_MAX_EXPAND 4096 /* problems one line may expand into */
+/* Budgets of one parse, the top file and its includes together (a file
+ * included twice counts twice), so that an include bomb stops early. */
+#define MTP_CASEFILE_MAX_FILES 1024	   /* files read */
+#define MTP_CASEFILE_MAX_BYTES (16L << 20) /* text read */
+#define MTP_CASEFILE_MAX_ENTRIES 16384	   /* problems and fixture paths */
 #define MTP_CASEFILE_WORDS 16
 #define MTP_CASEFILE_WORD 128
 

@@ -139,10 +139,14 @@ bool mtp_filter_match(const char *const *pats, int n, const char *file,
 		      const char *case_id);
 
 /* SIGINT/SIGTERM handling for the span of a run or a bench (run/isolate.c);
- * SIGPIPE is ignored (a dead worker's pipe is an error, not a death). */
+ * SIGPIPE is ignored (a dead worker's pipe is an error, not a death).
+ * Spans nest: the handling ends with the outermost mtp_signals_end. */
 void mtp_signals_begin(void);
 void mtp_signals_end(void);
 /* The signal that asked the run to stop, or 0. */
 int mtp_signals_caught(void);
+/* What is left is writing the reports: until the outermost end, a further
+ * signal is held, not fatal, so that they are always complete. */
+void mtp_signals_hold(void);
 
 #endif

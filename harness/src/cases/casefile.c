@@ -79,12 +79,13 @@ static int cmp_str(const void *a, const void *b)
 
 static enum mtp_status fixture_add(const struct mtp_cf_line *ln,
 				   const struct mtp_casefile_entry *proto,
-				   const char *path)
+				   const char *path, int col)
 {
-	struct mtp_casefile_entry *e = mtp_cf_entry_add(ln->ps->cf);
+	struct mtp_casefile_entry *e;
+	enum mtp_status st = mtp_cf_entry_add(ln, col, &e);
 
-	if (!e)
-		return MTP_ERR_NOMEM;
+	if (st)
+		return st;
 	*e = *proto;
 	snprintf(e->path, sizeof(e->path), "%s", path);
 	return MTP_OK;
@@ -126,7 +127,7 @@ static enum mtp_status fixture_folder(const struct mtp_cf_line *ln,
 		    !path_join(dir, names[i], path, sizeof(path)))
 			st = mtp_cf_error(ln, col, "path too long");
 		else if (!st && names[i])
-			st = fixture_add(ln, proto, path);
+			st = fixture_add(ln, proto, path, col);
 		free(names[i]);
 	}
 	free(names);
@@ -165,8 +166,8 @@ static enum mtp_status line_fixtures(const struct mtp_cf_line *ln,
 				"'%s' is neither a regular file nor "
 				"a folder",
 				path);
-		else if (fixture_add(ln, proto, path))
-			st = mtp_cf_error(ln, 1, "out of memory");
+		else
+			st = fixture_add(ln, proto, path, items[i].col);
 	}
 	return st;
 }
@@ -263,9 +264,8 @@ static enum mtp_status line_parse(struct mtp_cf_line *ln)
 	return line_include(ln, &proto);
 }
 
-/* Parses text line by line as the file `name`, known as `ident`. */
-static enum mtp_status parse_text(struct mtp_cf_parser *ps, const char *name,
-				  const char *ident, const char *text)
+/* Parses text line by line as the innermost file open. */
+static enum mtp_status parse_text(struct mtp_cf_parser *ps, const char *text)
 {
 	struct mtp_cf_line *ln = calloc(1, sizeof(*ln));
 	char dir[MTP_PATH_MAX], buf[MAX_LINE + 1];
@@ -273,11 +273,10 @@ static enum mtp_status parse_text(struct mtp_cf_parser *ps, const char *name,
 
 	if (!ln)
 		return MTP_ERR_NOMEM;
-	path_dir(name, dir, sizeof(dir));
 	ln->ps = ps;
-	ln->file = name;
+	ln->file = ps->open[ps->depth - 1].name;
+	path_dir(ln->file, dir, sizeof(dir));
 	ln->dir = dir;
-	snprintf(ps->ident[ps->depth++], MTP_PATH_MAX, "%s", ident);
 	for (const char *p = text; !st && *p; ln->no++) {
 		size_t len = strcspn(p, "\n");
 
@@ -296,23 +295,20 @@ static enum mtp_status parse_text(struct mtp_cf_parser *ps, const char *name,
 			st = line_parse(ln);
 		ln->no--;
 	}
-	ps->depth--;
 	free(ln);
 	return st;
 }
 
-static char *slurp(const char *path, char *why, size_t n)
+/* The text of an open file (closed here): at most 1 MiB, no NUL byte. */
+static char *slurp(int fd, char *why, size_t n)
 {
-	int fd = mtp_open_regular(path, why, n); /* a FIFO is never waited on */
-	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	FILE *f = fdopen(fd, "rb");
 	char *buf = NULL;
 	size_t len = 0;
 
 	if (!f) {
-		if (fd >= 0) {
-			snprintf(why, n, "%s", strerror(errno));
-			close(fd);
-		}
+		snprintf(why, n, "%s", strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	buf = malloc(MAX_FILE_BYTES + 1);
@@ -333,49 +329,111 @@ static char *slurp(const char *path, char *why, size_t n)
 	return buf;
 }
 
-/* A file's identity for cycle detection: its absolute path, normalised
- * lexically (a cycle through symbolic links ends at the depth limit). */
-static void identity(const char *path, char *out)
+/* Pushes the record of a file about to be parsed: its absolute path,
+ * normalised lexically (for messages), its identity and include line. */
+static void file_push(struct mtp_cf_parser *ps, const char *name,
+		      const struct stat *sb, const struct mtp_cf_line *site,
+		      int col)
 {
+	struct mtp_cf_file *f = &ps->open[ps->depth++];
 	char cwd[MTP_PATH_MAX];
 
-	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+	if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "/");
-	if (!path_join(cwd, path, out, MTP_PATH_MAX))
-		snprintf(out, MTP_PATH_MAX, "%s", path);
+	if (!path_join(cwd, name, f->ident, sizeof(f->ident)))
+		snprintf(f->ident, sizeof(f->ident), "%s", name);
+	f->name = name;
+	f->dev = sb ? sb->st_dev : 0;
+	f->ino = sb ? sb->st_ino : 0;
+	f->site = site;
+	f->col = col;
+}
+
+/* Whether two files are one: the same device and inode, or, where one is
+ * text not read from a file, the same path. */
+static bool same_file(const struct mtp_cf_file *a, const struct mtp_cf_file *b)
+{
+	if (a->ino && b->ino)
+		return a->ino == b->ino && a->dev == b->dev;
+	return strcmp(a->ident, b->ident) == 0;
+}
+
+/* The file just pushed is one open already: "include cycle: A -> B -> A". */
+static enum mtp_status cycle_check(struct mtp_cf_parser *ps)
+{
+	const struct mtp_cf_file *f = &ps->open[ps->depth - 1];
+	char chain[MTP_ERR_MAX] = "";
+	int i = 0;
+
+	while (i < ps->depth - 1 && !same_file(f, &ps->open[i]))
+		i++;
+	if (i == ps->depth - 1)
+		return MTP_OK;
+	for (int k = i; k < ps->depth; k++)
+		snprintf(chain + strlen(chain), sizeof(chain) - strlen(chain),
+			 "%s%s", k > i ? " -> " : "", ps->open[k].ident);
+	return mtp_cf_error(f->site, f->col, "include cycle: %s", chain);
+}
+
+/* Whether one more file of `bytes` fits the parse's budgets. */
+static enum mtp_status budget_check(struct mtp_cf_parser *ps, long bytes)
+{
+	char what[64] = "";
+
+	if (++ps->files > MTP_CASEFILE_MAX_FILES)
+		snprintf(what, sizeof(what), "more than %d files",
+			 MTP_CASEFILE_MAX_FILES);
+	else if ((ps->bytes += bytes) > MTP_CASEFILE_MAX_BYTES)
+		snprintf(what, sizeof(what), "more than %ld bytes",
+			 (long)MTP_CASEFILE_MAX_BYTES);
+	return what[0] ? mtp_cf_budget_error(ps, NULL, 0, what) : MTP_OK;
+}
+
+/* The text of a case file and its identity; an error names the include
+ * line `from` (NULL: the top file). */
+static enum mtp_status read_text(struct mtp_cf_parser *ps, const char *path,
+				 const struct mtp_cf_line *from, int col,
+				 struct stat *sb, char **text)
+{
+	char why[128];
+	int fd = mtp_open_regular(path, why, sizeof(why)); /* never a FIFO */
+
+	*text = NULL;
+	if (fd >= 0 && fstat(fd, sb) != 0) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		close(fd);
+	} else if (fd >= 0) {
+		*text = slurp(fd, why, sizeof(why));
+	}
+	if (*text)
+		return MTP_OK;
+	if (from)
+		return mtp_cf_error(from, col, "cannot read include '%s': %s",
+				    path, why);
+	snprintf(ps->err, ps->errn, "%s: cannot read: %s", path, why);
+	return MTP_ERR_IO;
 }
 
 static enum mtp_status parse_file(struct mtp_cf_parser *ps, const char *path,
 				  const struct mtp_cf_line *from, int col)
 {
-	char ident[MTP_PATH_MAX], why[128], chain[MTP_ERR_MAX] = "";
+	struct stat sb;
 	char *text;
 	enum mtp_status st;
 
-	identity(path, ident);
-	for (int i = 0; i < ps->depth; i++) {
-		if (strcmp(ps->ident[i], ident))
-			continue;
-		for (int k = i; k < ps->depth; k++)
-			snprintf(chain + strlen(chain),
-				 sizeof(chain) - strlen(chain), "%s -> ",
-				 ps->ident[k]);
-		return mtp_cf_error(from, col, "include cycle: %s%s", chain,
-				    ident);
-	}
 	if (ps->depth > MTP_CASEFILE_MAX_DEPTH)
 		return mtp_cf_error(from, col, "includes nested deeper than %d",
 				    MTP_CASEFILE_MAX_DEPTH);
-	text = slurp(path, why, sizeof(why));
-	if (!text) {
-		if (from)
-			return mtp_cf_error(from, col,
-					    "cannot read include '%s': %s",
-					    path, why);
-		snprintf(ps->err, ps->errn, "%s: cannot read: %s", path, why);
-		return MTP_ERR_IO;
-	}
-	st = parse_text(ps, path, ident, text);
+	st = read_text(ps, path, from, col, &sb, &text);
+	if (st)
+		return st;
+	file_push(ps, path, &sb, from, col);
+	st = cycle_check(ps);
+	if (!st)
+		st = budget_check(ps, (long)strlen(text));
+	if (!st)
+		st = parse_text(ps, text);
+	ps->depth--;
 	free(text);
 	return st;
 }
@@ -401,7 +459,6 @@ enum mtp_status mtp_casefile_parse_text(const char *name, const char *text,
 					size_t errn)
 {
 	struct mtp_cf_parser *ps = calloc(1, sizeof(*ps));
-	char ident[MTP_PATH_MAX];
 	enum mtp_status st;
 
 	if (!ps)
@@ -409,8 +466,8 @@ enum mtp_status mtp_casefile_parse_text(const char *name, const char *text,
 	ps->cf = cf;
 	ps->err = err;
 	ps->errn = errn;
-	identity(name, ident);
-	st = parse_text(ps, name, ident, text);
+	file_push(ps, name, NULL, NULL, 0);
+	st = parse_text(ps, text);
 	free(ps);
 	return st;
 }

@@ -237,9 +237,9 @@ static enum mtp_status gen_one(const struct mtp_cf_line *ln,
 	if (mtp_mem_check(mtp_gen_spec_bytes(&spec), mtp_mem_budget(), msg,
 			  sizeof(msg)))
 		return mtp_cf_error(ln, 1, "%s: %s", id, msg);
-	e = mtp_cf_entry_add(ln->ps->cf);
-	if (!e)
-		return mtp_cf_error(ln, 1, "out of memory");
+	st = mtp_cf_entry_add(ln, 1, &e);
+	if (st)
+		return st;
 	*e = *proto;
 	e->spec = spec;
 	snprintf(e->id, sizeof(e->id), "%s", id);

@@ -7,6 +7,8 @@
 #ifndef MTP_CASEFILE_INT_H
 #define MTP_CASEFILE_INT_H
 
+#include <sys/types.h>
+
 #include "mtp/casefile.h"
 
 #define MTP_CF_MAX_TOKENS 48
@@ -47,10 +49,26 @@ struct mtp_cf_item {
 	int col;
 };
 
+struct mtp_cf_line;
+
+/* A file being parsed: its name as given and as an absolute path (for cycle
+ * messages), its identity (device and inode; ino 0 for text not read from a
+ * file) and the include line that brought it in (NULL for the top file). */
+struct mtp_cf_file {
+	const char *name;
+	char ident[MTP_PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+	const struct mtp_cf_line *site;
+	int col;
+};
+
 struct mtp_cf_parser {
 	struct mtp_casefile *cf;
 	int depth;
-	char ident[MTP_CASEFILE_MAX_DEPTH + 1][MTP_PATH_MAX]; /* files open */
+	struct mtp_cf_file open[MTP_CASEFILE_MAX_DEPTH + 1]; /* files open */
+	int files;  /* files read, against MTP_CASEFILE_MAX_FILES */
+	long bytes; /* text read, against MTP_CASEFILE_MAX_BYTES */
 	char *err;
 	size_t errn;
 };
@@ -71,7 +89,15 @@ enum mtp_status mtp_cf_error(const struct mtp_cf_line *ln, int col,
 enum mtp_status mtp_cf_items(const struct mtp_cf_line *ln,
 			     const struct mtp_cf_token *t,
 			     struct mtp_cf_item *out, int *n);
-struct mtp_casefile_entry *mtp_cf_entry_add(struct mtp_casefile *cf);
+/* A budget of the parse ran out ("more than N files"): the error names the
+ * include line that brought in the innermost file open (in the top file:
+ * ln and col). */
+enum mtp_status mtp_cf_budget_error(const struct mtp_cf_parser *ps,
+				    const struct mtp_cf_line *ln, int col,
+				    const char *what);
+/* A new zeroed entry, within MTP_CASEFILE_MAX_ENTRIES (else the error). */
+enum mtp_status mtp_cf_entry_add(const struct mtp_cf_line *ln, int col,
+				 struct mtp_casefile_entry **out);
 /* Splits a line into key=value tokens, each key checked against the table. */
 enum mtp_status mtp_cf_tokenize(struct mtp_cf_line *ln, const char *s);
 /* The kinds of line (L_FIX, L_GEN, L_INC) a key may appear on. */

@@ -225,20 +225,50 @@ enum mtp_status mtp_cf_common_words(const struct mtp_cf_line *ln,
 	return st;
 }
 
-struct mtp_casefile_entry *mtp_cf_entry_add(struct mtp_casefile *cf)
+enum mtp_status mtp_cf_budget_error(const struct mtp_cf_parser *ps,
+				    const struct mtp_cf_line *ln, int col,
+				    const char *what)
 {
+	const struct mtp_cf_file *f = &ps->open[ps->depth - 1];
+
+	if (!f->site && !ln) {
+		snprintf(ps->err, ps->errn, "%s: the case file expands into %s",
+			 f->name, what);
+		return MTP_ERR_INVALID;
+	}
+	if (!f->site)
+		return mtp_cf_error(ln, col, "the case file expands into %s",
+				    what);
+	return mtp_cf_error(f->site, f->col,
+			    "include '%s': the case file and its includes "
+			    "expand into %s (%d files read)",
+			    f->name, what, ps->files);
+}
+
+enum mtp_status mtp_cf_entry_add(const struct mtp_cf_line *ln, int col,
+				 struct mtp_casefile_entry **out)
+{
+	struct mtp_casefile *cf = ln->ps->cf;
+	char what[64];
+
+	if (cf->n == MTP_CASEFILE_MAX_ENTRIES) {
+		snprintf(what, sizeof(what), "more than %d entries",
+			 MTP_CASEFILE_MAX_ENTRIES);
+		return mtp_cf_budget_error(ln->ps, ln, col, what);
+	}
 	if (cf->n == cf->cap) {
 		int cap = cf->cap ? 2 * cf->cap : 32;
 		struct mtp_casefile_entry *e =
 			realloc(cf->entries, (size_t)cap * sizeof(*e));
 
 		if (!e)
-			return NULL;
+			return mtp_cf_error(ln, col, "out of memory");
 		cf->entries = e;
 		cf->cap = cap;
 	}
-	memset(&cf->entries[cf->n], 0, sizeof(cf->entries[0]));
-	return &cf->entries[cf->n++];
+	*out = &cf->entries[cf->n++];
+	memset(*out, 0, sizeof(**out));
+	return MTP_OK;
 }
 
 unsigned mtp_cf_key_lines(enum mtp_cf_key id)

@@ -136,6 +136,72 @@ static bool case_selected(const struct mtp_run *run, const struct sources *s,
 		mtp_casefile_fixture_match(s->sel[f], fx->path, id));
 }
 
+/* The distinct tags of the case file's entries, comma separated. */
+static void file_tags(const struct mtp_casefile *cf, char *out, size_t n)
+{
+	size_t len = 0;
+
+	out[0] = 0;
+	for (int e = 0; e < cf->n; e++) {
+		for (int t = 0; t < cf->entries[e].tags.n; t++) {
+			const char *tag = cf->entries[e].tags.v[t];
+			bool seen = false;
+
+			for (int p = 0; p < e && !seen; p++)
+				for (int q = 0; q < cf->entries[p].tags.n; q++)
+					seen = seen ||
+					       !strcmp(tag,
+						       cf->entries[p].tags.v[q]);
+			if (!seen && len < n)
+				len += (size_t)snprintf(out + len, n - len,
+							"%s%s", len ? ", " : "",
+							tag);
+		}
+	}
+}
+
+/* Whether this shard keeps any of the n selected problems. */
+static bool kept_any(const struct mtp_run *run, int n)
+{
+	return n > (run->opts.shard_n > 1 ? run->opts.shard_i : 0);
+}
+
+/* One line saying why no case was selected (the run then tests nothing
+ * and exits 125); an invalid input has said so already. */
+static void say_none_selected(const struct mtp_run *run,
+			      const struct sources *s, int n)
+{
+	const struct mtp_run_opts *o = &run->opts;
+	char why[MTP_ERR_MAX], tags[256];
+	size_t len = 0;
+
+	if (run->n_invalid_inputs)
+		return;
+	file_tags(&s->cf, tags, sizeof(tags));
+	if (n)
+		snprintf(why, sizeof(why), "--shard %d/%d of %d case%s",
+			 o->shard_i, o->shard_n, n, n == 1 ? "" : "s");
+	else if (o->case_file && !s->cf.n)
+		snprintf(why, sizeof(why), "%s has no entries", o->case_file);
+	else if (o->case_file && o->tags && o->tags[0] && !s->cs.n_fixtures &&
+		 !s->cs.n_specs)
+		snprintf(why, sizeof(why), "--tags %s in %s (%s%s)", o->tags,
+			 o->case_file,
+			 tags[0] ? "its tags: " : "it has no tags", tags);
+	else {
+		len = (size_t)snprintf(why, sizeof(why), "%s%s",
+				       o->ops ? "--op " : "",
+				       o->ops ? o->ops : "");
+		for (int i = 0; i < o->n_filters && len < sizeof(why); i++)
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+						"%s--filter %s", len ? " " : "",
+						o->filters[i]);
+		if (!len)
+			snprintf(why, sizeof(why), "the inputs hold no case");
+	}
+	fprintf(stderr, "mtpcheck: no case matched the selection: %s\n", why);
+}
+
 /* Every selected problem in run order, then this shard's share of them
  * (--shard k/n keeps items k, k+n, k+2n, ...). */
 int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
@@ -165,9 +231,8 @@ int mtp_sources_select(const struct mtp_run *run, const struct sources *s,
 		if (v)
 			v[n++] = (struct item){-1, -1, g};
 	}
-	if (v && !n && (run->opts.ops || run->opts.n_filters))
-		fprintf(stderr, "mtpcheck: --op and --filter together select "
-				"no case (mtpcheck list cases)\n");
+	if (v && !kept_any(run, n))
+		say_none_selected(run, s, n);
 	for (int k = 0; v && k < n; k++)
 		if (run->opts.shard_n <= 1 ||
 		    k % run->opts.shard_n == run->opts.shard_i)
@@ -226,11 +291,14 @@ static void check_ops(struct mtp_run *run, const struct sources *s)
 }
 
 /* Every --filter pattern selects something (a typo is an error before the
- * first case, not an empty run); not checked when an input was invalid. */
+ * first case, not an empty run); not checked when an input was invalid or
+ * when there is no case to filter (--tags selected none). */
 static void check_filters(struct mtp_run *run, const struct sources *s)
 {
 	const struct mtp_run_opts *o = &run->opts;
 
+	if (!s->nfx && !s->cs.n_specs)
+		return; /* nothing to filter: the empty selection says so */
 	for (int p = 0; !run->n_invalid_inputs && p < o->n_filters; p++) {
 		bool hit = false;
 

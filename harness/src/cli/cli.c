@@ -404,6 +404,8 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	if (selftest)
 		return mtp_selftest(&o);
 	memset(&run, 0, sizeof(run));
+	if (!o.list_only) /* through the reports (mtp_signals_hold) */
+		mtp_signals_begin();
 	mtp_run_execute(&run, &o);
 	rc = !o.list_only ? (int)mtp_run_exit_code(&run)
 	     : run.n_invalid_inputs || run.n_usage ? MTP_EXIT_USAGE
@@ -423,6 +425,8 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 		fprintf(stderr, "mtpcheck: %s\n", err);
 		rc = MTP_EXIT_USAGE;
 	}
+	if (!o.list_only)
+		mtp_signals_end();
 	mtp_run_fini(&run);
 	return rc;
 }

@@ -24,7 +24,7 @@
 #define MAX_CHILDREN 64
 
 static volatile pid_t live[MAX_CHILDREN];
-static volatile sig_atomic_t caught;
+static volatile sig_atomic_t caught, held;
 static struct sigaction old_int, old_term, old_pipe;
 static int depth;
 
@@ -32,7 +32,8 @@ static struct timespec caught_at;
 
 /* The first SIGINT/SIGTERM ends the run after the case in flight (its
  * workers killed, the reports closed); a second one a second or more later
- * ends the harness at once. One inside that second is the same request
+ * ends the harness at once, unless all that is left is writing the reports
+ * (mtp_signals_hold). One inside that second is the same request
  * delivered twice: GNU timeout signals the command and then its whole
  * process group, and a handler that ran between the two would otherwise
  * die of the second with its report half written (seen on the H200: a
@@ -46,7 +47,7 @@ static void on_signal(int sig)
 		double dt = (double)(now.tv_sec - caught_at.tv_sec) +
 			    1e-9 * (double)(now.tv_nsec - caught_at.tv_nsec);
 
-		if (dt < 1.0)
+		if (dt < 1.0 || held)
 			return;
 		signal(sig, SIG_DFL);
 		raise(sig);
@@ -69,6 +70,7 @@ void mtp_signals_begin(void)
 	if (depth++)
 		return;
 	caught = 0;
+	held = 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -90,6 +92,11 @@ void mtp_signals_end(void)
 int mtp_signals_caught(void)
 {
 	return caught;
+}
+
+void mtp_signals_hold(void)
+{
+	held = 1;
 }
 
 /* Writes v in decimal at p; returns the end. */

@@ -182,22 +182,27 @@ struct backend_slot {
 	struct mtp_worker w;
 	enum mtp_status st; /* how its worker opened it: MTP_OK or why not */
 	char why[MTP_ERR_MAX];
-	bool opened;			     /* a worker of it opened it once */
+	bool opened;	/* a worker of it opened it once */
+	bool hung;	/* an open hung: not started again */
+	bool hang_told; /* a case has the TIMEOUT of it */
 	char device[MTP_BACKEND_DEVICE_MAX]; /* from its worker's hello */
 };
 
 /* Starts the slot's worker; keeps the device line of the first open, else
- * why it never opened. A worker lost while it opened (a crash or a hang,
- * not a failure the backend reported) is started once more, and the
- * console says so: a runtime that fails at random once must not cost every
- * case of the run, and one that fails twice still does. */
+ * why it never opened. A worker lost while it opened (a crash, not a
+ * failure the backend reported) is started once more, and the console
+ * says so: a runtime that fails at random once must not cost every case of
+ * the run, and one that fails twice still does. Not after a hang (a second
+ * one would cost the open's time again) nor after a SIGINT/SIGTERM (it
+ * killed the worker: the run is ending). */
 static void slot_start(const struct mtp_run_opts *o, struct backend_slot *s)
 {
 	char dev[MTP_BACKEND_DEVICE_MAX];
 
 	s->st = mtp_worker_start(&s->w, s->name, o->backend_lib, o->timeout,
 				 dev, sizeof(dev), s->why, sizeof(s->why));
-	if (s->st != MTP_OK && s->w.lost) {
+	if (s->st != MTP_OK && s->w.lost && !s->w.hung &&
+	    !mtp_signals_caught()) {
 		fprintf(o->out,
 			"backend %s: the worker was lost %s; starting "
 			"it once more\n",
@@ -207,6 +212,7 @@ static void slot_start(const struct mtp_run_opts *o, struct backend_slot *s)
 					 o->timeout, dev, sizeof(dev), s->why,
 					 sizeof(s->why));
 	}
+	s->hung = s->st != MTP_OK && s->w.hung;
 	if (s->st == MTP_OK && !s->opened) {
 		snprintf(s->device, sizeof(s->device), "%s", dev);
 		s->opened = true;
@@ -216,17 +222,20 @@ static void slot_start(const struct mtp_run_opts *o, struct backend_slot *s)
 	}
 }
 
+/* One worker per backend (none yet with --isolate), until a signal. */
 static void open_backends(struct mtp_run *run, struct backend_slot *slots)
 {
 	const struct mtp_run_opts *o = &run->opts;
 
-	for (int i = 0; i < o->n_backends; i++) {
+	for (int i = 0; i < o->n_backends; i++)
+		slots[i].name = o->backends[i];
+	for (int i = 0; !o->isolate && i < o->n_backends; i++) {
 		struct backend_slot *s = &slots[i];
 
-		s->name = o->backends[i];
-		if (o->isolate)
-			continue; /* a worker per case */
-		slot_start(o, s);
+		if (!mtp_signals_caught())
+			slot_start(o, s);
+		if (mtp_signals_caught())
+			break; /* the run ends: no verdict on this backend */
 		if (s->st == MTP_ERR_INVALID) {
 			fprintf(stderr, "mtpcheck: --backend %s: %s\n", s->name,
 				s->why);
@@ -236,10 +245,24 @@ static void open_backends(struct mtp_run *run, struct backend_slot *slots)
 				s->why);
 			run->n_unavailable++;
 		} else if (s->st) {
-			fprintf(o->out, "backend %s: CRASHED (%s)\n", s->name,
-				s->why);
+			fprintf(o->out, "backend %s: %s (%s)\n", s->name,
+				s->hung ? "TIMEOUT" : "CRASHED", s->why);
 		}
 	}
+}
+
+/* A backend whose open hung: its first case is the TIMEOUT, every later
+ * one is SKIPPED without a worker (each would cost the open's time). */
+static void hung_verdict(struct backend_slot *s, struct mtp_result *r)
+{
+	r->verdict = s->hang_told ? MTP_SKIPPED : MTP_TIMEOUT;
+	if (s->hang_told)
+		snprintf(r->message, sizeof(r->message),
+			 "backend %s hung in open (%g s); not started again",
+			 s->name, s->w.open_s);
+	else
+		snprintf(r->message, sizeof(r->message), "%s", s->why);
+	s->hang_told = true;
 }
 
 /* A worker ready for the next case: started per case with --isolate,
@@ -249,10 +272,15 @@ static bool worker_ready(const struct mtp_run *run, struct backend_slot *s,
 {
 	const struct mtp_run_opts *o = &run->opts;
 
-	if (o->isolate || (s->st == MTP_OK && !mtp_worker_running(&s->w)))
+	if (!s->hung &&
+	    (o->isolate || (s->st == MTP_OK && !mtp_worker_running(&s->w))))
 		slot_start(o, s);
 	if (s->st == MTP_OK)
 		return true;
+	if (s->hung) {
+		hung_verdict(s, r);
+		return false;
+	}
 	r->verdict = s->st == MTP_ERR_UNAVAILABLE ? MTP_SKIPPED
 		     : s->st != MTP_ERR_INVALID	  ? MTP_CRASHED
 		     : o->isolate		  ? MTP_INVALID
@@ -287,6 +315,7 @@ static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
 		r->verdict = v;
 	if (run->opts.isolate || o.st == MTP_ERR_CORRUPT)
 		mtp_worker_stop(&s->w); /* a corrupted heap is not reused */
+out: /* a worker the signal killed, in the case or in its open */
 	if (mtp_signals_caught() &&
 	    (r->verdict == MTP_CRASHED || r->verdict == MTP_TIMEOUT)) {
 		r->verdict = MTP_SKIPPED;
@@ -295,7 +324,6 @@ static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
 			 "case finished",
 			 mtp_signals_caught());
 	}
-out:
 	for (int i = 0; i < p->call.n_out; i++)
 		mtp_tensor_fini(&got[i]);
 	free(got);
@@ -420,6 +448,7 @@ void mtp_run_execute(struct mtp_run *run, const struct mtp_run_opts *o)
 		else
 			run_generated(run, &s, it[k].g, slots, &idx, total);
 	}
+	mtp_signals_hold(); /* the reports of what ran are always written */
 	for (int b = 0; b < o->n_backends; b++) {
 		mtp_worker_stop(&slots[b].w);
 		if (!o->verify &&

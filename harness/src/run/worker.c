@@ -24,7 +24,7 @@
 /* How long a worker that closed its pipe may take to end by itself. */
 #define END_GRACE_S 2.0
 /* Opening a GPU runtime can take seconds: a short --timeout for cases does
- * not shorten the open below this. */
+ * not shorten the open below this ($MTP_OPEN_TIMEOUT_S overrides both). */
 #define OPEN_MIN_S 60.0
 
 static void execute(struct mtp_backend *be, struct mtp_case *c,
@@ -145,6 +145,41 @@ static void lose(struct mtp_worker *w, enum mtp_wire_end e, const char *why,
 		mtp_child_describe(status, msg, msgn);
 }
 
+/* How long an open may take: $MTP_OPEN_TIMEOUT_S seconds where set (the
+ * tests' short hangs), else the case timeout but at least OPEN_MIN_S. */
+static double open_timeout(double timeout_s)
+{
+	const char *e = getenv("MTP_OPEN_TIMEOUT_S");
+	char *end = NULL;
+	double s = e ? strtod(e, &end) : 0;
+
+	if (e && end != e && !*end && s > 0 && s < 1e6)
+		return s;
+	return timeout_s < OPEN_MIN_S ? OPEN_MIN_S : timeout_s;
+}
+
+/* Why a worker was lost while it opened: a signal that ends the run killed
+ * it, it hung past the open's time, or how it died (`how`). */
+static void open_lost(struct mtp_worker *w, enum mtp_wire_end e,
+		      const char *how, char *why, size_t whyn)
+{
+	int sig = mtp_signals_caught();
+
+	w->lost = true;
+	w->hung = !sig && e == MTP_WIRE_LATE;
+	if (sig)
+		snprintf(why, whyn,
+			 "interrupted by signal %d while opening the backend",
+			 sig);
+	else if (w->hung)
+		snprintf(why, whyn,
+			 "while opening the backend: it hung, no answer within "
+			 "%g s; the worker was killed",
+			 w->open_s);
+	else
+		snprintf(why, whyn, "while opening the backend: %.500s", how);
+}
+
 enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 				 const char *lib, double timeout_s,
 				 char *device, size_t devn, char *why,
@@ -158,6 +193,7 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 
 	w->pid = 0;
 	w->lost = false;
+	w->hung = false;
 	if (devn)
 		device[0] = 0;
 	if (pipe2(req, O_CLOEXEC) != 0)
@@ -182,15 +218,13 @@ enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 	fcntl(w->req, F_SETFL, O_NONBLOCK);
 	fcntl(w->rep, F_SETFL, O_NONBLOCK);
 	mtp_wire_watch(w->pidfd);
-	if (timeout_s < OPEN_MIN_S)
-		timeout_s = OPEN_MIN_S;
-	e = mtp_wire_recv_hello(w->rep, mtp_wire_now() + timeout_s, &st, why,
+	w->open_s = open_timeout(timeout_s);
+	e = mtp_wire_recv_hello(w->rep, mtp_wire_now() + w->open_s, &st, why,
 				whyn, device, devn);
 	mtp_wire_watch(-1);
 	if (e) {
-		lose(w, e, why, timeout_s, &v, how, sizeof(how));
-		snprintf(why, whyn, "while opening the backend: %.500s", how);
-		w->lost = true;
+		lose(w, e, why, w->open_s, &v, how, sizeof(how));
+		open_lost(w, e, how, why, whyn);
 		return MTP_ERR_DEVICE;
 	}
 	if (st)

@@ -16,19 +16,23 @@
 #include "wire.h"
 
 struct mtp_worker {
-	pid_t pid;    /* 0: not running */
-	int req, rep; /* the harness's ends of its pipes */
-	int pidfd;    /* tells when it ends, or -1 */
-	bool lost;    /* the last start lost the worker while it opened */
+	pid_t pid;     /* 0: not running */
+	int req, rep;  /* the harness's ends of its pipes */
+	int pidfd;     /* tells when it ends, or -1 */
+	bool lost;     /* the last start lost the worker while it opened */
+	bool hung;     /* ... because its open took longer than open_s */
+	double open_s; /* how long the last start waited for the open */
 };
 
 /* Starts a worker for backend `name` (lib: --backend-lib) and waits up to
- * timeout_s for it to open the backend. MTP_OK, with the backend's device
+ * timeout_s (at least 60 s; $MTP_OPEN_TIMEOUT_S where set) for it to open
+ * the backend. MTP_OK, with the backend's device
  * line as its worker sent it (cleaned, at most devn bytes) in device, or
  * the backend's own open status (MTP_ERR_INVALID: a usage error;
  * MTP_ERR_UNAVAILABLE: no device), or MTP_ERR_DEVICE when the worker
- * crashed, hung or lied while opening (w->lost is then true); why says
- * which (device is then ""). */
+ * crashed, hung (w->hung too) or lied while opening, or a SIGINT/SIGTERM
+ * killed it there (w->lost is then true); why says which (device is then
+ * ""). */
 enum mtp_status mtp_worker_start(struct mtp_worker *w, const char *name,
 				 const char *lib, double timeout_s,
 				 char *device, size_t devn, char *why,
