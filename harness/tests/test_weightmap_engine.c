@@ -302,3 +302,63 @@ Test(engine, v4_eh_prefix_023)
 		mtp_wm_pairs_fini(&mods);
 	}
 }
+
+/* The GLM-5.x layout as published: the MTP layer has no shared_head.head
+ * or embed_tokens of its own (the target's lm_head.weight and
+ * model.embed_tokens.weight are the only copies), and DeepSeek's MLA
+ * attention. vLLM loads GLM-5 (glm_moe_dsa) with the DeepSeek MTP loader
+ * (config/speculative.py hf_config_override -> deepseek_mtp.py /
+ * deepseek_v32/nvidia/mtp.py load_weights), which skips lm_head.weight: the
+ * MTP head is never loaded, even under --family glm (measured: the GLM-5
+ * captures of python/tests_weights). GLM-4.5's q/k/v names keep
+ * glm4_moe_mtp.py's lm_head alias. */
+static int glm_head_findings(const char *attn_key)
+{
+	const char *names[] = {
+		"model.embed_tokens.weight",
+		"lm_head.weight",
+		"model.layers.78.enorm.weight",
+		"model.layers.78.hnorm.weight",
+		"model.layers.78.eh_proj.weight",
+		"model.layers.78.shared_head.norm.weight",
+		attn_key,
+	};
+	struct mtp_wm_names keys = {0};
+	struct mtp_wm_inputs in = {.keys = &keys};
+	struct mtp_wm_mapping m;
+	struct mtp_wm_config c;
+	struct mtp_wm_audit a;
+	char err[256];
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_assert_eq(mtp_wm_names_add(&keys, names[i]), MTP_OK);
+	mtp_wm_config_init(&c, MTP_FAMILY_GLM, 78, 1);
+	c.engine = MTP_ENGINE_VLLM_0_33;
+	cr_assert_eq(mtp_wm_audit_run(&c, &in, &a, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	for (int i = 0; i < a.n; i++)
+		n += a.f[i].diag == MTP_DIAG_MTP_HEAD_EMBED_UNLOADED &&
+		     !strcmp(a.f[i].target,
+			     "model.layers.78.shared_head.head.weight");
+	cr_assert_eq(mtp_wm_map_keys(&c, &keys, NULL, &m), MTP_OK);
+	for (int i = 0; i < m.n; i++)
+		if (!strcmp(m.v[i].key, "lm_head.weight"))
+			cr_expect_eq(m.v[i].param == NULL, n == 1, "%s: %s",
+				     attn_key,
+				     m.v[i].param ? m.v[i].param : "skipped");
+	mtp_wm_mapping_fini(&m);
+	mtp_wm_audit_fini(&a);
+	mtp_wm_names_fini(&keys);
+	return n;
+}
+
+Test(engine, glm5_loads_with_the_deepseek_loader)
+{
+	cr_expect_eq(glm_head_findings("model.layers.78.self_attn."
+				       "kv_a_proj_with_mqa.weight"),
+		     1, "GLM-5 (MLA): lm_head is not aliased to the MTP head");
+	cr_expect_eq(glm_head_findings("model.layers.78.self_attn.q_proj."
+				       "weight"),
+		     0, "GLM-4.5 (q/k/v): lm_head loads the MTP head");
+}

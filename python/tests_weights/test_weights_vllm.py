@@ -126,13 +126,14 @@ def json_path(files, extra, checkpoint=None, modules=True):
     return files["map"] + ".%d.json" % abs(hash(tuple(extra) + (checkpoint, modules)))
 
 
-def audit(fam, n, files, *extra, checkpoint=None, modules=True):
+def audit(fam, n, files, *extra, checkpoint=None, modules=True, family=None):
     """The findings (code, key, target) of one audit; KEYS, or the
-    checkpoint folder's headers; modules=False: the rules' own modules."""
-    js = json_path(files, extra, checkpoint, modules)
+    checkpoint folder's headers; modules=False: the rules' own modules;
+    family: another --family than the capture family's."""
+    js = json_path(files, extra + ((family,) if family else ()), checkpoint, modules)
     src = ["--checkpoint", checkpoint] if checkpoint else ["--keys", files["keys"]]
     mods = ["--modules", files["modules"]] if modules else []
-    args = [BIN, "audit-weights", "--family", audit_family(fam), "--layer", str(n)] + src + [
+    args = [BIN, "audit-weights", "--family", family or audit_family(fam), "--layer", str(n)] + src + [
         "--params", files["params"]] + mods + ["--json", js] + RULES + list(extra)
     r = subprocess.run(args, capture_output=True, text=True)
     assert r.returncode in (0, 1), r.stderr
@@ -328,6 +329,44 @@ def test_glm45_head_loaded_twice(captured, tmp_path):
     found = audit(fam, n, files, "--mapping", files["map"], checkpoint=ck)
     assert ("STALE_WEIGHT_REMAP", head, head) in found or \
         ("STALE_WEIGHT_REMAP", "lm_head.weight", head) in found, found
+
+
+# GLM-5.x as published: the MTP layer has no shared_head.head / embed_tokens
+# of its own (the target's lm_head.weight and model.embed_tokens.weight are
+# the only copies); bf16 and FP8, the CPU registry's class and the CUDA one
+GLM5_OWN_COPIES = ("model.layers.78.shared_head.head.weight", "model.layers.78.embed_tokens.weight")
+GLM5_PUBLISHED = [("glm5", 78, q, c) for q in (None, "fp8") for c in (False, True)]
+
+
+@only_033
+@pytest.mark.parametrize("fam,n,q,cuda", GLM5_PUBLISHED,
+                         ids=[f"{f}-{q or 'bf16'}{'-cuda' if c else ''}" for f, _, q, c in GLM5_PUBLISHED])
+def test_glm5_without_own_head(tmp_path, fam, n, q, cuda):
+    """vLLM loads GLM-5 (glm_moe_dsa) with the DeepSeek MTP loader
+    (config/speculative.py hf_config_override -> deepseek_mtp.py /
+    deepseek_v32/nvidia/mtp.py load_weights), which skips lm_head.weight:
+    the MTP head stays unloaded (the top-level embedding loads). The audit
+    simulated from the engine's parameter and module lists must say so as
+    the audit of the real mapping does, under --family deepseek_v3 and
+    under --family glm (GLM-4.5's loader would alias lm_head)."""
+    cls = weights_vllm.cuda_mtp_class() if cuda else None
+    model, _ = weights_vllm.build(weights_vllm.write_config(fam, str(tmp_path), q), cls)
+    ts = [t for t in weights_vllm.checkpoint_tensors(fam, q) if t[0] not in GLM5_OWN_COPIES]
+    keys = [k for k, _, _ in ts]
+    cap = weights.capture(model, weights.zeros(keys, {k: s for k, _, s in ts},
+                                               dtypes={k: t for k, t, _ in ts}))
+    assert cap.error is None, cap.error
+    assert "lm_head.weight" in cap.skipped
+    files = {k: str(tmp_path / (k + ".txt")) for k in ("keys", "params", "modules", "map")}
+    with open(files["keys"], "w") as f:
+        f.writelines(k + "\n" for k in keys)
+    cap.write(files["params"], files["modules"], files["map"])
+    head = ("MTP_HEAD_EMBED_UNLOADED", "model.layers.78.shared_head.head.weight")
+    for family in ("deepseek_v3", "glm"):
+        real = audit(fam, n, files, "--mapping", files["map"], family=family)
+        sim = audit(fam, n, files, family=family)
+        assert real == sim, (family, real, sim)
+        assert [(c, t) for c, _, t in real] == [head], (family, real)
 
 
 @only_023

@@ -2,7 +2,8 @@
 """Regenerates the weights-by-reference dumps (weights_dumps.py) and checks
 how `mtpcheck verify` treats them (FORMAT.md v2): SKIPPED without
 --weights (exit 125), PASSED with it, a hash mismatch, a ref_file leaving
-the weights folder and a live_sha256 that is not the data's refused (exit 2);
+the weights folder, a ref_file that is a FIFO and a live_sha256 that is not
+the data's refused (exit 2);
 and the subset dumps (subset_dumps.py): partial passes, failures of the token's
 necessary condition and of the logits, a logits_rows outside head_rows refused,
 a subset carrying the live_sha256 of the whole parameter judged (rule 14); and
@@ -20,13 +21,12 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import checks  # noqa: E402
 
 
 def verify(mtpcheck, *args):
-    return checks.mtpcheck(mtpcheck, "verify", *args)
+    p = subprocess.run([mtpcheck, "verify"] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    return p.returncode, p.stdout.decode()
 
 
 def verdicts(mtpcheck, h5, *args):
@@ -51,8 +51,8 @@ def subsets(mtpcheck, d):
         if r["verdict"] != want or not r.get("partial"):
             fails.append("%s: %s partial=%s, want %s and partial" %
                          (cid, r["verdict"], r.get("partial"), want))
-    if len(res) != 5:
-        fails.append("subset.h5: %d results, want 5\n%s" % (len(res), out))
+    if len(res) != 4:
+        fails.append("subset.h5: %d results, want 4\n%s" % (len(res), out))
     rc, out = verify(mtpcheck, os.path.join(d, "subset_bad.h5"))
     if rc != 2:
         fails.append("subset_bad.h5: rc %d, want 2\n%s" % (rc, out))
@@ -75,6 +75,24 @@ def captured_live(mtpcheck, d):
     return []
 
 
+def hostile_ref_file(mtpcheck, h5, d):
+    """A ref_file that is a FIFO in --weights DIR: refused at once (exit 2,
+    one line naming it), never waited on; the run is under a timeout."""
+    fifo_dir = os.path.join(d, "ckpt_fifo")
+    os.makedirs(fifo_dir)
+    os.mkfifo(os.path.join(fifo_dir, "model.safetensors"))
+    try:
+        p = subprocess.run([mtpcheck, "verify", h5, "--weights", fifo_dir],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    except subprocess.TimeoutExpired:
+        return ["ref_file a FIFO: verify --weights still waiting after 30 s"]
+    out = p.stdout.decode()
+    named = [s for s in out.splitlines() if "model.safetensors" in s and "not a regular file" in s]
+    if p.returncode != 2 or not named:
+        return ["ref_file a FIFO: rc %d, want 2 and a line naming it\n%s" % (p.returncode, out)]
+    return []
+
+
 def main(mtpcheck):
     fails = []
     with tempfile.TemporaryDirectory() as d:
@@ -91,6 +109,7 @@ def main(mtpcheck):
             rc, out = verify(mtpcheck, os.path.join(d, bad), "--weights", ck)
             if rc != 2:
                 fails.append("%s: rc %d, want 2\n%s" % (bad, rc, out))
+        fails += hostile_ref_file(mtpcheck, h5, d)
         fails += subsets(mtpcheck, d)
         fails += captured_live(mtpcheck, d)
     checks.finish(fails, "weights by reference",

@@ -7,6 +7,7 @@
 #define MTP_TEXTIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "mtp/status.h"
@@ -18,6 +19,10 @@ typedef void (*mtp_text_body_fn)(FILE *f, const void *arg);
  * refused at once and never waited on. Returns the descriptor (blocking
  * again), or -1 with the reason in why. */
 int mtp_open_regular(const char *path, char *why, size_t n);
+/* The same, and refused as well when the file is larger than max_bytes
+ * (a sparse or runaway input is never read into memory): the one open of
+ * every input file with a size cap (fixtures, weight lists, safetensors). */
+int mtp_open_input(const char *path, uint64_t max_bytes, char *why, size_t n);
 
 /* Where a report named `path` goes: through symbolic links to their target
  * (a link is never replaced by a file), its folder created as by mkdir -p

@@ -64,6 +64,10 @@ struct mtp_wm_config {
 	int mtp_layers; /* K */
 	enum mtp_loader loader;
 	bool expert_fp8; /* V4 routed experts in fp8 (default fp4) */
+	/* --family glm loaded by the DeepSeek MTP loader: GLM-5.x
+	 * (glm_moe_dsa), set by mtp_wm_map_keys from the names
+	 * (mtp_wm_glm_dsa); no GLM-4.5 lm_head alias or q/k/v stacking */
+	bool glm_dsa;
 };
 
 void mtp_wm_config_init(struct mtp_wm_config *c, enum mtp_family family,
@@ -130,7 +134,17 @@ struct mtp_wm_mapping {
 	int n, cap;
 };
 
-/* Maps every key (keys in input order), adding step 0's aliases. */
+/* Whether a --family glm model is GLM-5.x (glm_moe_dsa): DeepSeek's MLA
+ * attention in KEYS or PARAMS (kv_a_proj_with_mqa, fused_qkv_a_proj) where
+ * GLM-4.x has q/k/v_proj. vLLM loads it with the DeepSeek MTP loader
+ * (config/speculative.py hf_config_override: glm_moe_dsa -> deepseek_mtp),
+ * not glm4_moe_mtp.py's. params may be NULL. */
+bool mtp_wm_glm_dsa(const struct mtp_wm_config *c,
+		    const struct mtp_wm_names *keys,
+		    const struct mtp_wm_names *params);
+
+/* Maps every key (keys in input order), adding step 0's aliases; a GLM-5
+ * model (mtp_wm_glm_dsa) under the DeepSeek loader's rules. */
 enum mtp_status mtp_wm_map_keys(const struct mtp_wm_config *c,
 				const struct mtp_wm_names *keys,
 				const struct mtp_wm_names *params,

@@ -4,6 +4,7 @@
  * the header reader (st_json.h).
  */
 #include "mtp/safetensors.h"
+#include "mtp/textio.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -136,18 +137,15 @@ enum mtp_status mtp_safetensors_index_open(const char *path,
 					   size_t errn)
 {
 	struct stat sb;
-	char *json;
+	char *json, why[128];
 	ssize_t got = 0;
 	enum mtp_status r;
-	int fd = open(path, O_RDONLY);
+	int fd = mtp_open_input(path, MTP_ST_HEADER_MAX, why, sizeof(why));
 
 	memset(ix, 0, sizeof(*ix));
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    (uint64_t)sb.st_size > MTP_ST_HEADER_MAX) {
-		snprintf(err, errn,
-			 "%s: cannot open it as a regular file of at most %u "
-			 "bytes",
-			 path, MTP_ST_HEADER_MAX);
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		snprintf(err, errn, "%s: cannot read: %s", path,
+			 fd < 0 ? why : "fstat failed");
 		if (fd >= 0)
 			close(fd);
 		return MTP_ERR_IO;

@@ -7,12 +7,18 @@
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 int mtp_open_regular(const char *path, char *why, size_t n)
+{
+	return mtp_open_input(path, UINT64_MAX, why, n);
+}
+
+int mtp_open_input(const char *path, uint64_t max_bytes, char *why, size_t n)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat sb;
@@ -28,6 +34,13 @@ int mtp_open_regular(const char *path, char *why, size_t n)
 			 : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)
 				 ? "a device"
 				 : "a socket or other");
+		close(fd);
+		return -1;
+	}
+	if ((uint64_t)sb.st_size > max_bytes) {
+		snprintf(why, n, "%llu bytes, over the limit of %llu bytes",
+			 (unsigned long long)sb.st_size,
+			 (unsigned long long)max_bytes);
 		close(fd);
 		return -1;
 	}

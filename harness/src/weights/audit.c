@@ -465,6 +465,15 @@ enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
 		judge_required(&au);
 		judge_all_modules(&au);
 		judge_params(&au);
+		if (mtp_wm_glm_dsa(c, in->keys, in->params))
+			mtp_wm_au_note(
+				out,
+				"GLM-5.x (glm_moe_dsa: DeepSeek MLA names "
+				"under --family glm, first MTP layer %d) "
+				"is simulated with %s",
+				c->layer,
+				"the DeepSeek MTP loader's rules (no "
+				"lm_head alias, no q/k/v stacking)");
 		if (in->ckpt)
 			mtp_wm_au_checkpoint(&au);
 		st = au.st;

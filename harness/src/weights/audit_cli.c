@@ -52,9 +52,13 @@ static const char usage_audit[] =
 	"buggy-remap,\n"
 	"                    no-alias, no-prefix (the bugs: deepseek_v4 only)\n"
 	"  --expert-dtype D  V4 routed experts: fp4 (default) or fp8\n"
-	"  --engine E        whose loader rules: vllm@0.33 (default), "
-	"vllm@0.23,\n"
-	"                    or spec (docs/SPEC.md §6)\n"
+	"  --engine E        whose loader rules are simulated, and whose\n"
+	"                    parameter names PARAMS is judged against:\n"
+	"                    vllm@0.33 (default; measured: routed_experts,\n"
+	"                    no V4 alias step), vllm@0.23, or spec (the\n"
+	"                    SPEC.md §6 loader; the bundled lists of\n"
+	"                    fixtures/weights are written for it:\n"
+	"                    audit them with --engine spec)\n"
 	"  --json FILE       write the findings as JSON (docs/RESULTS.md)\n"
 	"  --commit REV      the commit under test, for the JSON's metadata\n"
 	"                    (default: $MTP_COMMIT)\n"
@@ -311,6 +315,32 @@ static void print_findings(const struct mtp_wm_audit *a,
 			       mtp_diag_info(d)->history);
 }
 
+/* PARAMS from another engine than --engine names its routed experts the
+ * other way (vLLM 0.33: experts.routed_experts.w13_weight; the spec's
+ * loader and vLLM 0.23: experts.w13_weight), and every expert key draws a
+ * false STALE_WEIGHT_REMAP: one line says so, findings or not. */
+static void engine_hint(const struct mtp_wm_config *c,
+			const struct mtp_wm_names *params)
+{
+	bool routed = false, plain = false,
+	     want = mtp_wm_rules_of(c->engine)->routed_experts;
+
+	for (int i = 0; params && i < params->n; i++) {
+		routed |= strstr(params->v[i], ".routed_experts.") != NULL;
+		plain |= strstr(params->v[i], ".experts.w13_") ||
+			 strstr(params->v[i], ".experts.w2_");
+	}
+	if (want ? routed || !plain : !routed)
+		return;
+	printf("hint: PARAMS keeps the routed experts %s, --engine %s %s: "
+	       "give the --engine PARAMS came from (%s; docs/WEIGHTS.md)\n",
+	       want ? "at experts.w13_weight" : "under experts.routed_experts",
+	       mtp_wm_rules_of(c->engine)->name,
+	       want ? "expects experts.routed_experts" : "does not",
+	       want ? "spec or vllm@0.23; the bundled lists: spec"
+		    : "vllm@0.33");
+}
+
 static void command_line(int argc, char **argv, char *buf, size_t n)
 {
 	size_t o = (size_t)snprintf(buf, n, "mtpcheck audit-weights");
@@ -336,6 +366,7 @@ static int audit(const struct audit_opts *o, const struct mtp_wm_config *c,
 	}
 	if (mtp_wm_audit_run(c, &x.in, &a, err, sizeof(err)))
 		goto out_inputs;
+	engine_hint(c, x.in.params); /* the summary stays the last line */
 	print_findings(&a, c, o->mapping != NULL, o->verbose);
 	if (x.in.ckpt)
 		printf("audit-weights: checkpoint %s: %d tensor(s) in %d "

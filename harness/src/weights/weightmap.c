@@ -377,13 +377,20 @@ static const char *v4_map(const struct mtp_wm_config *c, const char *name,
 	return t->skip;
 }
 
+/* GLM-4.x, loaded by glm4_moe_mtp.py; GLM-5.x (c->glm_dsa) loads through
+ * the DeepSeek MTP loaders, as V3.2 does (mtp_wm_map_keys). */
+static bool glm_loader(const struct mtp_wm_config *c)
+{
+	return mtp_family_def(c->family)->lm_head_is_shared_head && !c->glm_dsa;
+}
+
 /* Top-level names an engine loads into the MTP model (weightmap_engine.c):
  * the shared embedding; GLM's lm_head as the first layer's shared head. */
 static bool v3_top_level(const struct mtp_wm_config *c, const char *name,
 			 struct mtp_wm_target *t)
 {
 	const struct mtp_wm_rules *r = mtp_wm_rules_of(c->engine);
-	bool glm = mtp_family_def(c->family)->lm_head_is_shared_head;
+	bool glm = glm_loader(c);
 	char buf[MTP_WM_NAME_MAX];
 
 	if (!strcmp(name, "model.embed_tokens.weight") &&
@@ -415,7 +422,7 @@ static bool v3_map_stacked(const struct mtp_wm_config *c,
 	 * capture); 0.23 tests "weight_scale_inv" */
 	if (r->indexer_wk_scale && wk && strstr(wk, r->indexer_wk_scale))
 		strcpy(wk, ".indexer.wk.weight");
-	if (mtp_family_def(c->family)->attn == MTP_ATTN_GQA && r->glm_qkv &&
+	if (glm_loader(c) && r->glm_qkv &&
 	    map_stacked(glm_stacked, ARRAY_LEN(glm_stacked), NULL, s, t))
 		return true;
 	return map_stacked(v3_stacked, ARRAY_LEN(v3_stacked), params, s, t);

@@ -5,12 +5,14 @@
  * capture script that printed the wrong thing is found at once.
  */
 #include "mtp/safetensors.h"
+#include "mtp/textio.h"
 #include "mtp/weightmap.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Room left in a name for the loader's renames (mtp.0. -> model.layers.N.
  * and the like), so that a name read here never overflows a mapping. */
@@ -80,6 +82,30 @@ static const char *name_problem(const char *s)
 	return NULL;
 }
 
+/* A list file's size cap: a real checkpoint's index names about 100 000
+ * tensors (some 10 MB of names); a larger file is not a list (a sparse
+ * file, a runaway capture). */
+#define LIST_MAX_BYTES (256ull << 20)
+
+/* Opens an input list: a regular file of at most LIST_MAX_BYTES (a FIFO,
+ * a device or a folder is refused at once, never waited on); NULL with the
+ * one-line error naming the file. */
+static FILE *open_list(const char *path, char *err, size_t errn)
+{
+	char why[128];
+	int fd = mtp_open_input(path, LIST_MAX_BYTES, why, sizeof(why));
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+	if (!f) {
+		if (fd >= 0) {
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+			close(fd);
+		}
+		snprintf(err, errn, "%s: cannot read: %s", path, why);
+	}
+	return f;
+}
+
 /* Calls take(line text, line number) for every line that is not ignored;
  * take returns NULL or the problem with the line. */
 static enum mtp_status read_lines(const char *path, char *err, size_t errn,
@@ -87,18 +113,15 @@ static enum mtp_status read_lines(const char *path, char *err, size_t errn,
 						      void *ctx),
 				  void *ctx, int *n_taken)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_list(path, err, errn);
 	char *buf = NULL, *s;
 	size_t cap = 0;
 	int line = 0;
 	const char *why = NULL;
 
 	*n_taken = 0;
-	if (!f) {
-		snprintf(err, errn, "%s: cannot read: %s", path,
-			 strerror(errno));
+	if (!f)
 		return MTP_ERR_IO;
-	}
 	while (!why && getline(&buf, &cap, f) >= 0) {
 		line++;
 		s = trim_line(buf);
@@ -245,10 +268,12 @@ enum mtp_status mtp_wm_read_names(const char *path, struct mtp_wm_names *out,
 	return mtp_wm_read_params(path, out, NULL, err, errn);
 }
 
-/* A safetensors index is JSON: its first non-blank byte is '{'. */
-static bool looks_like_json(const char *path)
+/* A safetensors index is JSON: its first non-blank byte is '{'. False
+ * with the error when the file cannot be read as a list. */
+static bool looks_like_json(const char *path, bool *json, char *err,
+			    size_t errn)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_list(path, err, errn);
 	int ch = EOF;
 
 	if (!f)
@@ -257,7 +282,8 @@ static bool looks_like_json(const char *path)
 		ch = fgetc(f);
 	while (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n');
 	fclose(f);
-	return ch == '{';
+	*json = ch == '{';
+	return true;
 }
 
 /* The "weight_map" keys of an index, read by the one safetensors reader
@@ -279,8 +305,11 @@ enum mtp_status mtp_wm_read_keys(const char *path, struct mtp_wm_names *out,
 				 char *err, size_t errn)
 {
 	enum mtp_status st;
+	bool json;
 
-	if (!looks_like_json(path))
+	if (!looks_like_json(path, &json, err, errn))
+		return MTP_ERR_IO;
+	if (!json)
 		return mtp_wm_read_names(path, out, err, errn);
 	memset(out, 0, sizeof(*out));
 	st = index_keys(path, out, err, errn);

@@ -126,16 +126,44 @@ static enum mtp_status map_key(const struct mtp_wm_config *c,
 	return add_entry(out, key, NULL, &t);
 }
 
+static bool any_mla_name(const struct mtp_wm_names *s)
+{
+	for (int i = 0; s && i < s->n; i++)
+		if (strstr(s->v[i], ".kv_a_proj_with_mqa.") ||
+		    strstr(s->v[i], ".fused_qkv_a_proj."))
+			return true;
+	return false;
+}
+
+bool mtp_wm_glm_dsa(const struct mtp_wm_config *c,
+		    const struct mtp_wm_names *keys,
+		    const struct mtp_wm_names *params)
+{
+	/* a family whose row says GQA (GLM-4.x) with MLA names in the files:
+	 * GLM-5.x, which vLLM loads as deepseek_mtp */
+	return mtp_family_def(c->family)->attn == MTP_ATTN_GQA &&
+	       (any_mla_name(keys) || any_mla_name(params));
+}
+
 enum mtp_status mtp_wm_map_keys(const struct mtp_wm_config *c,
 				const struct mtp_wm_names *keys,
 				const struct mtp_wm_names *params,
 				struct mtp_wm_mapping *out)
 {
+	struct mtp_wm_config cc = *c;
 	enum mtp_status st = MTP_OK;
 
+	/* vLLM 0.33 (and 0.23) config/speculative.py hf_config_override:
+	 * glm_moe_dsa becomes deepseek_mtp, so GLM-5.x loads through
+	 * deepseek_mtp.py DeepSeekMTP.load_weights (CPU) or
+	 * models/deepseek_v32/nvidia/mtp.py DeepseekV32MTP.load_weights
+	 * (CUDA), which skip lm_head.weight (no spec layer, not embed_tokens),
+	 * not glm4_moe_mtp.py Glm4MoeMTP.load_weights, which loads it into
+	 * the MTP head (measured: the GLM-5 captures of python/tests_weights) */
+	cc.glm_dsa = mtp_wm_glm_dsa(c, keys, params);
 	memset(out, 0, sizeof(*out));
 	for (int k = 0; k < keys->n && st == MTP_OK; k++)
-		st = map_key(c, keys, params, keys->v[k], out);
+		st = map_key(&cc, keys, params, keys->v[k], out);
 	if (st)
 		mtp_wm_mapping_fini(out);
 	return st;
