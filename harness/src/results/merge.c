@@ -365,7 +365,8 @@ enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 	if (!st && (run->n_repeats = mtp_merge_drop_repeats(run)) < 0)
 		st = MTP_ERR_NOMEM;
 	if (st == MTP_ERR_NOMEM)
-		snprintf(err, errn, "report: out of memory");
+		snprintf(err, errn, "%s: out of memory",
+			 n ? paths[n - 1] : "report");
 	run->n_merged = n;
 	return st;
 }
