@@ -123,7 +123,7 @@ selftest) # --json, and a filter that leaves a mutant nothing to break (float32
 	grep -q '"exit_code":125' st.json || fail "selftest --json without its exit code"
 	expect 2 "drop --json" "$M" audit-weights --selftest --json aw.json ;;
 report) # help matches, inf stays inf, shards share a column, exit 1 on failures,
-	# a PASSED that compared nothing is INVALID (exit 2); bench files make a
+	# a PASSED that compared nothing is SKIPPED, one its outputs deny INVALID; bench files make a
 	# history; bad ones are one line; device lines recorded
 	expect 0 "--json FILE" "$M" report --help
 	expect 0 "--junit FILE" "$M" verify --help

@@ -201,6 +201,21 @@ assert len({x[0] for x in a}) == 2, {x[0] for x in a}  # nightA's shards in one 
 assert sorted(da["merge"]["runs"]) == ["nightA", "nightB"], da["merge"]
 assert da["merge"]["inputs"] == 4 and db["merge"]["repeats_dropped"] == len(a), (da["merge"], db["merge"])
 PYEOF
+	# the merge object against its golden file: inputs of fixed hosts, runs and
+	# dates (two nights of one host, another host, a weights-only verify)
+	"$M" verify --weights-only "$SRC/fixtures/dumps/bugs.h5" --json wo.json >/dev/null || fail "verify --weights-only"
+	$PY - <<'PYEOF' || fail "cannot write the fixed inputs"
+import json
+d = json.load(open("res/s0.json")); w = json.load(open("wo.json"))
+for name, doc, run, host, day in (("g1", d, "nightA", "box1", 1), ("g2", d, "nightB", "box1", 2),
+                                  ("g3", d, "nightB", "box2", 2), ("g4", w, "wo", "box1", 2)):
+    when = "2026-12-0%dT02:00:00Z" % day
+    json.dump(dict(doc, run_id=run, created=when, machine=dict(doc["machine"], host=host),
+                   meta=dict(doc["meta"], run_id=run, host=host, date=when)), open(name + ".json", "w"))
+PYEOF
+	expect 0 "" "$M" report g1.json g2.json g3.json g4.json g1.json --json g.json
+	$PY -c 'import json; print(json.dumps(json.load(open("g.json"))["merge"], indent=1))' >merge.txt
+	diff -u "$SRC/tests/cli/golden/report_merge.json" merge.txt || fail "the merge object differs from its golden file"
 	;;
 *) fail "unknown test" ;;
 esac
