@@ -311,3 +311,69 @@ out:
 	remove(bad);
 	remove(path);
 }
+
+/* A results file given twice, or beside the report merged from it, counts
+ * each result once; a PASSED whose outputs compared no element is not a
+ * pass (SKIPPED, "nothing compared"). */
+Test(runner, report_counts_each_result_once)
+{
+	char path[128], j1[128], j2[128], j3[128], err[MTP_ERR_MAX];
+	struct mtp_case c;
+	struct mtp_run_opts o;
+	struct mtp_run run = {0}, m = {0};
+
+	tu_tmpname(path, sizeof(path), "once");
+	tu_tmpname(j1, sizeof(j1), "once1");
+	tu_tmpname(j2, sizeof(j2), "once2");
+	tu_tmpname(j3, sizeof(j3), "once3");
+	tu_rmsnorm_case(&c, "rms.once", 1, 8, 2.0, 1.0);
+	tu_write_cases(path, &c, 1);
+	mtp_run_opts_init(&o);
+	o.backends[o.n_backends++] = "ref";
+	o.inputs[o.n_inputs++] = path;
+	o.out = fopen("/dev/null", "w");
+	mtp_run_execute(&run, &o);
+	fclose(o.out);
+	run.opts.run_id = "n1";
+	cr_assert_eq(mtp_report_json(&run, j1, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(run.counts[MTP_PASSED], 1);
+
+	const char *twice[2] = {j1, j1};
+
+	if (mtp_run_merge(&m, twice, 2, err, sizeof(err)) ==
+	    MTP_ERR_UNSUPPORTED)
+		goto out; /* a build without libcjson */
+	cr_expect_eq(m.n, 1, "one result, not %d", m.n);
+	cr_expect_eq(m.n_repeats, 1);
+	cr_assert_eq(mtp_report_json(&m, j2, err, sizeof(err)), MTP_OK);
+	mtp_run_fini(&m);
+
+	const char *beside[2] = {j2, j1}; /* the merged report and its input */
+
+	cr_assert_eq(mtp_run_merge(&m, beside, 2, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	cr_expect_eq(m.n, 1);
+	cr_expect_eq(m.counts[MTP_PASSED], 1);
+	cr_expect(!strchr(m.results[0].backend + 4, '@'), "one @host: %s",
+		  m.results[0].backend);
+	mtp_run_fini(&m);
+
+	run.results[0].cmp[0].n = 0; /* an output of no element */
+	cr_assert_eq(mtp_report_json(&run, j3, err, sizeof(err)), MTP_OK);
+	const char *none[1] = {j3};
+
+	cr_assert_eq(mtp_run_merge(&m, none, 1, err, sizeof(err)), MTP_OK, "%s",
+		     err);
+	cr_expect_eq(m.results[0].verdict, MTP_SKIPPED);
+	cr_expect(!strncmp(m.results[0].message, "nothing compared", 16), "%s",
+		  m.results[0].message);
+	cr_expect_eq(mtp_run_exit_code(&m), MTP_EXIT_UNTESTED);
+out:
+	mtp_run_fini(&m);
+	mtp_run_fini(&run);
+	mtp_case_fini(&c);
+	remove(path);
+	remove(j1);
+	remove(j2);
+	remove(j3);
+}
