@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_groups.h"
 #include "bench_plot.h"
 #include "mtp/bench.h"
 #include "mtp/textsafe.h"
@@ -24,33 +25,6 @@
 static void esc(FILE *f, const char *s)
 {
 	mtp_xml_str(f, s);
-}
-
-static bool same_key(const struct mtp_bench_row *a,
-		     const struct mtp_bench_row *b)
-{
-	return !strcmp(a->op, b->op) && !strcmp(a->shape, b->shape) &&
-	       !strcmp(a->backend, b->backend);
-}
-
-/* Whether point i is the first of its key: one table row each. */
-static bool first_of_key(const struct mtp_bench_history *h, int i)
-{
-	for (int j = 0; j < i; j++)
-		if (same_key(&h->points[j].row, &h->points[i].row))
-			return false;
-	return true;
-}
-
-/* The point of i's key on every night, or -1. */
-static void by_night(const struct mtp_bench_history *h, int i, int *at)
-{
-	for (int k = 0; k < h->n_nights; k++)
-		at[k] = -1;
-	for (int j = i; j < h->n_points; j++)
-		if (at[h->points[j].night] < 0 &&
-		    same_key(&h->points[j].row, &h->points[i].row))
-			at[h->points[j].night] = j;
 }
 
 /* Point b against the earlier point a: FASTER, SLOWER, SAME, AMBIGUOUS, or
@@ -189,54 +163,46 @@ static void night_cell(FILE *f, const struct mtp_bench_point *q)
 /* Per backend@host its device lines, each with the night it first shows. */
 static void devices(FILE *f, const struct mtp_bench_history *h)
 {
+	int n, *lines = mtp_bench_device_lines(h, &n);
+	const char *be = NULL;
+
 	fputs("<dl class=\"meta\" id=\"benchdev\">", f);
-	for (int i = 0; i < h->n_points; i++) {
-		const struct mtp_bench_point *q = &h->points[i];
-		bool first = true;
-		int lines = 0;
+	for (int i = 0; lines && i < n; i++) {
+		const struct mtp_bench_point *d = &h->points[lines[i]];
+		bool later = be && !strcmp(be, d->row.backend);
 
-		for (int j = 0; j < i && first; j++)
-			first = strcmp(h->points[j].row.backend,
-				       q->row.backend);
-		if (!first)
-			continue;
-		fputs("<dt>", f);
-		esc(f, q->row.backend);
-		fputs("</dt>", f);
-		for (int j = i; j < h->n_points; j++) {
-			const struct mtp_bench_point *d = &h->points[j];
-			bool dup = false;
-
-			if (strcmp(d->row.backend, q->row.backend))
-				continue;
-			for (int k = i; k < j && !dup; k++)
-				dup = !strcmp(h->points[k].row.backend,
-					      d->row.backend) &&
-				      !strcmp(h->points[k].device, d->device);
-			if (dup)
-				continue;
-			fputs("<dd>", f);
-			esc(f, *d->device ? d->device : "(not recorded)");
-			if (lines++) {
-				fputs(" <small>(from ", f);
-				esc(f, h->nights[d->night].label);
-				fputs(")</small>", f);
-			}
-			fputs("</dd>", f);
+		if (!later) {
+			fputs("<dt>", f);
+			esc(f, d->row.backend);
+			fputs("</dt>", f);
+			be = d->row.backend;
 		}
+		fputs("<dd>", f);
+		esc(f, *d->device ? d->device : "(not recorded)");
+		if (later) {
+			fputs(" <small>(from ", f);
+			esc(f, h->nights[d->night].label);
+			fputs(")</small>", f);
+		}
+		fputs("</dd>", f);
 	}
 	fputs("</dl>\n", f);
+	free(lines);
 }
 
 void mtp_bench_history_html(FILE *f, const struct mtp_bench_history *h)
 {
+	struct mtp_bench_groups g;
 	int *at;
 
 	if (!h || !h->n_points)
 		return;
 	at = malloc((size_t)h->n_nights * sizeof(*at));
-	if (!at)
+	if (!at || !mtp_bench_groups_init(&g, h)) {
+		free(at);
+		fputs("<p id=\"bench\">Bench history: out of memory</p>\n", f);
 		return;
+	}
 	fprintf(f,
 		"<h2 id=\"bench\">Bench history</h2><p>%d bench rows from %d "
 		"night%s, oldest first (the order the files were given; the "
@@ -276,13 +242,9 @@ void mtp_bench_history_html(FILE *f, const struct mtp_bench_history *h)
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
-	for (int i = 0; i < h->n_points; i++) {
-		const struct mtp_bench_row *r = &h->points[i].row;
-
-		if (!first_of_key(h, i))
-			continue;
-		by_night(h, i, at);
-		mtp_bench_key_cells(f, r);
+	for (int i = 0; i < g.n; i++) {
+		mtp_bench_groups_nights(&g, i, h, at);
+		mtp_bench_key_cells(f, &g.sorted[g.start[i]]->row);
 		fputs("<td>", f);
 		spark(f, h, at);
 		fputs("</td>", f);
@@ -292,5 +254,6 @@ void mtp_bench_history_html(FILE *f, const struct mtp_bench_history *h)
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></div>\n", f);
+	mtp_bench_groups_fini(&g);
 	free(at);
 }

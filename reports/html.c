@@ -17,6 +17,7 @@
 #include "mtp/runner.h"
 #include "mtp/textsafe.h"
 #include "report_file.h"
+#include "result_index.h"
 
 static void esc(FILE *f, const char *s)
 {
@@ -122,31 +123,6 @@ static void head(FILE *f, const struct mtp_run *run)
 	      f);
 }
 
-static const struct mtp_result *find(const struct mtp_run *run,
-				     const char *file, const char *id,
-				     const char *backend)
-{
-	for (int i = 0; i < run->n; i++) {
-		const struct mtp_result *r = &run->results[i];
-
-		if (!strcmp(r->file, file) && !strcmp(r->case_id, id) &&
-		    !strcmp(r->backend, backend))
-			return r;
-	}
-	return NULL;
-}
-
-static bool first_of_case(const struct mtp_run *run, int i)
-{
-	const struct mtp_result *r = &run->results[i];
-
-	for (int j = 0; j < i; j++)
-		if (!strcmp(run->results[j].file, r->file) &&
-		    !strcmp(run->results[j].case_id, r->case_id))
-			return false;
-	return true;
-}
-
 static void cell(FILE *f, const struct mtp_result *r)
 {
 	if (!r) {
@@ -168,7 +144,8 @@ static void cell(FILE *f, const struct mtp_result *r)
 	fputs("</td>", f);
 }
 
-static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
+static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb,
+		   const struct mtp_result_index *ix)
 {
 	fputs("<h2>Cases &times; backends</h2><p>Each cell: the verdict and "
 	      "the worst "
@@ -187,7 +164,7 @@ static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
 	for (int i = 0; i < run->n; i++) {
 		const struct mtp_result *r = &run->results[i];
 
-		if (!first_of_case(run, i))
+		if (!mtp_result_index_first(ix, i))
 			continue; /* one row per case, at its first result */
 		fputs("<tr><td><code>", f);
 		esc(f, r->file);
@@ -197,7 +174,8 @@ static void matrix(FILE *f, const struct mtp_run *run, const char **be, int nb)
 		esc(f, r->op ? r->op->name : "");
 		fputs("</td>", f);
 		for (int b = 0; b < nb; b++)
-			cell(f, find(run, r->file, r->case_id, be[b]));
+			cell(f, mtp_result_index_find(ix, r->file, r->case_id,
+						      be[b]));
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
@@ -250,17 +228,20 @@ static void body(FILE *f, const struct mtp_run *run)
 {
 	const char *be[MTP_MAX_BACKENDS + 1];
 	int nb = backend_list(run, be, MTP_MAX_BACKENDS + 1);
+	struct mtp_result_index ix;
 
+	mtp_result_index_init(&ix, run); /* without: rows per result */
 	head(f, run);
 	if (nb)
-		mtp_html_trend(f, run, be, nb, color);
+		mtp_html_trend(f, run, &ix, be, nb, color);
 	if (nb)
 		by_op(f, run, be, nb);
 	if (run->n || !run->bench)
 		mtp_html_failures(f, run, color);
 	mtp_bench_history_html(f, run->bench);
 	if (nb)
-		matrix(f, run, be, nb);
+		matrix(f, run, be, nb, &ix);
+	mtp_result_index_fini(&ix);
 	fputs(mtp_html_script(), f);
 	fputs("</body></html>\n", f);
 }

@@ -200,24 +200,33 @@ static void group(FILE *f, const struct mtp_run *run, int first, bool open,
 void mtp_html_failures(FILE *f, const struct mtp_run *run,
 		       const char *(*color)(enum mtp_verdict))
 {
-	int groups = 0;
+	int groups = 0,
+	    *first = malloc((size_t)(run->n > 0 ? run->n : 1) * sizeof(*first));
 
 	fputs("<h2 id=\"failures\">Failures by diagnosis &times; backend "
 	      "&times; op</h2>\n",
 	      f);
+	if (!first) {
+		fputs("<p>The failures could not be grouped: out of memory."
+		      "</p>\n",
+		      f);
+		return;
+	}
 	for (int i = 0; i < run->n; i++) {
 		bool seen = false;
 
 		if (!reported(&run->results[i]))
 			continue;
-		for (int j = 0; j < i && !seen; j++)
-			seen = reported(&run->results[j]) &&
-			       same_group(&run->results[j], &run->results[i]);
+		/* against the groups so far, not every result before it */
+		for (int g = 0; g < groups && !seen; g++)
+			seen = same_group(&run->results[first[g]],
+					  &run->results[i]);
 		if (seen)
 			continue;
 		group(f, run, i, groups == 0, color); /* the first one open */
-		groups++;
+		first[groups++] = i;
 	}
+	free(first);
 	if (!groups)
 		fputs("<p id=\"nofail\">None.</p>\n", f);
 }

@@ -13,7 +13,9 @@ void mtp_html_failures(FILE *f, const struct mtp_run *run,
 		       const char *(*color)(enum mtp_verdict));
 /* Merged nights (html_trend.c): changes per case and a headroom sparkline
  * per op; nothing when no backend@host has two runs. */
-void mtp_html_trend(FILE *f, const struct mtp_run *run, const char **cols,
+struct mtp_result_index;
+void mtp_html_trend(FILE *f, const struct mtp_run *run,
+		    const struct mtp_result_index *ix, const char **cols,
 		    int nc, const char *(*color)(enum mtp_verdict));
 /* Extra CSS (narrow windows, metadata, groups) and the sorting script. */
 const char *mtp_html_css(void);

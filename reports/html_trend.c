@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "html_parts.h"
+#include "result_index.h"
 #include "mtp/textsafe.h"
 
 #define MAXC 64
@@ -26,19 +27,12 @@ static size_t base_len(const char *col)
 	return strcspn(col, " ");
 }
 
-static const struct mtp_result *at(const struct mtp_run *run, int i,
+static const struct mtp_result *at(const struct mtp_result_index *ix, int i,
 				   const char *col)
 {
-	const struct mtp_result *r = &run->results[i];
+	const struct mtp_result *r = &ix->run->results[i];
 
-	for (int k = 0; k < run->n; k++) {
-		const struct mtp_result *q = &run->results[k];
-
-		if (!strcmp(q->backend, col) && !strcmp(q->file, r->file) &&
-		    !strcmp(q->case_id, r->case_id))
-			return q;
-	}
-	return NULL;
+	return mtp_result_index_find(ix, r->file, r->case_id, col);
 }
 
 /* The nights of the base of column c: indices into cols, in order. */
@@ -53,12 +47,12 @@ static int nights(const char **cols, int nc, int c, int *out)
 	return n;
 }
 
-static void history(FILE *f, const struct mtp_run *run, int i,
+static void history(FILE *f, const struct mtp_result_index *ix, int i,
 		    const char **cols, const int *nt, int n,
 		    const char *(*color)(enum mtp_verdict))
 {
 	for (int k = 0; k < n; k++) {
-		const struct mtp_result *q = at(run, i, cols[nt[k]]);
+		const struct mtp_result *q = at(ix, i, cols[nt[k]]);
 
 		fprintf(f,
 			"<span class=\"v\" title=\"%s\" "
@@ -70,9 +64,11 @@ static void history(FILE *f, const struct mtp_run *run, int i,
 	}
 }
 
-static void changes(FILE *f, const struct mtp_run *run, const char **cols,
-		    int nc, const char *(*color)(enum mtp_verdict))
+static void changes(FILE *f, const struct mtp_result_index *ix,
+		    const char **cols, int nc,
+		    const char *(*color)(enum mtp_verdict))
 {
+	const struct mtp_run *run = ix->run;
 	int rows = 0, nt[MAXC];
 
 	fputs("<table class=\"st\" id=\"trend\"><tr><th>change</th><th>case"
@@ -88,8 +84,8 @@ static void changes(FILE *f, const struct mtp_run *run, const char **cols,
 		n = nights(cols, nc, c, nt);
 		if (n < 2 || nt[0] != c)
 			continue; /* one row per case and base, at its first */
-		p = at(run, i, cols[nt[n - 2]]);
-		l = at(run, i, cols[nt[n - 1]]);
+		p = at(ix, i, cols[nt[n - 2]]);
+		l = at(ix, i, cols[nt[n - 1]]);
 		what = !l || !p				     ? NULL
 		       : bad(l->verdict) && !bad(p->verdict) ? "new failure"
 		       : !bad(l->verdict) && bad(p->verdict) ? "fixed"
@@ -103,7 +99,7 @@ static void changes(FILE *f, const struct mtp_run *run, const char **cols,
 		mtp_xml_str(f, r->case_id);
 		fprintf(f, "</code></td><td>%.*s</td><td>",
 			(int)base_len(cols[c]), cols[c]);
-		history(f, run, i, cols, nt, n, color);
+		history(f, ix, i, cols, nt, n, color);
 		fputs("</td></tr>\n", f);
 		rows++;
 	}
@@ -198,7 +194,8 @@ static void sparklines(FILE *f, const struct mtp_run *run, const char **cols,
 	fputs("</table>\n", f);
 }
 
-void mtp_html_trend(FILE *f, const struct mtp_run *run, const char **cols,
+void mtp_html_trend(FILE *f, const struct mtp_run *run,
+		    const struct mtp_result_index *ix, const char **cols,
 		    int nc, const char *(*color)(enum mtp_verdict))
 {
 	int nt[MAXC];
@@ -215,6 +212,6 @@ void mtp_html_trend(FILE *f, const struct mtp_run *run, const char **cols,
 	      "the files were given; shards of one run (one run_id) are one "
 	      "night.</p>\n",
 	      f);
-	changes(f, run, cols, nc, color);
+	changes(f, ix, cols, nc, color);
 	sparklines(f, run, cols, nc);
 }

@@ -158,6 +158,48 @@ static void write_result(FILE *f, const struct mtp_result *r)
 	fputs("]}", f);
 }
 
+/* A report's merge: how many files, the runs they came from, and where
+ * each column came from (merge.c reads it back, so that a merged report
+ * among the inputs of another gives its inputs' columns, and results of
+ * one run are counted once). */
+static void write_merge(FILE *f, const struct mtp_run *run)
+{
+	fprintf(f,
+		",\"merge\":{\"inputs\":%d,\"repeats_dropped\":%d,"
+		"\"runs\":[",
+		run->n_merged, run->n_repeats);
+	for (int i = 0, first = 1; i < run->n_devices; i++) {
+		const char *id = run->devices[i].origin.run;
+		bool again = false;
+
+		for (int j = 0; j < i && !again; j++)
+			again = !strcmp(run->devices[j].origin.run, id);
+		if (again)
+			continue;
+		fputs(first ? "" : ",", f);
+		mtp_json_str(f, id);
+		first = 0;
+	}
+	fputs("],\"columns\":[", f);
+	for (int i = 0; i < run->n_devices; i++) {
+		const struct mtp_column_origin *o = &run->devices[i].origin;
+
+		fputs(i ? ",{\"column\":" : "{\"column\":", f);
+		mtp_json_str(f, run->devices[i].name);
+		fputs(",\"backend\":", f);
+		mtp_json_str(f, o->backend);
+		fputs(",\"host\":", f);
+		mtp_json_str(f, o->host);
+		fputs(",\"run_id\":", f);
+		mtp_json_str(f, o->run);
+		fputs(",\"created\":", f);
+		mtp_json_str(f, o->created);
+		fprintf(f, ",\"weights_only\":%s}",
+			o->weights_only ? "true" : "false");
+	}
+	fputs("]}", f);
+}
+
 static void write_header(FILE *f, const struct mtp_run *run)
 {
 	struct mtp_meta m;
@@ -186,6 +228,8 @@ static void write_header(FILE *f, const struct mtp_run *run)
 	fprintf(f, ",\"seed\":%llu", (unsigned long long)run->opts.seed);
 	fputs(",\"run_id\":", f);
 	mtp_json_str(f, m.run_id);
+	if (!strcmp(run->command, "report"))
+		write_merge(f, run);
 	fputs(",\"summary\":{", f);
 	for (int v = 0, first = 1; v < MTP_VERDICT_COUNT; v++) {
 		if (!run->counts[v])

@@ -12,24 +12,33 @@
 #include "mtp/runner.h"
 #include "test_util.h"
 
+/* One rmsnorm case `id` (expected y all yval) written to path and run on
+ * ref into run. */
+static void run_on_ref(struct mtp_run *run, struct mtp_case *c,
+		       const char *path, const char *id, double yval)
+{
+	struct mtp_run_opts o;
+
+	tu_rmsnorm_case(c, id, 1, 8, 2.0, yval);
+	tu_write_cases(path, c, 1);
+	mtp_run_opts_init(&o);
+	o.backends[o.n_backends++] = "ref";
+	o.inputs[o.n_inputs++] = path;
+	o.out = fopen("/dev/null", "w");
+	mtp_run_execute(run, &o);
+	fclose(o.out);
+}
+
 Test(runner, report_merges_results_files_by_machine_and_night)
 {
 	char path[128], j1[128], j2[128], html[128], err[MTP_ERR_MAX];
 	struct mtp_case c;
-	struct mtp_run_opts o;
 	struct mtp_run run = {0}, merged = {0};
 
 	tu_tmpname(path, sizeof(path), "m");
 	tu_tmpname(j1, sizeof(j1), "j1");
 	tu_tmpname(html, sizeof(html), "mh");
-	tu_rmsnorm_case(&c, "rms.m", 1, 8, 2.0, 1.5);
-	tu_write_cases(path, &c, 1);
-	mtp_run_opts_init(&o);
-	o.backends[o.n_backends++] = "ref";
-	o.inputs[o.n_inputs++] = path;
-	o.out = fopen("/dev/null", "w");
-	mtp_run_execute(&run, &o);
-	fclose(o.out);
+	run_on_ref(&run, &c, path, "rms.m", 1.5);
 	cr_assert_eq(mtp_report_json(&run, j1, err, sizeof(err)), MTP_OK);
 	tu_tmpname(j2, sizeof(j2), "j2");
 	run.opts.run_id = "another night"; /* one file twice is one run */
@@ -208,7 +217,6 @@ Test(runner, report_shows_the_bench_history_of_bench_files)
 	char b1[128], b2[128], b3[128], res[128], html[128], bad[128];
 	char err[MTP_ERR_MAX], path[128];
 	struct mtp_case c;
-	struct mtp_run_opts o;
 	struct mtp_run run = {0}, merged = {0};
 
 	tu_tmpname(b1, sizeof(b1), "b1");
@@ -221,14 +229,7 @@ Test(runner, report_shows_the_bench_history_of_bench_files)
 	bench_file(b1, "n1", "2026-12-01T02:00:00Z", 10e-6, true);
 	bench_file(b2, "n2", "2026-12-02T02:00:00Z", 20e-6, true);
 	bench_file(b3, "n2", "2026-12-02T02:05:00Z", 20e-6, true); /* shard */
-	tu_rmsnorm_case(&c, "rms.b", 1, 8, 2.0, 1.0);
-	tu_write_cases(path, &c, 1);
-	mtp_run_opts_init(&o);
-	o.backends[o.n_backends++] = "ref";
-	o.inputs[o.n_inputs++] = path;
-	o.out = fopen("/dev/null", "w");
-	mtp_run_execute(&run, &o);
-	fclose(o.out);
+	run_on_ref(&run, &c, path, "rms.b", 1.0);
 	cr_assert_eq(mtp_report_json(&run, res, err, sizeof(err)), MTP_OK);
 
 	const char *files[4] = {res, b1, b2, b3};
@@ -310,4 +311,62 @@ out:
 	remove(html);
 	remove(bad);
 	remove(path);
+}
+
+/* A results file given twice, or beside the report merged from it, counts
+ * each result once; a PASSED whose outputs compared no element is not a
+ * pass (SKIPPED, "nothing compared"). */
+Test(runner, report_counts_each_result_once)
+{
+	char path[128], j1[128], j2[128], j3[128], err[MTP_ERR_MAX];
+	struct mtp_case c;
+	struct mtp_run run = {0}, m = {0};
+
+	tu_tmpname(path, sizeof(path), "once");
+	tu_tmpname(j1, sizeof(j1), "once1");
+	tu_tmpname(j2, sizeof(j2), "once2");
+	tu_tmpname(j3, sizeof(j3), "once3");
+	run_on_ref(&run, &c, path, "rms.once", 1.0);
+	run.opts.run_id = "n1";
+	cr_assert_eq(mtp_report_json(&run, j1, err, sizeof(err)), MTP_OK);
+	cr_assert_eq(run.counts[MTP_PASSED], 1);
+
+	const char *twice[2] = {j1, j1};
+
+	if (mtp_run_merge(&m, twice, 2, err, sizeof(err)) ==
+	    MTP_ERR_UNSUPPORTED)
+		goto out; /* a build without libcjson */
+	cr_expect_eq(m.n, 1, "one result, not %d", m.n);
+	cr_expect_eq(m.n_repeats, 1);
+	cr_assert_eq(mtp_report_json(&m, j2, err, sizeof(err)), MTP_OK);
+	mtp_run_fini(&m);
+
+	const char *beside[2] = {j2, j1}; /* the merged report and its input */
+
+	cr_assert_eq(mtp_run_merge(&m, beside, 2, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	cr_expect_eq(m.n, 1);
+	cr_expect_eq(m.counts[MTP_PASSED], 1);
+	cr_expect(!strchr(m.results[0].backend + 4, '@'), "one @host: %s",
+		  m.results[0].backend);
+	mtp_run_fini(&m);
+
+	run.results[0].cmp[0].n = 0; /* an output of no element */
+	cr_assert_eq(mtp_report_json(&run, j3, err, sizeof(err)), MTP_OK);
+	const char *none[1] = {j3};
+
+	cr_assert_eq(mtp_run_merge(&m, none, 1, err, sizeof(err)), MTP_OK, "%s",
+		     err);
+	cr_expect_eq(m.results[0].verdict, MTP_SKIPPED);
+	cr_expect(!strncmp(m.results[0].message, "nothing compared", 16), "%s",
+		  m.results[0].message);
+	cr_expect_eq(mtp_run_exit_code(&m), MTP_EXIT_UNTESTED);
+out:
+	mtp_run_fini(&m);
+	mtp_run_fini(&run);
+	mtp_case_fini(&c);
+	remove(path);
+	remove(j1);
+	remove(j2);
+	remove(j3);
 }

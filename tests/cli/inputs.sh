@@ -123,7 +123,7 @@ selftest) # --json, and a filter that leaves a mutant nothing to break (float32
 	grep -q '"exit_code":125' st.json || fail "selftest --json without its exit code"
 	expect 2 "drop --json" "$M" audit-weights --selftest --json aw.json ;;
 report) # help matches, inf stays inf, shards share a column, exit 1 on failures,
-	# a PASSED that compared nothing is INVALID (exit 2); bench files make a
+	# a PASSED that compared nothing is SKIPPED, one its outputs deny INVALID; bench files make a
 	# history; bad ones are one line; device lines recorded
 	expect 0 "--json FILE" "$M" report --help
 	expect 0 "--junit FILE" "$M" verify --help
@@ -137,17 +137,21 @@ d["results"] = [r]; d["run_id"] = "other"
 json.dump(d, open("bad.json", "w"))
 PYEOF
 	expect 0 "" "$M" report s0.json s1.json --json m.json --html m.html
-	[ "$(grep -o '"backend":"[^"]*"' m.json | sort -u | wc -l)" = 1 ] || fail "shards of one run in several columns"
+	[ "$($PY -c 'import json; print(len({r["backend"] for r in json.load(open("m.json"))["results"]}))')" = 1 ] ||
+		fail "shards of one run in several columns"
 	expect 1 "exit code 1" "$M" report s0.json bad.json --html b.html
 	grep -q '[0-9]\{30\}' b.html && fail "inf headroom rendered as a long number"
 	grep -q 'inf' b.html || fail "inf headroom not shown"
-	# a PASSED that compared nothing (outputs empty, or absent) is INVALID
+	# a PASSED that compared nothing (outputs empty, or of no element) is
+	# SKIPPED, not passed; one its outputs deny is INVALID (exit 2); a result
+	# without its outputs is refused with one line
 	$PY - <<'PYEOF' || fail "cannot write the results files without outputs"
 import json
 d = json.load(open("s0.json"))
 assert d["results"][0]["verdict"] == "PASSED" and d["results"][0]["outputs"]
 lie = dict(d["results"][0]["outputs"][0], passed=False)
-for name, outs in (("empty.json", []), ("absent.json", None), ("denied.json", [lie])):
+none = dict(d["results"][0]["outputs"][0], elements=0)
+for name, outs in (("empty.json", []), ("absent.json", None), ("denied.json", [lie]), ("zero.json", [none])):
     r = dict(d["results"][0])
     if outs is None:
         del r["outputs"]
@@ -156,16 +160,18 @@ for name, outs in (("empty.json", []), ("absent.json", None), ("denied.json", [l
     e = dict(d, results=[r], run_id=name)
     json.dump(e, open(name, "w"))
 PYEOF
-	for k in empty absent denied; do
-		expect 2 "exit code 2" "$M" report $k.json --json $k.m.json
-		$PY - "$k.m.json" "$k" <<'PYEOF' || fail "$k: the PASSED without (passing) outputs was not made INVALID"
+	expect 2 "^mtpcheck report: absent.json: results\[0\]\.outputs: missing$" "$M" report absent.json --json absent.m.json
+	for k in empty denied zero; do
+		code=125; [ $k = denied ] && code=2
+		expect $code "exit code $code" "$M" report $k.json --json $k.m.json
+		$PY - "$k.m.json" "$k" $code <<'PYEOF' || fail "$k: the PASSED without (passing) outputs was counted as passed"
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = d["results"]
-assert len(r) == 1 and r[0]["verdict"] == "INVALID", r
-want = "did not pass" if sys.argv[2] == "denied" else "no output compared"
-assert want in r[0]["message"], r[0]["message"]
-assert d["exit_code"] == 2, d["exit_code"]
+want = ("INVALID", "did not pass") if sys.argv[2] == "denied" else ("SKIPPED", "nothing compared")
+assert len(r) == 1 and r[0]["verdict"] == want[0], r
+assert want[1] in r[0]["message"], r[0]["message"]
+assert d["exit_code"] == int(sys.argv[3]) and "PASSED" not in d["summary"], d
 PYEOF
 	done
 	# bench files: a history of nights beside the results, or alone

@@ -10,3 +10,11 @@ foreach(t links storage membudget verify_empty sources rules pipe preflight
                    $<TARGET_FILE:mtp_plugin_faulty>)
   set_tests_properties(inputs.${t} PROPERTIES LABELS "inputs" TIMEOUT 300)
 endforeach()
+
+# mtpcheck report against hostile and repeated inputs (tests/cli/report.sh).
+foreach(t malformed weights scale again)
+  add_test(NAME report.${t}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/report.sh ${t}
+                   $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR})
+  set_tests_properties(report.${t} PROPERTIES LABELS "inputs" TIMEOUT 300)
+endforeach()

@@ -14,7 +14,7 @@ jobs=${MTP_FUZZ_JOBS:-2}
 
 CC=clang-14 cmake -S . -B build-fuzz -DMTP_FUZZ=ON -DMTP_BUILD_TESTS=OFF \
 	-DMTP_WITH_CUDA=OFF -DMTP_WITH_CPU=OFF >/dev/null
-if ! cmake --build build-fuzz -j"$jobs" --target fuzz_fixture fuzz_casefile fuzz_cli fuzz_safetensors fuzz_stindex fuzz_seeds \
+if ! cmake --build build-fuzz -j"$jobs" --target fuzz_fixture fuzz_casefile fuzz_cli fuzz_safetensors fuzz_stindex fuzz_results fuzz_seeds \
 	>/tmp/mtp-fuzz-build.log 2>&1; then
 	tail -30 /tmp/mtp-fuzz-build.log; echo "fuzz build failed"; exit 1
 fi
@@ -24,8 +24,9 @@ bin=$PWD/build-fuzz/tests/fuzz
 # command lines with a case file for the CLI (tests/fuzz/cli_seeds)
 rm -rf "$out/seeds" "$out/artifacts" "$out/tmp"
 mkdir -p "$out/seeds/fixture" "$out/seeds/casefile" "$out/seeds/cli" "$out/seeds/safetensors" \
-	"$out/seeds/stindex" "$out/tmp"
+	"$out/seeds/stindex" "$out/seeds/results" "$out/tmp"
 cp tests/fuzz/cli_seeds/* "$out/seeds/cli/"
+cp tests/fuzz/results_seeds/* "$out/seeds/results/" # results, bench, merged report
 printf '{"a.weight":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,12]},"__metadata__":{"format":"pt"}}' \
 	>"$out/seeds/safetensors/one"
 printf '{"x":{"dtype":"F32","shape":[],"data_offsets":[4,8]},"y\\u00e9":{"dtype":"F8_E4M3","shape":[0],"data_offsets":[8,8]}}  ' \
@@ -44,7 +45,7 @@ export MTP_FUZZ_FIXTURES=$out/seeds/fixture
 # the production allocator returns NULL for an absurd size; so does this one
 export ASAN_OPTIONS=allocator_may_return_null=1
 status=0
-for t in fixture casefile cli safetensors stindex; do
+for t in fixture casefile cli safetensors stindex results; do
 	mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
 	log=$out/$t.log
 	"$bin/fuzz_$t" "$out/corpus/$t" "$out/seeds/$t" -fork=1 -ignore_crashes=1 \

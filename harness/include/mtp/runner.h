@@ -85,6 +85,15 @@ struct mtp_result {
 struct mtp_run_device {
 	char name[128];
 	char device[MTP_BACKEND_DEVICE_MAX];
+	/* report: where the column came from (empty otherwise), written with
+	 * the merged results so that reading them again gives their inputs'
+	 * columns: the backend and host that ran it, its run (the run_id, else
+	 * command|created), the date of its file, and whether that run was a
+	 * verify --weights-only (its results compare no output) */
+	struct mtp_column_origin {
+		char backend[64], host[64], run[160], created[24];
+		bool weights_only;
+	} origin;
 };
 
 struct mtp_bench_history; /* bench files read by report (mtp/bench.h) */
@@ -102,6 +111,8 @@ struct mtp_run {
 	int n_devices;	      /* 0: verify, or a report of files without */
 	struct mtp_run_device *devices;	 /* malloc'ed, n_devices */
 	struct mtp_bench_history *bench; /* report: bench nights, or NULL */
+	int n_merged;  /* report: the files merged (0: not a report) */
+	int n_repeats; /* report: results dropped as another input's */
 };
 
 void mtp_run_opts_init(struct mtp_run_opts *o);

@@ -53,6 +53,9 @@ enum mtp_status mtp_write_atomic(const char *path, mtp_text_body_fn body,
 /* The whole file as a NUL-terminated string (malloc'ed), or NULL if it
  * is not a regular file, cannot be read or is larger than 1 GiB. */
 char *mtp_read_text(const char *path);
+/* The same with its length in *len (the file may hold NUL bytes) and, for
+ * NULL, the reason in why ("not a regular file (a folder)", ...). */
+char *mtp_read_text_len(const char *path, size_t *len, char *why, size_t n);
 
 /* A JSON string (quoted, escaped) and a JSON number (NaN and Inf, which JSON
  * lacks, as the strings "nan", "inf", "-inf"). */

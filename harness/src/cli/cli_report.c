@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mtp/bench.h"
 #include "mtp/runner.h"
@@ -31,6 +32,13 @@ static const char usage_report[] =
 	"(oldest first), and per op, shape and backend@host the median, GB/s "
 	"and\n"
 	"fraction of the copy bandwidth of each night.\n"
+	"A result that several inputs hold (a file given twice, a merged "
+	"report\n"
+	"beside its inputs) counts once; an input that is one of the "
+	"outputs is\n"
+	"skipped with a note. A file that is not what it says is refused in "
+	"one\n"
+	"line naming the file and the field (exit 2).\n"
 	"--json writes the merged results (--json and --junit: results only). "
 	"Exit\n"
 	"code: the merged run's (0, 1 if any FAILED, CRASHED or TIMEOUT, 2 if "
@@ -43,6 +51,37 @@ static int report_usage(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, " (see mtpcheck report --help)\n");
 	return MTP_EXIT_USAGE;
+}
+
+/* Drops from paths (n of them) every input that is one of the outputs (the
+ * same file: `report out/NAME.json... --json out/merged.json` run again finds its
+ * own previous output among the inputs), with a note line each; the number
+ * left. */
+static int skip_outputs(const char **paths, int n, const char *const *outs,
+			const char *const *flags)
+{
+	int kept = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct stat in, out;
+		int k = 3;
+
+		while (k-- > 0)
+			if (outs[k] && stat(paths[i], &in) == 0 &&
+			    stat(outs[k], &out) == 0 &&
+			    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+				break;
+		if (k < 0) {
+			paths[kept++] = paths[i];
+			continue;
+		}
+		fprintf(stderr,
+			"mtpcheck report: note: %s is this report's own %s "
+			"output: skipped (it is written anew from the other "
+			"inputs)\n",
+			paths[i], flags[k]);
+	}
+	return kept;
 }
 
 int mtp_cli_report(int argc, char **argv)
@@ -86,6 +125,7 @@ int mtp_cli_report(int argc, char **argv)
 		free(paths);
 		return rc < 0 ? MTP_EXIT_USAGE : rc;
 	}
+	n = skip_outputs(paths, n, outs, flags);
 	if (mtp_run_merge(&run, paths, n, err, sizeof(err)) ||
 	    (outs[0] && mtp_report_html(&run, outs[0], err, sizeof(err))) ||
 	    (outs[1] && mtp_report_junit(&run, outs[1], err, sizeof(err))) ||
@@ -98,7 +138,12 @@ int mtp_cli_report(int argc, char **argv)
 		if (run.bench)
 			printf(" and %d bench rows of %d night(s)",
 			       run.bench->n_points, run.bench->n_nights);
-		printf(" from %d file(s), exit code %d\n", n, rc);
+		printf(" from %d file(s)", n);
+		if (run.n_repeats)
+			printf(" (%d result(s) that another input holds "
+			       "counted once)",
+			       run.n_repeats);
+		printf(", exit code %d\n", rc);
 	}
 	mtp_run_fini(&run);
 	free(paths);

@@ -3,12 +3,15 @@
  * per night) into one run and renders it with the same writers as `run`.
  * Each file's backends become columns labelled backend@host, with the device
  * line the file recorded; the same label seen again (another night) gets the
- * file's date, so the matrix shows the trend side by side. Bench files among
- * the inputs become the bench history (merge_bench.c). Built with libcjson
- * (merge_none.c stands in otherwise).
+ * file's date, so the matrix shows the trend side by side. A merged report
+ * (command "report") records where each column came from ("merge"), so that
+ * read again it gives back its inputs' columns, and what two inputs both hold
+ * (the same run given twice, a merged report beside its inputs) is counted
+ * once (merge_dedup.c). Bench files among the inputs become the bench history
+ * (merge_bench.c). Every field is checked as it is read (merge_field.c,
+ * merge_result.c). Built with libcjson (merge_none.c stands in otherwise).
  */
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,148 +20,144 @@
 #include "mtp/meta.h"
 #include "mtp/runner.h"
 #include "mtp/textio.h"
-
-static const char *str(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static enum mtp_verdict verdict_of(const char *s)
-{
-	for (int v = 0; v < MTP_VERDICT_COUNT; v++)
-		if (!strcmp(mtp_verdict_name(v), s))
-			return (enum mtp_verdict)v;
-	return MTP_INVALID;
-}
-
-/* A number as the writer keeps it: a JSON number, or "inf"/"-inf"/"nan". */
-static double num(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-
-	if (cJSON_IsNumber(v))
-		return v->valuedouble;
-	if (cJSON_IsString(v))
-		return !strcmp(v->valuestring, "-inf")	? -INFINITY
-		       : !strcmp(v->valuestring, "nan") ? NAN
-							: INFINITY;
-	return 0;
-}
-
-static bool flag(const cJSON *o, const char *k)
-{
-	return cJSON_IsTrue(cJSON_GetObjectItem(o, k));
-}
-
-/* One output object, as far as the reports show it. */
-static void take_cmp(const cJSON *c, struct mtp_cmp *m)
-{
-	const cJSON *th = cJSON_GetObjectItem(c, "threshold");
-	const cJSON *wi = cJSON_GetObjectItem(c, "worst_index");
-	const cJSON *h = cJSON_GetObjectItem(c, "ulp_histogram");
-	int k = 0;
-
-	snprintf(m->name, sizeof(m->name), "%s", str(c, "tensor"));
-	snprintf(m->shape_msg, sizeof(m->shape_msg), "%s",
-		 str(c, "shape_error"));
-	m->passed = flag(c, "passed");
-	m->shape_ok = flag(c, "shape_ok");
-	m->n = (int64_t)num(c, "elements");
-	m->n_bad = (int64_t)num(c, "bad");
-	m->max_abs = num(c, "max_abs");
-	m->headroom = num(c, "headroom");
-	m->rel_norm = num(c, "normwise");
-	m->worst_got = num(c, "worst_got");
-	m->worst_want = num(c, "worst_want");
-	m->tol.rtol = num(th, "rtol");
-	m->tol.atol = num(th, "atol");
-	m->tol.budget = cJSON_GetObjectItem(th, "normwise_max") != NULL;
-	m->tol.norm_max = num(th, "normwise_max");
-	snprintf(m->tol.origin, sizeof(m->tol.origin), "%s", str(th, "origin"));
-	for (const cJSON *d = wi ? wi->child : NULL; d && k < MTP_MAX_DIMS;
-	     d = d->next)
-		m->worst_coord[k++] = (int64_t)d->valuedouble;
-	m->worst_ndim = k;
-	m->worst = k ? 0 : -1;
-	k = 0;
-	for (const cJSON *b = h ? h->child : NULL; b && k < MTP_ULP_BUCKETS;
-	     b = b->next)
-		m->ulp_hist[k++] = (int64_t)b->valuedouble;
-}
-
-/* One result object into r, with its outputs. */
-static bool take_result(const cJSON *o, const char *label, struct mtp_result *r)
-{
-	const cJSON *outs = cJSON_GetObjectItem(o, "outputs");
-	const cJSON *diag = cJSON_GetObjectItem(o, "diagnosis");
-	int n = cJSON_IsArray(outs) ? cJSON_GetArraySize(outs) : 0;
-
-	memset(r, 0, sizeof(*r));
-	snprintf(r->file, sizeof(r->file), "%s", str(o, "file"));
-	snprintf(r->case_id, sizeof(r->case_id), "%s", str(o, "case"));
-	snprintf(r->backend, sizeof(r->backend), "%s", label);
-	snprintf(r->message, sizeof(r->message), "%s", str(o, "message"));
-	snprintf(r->repro, sizeof(r->repro), "%s", str(o, "repro"));
-	r->op = mtp_op_find(str(o, "op"));
-	mtp_family_parse(str(o, "family"), &r->family);
-	r->verdict = verdict_of(str(o, "verdict"));
-	r->seconds = num(o, "seconds");
-	r->first_bad = -1;
-	if (n > 0) {
-		int i = 0;
-
-		r->cmp = calloc((size_t)n, sizeof(*r->cmp));
-		if (!r->cmp)
-			return false;
-		for (const cJSON *c = outs->child; c; c = c->next, i++) {
-			take_cmp(c, &r->cmp[i]);
-			if (r->first_bad < 0 && !r->cmp[i].passed)
-				r->first_bad = i;
-		}
-		r->n_cmp = n;
-		if (r->verdict == MTP_PASSED && r->first_bad >= 0) {
-			r->verdict = MTP_INVALID; /* a pass its outputs deny */
-			snprintf(r->message, sizeof(r->message),
-				 "PASSED in the results file, but its output "
-				 "'%.64s' did not pass",
-				 r->cmp[r->first_bad].name);
-		}
-	} else if (r->verdict == MTP_PASSED) { /* nothing compared */
-		r->verdict = MTP_INVALID;
-		snprintf(r->message, sizeof(r->message),
-			 "PASSED in the results file, but with no output "
-			 "compared");
-	}
-	if (diag && cJSON_IsString(cJSON_GetObjectItem(diag, "code"))) {
-		mtp_diag_parse(str(diag, "code"), &r->diag.diag);
-		snprintf(r->diag.text, sizeof(r->diag.text), "%s",
-			 str(diag, "text"));
-		r->diag.info = r->diag.diag == MTP_DIAG_NORM_ROUNDING;
-	}
-	return true;
-}
+#include "mtp/textsafe.h"
 
 /* The labels earlier files used, and the run each came from: a shard of
  * the same run (same run_id; without one, the same host, command and
  * minute of creation) shares its column, another run gets a dated one. */
 struct seen {
-	int n, cap;
+	int n, cap, last;
 	struct {
 		char label[128], run[160], column[128];
 	} * v;
 };
 
-static void run_key(const cJSON *root, char *key, size_t n)
-{
-	const char *id = str(root, "run_id");
+/* What a results file says about all its results. */
+struct file_facts {
+	struct mtp_jwhere w;
+	const char *host, *created, *command, *command_line;
+	char run[160];	       /* the run_id, else command|created */
+	const cJSON *backends; /* meta.backends, or NULL */
+	const cJSON *columns;  /* a merged report's merge.columns */
+	struct column_entry {
+		char column[128];
+		struct mtp_column_origin o;
+	} * origins; /* theirs, in order (malloc'ed) */
+	int n_origins, last;
+	bool weights_only; /* a verify --weights-only */
+	bool merged;	   /* a report's output (command "report") */
+};
 
+/* Whether command line s holds the word w. */
+static bool has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = strstr(s, w); p; p = strstr(p + 1, w))
+		if ((p == s || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return true;
+	return false;
+}
+
+/* merge.columns of a merged report: where each column came from. */
+static bool read_origins(struct file_facts *ff)
+{
+	struct mtp_jwhere w = ff->w;
+	int k = 0;
+
+	ff->origins = calloc((size_t)cJSON_GetArraySize(ff->columns) + 1,
+			     sizeof(*ff->origins));
+	if (!ff->origins)
+		return mtp_jw_refuse(&w, "merge", "out of memory");
+	for (const cJSON *c = ff->columns->child; c; c = c->next, k++) {
+		struct mtp_column_origin *o = &ff->origins[k].o;
+
+		snprintf(w.at, sizeof(w.at), "merge.columns[%d]", k);
+		if (!cJSON_IsObject(c))
+			return mtp_jw_refuse(&w, NULL, "not an object");
+		if (!mtp_jw_text(&w, c, "column", true, ff->origins[k].column,
+				 sizeof(ff->origins[k].column)) ||
+		    !mtp_jw_text(&w, c, "backend", true, o->backend,
+				 sizeof(o->backend)) ||
+		    !mtp_jw_text(&w, c, "host", true, o->host,
+				 sizeof(o->host)) ||
+		    !mtp_jw_text(&w, c, "run_id", true, o->run,
+				 sizeof(o->run)) ||
+		    !mtp_jw_text(&w, c, "created", false, o->created,
+				 sizeof(o->created)) ||
+		    !mtp_jw_bool(&w, c, "weights_only", false,
+				 &o->weights_only))
+			return false;
+	}
+	ff->n_origins = k;
+	return true;
+}
+
+/* The top of a results file: its run, host, date and devices, all of
+ * them checked for their types. */
+static bool read_facts(struct file_facts *ff, const cJSON *root)
+{
+	struct mtp_jwhere *w = &ff->w, at = *w;
+	const cJSON *machine, *meta, *merge;
+	const char *id;
+
+	if (!mtp_jw_str(w, root, "command", false, &ff->command) ||
+	    !mtp_jw_str(w, root, "created", false, &ff->created) ||
+	    !mtp_jw_str(w, root, "run_id", false, &id) ||
+	    !mtp_jw_kind(w, root, "machine", false, true, &machine) ||
+	    !mtp_jw_kind(w, root, "meta", false, true, &meta) ||
+	    !mtp_jw_kind(w, root, "merge", false, true, &merge))
+		return false;
+	snprintf(at.at, sizeof(at.at), "machine");
+	if (!mtp_jw_str(&at, machine, "host", false, &ff->host))
+		return false;
+	snprintf(at.at, sizeof(at.at), "meta");
+	if (!mtp_jw_str(&at, meta, "command_line", false, &ff->command_line) ||
+	    !mtp_jw_kind(&at, meta, "backends", false, false, &ff->backends))
+		return false;
+	snprintf(at.at, sizeof(at.at), "merge");
+	if (merge &&
+	    !mtp_jw_kind(&at, merge, "columns", true, false, &ff->columns))
+		return false;
 	if (*id)
-		snprintf(key, n, "%s", id);
+		snprintf(ff->run, sizeof(ff->run), "%s", id);
 	else
-		snprintf(key, n, "%s|%.16s", str(root, "command"),
-			 str(root, "created"));
+		snprintf(ff->run, sizeof(ff->run), "%s|%.16s", ff->command,
+			 ff->created);
+	ff->merged = !strcmp(ff->command, "report");
+	ff->weights_only = !strcmp(ff->command, "verify") &&
+			   has_word(ff->command_line, "--weights-only");
+	return !ff->columns || read_origins(ff);
+}
+
+/* Where result w (its backend be) came from: the file's backend@host and
+ * run; in a merged report, the origin it records for the column (one
+ * written before merge.columns: the column itself, of the file's run). */
+static bool origin_of(struct file_facts *ff, const struct mtp_jwhere *w,
+		      const char *be, struct mtp_column_origin *o)
+{
+	bool old = ff->merged && !ff->columns;
+
+	memset(o, 0, sizeof(*o));
+	if (ff->columns) {
+		for (int k = 0; k < ff->n_origins; k++, ff->last++) {
+			ff->last %= ff->n_origins; /* from the one before */
+			if (!strcmp(ff->origins[ff->last].column, be)) {
+				*o = ff->origins[ff->last].o;
+				return true;
+			}
+		}
+		return mtp_jw_refuse(w, "backend",
+				     "a column that merge.columns lacks");
+	}
+	mtp_text_sanitize(o->backend, sizeof(o->backend), be, strlen(be) + 1);
+	mtp_text_sanitize(o->host, sizeof(o->host), old ? "" : ff->host,
+			  strlen(old ? "" : ff->host) + 1);
+	mtp_text_sanitize(o->run, sizeof(o->run), ff->run, sizeof(ff->run));
+	mtp_text_sanitize(o->created, sizeof(o->created), ff->created,
+			  strlen(ff->created) + 1);
+	o->weights_only = ff->weights_only;
+	return true;
 }
 
 /* The column of (label, run): the one this run got before (a shard), the
@@ -168,11 +167,14 @@ static const char *column(struct seen *s, const char *label, const char *run,
 {
 	bool other = false;
 
+	if (s->last < s->n && !strcmp(s->v[s->last].label, label) &&
+	    !strcmp(s->v[s->last].run, run))
+		return s->v[s->last].column; /* as the result before */
 	for (int i = 0; i < s->n; i++) {
 		if (strcmp(s->v[i].label, label))
 			continue;
 		if (!strcmp(s->v[i].run, run))
-			return s->v[i].column;
+			return s->v[s->last = i].column;
 		other = true;
 	}
 	if (s->n == s->cap) {
@@ -192,82 +194,155 @@ static const char *column(struct seen *s, const char *label, const char *run,
 		if (!strcmp(s->v[i].column, s->v[s->n].column))
 			snprintf(s->v[s->n].column, sizeof(s->v[s->n].column),
 				 "%.80s %.40s", label, run);
+	s->last = s->n;
 	return s->v[s->n++].column;
 }
 
-/* Column col's device: the one its file's meta records for the backend
- * (first seen wins: the shards of a run share their devices). */
-static bool add_device(struct mtp_run *run, const cJSON *root, const char *col,
-		       const char *backend)
+/* Column col's device, the one its file's meta records for the name the
+ * result carries (first seen wins: the shards of a run share their
+ * devices), and where the column came from. */
+static bool add_device(struct mtp_run *run, const struct file_facts *ff,
+		       const char *col, const char *name,
+		       const struct mtp_column_origin *o)
 {
-	const cJSON *bes = cJSON_GetObjectItem(
-		cJSON_GetObjectItem(root, "meta"), "backends");
 	const char *dev = "unknown (the results file records no device)";
 
-	for (int i = 0; i < run->n_devices; i++)
+	for (int i = run->n_devices - 1; i >= 0; i--)
 		if (!strcmp(run->devices[i].name, col))
 			return true;
-	for (const cJSON *b = cJSON_IsArray(bes) ? bes->child : NULL; b;
-	     b = b->next)
-		if (!strcmp(str(b, "name"), backend) && *str(b, "device"))
-			dev = str(b, "device");
-	return mtp_run_set_device(run, col, dev);
+	for (const cJSON *b = ff->backends ? ff->backends->child : NULL; b;
+	     b = b->next) {
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(b, "name");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(b, "device");
+
+		if (cJSON_IsString(nm) && !strcmp(nm->valuestring, name) &&
+		    cJSON_IsString(d) && *d->valuestring)
+			dev = d->valuestring;
+	}
+	if (!mtp_run_set_device(run, col, dev))
+		return false;
+	run->devices[run->n_devices - 1].origin = *o;
+	return true;
+}
+
+/* Room for one more result. */
+static bool grow(struct mtp_run *run)
+{
+	int cap = run->cap ? 2 * run->cap : 256;
+	struct mtp_result *v;
+
+	if (run->n < run->cap)
+		return true;
+	v = realloc(run->results, (size_t)cap * sizeof(*v));
+	if (!v)
+		return false;
+	run->results = v;
+	run->cap = cap;
+	return true;
+}
+
+/* Result i (o) of the file into the run, in its column. */
+static enum mtp_status add_result(struct mtp_run *run, struct file_facts *ff,
+				  struct seen *seen, const cJSON *o, int i)
+{
+	struct mtp_jwhere w = ff->w;
+	struct mtp_column_origin og;
+	struct mtp_merge_origin from;
+	char label[128];
+	const char *be, *col;
+
+	snprintf(w.at, sizeof(w.at), "results[%d]", i);
+	if (!cJSON_IsObject(o))
+		return mtp_jw_refuse(&w, NULL, "not an object"),
+		       MTP_ERR_INVALID;
+	if (!mtp_jw_str(&w, o, "backend", true, &be) ||
+	    !origin_of(ff, &w, be, &og))
+		return MTP_ERR_INVALID;
+	snprintf(label, sizeof(label), "%.60s%s%.60s", og.backend,
+		 *og.host ? "@" : "", og.host);
+	col = column(seen, label, og.run, og.created);
+	if (!col || !add_device(run, ff, col, be, &og) || !grow(run)) {
+		snprintf(w.err, w.errn, "%s: out of memory", w.path);
+		return MTP_ERR_NOMEM;
+	}
+	from.weights_only = og.weights_only;
+	if (!mtp_merge_result(&w, o, col, &from, &run->results[run->n]))
+		return MTP_ERR_INVALID;
+	run->n++;
+	return MTP_OK;
+}
+
+static enum mtp_status add_results(struct mtp_run *run, struct file_facts *ff,
+				   const cJSON *root, struct seen *seen)
+{
+	const cJSON *results;
+	enum mtp_status st = MTP_OK;
+	int i = 0;
+
+	if (!mtp_jw_kind(&ff->w, root, "results", true, false, &results) ||
+	    !read_facts(ff, root))
+		return MTP_ERR_INVALID;
+	for (const cJSON *o = results->child; !st && o; o = o->next, i++)
+		st = add_result(run, ff, seen, o, i);
+	return st;
 }
 
 static enum mtp_status add_file(struct mtp_run *run, const char *path,
 				const cJSON *root, struct seen *seen, char *err,
 				size_t errn)
 {
-	const cJSON *results = cJSON_GetObjectItem(root, "results");
-	const cJSON *machine = cJSON_GetObjectItem(root, "machine");
-	char key[160];
+	struct file_facts ff = {.w = {.path = path, .err = err, .errn = errn}};
+	const cJSON *sv;
+	const char *format;
+	enum mtp_status st;
 
-	const cJSON *sv = cJSON_GetObjectItem(root, "schema_version");
-
+	if (!cJSON_IsObject(root))
+		return mtp_jw_refuse(&ff.w, NULL,
+				     "not a JSON object (not an "
+				     "mtpcheck results or bench "
+				     "file)"),
+		       MTP_ERR_INVALID;
+	sv = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
 	if (!mtp_schema_accept(path, cJSON_GetStringValue(sv), sv, err, errn))
 		return MTP_ERR_INVALID;
-	if (!strcmp(str(root, "format"), "mtpcheck-bench"))
+	if (!mtp_jw_str(&ff.w, root, "format", true, &format))
+		return MTP_ERR_INVALID;
+	if (!strcmp(format, "mtpcheck-bench"))
 		return mtp_merge_bench(run, path, root, err, errn);
-	run_key(root, key, sizeof(key));
-	if (strcmp(str(root, "format"), "mtpcheck-results")) {
+	if (strcmp(format, "mtpcheck-results"))
+		return mtp_jw_refuse(&ff.w, "format",
+				     "not an mtpcheck results or bench file "
+				     "(mtpcheck-results, mtpcheck-bench)"),
+		       MTP_ERR_INVALID;
+	st = add_results(run, &ff, root, seen);
+	free(ff.origins);
+	return st;
+}
+
+/* File path parsed, or NULL with the line in err. */
+static cJSON *parse(const char *path, char *err, size_t errn)
+{
+	char why[128] = "";
+	size_t len;
+	char *text = mtp_read_text_len(path, &len, why, sizeof(why));
+	const char *end = NULL;
+	cJSON *root = NULL;
+
+	if (!text)
+		snprintf(err, errn, "%s: cannot read: %s", path, why);
+	else if (strlen(text) != len)
 		snprintf(err, errn,
-			 "%s: format: not an mtpcheck results or bench file "
-			 "(mtpcheck-results, mtpcheck-bench)",
-			 path);
-		return MTP_ERR_INVALID;
-	}
-	if (!cJSON_IsArray(results)) {
-		snprintf(err, errn, "%s: results: %s", path,
-			 results ? "not an array" : "missing");
-		return MTP_ERR_INVALID;
-	}
-	for (const cJSON *o = results->child; o; o = o->next) {
-		char label[128];
-		const char *col;
-		struct mtp_result *r;
-
-		snprintf(label, sizeof(label), "%s@%s", str(o, "backend"),
-			 str(machine, "host"));
-		col = column(seen, label, key, str(root, "created"));
-		if (!col || !add_device(run, root, col, str(o, "backend")))
-			return MTP_ERR_NOMEM;
-		if (run->n == run->cap) {
-			int cap = run->cap ? 2 * run->cap : 256;
-			struct mtp_result *v =
-				realloc(run->results, (size_t)cap * sizeof(*v));
-
-			if (!v)
-				return MTP_ERR_NOMEM;
-			run->results = v;
-			run->cap = cap;
-		}
-		r = &run->results[run->n];
-		if (!take_result(o, col, r))
-			return MTP_ERR_NOMEM;
-		run->counts[r->verdict]++;
-		run->n++;
-	}
-	return MTP_OK;
+			 "%s: not valid JSON (a NUL byte at byte %zu)", path,
+			 strlen(text));
+	else if (!len)
+		snprintf(err, errn, "%s: not valid JSON (an empty file)", path);
+	else if (!(root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1)))
+		snprintf(err, errn,
+			 "%s: not valid JSON (error at byte %zu of %zu: cut "
+			 "short or damaged)",
+			 path, end ? (size_t)(end - text) : (size_t)0, len);
+	free(text);
+	return root;
 }
 
 enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
@@ -278,20 +353,20 @@ enum mtp_status mtp_run_merge(struct mtp_run *run, const char *const *paths,
 
 	snprintf(run->command, sizeof(run->command), "report");
 	for (int i = 0; !st && i < n; i++) {
-		char *text = mtp_read_text(paths[i]);
-		cJSON *root = text ? cJSON_Parse(text) : NULL;
+		cJSON *root = parse(paths[i], err, errn);
 
-		if (!root) {
-			snprintf(err, errn, "%s: %s", paths[i],
-				 text ? "not valid JSON"
-				      : "cannot read the file");
-			st = MTP_ERR_INVALID;
-		} else {
-			st = add_file(run, paths[i], root, &seen, err, errn);
-		}
+		st = root ? add_file(run, paths[i], root, &seen, err, errn)
+			  : MTP_ERR_INVALID;
 		cJSON_Delete(root);
-		free(text);
 	}
 	free(seen.v);
+	if (!st && run->bench && !mtp_merge_drop_bench_repeats(run->bench))
+		st = MTP_ERR_NOMEM;
+	if (!st && (run->n_repeats = mtp_merge_drop_repeats(run)) < 0)
+		st = MTP_ERR_NOMEM;
+	if (st == MTP_ERR_NOMEM)
+		snprintf(err, errn, "%s: out of memory",
+			 n ? paths[n - 1] : "report");
+	run->n_merged = n;
 	return st;
 }

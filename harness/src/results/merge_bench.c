@@ -2,7 +2,8 @@
  * Bench files in `mtpcheck report` (merge.c hands them here): each file's
  * rows become a night of the bench history (run->bench), labelled with the
  * file's date; files of one run_id are one night. A row is keyed by op, shape
- * and backend@host, so two machines' rows stay apart. Every field is checked
+ * and backend@host, so two machines' rows stay apart (a row its night has
+ * twice is dropped after the merge, merge_dedup.c). Every field is checked
  * before it is kept: the file is the bench writer's, but it may have been
  * edited or cut, and a bad row is one line naming the file and the field.
  */
@@ -28,47 +29,6 @@ static const char *sval(const cJSON *o, const char *k)
 static void clean(char *dst, size_t n, const char *src)
 {
 	mtp_text_sanitize(dst, n, src, strlen(src) + 1);
-}
-
-/* A text field of row i: a string (required), or absent (optional). */
-static bool text(const cJSON *r, const char *k, bool required, char *dst,
-		 size_t n, const char *path, int i, char *err, size_t errn)
-{
-	const cJSON *v = cJSON_GetObjectItem(r, k);
-
-	if (!v && !required) {
-		dst[0] = 0;
-		return true;
-	}
-	if (!cJSON_IsString(v)) {
-		snprintf(err, errn, "%s: rows[%d].%s: %s", path, i, k,
-			 v ? "not a string" : "missing");
-		return false;
-	}
-	clean(dst, n, v->valuestring);
-	return true;
-}
-
-/* A number field of row i: a finite number >= 0 (required), or absent
- * (optional: 0). */
-static bool number(const cJSON *r, const char *k, bool required, double *x,
-		   const char *path, int i, char *err, size_t errn)
-{
-	const cJSON *v = cJSON_GetObjectItem(r, k);
-
-	*x = 0;
-	if (!v && !required)
-		return true;
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
-	    v->valuedouble < 0) {
-		snprintf(err, errn, "%s: rows[%d].%s: %s", path, i, k,
-			 !v		      ? "missing"
-			 : !cJSON_IsNumber(v) ? "not a number"
-					      : "not a finite number >= 0");
-		return false;
-	}
-	*x = v->valuedouble;
-	return true;
 }
 
 static bool samples(const cJSON *r, struct mtp_bench_point *p, const char *path,
@@ -122,42 +82,41 @@ static bool take_row(const cJSON *root, const cJSON *r, const char *host,
 		     struct mtp_bench_point *p, const char *path, int i,
 		     char *err, size_t errn)
 {
-	struct mtp_bench_row *w = &p->row;
+	struct mtp_jwhere w = {.path = path, .err = err, .errn = errn};
+	struct mtp_bench_row *row = &p->row;
+	const unsigned need = MTP_JW_REQUIRED | MTP_JW_FINITE_NONNEG;
+	const unsigned may = MTP_JW_FINITE_NONNEG;
 	char be[96];
 	double flops = 0;
 
-	if (!cJSON_IsObject(r)) {
-		snprintf(err, errn, "%s: rows[%d]: not an object", path, i);
-		return false;
-	}
-	if (!text(r, "op", true, w->op, sizeof(w->op), path, i, err, errn) ||
-	    !text(r, "shape", true, w->shape, sizeof(w->shape), path, i, err,
-		  errn) ||
-	    !text(r, "backend", true, be, sizeof(be), path, i, err, errn) ||
-	    !text(r, "check", false, w->check, sizeof(w->check), path, i, err,
-		  errn) ||
-	    !text(r, "note", false, w->note, sizeof(w->note), path, i, err,
-		  errn) ||
-	    !text(r, "vs_baseline", false, w->vs_base, sizeof(w->vs_base), path,
-		  i, err, errn) ||
-	    !number(r, "median_s", true, &w->median, path, i, err, errn) ||
-	    !number(r, "iqr_pct", false, &w->iqr_pct, path, i, err, errn) ||
-	    !number(r, "gb_per_s", false, &w->gb_per_s, path, i, err, errn) ||
-	    !number(r, "fraction_of_peak", false, &w->frac_peak, path, i, err,
-		    errn) ||
-	    !number(r, "speedup_vs_ref", false, &w->speedup_vs_ref, path, i,
-		    err, errn) ||
-	    !number(r, "flops", false, &flops, path, i, err, errn) ||
+	snprintf(w.at, sizeof(w.at), "rows[%d]", i);
+	if (!cJSON_IsObject(r))
+		return mtp_jw_refuse(&w, NULL, "not an object");
+	if (!mtp_jw_text(&w, r, "op", true, row->op, sizeof(row->op)) ||
+	    !mtp_jw_text(&w, r, "shape", true, row->shape,
+			 sizeof(row->shape)) ||
+	    !mtp_jw_text(&w, r, "backend", true, be, sizeof(be)) ||
+	    !mtp_jw_text(&w, r, "check", false, row->check,
+			 sizeof(row->check)) ||
+	    !mtp_jw_text(&w, r, "note", false, row->note, sizeof(row->note)) ||
+	    !mtp_jw_text(&w, r, "vs_baseline", false, row->vs_base,
+			 sizeof(row->vs_base)) ||
+	    !mtp_jw_num(&w, r, "median_s", need, &row->median) ||
+	    !mtp_jw_num(&w, r, "iqr_pct", may, &row->iqr_pct) ||
+	    !mtp_jw_num(&w, r, "gb_per_s", may, &row->gb_per_s) ||
+	    !mtp_jw_num(&w, r, "fraction_of_peak", may, &row->frac_peak) ||
+	    !mtp_jw_num(&w, r, "speedup_vs_ref", may, &row->speedup_vs_ref) ||
+	    !mtp_jw_num(&w, r, "flops", may, &flops) ||
 	    !samples(r, p, path, i, err, errn))
 		return false;
-	w->gflop_per_s = w->median > 0 ? flops / w->median / 1e9 : 0;
+	row->gflop_per_s = row->median > 0 ? flops / row->median / 1e9 : 0;
 	clean(p->device, sizeof(p->device),
 	      device_of(root, sval(r, "backend")));
 	if (*host)
-		snprintf(w->backend, sizeof(w->backend), "%.60s@%.60s", be,
+		snprintf(row->backend, sizeof(row->backend), "%.60s@%.60s", be,
 			 host);
 	else
-		snprintf(w->backend, sizeof(w->backend), "%s", be);
+		snprintf(row->backend, sizeof(row->backend), "%s", be);
 	return true;
 }
 
@@ -194,21 +153,6 @@ static int night_of(struct mtp_bench_history *h, const cJSON *root,
 	return h->n_nights++;
 }
 
-/* Whether night k already has the row (a file given twice): kept once. */
-static bool seen(const struct mtp_bench_history *h, int k,
-		 const struct mtp_bench_row *w)
-{
-	for (int i = 0; i < h->n_points; i++) {
-		const struct mtp_bench_row *q = &h->points[i].row;
-
-		if (h->points[i].night == k && !strcmp(q->op, w->op) &&
-		    !strcmp(q->shape, w->shape) &&
-		    !strcmp(q->backend, w->backend))
-			return true;
-	}
-	return false;
-}
-
 enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 				const cJSON *root, char *err, size_t errn)
 {
@@ -238,10 +182,6 @@ enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 		if (!take_row(root, r, host, &p, path, i, err, errn)) {
 			free(p.samples);
 			return MTP_ERR_INVALID;
-		}
-		if (seen(h, night, &p.row)) {
-			free(p.samples);
-			continue;
 		}
 		if (h->n_points == h->cap_points) {
 			int cap = h->cap_points ? 2 * h->cap_points : 64;

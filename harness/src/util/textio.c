@@ -181,28 +181,45 @@ enum mtp_status mtp_write_atomic(const char *path, mtp_text_body_fn body,
 	return mtp_atomic_close(&a, err, errn);
 }
 
-char *mtp_read_text(const char *path)
+char *mtp_read_text_len(const char *path, size_t *len, char *why, size_t n)
 {
-	char why[128];
-	int fd = mtp_open_regular(path, why, sizeof(why));
+	int fd = mtp_open_regular(path, why, n);
 	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	char *s = NULL;
-	long n;
+	long size = -1;
 
+	*len = 0;
 	if (!f) {
-		if (fd >= 0)
+		if (fd >= 0) {
+			snprintf(why, n, "%s", strerror(errno));
 			close(fd);
+		}
 		return NULL;
 	}
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
-	    (s = calloc(1, (size_t)n + 1)) &&
-	    fread(s, 1, (size_t)n, f) != (size_t)n) {
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 &&
+	    size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
+	    (s = calloc(1, (size_t)size + 1)) &&
+	    fread(s, 1, (size_t)size, f) != (size_t)size) {
 		free(s);
 		s = NULL;
 	}
+	if (!s)
+		snprintf(why, n, "%s",
+			 size >= (1L << 30) ? "larger than 1 GiB"
+			 : size >= 0	    ? "read error or out of memory"
+					    : "cannot seek");
+	else
+		*len = (size_t)size;
 	fclose(f);
 	return s;
+}
+
+char *mtp_read_text(const char *path)
+{
+	char why[128];
+	size_t len;
+
+	return mtp_read_text_len(path, &len, why, sizeof(why));
 }
 
 void mtp_json_str(FILE *f, const char *str)
