@@ -62,7 +62,7 @@ static void chain_fini(struct chain_case *c)
 
 static struct mtp_ref_step_cfg cfg_of(enum mtp_family f)
 {
-	if (f == MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_mhc(f))
 		return test_cfg_v4(MTP_CONTRACT_DEFERRED, MTP_HC_HEAD_CUDA);
 	struct mtp_ref_step_cfg c = test_cfg_v3();
 
@@ -85,7 +85,7 @@ static void step_by_hand(const struct chain_case *c, int64_t s, int64_t layer,
 	for (int i = 0; i < 3; i++)
 		pos[i] = positions[i] + s;
 	test_out_init(out, &dims, f);
-	if (f == MTP_FAMILY_DEEPSEEK_V4)
+	if (mtp_family_mhc(f))
 		mtp_ref_mtp_step_v4(&in, &c->l4[layer], &dims, &cfg, &out->o);
 	else
 		mtp_ref_mtp_step_v3(&in, &c->l3[layer], &dims, &cfg, &out->o);

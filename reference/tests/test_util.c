@@ -221,7 +221,7 @@ void test_out_init(struct test_out *out, const struct mtp_ref_dims *d,
 	o->block_out = test_bufs_take(b, th);
 	o->logits = test_bufs_take(b, (size_t)(d->t * d->v));
 	o->token = (int64_t *)test_bufs_take(b, (size_t)d->t);
-	if (family != MTP_FAMILY_DEEPSEEK_V4) {
+	if (!mtp_family_mhc(family)) {
 		o->block_residual = test_bufs_take(b, th);
 		o->hidden_pre = test_bufs_take(b, th);
 		o->hidden_post = test_bufs_take(b, th);
@@ -252,7 +252,7 @@ void test_assert_same_out(const struct test_out *a, const struct test_out *b,
 	for (int64_t i = 0; i < d->t; i++)
 		cr_assert_eq(x->token[i], y->token[i], "token[%lld]",
 			     (long long)i);
-	if (family != MTP_FAMILY_DEEPSEEK_V4) {
+	if (!mtp_family_mhc(family)) {
 		test_assert_same(x->block_residual, y->block_residual, th,
 				 "block_residual");
 		test_assert_same(x->hidden_pre, y->hidden_pre, th,
