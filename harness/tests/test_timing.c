@@ -131,3 +131,19 @@ Test(timing, perf_verdicts_from_raw_samples)
 		     MTP_AMBIGUOUS,
 		     "a 10 %% shift in 4 noisy samples cannot be told");
 }
+
+/* The unfused row's words: a ratio below 1 is never "faster". */
+Test(timing, speed_words_say_faster_or_slower)
+{
+	char w[32];
+
+	mtp_speed_words(1.0, 1.22, w,
+			sizeof(w)); /* fused 1.0 s, unfused 1.22 */
+	cr_expect_str_eq(w, "1.22x faster");
+	mtp_speed_words(1.22, 1.0, w, sizeof(w)); /* fused slower */
+	cr_expect_str_eq(w, "1.22x slower");
+	mtp_speed_words(2.0, 2.0, w, sizeof(w));
+	cr_expect_str_eq(w, "1.00x faster");
+	mtp_speed_words(0, 1.0, w, sizeof(w));
+	cr_expect_str_eq(w, "-");
+}

@@ -12,6 +12,7 @@
 #define MTP_TIMING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mtp/backend.h"
@@ -53,6 +54,11 @@ void mtp_timing_fini(struct mtp_timing *t);
 enum mtp_verdict mtp_perf_compare(const double *base, int nb, const double *cur,
 				  int nc, double min_effect, double alpha,
 				  double *ratio, double *p);
+
+/* How `this` compares with `other` (seconds each) in words: "1.22x faster"
+ * when it takes less time (other / this), "1.22x slower" when it takes more
+ * (this / other); "-" when either time is not positive. */
+void mtp_speed_words(double this_s, double other_s, char *buf, size_t n);
 
 /* Bytes an ideal kernel moves (every input read once, every output written
  * once) and the flops of the math, from the op table. */

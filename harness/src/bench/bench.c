@@ -434,11 +434,14 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 				    ? unfused_time(b, i, op, t, h, &what)
 				    : 0;
 
+		char words[32];
+
+		mtp_speed_words(tms[i].median, uf, words, sizeof(words));
 		if (uf > 0)
 			printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused "
-			       "is %.2fx faster\n",
+			       "is %s\n",
 			       "  same math, unfused", r.shape, r.backend,
-			       uf * 1e6, what, uf / tms[i].median);
+			       uf * 1e6, what, words);
 	}
 	for (int i = 0; i < b->n_backends; i++) {
 		if (ran[i])

@@ -5,6 +5,7 @@
  * tails), and a minimum effect so that a significant 0.1 % is still SAME.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "mtp/timing.h"
@@ -90,4 +91,14 @@ enum mtp_verdict mtp_perf_compare(const double *base, int nb, const double *cur,
 	if (*p >= alpha)
 		return MTP_AMBIGUOUS;
 	return *ratio > 1 ? MTP_SLOWER : MTP_FASTER;
+}
+
+void mtp_speed_words(double this_s, double other_s, char *buf, size_t n)
+{
+	if (!(this_s > 0 && other_s > 0))
+		snprintf(buf, n, "-");
+	else if (this_s <= other_s)
+		snprintf(buf, n, "%.2fx faster", other_s / this_s);
+	else
+		snprintf(buf, n, "%.2fx slower", this_s / other_s);
 }
