@@ -88,6 +88,7 @@ static const char *check_outputs(const struct mtp_call *c,
 }
 
 struct row {
+	int bi; /* the backend's index */
 	const char *op, *backend, *check;
 	char shape[64];
 	struct mtp_timing t;
@@ -132,25 +133,10 @@ static bool compute_bound(const struct row *r)
 	       r->flops / r->fma_peak > r->bytes / r->peak;
 }
 
-/* Keeps a copy of a printed row for the HTML page. */
-static void keep_row(struct bench *b, const struct row *r, double gbs,
-		     double gfs, enum mtp_verdict v)
+/* The row as data, for the pages the parent writes. */
+static void fill_row(const struct row *r, double gbs, double gfs,
+		     enum mtp_verdict v, struct mtp_bench_row *k)
 {
-	struct mtp_bench_row *k;
-
-	if (!b->html_path && !b->csv_path && !b->md_path)
-		return;
-	if (b->n_kept == b->cap_kept) {
-		int cap = b->cap_kept ? 2 * b->cap_kept : 64;
-		struct mtp_bench_row *n =
-			realloc(b->kept, (size_t)cap * sizeof(*n));
-
-		if (!n)
-			return;
-		b->kept = n;
-		b->cap_kept = cap;
-	}
-	k = &b->kept[b->n_kept++];
 	memset(k, 0, sizeof(*k));
 	snprintf(k->op, sizeof(k->op), "%s", r->op);
 	snprintf(k->shape, sizeof(k->shape), "%s", r->shape);
@@ -168,8 +154,10 @@ static void keep_row(struct bench *b, const struct row *r, double gbs,
 	k->speedup_vs_ref = r->ref_median > 0 ? r->ref_median / r->t.median : 0;
 }
 
+/* The row on the console, and as JSON and data to the parent. */
 static void print_row(struct bench *b, const struct row *r)
 {
+	struct mtp_bench_row k;
 	double gbs = r->t.median > 0 ? r->bytes / r->t.median / 1e9 : 0;
 	double gfs = r->t.median > 0 ? r->flops / r->t.median / 1e9 : 0;
 	char pk[16] = "-", fp[16] = "-", sp[16] = "-", cmp[80];
@@ -185,7 +173,7 @@ static void print_row(struct bench *b, const struct row *r)
 	if (r->ref_median > 0 && r->t.median > 0)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
-	keep_row(b, r, gbs, gfs, v);
+	fill_row(r, gbs, gfs, v, &k);
 	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %5s %8s  "
 	       "%s%s%s%s%s\n",
 	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
@@ -200,10 +188,8 @@ static void print_row(struct bench *b, const struct row *r)
 		       r->warm_median * 1e6, r->t.launches, r->t.sets,
 		       r->t.median / r->warm_median);
 	fflush(stdout);
-	if (!b->json)
-		return;
 	fprintf(b->json,
-		"%s{\"op\":\"%s\",\"shape\":\"%s\",\"backend\":\"%s\",\"median_"
+		"{\"op\":\"%s\",\"shape\":\"%s\",\"backend\":\"%s\",\"median_"
 		"s\":%.9g,"
 		"\"q1_s\":%.9g,\"q3_s\":%.9g,\"iqr_pct\":%.3g,\"reps\":%d,"
 		"\"input_sets\":%d,"
@@ -212,9 +198,9 @@ static void print_row(struct bench *b, const struct row *r)
 		"\"peak_copy_gb_per_s\":%.4g,\"fraction_of_peak\":%.4g,"
 		"\"speedup_vs_ref\":%.4g,"
 		"\"check\":\"%s\",\"note\":\"%s\"",
-		b->json_rows++ ? ",\n" : "", r->op, r->shape, r->backend,
-		r->t.median, r->t.q1, r->t.q3, r->t.iqr_pct, r->t.reps,
-		r->t.sets, r->t.device_timer ? "true" : "false",
+		r->op, r->shape, r->backend, r->t.median, r->t.q1, r->t.q3,
+		r->t.iqr_pct, r->t.reps, r->t.sets,
+		r->t.device_timer ? "true" : "false",
 		r->t.graph ? "true" : "false", r->bytes, r->flops, gbs,
 		r->peak / 1e9,
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
@@ -238,6 +224,7 @@ static void print_row(struct bench *b, const struct row *r)
 	for (int i = 0; i < r->t.reps; i++)
 		fprintf(b->json, "%s%.9g", i ? "," : "", r->t.samples[i]);
 	fputs("]}", b->json);
+	mtp_bench_sup_row(b, r->bi, &k);
 }
 
 /* Times p on backend i; the outputs come back in out. */
@@ -394,12 +381,14 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	r.bytes = 0;
 	mtp_op_cost(&p.cc.call, &r.bytes, &r.flops);
 	for (int i = 0; i < b->n_backends; i++) {
-		if (!b->be[i] || !mtp_backend_supports(b->be[i], &p.cc.call))
+		if (!b->be[i] || !mtp_bench_sup_step(b, i, op->name, r.shape) ||
+		    !mtp_backend_supports(b->be[i], &p.cc.call))
 			continue;
 		if (time_on(b, i, &p, &tms[i], outs[i])) {
 			printf("%-24s %-18s %-8s FAILED: %s\n", op->name,
 			       r.shape, b->backends[i], b->be[i]->error);
 			b->failures++;
+			mtp_bench_sup_row(b, i, NULL); /* done, without a row */
 			continue;
 		}
 		ran[i] = true;
@@ -409,6 +398,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			memcpy(judge, outs[i], sizeof(judge));
 		}
 	}
+	mtp_bench_sup_step(b, -1, op->name, r.shape); /* the judge */
 	bool judged = b->check && !judge_outputs(&p, judge, have_ref, judge);
 
 	for (int i = 0; i < b->n_backends; i++) {
@@ -420,6 +410,8 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 
 		if (!ran[i])
 			continue;
+		mtp_bench_sup_step(b, i, op->name, r.shape);
+		r.bi = i;
 		r.backend = b->backends[i];
 		r.t = tms[i];
 		r.peak = b->peak[i];
@@ -472,10 +464,34 @@ static int write_pages(const struct bench *b)
 	return bad;
 }
 
+void mtp_bench_child(struct bench *b)
+{
+	int p = 0;
+
+	mtp_bench_open_backends(b);
+	for (int i = 0; i < b->n_backends; i++)
+		b->opened += b->be[i] != NULL;
+	mtp_bench_sup_head(b);
+	if (!b->head_done)
+		printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %5s %8s  %s\n",
+		       "op", "shape", "backend", "median_us", "IQR%", "GB/s",
+		       "%peak", "GFLOP/s", "%fma", "vs_ref", "check");
+	for (int o = 0; b->opened && o < b->n_ops && !mtp_signals_caught(); o++)
+		for (int h = 0; h < b->n_h && !mtp_signals_caught(); h++)
+			for (int t = 0; t < b->n_t && !mtp_signals_caught();
+			     t++, p++) {
+				if (p < b->resume)
+					continue; /* done by an earlier child */
+				b->problem = p;
+				bench_problem(b, b->ops[o], b->ts[t], b->hs[h]);
+			}
+	for (int i = 0; i < b->n_backends; i++)
+		mtp_backend_close(b->be[i]);
+}
+
 static int bench_main(struct bench *b, int argc, char **argv)
 {
-	int rc, opened = 0, sig;
-	const char *devices[MAXL];
+	int rc, sig;
 
 	mtp_timing_opts_init(&b->topt);
 	rc = mtp_bench_parse_args(b, argc, argv);
@@ -506,50 +522,9 @@ static int bench_main(struct bench *b, int argc, char **argv)
 			mtp_signals_end();
 			return 2;
 		}
-		b->json = b->json_out.f;
 	}
-	mtp_bench_open_backends(b);
-	for (int i = 0; i < b->n_backends; i++)
-		devices[i] = b->be[i] ? b->device[i] : NULL;
-	if (b->json) {
-		fputs("{\"format\":\"mtpcheck-bench\",\"format_version\":2,",
-		      b->json);
-		mtp_meta_json(b->json, NULL, b->seed, b->backends,
-			      b->n_backends, devices);
-		mtp_bench_json_inputs(b);
-		fputs(",\"rows\":[\n", b->json);
-	}
-	for (int i = 0; i < b->n_backends; i++)
-		opened += b->be[i] != NULL;
-	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %5s %8s  %s\n", "op",
-	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
-	       "GFLOP/s", "%fma", "vs_ref", "check");
-	for (int o = 0; opened && o < b->n_ops && !mtp_signals_caught(); o++)
-		for (int h = 0; h < b->n_h && !mtp_signals_caught(); h++)
-			for (int t = 0; t < b->n_t && !mtp_signals_caught();
-			     t++)
-				bench_problem(b, b->ops[o], b->ts[t], b->hs[h]);
-	sig = mtp_signals_caught();
+	sig = mtp_bench_supervise(b);
 	mtp_signals_end();
-	if (sig)
-		printf("\nmtpcheck bench: interrupted by signal %d after the "
-		       "rows above\n",
-		       sig);
-	if (b->json) {
-		fprintf(b->json, "\n]");
-		if (sig)
-			fprintf(b->json, ",\"interrupted_by_signal\":%d", sig);
-		fprintf(b->json, "}\n");
-		char err[MTP_ERR_MAX];
-
-		b->json = NULL;
-		if (mtp_atomic_close(&b->json_out, err, sizeof(err))) {
-			fprintf(stderr, "mtpcheck bench: %s\n", err);
-			b->failures++;
-		}
-	}
-	for (int i = 0; i < b->n_backends; i++)
-		mtp_backend_close(b->be[i]);
 	mtp_baseline_free(&b->base);
 	if (write_pages(b))
 		b->failures++;
@@ -557,7 +532,7 @@ static int bench_main(struct bench *b, int argc, char **argv)
 	if (b->baseline_path)
 		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
 		       b->baseline_path, b->n_slower, b->n_ambiguous);
-	if (!opened)
+	if (!b->opened && !b->failures)
 		return 125;
 	if (sig)
 		return 128 + sig;

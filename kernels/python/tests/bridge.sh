@@ -59,5 +59,28 @@ run bench --backend python:$T/fake_device.py --graph --op rmsnorm --T 1 --H 256 
 	grep -q "rmsnorm .* ok" "$out" || fail "bench --graph with the adapter's timers and replay: exit $rc"
 rm -f "$json"
 
+# an adapter that ends the process (os._exit(0)) in bench: that problem is
+# CRASHED, the others run, the JSON is whole and no FILE.tmpPID is left
+d=$(mktemp -d)
+run bench --backend python:numpy --op rmsnorm,hc_head --T 1 --H 64 --reps 3 --min-time 0.001 \
+	--no-unfused --json "$d/base.json"
+[ $rc = 0 ] || fail "bench for a baseline: exit $rc"
+run bench --backend python:$T/exiting.py,ref --op rmsnorm,hc_head --T 1 --H 64 --reps 3 \
+	--min-time 0.001 --no-unfused --baseline "$d/base.json" --gate --json "$d/new.json"
+[ $rc = 1 ] || fail "bench, an adapter that calls os._exit(0): exit $rc, want 1"
+grep -q "^rmsnorm .*python:$T/exiting.py .*CRASHED: the backend ended the process (exit status 0)" "$out" ||
+	fail "bench, os._exit(0): no CRASHED line for rmsnorm"
+${PYTHON:-/usr/bin/python3} - "$d/new.json" <<'PYEOF' || fail "bench, os._exit(0): the JSON is not whole"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {(r["op"], r["backend"].split("/")[-1]) for r in d["rows"]}
+assert ("hc_head", "exiting.py") in rows and ("rmsnorm", "ref") in rows, rows
+assert ("rmsnorm", "exiting.py") not in rows, rows
+(c,) = d["crashed"]
+assert c["op"] == "rmsnorm" and c["backend"].endswith("exiting.py"), c
+PYEOF
+[ -z "$(ls "$d" | grep tmp)" ] || fail "bench, os._exit(0): left $(ls "$d" | grep tmp)"
+rm -rf "$d"
+
 [ $fails = 0 ] && echo "python bridge: all checks passed"
 [ $fails = 0 ]
