@@ -88,7 +88,9 @@ static const char *check_outputs(const struct mtp_call *c,
 }
 
 struct row {
-	int bi; /* the backend's index */
+	int bi;			      /* the backend's index */
+	const struct mtp_timing *rep; /* the repeats pooled in t */
+	int n_rep;
 	const char *op, *backend, *check;
 	char shape[64];
 	struct mtp_timing t;
@@ -105,7 +107,7 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 {
 	const struct mtp_baseline_row *br =
 		mtp_baseline_find(&b->base, r->op, r->shape, r->backend);
-	double ratio, p;
+	double ratio, p, floor;
 
 	*v = MTP_VERDICT_COUNT;
 	buf[0] = 0;
@@ -115,12 +117,16 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 		snprintf(buf, n, "  base: none");
 		return;
 	}
-	*v = mtp_perf_compare(br->samples, br->n, r->t.samples, r->t.reps,
-			      b->min_effect, 0.01, &ratio, &p);
+	*v = mtp_perf_gate(br->samples, br->n, br->spread, r->rep, r->n_rep,
+			   b->min_effect, 0.01, &ratio, &p, &floor);
 	/* speed of new over base (>1 = faster); p: the chance of samples this
-	 * different if the speed had not changed */
-	snprintf(buf, n, "  base vs new: %.3fx (>1 = faster) %s, p %.2g",
-		 ratio > 0 ? 1 / ratio : NAN, mtp_verdict_name(*v), p);
+	 * different if the speed had not changed (the largest of the
+	 * repeats'); floor: the noise floor, the smallest change that counts */
+	snprintf(buf, n,
+		 "  base vs new: %.3fx (>1 = faster) %s, p %.2g, floor %.0f %% "
+		 "(%d repeat%s)",
+		 ratio > 0 ? 1 / ratio : NAN, mtp_verdict_name(*v), p,
+		 100 * floor, r->n_rep, r->n_rep > 1 ? "s" : "");
 	b->n_slower += *v == MTP_SLOWER;
 	b->n_ambiguous += *v == MTP_AMBIGUOUS;
 }
@@ -220,6 +226,10 @@ static void print_row(struct bench *b, const struct row *r)
 	if (v != MTP_VERDICT_COUNT)
 		fprintf(b->json, ",\"vs_baseline\":\"%s\"",
 			mtp_verdict_name(v));
+	for (int i = 0; r->n_rep > 1 && i < r->n_rep; i++)
+		fprintf(b->json, "%s%.9g", i ? "," : ",\"repeat_medians_s\":[",
+			r->rep[i].median);
+	fputs(r->n_rep > 1 ? "]" : "", b->json);
 	fputs(",\"samples_s\":[", b->json);
 	for (int i = 0; i < r->t.reps; i++)
 		fprintf(b->json, "%s%.9g", i ? "," : "", r->t.samples[i]);
@@ -243,6 +253,31 @@ static enum mtp_status time_on(struct bench *b, int i, struct problem *p,
 	if (o.graph && !b->be[i]->iface->graph_capture)
 		o.graph = false;
 	return mtp_time_call(b->be[i], &p->cc.call, &o, t, out);
+}
+
+/* Times p on backend i b->repeats times (once for ref), each into rep;
+ * t pools their samples. The outputs are the first repeat's. */
+static enum mtp_status time_repeats(struct bench *b, int i, struct problem *p,
+				    struct mtp_timing *t,
+				    struct mtp_timing *rep, int *n_rep,
+				    struct mtp_tensor *out)
+{
+	bool ref = strcmp(b->be[i]->iface->name, "ref") == 0;
+	enum mtp_status st = time_on(b, i, p, &rep[0], out);
+
+	for (*n_rep = 1; !st && !ref && *n_rep < b->repeats; ++*n_rep) {
+		struct mtp_tensor more[MAXO] = {{0}};
+
+		st = time_on(b, i, p, &rep[*n_rep], more);
+		free_outputs(more, st ? 0 : p->cc.call.n_out);
+	}
+	if (!st)
+		st = mtp_timing_pool(rep, *n_rep, t);
+	for (int k = 0; st && k < *n_rep; k++)
+		mtp_timing_fini(&rep[k]);
+	if (st && *n_rep > 1)
+		free_outputs(out, p->cc.call.n_out);
+	return st;
 }
 
 /* With --launches N (and rotation): the same graph of N launches on one
@@ -355,7 +390,8 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	double ref_median = 0;
 	bool ran[MAXL] = {0}, have_ref = false;
 	char err[MTP_ERR_MAX];
-	struct mtp_timing tms[MAXL];
+	struct mtp_timing tms[MAXL], reps[MAXL][BENCH_MAX_REPEATS];
+	int n_rep[MAXL];
 
 	if (problem_make(b, op, t, t, h, 2, &p, err, sizeof(err))) {
 		printf("%-24s T=%lld H=%lld: cannot generate: %s\n", op->name,
@@ -384,7 +420,8 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		if (!b->be[i] || !mtp_bench_sup_step(b, i, op->name, r.shape) ||
 		    !mtp_backend_supports(b->be[i], &p.cc.call))
 			continue;
-		if (time_on(b, i, &p, &tms[i], outs[i])) {
+		if (time_repeats(b, i, &p, &tms[i], reps[i], &n_rep[i],
+				 outs[i])) {
 			printf("%-24s %-18s %-8s FAILED: %s\n", op->name,
 			       r.shape, b->backends[i], b->be[i]->error);
 			b->failures++;
@@ -414,6 +451,8 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		r.bi = i;
 		r.backend = b->backends[i];
 		r.t = tms[i];
+		r.rep = reps[i];
+		r.n_rep = n_rep[i];
 		r.peak = b->peak[i];
 		r.fma_peak = b->fma_peak[i];
 		r.ref_median = ref_median;
@@ -436,6 +475,8 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			       uf * 1e6, what, words);
 	}
 	for (int i = 0; i < b->n_backends; i++) {
+		for (int k = 0; ran[i] && k < n_rep[i]; k++)
+			mtp_timing_fini(&reps[i][k]);
 		if (ran[i])
 			mtp_timing_fini(&tms[i]);
 		if (ran[i] &&
@@ -444,24 +485,6 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	}
 	free_outputs(judge, p.cc.call.n_out);
 	problem_fini(&p);
-}
-
-/* --html, --csv, --md from the kept rows; 1 if one could not be written. */
-static int write_pages(const struct bench *b)
-{
-	char err[MTP_ERR_MAX];
-	int bad = 0;
-
-	if (b->html_path &&
-	    mtp_bench_html(b->kept, b->n_kept, b->html_path, err, sizeof(err)))
-		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
-	if (b->csv_path && mtp_bench_table(b->kept, b->n_kept, b->csv_path,
-					   false, err, sizeof(err)))
-		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
-	if (b->md_path && mtp_bench_table(b->kept, b->n_kept, b->md_path, true,
-					  err, sizeof(err)))
-		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
-	return bad;
 }
 
 void mtp_bench_child(struct bench *b)
@@ -526,7 +549,7 @@ static int bench_main(struct bench *b, int argc, char **argv)
 	sig = mtp_bench_supervise(b);
 	mtp_signals_end();
 	mtp_baseline_free(&b->base);
-	if (write_pages(b))
+	if (mtp_bench_write_pages(b))
 		b->failures++;
 	free(b->kept);
 	if (b->baseline_path)

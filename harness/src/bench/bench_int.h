@@ -47,6 +47,7 @@ struct bench {
 	struct mtp_baseline base;
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
 	double min_effect; /* smallest change that is not SAME */
+	int repeats;	   /* --gate-repeats: timings of each row (0: unset) */
 	char *owned[16]; /* the --backend and --op lists the names point into */
 	int n_owned;
 	int n_slower, n_ambiguous;
@@ -71,6 +72,7 @@ struct bench {
 };
 
 #define BENCH_MAX_CRASHES 256
+#define BENCH_MAX_REPEATS 9
 
 /* A problem and backend whose bench process died (JSON "crashed"). */
 struct bench_crash {
@@ -98,6 +100,8 @@ void mtp_bench_child(struct bench *b);
  * (one that dies costs the problem and backend in flight: CRASHED), writes
  * and closes the JSON; returns the signal that stopped it, or 0. */
 int mtp_bench_supervise(struct bench *b);
+/* --html, --csv, --md from the kept rows; 1 if one could not be written. */
+int mtp_bench_write_pages(const struct bench *b);
 /* The child, each before it does it: opening backend i; the header
  * (once the backends are open); a step of the problem in flight on backend i
  * (-1: outside the backends; false: a pair to skip); a row, whose JSON text

@@ -385,6 +385,24 @@ static void write_tail(const struct bench *b, FILE *f, int sig)
 	fprintf(f, "}\n");
 }
 
+/* --html, --csv, --md from the kept rows; 1 if one could not be written. */
+int mtp_bench_write_pages(const struct bench *b)
+{
+	char err[MTP_ERR_MAX];
+	int bad = 0;
+
+	if (b->html_path &&
+	    mtp_bench_html(b->kept, b->n_kept, b->html_path, err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	if (b->csv_path && mtp_bench_table(b->kept, b->n_kept, b->csv_path,
+					   false, err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	if (b->md_path && mtp_bench_table(b->kept, b->n_kept, b->md_path, true,
+					  err, sizeof(err)))
+		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
+	return bad;
+}
+
 /* Runs the bench in children until it is done, then closes the JSON. */
 int mtp_bench_supervise(struct bench *b)
 {

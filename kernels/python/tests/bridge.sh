@@ -82,5 +82,20 @@ PYEOF
 [ -z "$(ls "$d" | grep tmp)" ] || fail "bench, os._exit(0): left $(ls "$d" | grep tmp)"
 rm -rf "$d"
 
+# the bench gate against its own baseline while a load comes and goes
+# (a synthetic device timer, noisy_timer.py: the first of 3 repeats 20 %
+# slower) is SAME, exit 0; 20 % slower in every repeat is SLOWER, exit 1
+d=$(mktemp -d)
+B="bench --backend python:$T/noisy_timer.py --op rmsnorm --T 1 --H 64 --reps 10 --min-time 0.001 --no-unfused"
+run $B --json "$d/base.json"
+[ $rc = 0 ] || fail "noisy timer, baseline: exit $rc"
+NOISY_SLOW=12:22 run $B --baseline "$d/base.json" --gate
+[ $rc = 0 ] && grep -q "rmsnorm .* SAME, p .*, floor [0-9]* % (3 repeats)" "$out" ||
+	fail "gate, a load in one repeat of 3: exit $rc, not SAME"
+NOISY_SLOW=12:1000 run $B --baseline "$d/base.json" --gate
+[ $rc = 1 ] && grep -q "rmsnorm .* SLOWER" "$out" || fail "gate, 20 % slower in every repeat: exit $rc, not SLOWER"
+unset NOISY_SLOW
+rm -rf "$d"
+
 [ $fails = 0 ] && echo "python bridge: all checks passed"
 [ $fails = 0 ]
