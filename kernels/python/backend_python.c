@@ -243,31 +243,6 @@ fail:
 
 /* ---- memory ------------------------------------------------------------ */
 
-static enum mtp_status py_alloc(struct mtp_backend *be, size_t bytes,
-				void **ptr)
-{
-	struct py_buf *b = calloc(1, sizeof(*b));
-	PyGILState_STATE g;
-	enum mtp_status st = MTP_OK;
-
-	*ptr = NULL;
-	if (!b)
-		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
-	g = PyGILState_Ensure();
-	b->obj = mtp_py_method(py_ctx(be), "alloc",
-			       Py_BuildValue("(n)", (Py_ssize_t)bytes));
-	if (!b->obj)
-		st = mtp_py_fail(be, MTP_ERR_NOMEM, "alloc");
-	PyGILState_Release(g);
-	if (st) {
-		free(b);
-		return st;
-	}
-	b->bytes = bytes;
-	*ptr = b;
-	return MTP_OK;
-}
-
 static void py_free(struct mtp_backend *be, void *ptr)
 {
 	struct py_buf *b = ptr;
@@ -275,21 +250,22 @@ static void py_free(struct mtp_backend *be, void *ptr)
 
 	mtp_py_cache_clear(py_ctx(be)); /* bound calls may view this buffer */
 	Py_XDECREF(b->obj);
+	Py_XDECREF(b->whole);
 	PyGILState_Release(g);
 	free(b);
 }
 
-/* Copies between host memory and a buffer: memcpy through the buffer
- * protocol where the object has it, else adapter.upload/download. */
-static enum mtp_status transfer(struct mtp_backend *be, struct py_buf *b,
+/* Copies between host memory and the buffer object obj: memcpy through the
+ * buffer protocol where the object has it, else adapter.upload/download. */
+static enum mtp_status transfer(struct mtp_backend *be, PyObject *obj,
 				void *host, size_t bytes, bool up)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
 	enum mtp_status st = MTP_OK;
 	Py_buffer view;
 
-	if (PyObject_CheckBuffer(b->obj) &&
-	    PyObject_GetBuffer(b->obj, &view, PyBUF_CONTIG) == 0) {
+	if (PyObject_CheckBuffer(obj) &&
+	    PyObject_GetBuffer(obj, &view, PyBUF_CONTIG) == 0) {
 		if ((size_t)view.len < bytes)
 			st = mtp_backend_fail(be, MTP_ERR_INVALID,
 					      "python: buffer of %zd bytes, "
@@ -308,8 +284,8 @@ static enum mtp_status transfer(struct mtp_backend *be, struct py_buf *b,
 		mv = PyMemoryView_FromMemory(host, (Py_ssize_t)bytes,
 					     up ? PyBUF_READ : PyBUF_WRITE);
 		r = mv ? mtp_py_method(py_ctx(be), up ? "upload" : "download",
-				       up ? Py_BuildValue("(OO)", b->obj, mv)
-					  : Py_BuildValue("(OO)", mv, b->obj))
+				       up ? Py_BuildValue("(OO)", obj, mv)
+					  : Py_BuildValue("(OO)", mv, obj))
 		       : NULL;
 		if (!r)
 			st = mtp_py_fail(be, MTP_ERR_DEVICE,
@@ -321,16 +297,123 @@ static enum mtp_status transfer(struct mtp_backend *be, struct py_buf *b,
 	return st;
 }
 
+/* whole[from, from + n) as a new object (a view: NumPy arrays, tensors). */
+static PyObject *slice(PyObject *whole, size_t from, size_t n)
+{
+	PyObject *a = PyLong_FromSize_t(from), *z = PyLong_FromSize_t(from + n);
+	PyObject *sl = a && z ? PySlice_New(a, z, NULL) : NULL;
+	PyObject *r = sl ? PyObject_GetItem(whole, sl) : NULL;
+
+	Py_XDECREF(sl);
+	Py_XDECREF(z);
+	Py_XDECREF(a);
+	return r;
+}
+
+/* Copies one guard zone of b (the one before its bytes, or after them)
+ * between host memory g and the buffer. */
+static enum mtp_status guard_io(struct mtp_backend *be, struct py_buf *b,
+				bool before, unsigned char *g, bool up)
+{
+	const size_t gn = MTP_BACKEND_GUARD_BYTES;
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *z = slice(b->whole, before ? 0 : gn + b->bytes, gn);
+	enum mtp_status st =
+		z ? MTP_OK : mtp_py_fail(be, MTP_ERR_DEVICE, "guard zone");
+
+	PyGILState_Release(gil);
+	if (!st)
+		st = transfer(be, z, g, gn, up);
+	gil = PyGILState_Ensure();
+	Py_XDECREF(z);
+	PyGILState_Release(gil);
+	return st;
+}
+
+/* Reads both guard zones of an output back, as the harness does for the
+ * backends whose buffers are addresses (core/backend.c). */
+static enum mtp_status guard_check(struct mtp_backend *be, struct py_buf *b)
+{
+	unsigned char g[MTP_BACKEND_GUARD_BYTES];
+	size_t before = 0, past = 0;
+	enum mtp_status st = guard_io(be, b, true, g, false);
+
+	if (!st)
+		before = mtp_guard_reach(g, true);
+	if (!st)
+		st = guard_io(be, b, false, g, false);
+	if (!st)
+		past = mtp_guard_reach(g, false);
+	if (st || (!before && !past))
+		return st;
+	return mtp_guard_fail(be, before, past, b->name ? b->name : "?");
+}
+
+/* adapter.alloc of bytes and a guard zone on each side; b->obj is the
+ * middle. An adapter whose buffers cannot be sliced gets no guard zones. */
+static enum mtp_status alloc_guarded(struct mtp_backend *be, struct py_buf *b,
+				     size_t bytes)
+{
+	const size_t gn = MTP_BACKEND_GUARD_BYTES;
+	PyGILState_STATE g = PyGILState_Ensure();
+	enum mtp_status st = MTP_OK;
+
+	b->bytes = bytes;
+	b->whole = mtp_py_method(
+		py_ctx(be), "alloc",
+		Py_BuildValue("(n)", (Py_ssize_t)(bytes + 2 * gn)));
+	b->obj = b->whole ? slice(b->whole, gn, bytes) : NULL;
+	if (b->whole && !b->obj) { /* no slices: the whole, unguarded */
+		PyErr_Clear();
+		b->obj = b->whole;
+		b->whole = NULL;
+	}
+	if (!b->obj)
+		st = mtp_py_fail(be, MTP_ERR_NOMEM, "alloc");
+	PyGILState_Release(g);
+	return st;
+}
+
+static enum mtp_status py_alloc(struct mtp_backend *be, size_t bytes,
+				void **ptr)
+{
+	struct py_buf *b = calloc(1, sizeof(*b));
+	unsigned char g[MTP_BACKEND_GUARD_BYTES];
+	enum mtp_status st;
+
+	*ptr = NULL;
+	if (!b)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	st = alloc_guarded(be, b, bytes);
+	mtp_guard_fill(g);
+	if (!st && b->whole)
+		st = guard_io(be, b, true, g, true);
+	if (!st && b->whole)
+		st = guard_io(be, b, false, g, true);
+	if (st) {
+		py_free(be, b);
+		return st;
+	}
+	*ptr = b;
+	return MTP_OK;
+}
+
 static enum mtp_status py_upload(struct mtp_backend *be, void *dst,
 				 const void *src, size_t bytes)
 {
-	return transfer(be, dst, (void *)src, bytes, true);
+	return transfer(be, ((struct py_buf *)dst)->obj, (void *)src, bytes,
+			true);
 }
 
+/* An output comes home after its launch: its guard zones are read first
+ * (not timed: downloads are outside the timed launches). */
 static enum mtp_status py_download(struct mtp_backend *be, void *dst,
 				   const void *src, size_t bytes)
 {
-	return transfer(be, (struct py_buf *)src, dst, bytes, false);
+	struct py_buf *b = (struct py_buf *)src;
+	enum mtp_status st = b->whole ? guard_check(be, b) : MTP_OK;
+
+	return st ? st : transfer(be, b->obj, dst, bytes, false);
 }
 
 /* Calls adapter.method(*Py_BuildValue(fmt, ...)) (fmt NULL: no arguments)

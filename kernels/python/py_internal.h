@@ -15,10 +15,15 @@
 
 #include "mtp/backend.h"
 
-/* A "device pointer": the adapter's buffer object of `bytes` bytes. */
+/* A "device pointer": the adapter's buffer object of `bytes` bytes. obj
+ * is the slice [G, G + bytes) of whole, an allocation with a guard zone of
+ * G = MTP_BACKEND_GUARD_BYTES on each side (NULL where the adapter's
+ * buffers cannot be sliced: no guard zones); name is the output the last
+ * launch wrote into it, for the message. */
 struct py_buf {
-	PyObject *obj;
+	PyObject *obj, *whole;
 	size_t bytes;
+	const char *name;
 };
 
 #define PY_CACHE 16

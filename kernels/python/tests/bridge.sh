@@ -59,6 +59,18 @@ run bench --backend python:$T/fake_device.py --graph --op rmsnorm --T 1 --H 256 
 	grep -q "rmsnorm .* ok" "$out" || fail "bench --graph with the adapter's timers and replay: exit $rc"
 rm -f "$json"
 
+# guard zones around every output, as the harness gives backends whose
+# buffers are addresses: a write past or before an output is CRASHED
+for where in past before; do
+	[ $where = past ] && spec=$T/overflow.py || spec=$T/overflow.py:before
+	run run --backend python:$spec --filter rmsnorm.bf16.fused.T1.H64
+	[ $rc = 1 ] && grep -q "CRASHED .*memory corruption: wrote 8 bytes $where output y (guard zone)" "$out" ||
+		fail "8 bytes written $where an output: exit $rc, no CRASHED guard-zone verdict"
+done
+run bench --backend python:$T/overflow.py --op rmsnorm --T 1 --H 64 --reps 3 --min-time 0.001
+[ $rc = 1 ] && grep -q "rmsnorm .*FAILED: wrote 8 bytes past output y (guard zone)" "$out" ||
+	fail "bench, 8 bytes written past an output: exit $rc, no FAILED line naming the guard zone"
+
 # an adapter that ends the process (os._exit(0)) in bench: that problem is
 # CRASHED, the others run, the JSON is whole and no FILE.tmpPID is left
 d=$(mktemp -d)
