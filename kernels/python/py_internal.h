@@ -64,6 +64,12 @@ bool mtp_py_unavailable(PyObject *pkg);
  * NULL with the exception pending. */
 PyObject *mtp_py_method(struct py_ctx *x, const char *method, PyObject *args);
 
+/* interp.c: starts the interpreter once per process (be->error says why
+ * not: UNAVAILABLE, or INVALID for an MTP_PYTHON that cannot work); the
+ * version of libpython ("3.11.7"). Called without the GIL. */
+enum mtp_status mtp_py_start(struct mtp_backend *be);
+void mtp_py_version(char *buf, size_t n);
+
 /* call.c: supports, launch, graphs, the bound-call cache. */
 bool mtp_py_supports(struct mtp_backend *be, const struct mtp_call *c);
 enum mtp_status mtp_py_launch(struct mtp_backend *be, const struct mtp_call *c);

@@ -59,6 +59,25 @@ run bench --backend python:$T/fake_device.py --graph --op rmsnorm --T 1 --H 256 
 	grep -q "rmsnorm .* ok" "$out" || fail "bench --graph with the adapter's timers and replay: exit $rc"
 rm -f "$json"
 
+# a missing framework names the module, the embedded interpreter (path and
+# version) and how to pick another; MTP_PYTHON takes a venv of the embedded
+# interpreter only, anything else is exit 2 with one line that says why
+run run --backend python:$T/needs_missing.py --filter rmsnorm.bf16.fused.T1.H64
+[ $rc = 125 ] && grep -q "^backend python:.*SKIPPED (.*No module named 'mtpcheck_no_such_framework'.*; the embedded Python is /[^ ]* (3\.[0-9]*\.[0-9]*), fixed when mtpcheck was built: cmake -DPython3_EXECUTABLE=" "$out" ||
+	fail "missing framework: exit $rc, the reason does not name the interpreter and -DPython3_EXECUTABLE"
+MTP_PYTHON=/bin/sh run run --backend python:numpy --filter rmsnorm.bf16.fused.T1.H64
+[ $rc = 2 ] && [ "$(wc -l <"$err")" = 1 ] && grep -q "MTP_PYTHON=/bin/sh is not a virtual environment of the embedded Python" "$err" ||
+	fail "MTP_PYTHON=/bin/sh: exit $rc, want 2 and one line saying it is no venv of the embedded Python"
+v=$(mktemp -d)
+if ${PYTHON:-/usr/bin/python3} -m venv --without-pip --system-site-packages "$v/venv" 2>/dev/null; then
+	MTP_PYTHON=$v/venv/bin/python run run --backend python:numpy --filter rmsnorm.bf16.fused.T1.H64
+	[ $rc = 0 ] || fail "MTP_PYTHON=a venv of the embedded Python: exit $rc"
+else
+	echo "note: no venv module for ${PYTHON:-/usr/bin/python3}: MTP_PYTHON with a venv not checked"
+fi
+unset MTP_PYTHON
+rm -rf "$v"
+
 # guard zones around every output, as the harness gives backends whose
 # buffers are addresses: a write past or before an output is CRASHED
 for where in past before; do
