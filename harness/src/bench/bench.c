@@ -166,7 +166,7 @@ static void print_row(struct bench *b, const struct row *r)
 	struct mtp_bench_row k;
 	double gbs = r->t.median > 0 ? r->bytes / r->t.median / 1e9 : 0;
 	double gfs = r->t.median > 0 ? r->flops / r->t.median / 1e9 : 0;
-	char pk[16] = "-", fp[16] = "-", sp[16] = "-", cmp[80];
+	char pk[16] = "-", fp[16] = "-", sp[16] = "-", cmp[160];
 	enum mtp_verdict v;
 	const bool cb = compute_bound(r);
 
