@@ -261,6 +261,8 @@ static bool drain(struct bench *b, int fd, pid_t pid, struct watch *w)
 		if (f.len > (64u << 20) ||
 		    (f.kind == F_ROW && f.len < sizeof(struct mtp_bench_row)) ||
 		    (f.kind == F_STEP && f.len < 2) ||
+		    (f.kind == F_OPEN &&
+		     (f.backend < 0 || f.backend >= b->n_backends)) ||
 		    (f.kind != F_HEAD && f.kind != F_OPEN && f.kind != F_END &&
 		     (f.problem < 0 || f.problem >= b->n_problems ||
 		      f.backend >= b->n_backends)))
