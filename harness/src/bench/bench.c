@@ -357,6 +357,23 @@ static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
 	return sum;
 }
 
+/* The unfused comparison row under a fused op's row r (not for ref). */
+static void print_unfused(struct bench *b, int i, const struct mtp_op *op,
+			  int64_t t, int64_t h, const struct row *r)
+{
+	const char *what = NULL;
+	char words[32];
+	double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
+			    ? unfused_time(b, i, op, t, h, &what)
+			    : 0;
+
+	mtp_speed_words(r->t.median, uf, words, sizeof(words));
+	if (uf > 0)
+		printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused is %s\n",
+		       "  same math, unfused", r->shape, r->backend, uf * 1e6,
+		       what, words);
+}
+
 /* Judge outputs: the ref backend's if it ran, else the reference once. */
 static enum mtp_status judge_outputs(struct problem *p,
 				     struct mtp_tensor *ref_out, bool have_ref,
@@ -443,7 +460,6 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			ran[i] && judged
 				? check_outputs(&p.cc.call, outs[i], judge)
 				: NULL;
-		const char *what = NULL;
 
 		if (!ran[i])
 			continue;
@@ -461,18 +477,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		b->failures += bad != NULL;
 		r.warm_median = warm_beside(b, i, &p, &tms[i]);
 		print_row(b, &r);
-		double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
-				    ? unfused_time(b, i, op, t, h, &what)
-				    : 0;
-
-		char words[32];
-
-		mtp_speed_words(tms[i].median, uf, words, sizeof(words));
-		if (uf > 0)
-			printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused "
-			       "is %s\n",
-			       "  same math, unfused", r.shape, r.backend,
-			       uf * 1e6, what, words);
+		print_unfused(b, i, op, t, h, &r);
 	}
 	for (int i = 0; i < b->n_backends; i++) {
 		for (int k = 0; ran[i] && k < n_rep[i]; k++)
