@@ -83,13 +83,41 @@ find_package(BLAS QUIET)
 # Python (the python backend embeds it): the interpreter and its embedding
 # files (python3-dev). -DPython3_EXECUTABLE=/path/to/venv/bin/python picks
 # another one.
+#
+# Unless one is given, the first python3 on PATH that has NumPy and Python.h
+# (then /usr/bin/python3, /usr/local/bin/python3): the first on PATH alone
+# may be a pyenv shim without NumPy, and the interpreter cannot be swapped
+# once built in (docs/PYTHON.md, "Building").
+include(${CMAKE_CURRENT_LIST_DIR}/PythonPick.cmake)
+
 set(_py_found OFF)
 set(_py_why "Python 3 development files (python3-dev: Python.h, libpython3) not found")
 if(NOT MTP_WITH_PYTHON STREQUAL "OFF")
+  if(NOT DEFINED Python3_EXECUTABLE AND NOT DEFINED Python3_ROOT_DIR)
+    mtp_python_with_numpy(_py_pick _py_tried)
+    if(_py_pick)
+      set(Python3_EXECUTABLE ${_py_pick} CACHE FILEPATH
+        "the Python the python backend embeds (the first python3 with NumPy)")
+    endif()
+  endif()
   find_package(Python3 QUIET COMPONENTS Interpreter Development.Embed)
   if(Python3_Development.Embed_FOUND AND Python3_Interpreter_FOUND)
     set(_py_found ON)
     set(_py_why "Python ${Python3_VERSION}, ${Python3_EXECUTABLE}")
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import numpy"
+      RESULT_VARIABLE _py_np OUTPUT_QUIET ERROR_QUIET TIMEOUT 30)
+    if(NOT _py_np EQUAL 0)
+      set(_py_why "${_py_why}, without NumPy")
+      if(_py_tried)
+        set(_py_how "none of ${_py_tried} has both NumPy and Python.h")
+      else()
+        set(_py_how "given with -DPython3_EXECUTABLE or -DPython3_ROOT_DIR")
+      endif()
+      message(WARNING "python backend: ${Python3_EXECUTABLE} (Python "
+        "${Python3_VERSION}) has no NumPy, so --backend python:numpy will be "
+        "SKIPPED (${_py_how}). Install numpy for it, or pick another with "
+        "-DPython3_EXECUTABLE=/path/to/python3.")
+    endif()
   endif()
 endif()
 mtp_resolve(PYTHON ${_py_found} "${_py_why}")

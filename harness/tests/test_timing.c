@@ -131,3 +131,66 @@ Test(timing, perf_verdicts_from_raw_samples)
 		     MTP_AMBIGUOUS,
 		     "a 10 %% shift in 4 noisy samples cannot be told");
 }
+
+/* The unfused row's words: a ratio below 1 is never "faster". */
+Test(timing, speed_words_say_faster_or_slower)
+{
+	char w[32];
+
+	mtp_speed_words(1.0, 1.22, w,
+			sizeof(w)); /* fused 1.0 s, unfused 1.22 */
+	cr_expect_str_eq(w, "1.22x faster");
+	mtp_speed_words(1.22, 1.0, w, sizeof(w)); /* fused slower */
+	cr_expect_str_eq(w, "1.22x slower");
+	mtp_speed_words(2.0, 2.0, w, sizeof(w));
+	cr_expect_str_eq(w, "1.00x faster");
+	mtp_speed_words(0, 1.0, w, sizeof(w));
+	cr_expect_str_eq(w, "-");
+}
+
+/* A timing of 12 samples around level (0.1 % apart), for the gate. */
+static void fake_timing(struct mtp_timing *t, double *s, double level)
+{
+	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < 12; i++)
+		s[i] = level * (1.0 + 0.001 * i);
+	t->samples = s;
+	t->reps = 12;
+	t->median = level * 1.0055;
+}
+
+/* The same binary against itself while a load comes and goes: one repeat
+ * of three falls in a burst 20 % slower. A single comparison calls that
+ * SLOWER; the gate, which wants the effect in every repeat above their
+ * spread, says SAME. A slowdown in every repeat stays SLOWER. */
+Test(timing, gate_needs_the_effect_in_every_repeat)
+{
+	double base[12], s[3][12], r, p, floor;
+	struct mtp_timing rep[3], b;
+
+	fake_timing(&b, base, 1.0);
+	fake_timing(&rep[0], s[0], 1.2); /* the burst */
+	fake_timing(&rep[1], s[1], 1.0);
+	fake_timing(&rep[2], s[2], 1.0);
+	cr_expect_eq(mtp_perf_compare(base, 12, s[0], 12, 0.05, 0.01, &r, &p),
+		     MTP_SLOWER, "one measurement in the burst is SLOWER");
+	cr_expect_eq(
+		mtp_perf_gate(base, 12, 0, rep, 3, 0.05, 0.01, &r, &p, &floor),
+		MTP_SAME);
+	cr_expect_float_eq(floor, 0.2, 1e-9, "the repeats' spread: %g", floor);
+	for (int k = 0; k < 3; k++)
+		fake_timing(&rep[k], s[k], 1.2 + 0.01 * k);
+	cr_expect_eq(
+		mtp_perf_gate(base, 12, 0, rep, 3, 0.05, 0.01, &r, &p, &floor),
+		MTP_SLOWER, "20 %% slower in every repeat, 2 %% spread");
+	cr_expect_float_eq(r, 1.21, 0.01);
+	/* the baseline's own spread widens the floor too */
+	cr_expect_eq(mtp_perf_gate(base, 12, 0.3, rep, 3, 0.05, 0.01, &r, &p,
+				   &floor),
+		     MTP_SAME);
+	cr_expect_float_eq(floor, 0.3, 1e-9);
+	/* one repeat is mtp_perf_compare */
+	cr_expect_eq(
+		mtp_perf_gate(base, 12, 0, rep, 1, 0.05, 0.01, &r, &p, &floor),
+		MTP_SLOWER);
+}

@@ -1,10 +1,9 @@
 /*
  * The python backend (module mtp_backend_python.so): `--backend
  * python:ADAPTER[:MODE]` runs the ops of a Python adapter (docs/PYTHON.md)
- * through an embedded CPython. This file holds the interpreter (started once
- * per process, lazily, in the process that opens the backend; fork handled
- * as os.fork does), the adapter's loading and the memory, timer and copy
- * methods; call.c binds and launches calls.
+ * through an embedded CPython. This file holds the adapter's loading and
+ * the memory (with guard zones), timer and copy methods; interp.c starts
+ * the interpreter, call.c binds and launches calls.
  *
  * Threads: the interpreter is started with the GIL released, and every
  * method takes it for its own duration (PyGILState), so any harness thread
@@ -14,130 +13,10 @@
  */
 #include "py_internal.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-static pthread_once_t py_once = PTHREAD_ONCE_INIT;
-static char py_init_error[256];
-
-/*
- * Fork with the interpreter alive: a fork by the harness (--isolate) takes
- * the GIL around fork() as os.fork does, so that the child inherits a
- * consistent interpreter. A fork by Python itself (os.fork, subprocess)
- * happens with the GIL held and does its own bookkeeping: left alone.
- */
-static PyGILState_STATE fork_gil;
-static bool fork_ours;
-
-static void fork_prepare(void)
-{
-	fork_ours = !PyGILState_Check();
-	if (!fork_ours)
-		return;
-	fork_gil = PyGILState_Ensure();
-	PyOS_BeforeFork();
-}
-
-static void fork_parent(void)
-{
-	if (!fork_ours)
-		return;
-	PyOS_AfterFork_Parent();
-	PyGILState_Release(fork_gil);
-}
-
-static void fork_child(void)
-{
-	if (!fork_ours)
-		return;
-	PyOS_AfterFork_Child();
-	PyGILState_Release(fork_gil);
-}
-
-/* The folder holding the mtpcheck package this module was built with: the
- * installed copy (MTP_PY_INSTALL_REL from this module's folder, e.g.
- * lib/mtpcheck/ -> share/mtpcheck/python/) when there is one, else the
- * source tree's python/. */
-static void package_dir(char *buf, size_t n)
-{
-	Dl_info info;
-	const char *slash = NULL;
-	struct stat sb;
-	char probe[4096];
-
-	if (dladdr((void *)&package_dir, &info) && info.dli_fname)
-		slash = strrchr(info.dli_fname, '/');
-	if (slash) {
-		snprintf(buf, n, "%.*s/%s", (int)(slash - info.dli_fname),
-			 info.dli_fname, MTP_PY_INSTALL_REL);
-		snprintf(probe, sizeof(probe), "%s/mtpcheck/adapters", buf);
-		if (stat(probe, &sb) == 0 && S_ISDIR(sb.st_mode))
-			return;
-	}
-	snprintf(buf, n, "%s", MTP_PY_PACKAGE_DIR);
-}
-
-/* Puts that folder first on sys.path: its adapters speak this module's
- * protocol, so they win over a pip-installed mtpcheck package. */
-static bool add_package_dir(void)
-{
-	PyObject *path = PySys_GetObject("path"); /* borrowed */
-	char where[4096];
-	PyObject *dir;
-
-	package_dir(where, sizeof(where));
-	dir = PyUnicode_FromString(where);
-	bool ok = path && dir && PyList_Insert(path, 0, dir) == 0;
-
-	Py_XDECREF(dir);
-	return ok;
-}
-
-/* mtpcheck loads this module RTLD_LOCAL, which hides libpython's symbols
- * from the extension modules that Python loads in turn (NumPy's "Importing
- * the numpy C-extensions failed"): make them global. */
-static void export_libpython(void)
-{
-	Dl_info info;
-
-	if (dladdr((void *)&Py_InitializeFromConfig, &info) && info.dli_fname)
-		dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-}
-
-static void py_init(void)
-{
-	const char *exe = getenv("MTP_PYTHON");
-	PyConfig config;
-	PyStatus s;
-
-	if (Py_IsInitialized())
-		return; /* a host that embeds Python already */
-	export_libpython();
-	PyConfig_InitPythonConfig(&config);
-	config.install_signal_handlers = 0;
-	config.parse_argv = 0;
-	/* the interpreter (a venv's python) whose prefix and packages to use */
-	s = PyConfig_SetBytesString(&config, &config.program_name,
-				    exe && *exe ? exe : MTP_PY_EXECUTABLE);
-	if (!PyStatus_Exception(s))
-		s = Py_InitializeFromConfig(&config);
-	PyConfig_Clear(&config);
-	if (PyStatus_Exception(s)) {
-		snprintf(py_init_error, sizeof(py_init_error),
-			 "cannot start Python: %s",
-			 s.err_msg ? s.err_msg : "?");
-		return;
-	}
-	if (!add_package_dir())
-		PyErr_Clear();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	PyEval_SaveThread(); /* release the GIL: methods take it */
-}
 
 /* "python:SPEC[:MODE]" into x->spec and x->mode. */
 static enum mtp_status parse_name(struct mtp_backend *be, struct py_ctx *x)
@@ -160,6 +39,24 @@ static enum mtp_status parse_name(struct mtp_backend *be, struct py_ctx *x)
 	return MTP_OK;
 }
 
+/* A missing framework: which interpreter lacks it, and how to pick
+ * another, appended to the skip reason (the console shows it once per
+ * backend, the reports once per case). */
+static void say_interpreter(struct mtp_backend *be)
+{
+	char v[64];
+	size_t n = strlen(be->error);
+	const char *venv = getenv("MTP_PYTHON");
+
+	mtp_py_version(v, sizeof(v));
+	snprintf(be->error + n, sizeof(be->error) - n,
+		 "; the embedded Python is %s (%s%s%s), fixed when mtpcheck "
+		 "was built: cmake -DPython3_EXECUTABLE=/path/to/python3 "
+		 "that has it picks another (docs/PYTHON.md)",
+		 MTP_PY_EXECUTABLE, v, venv && *venv ? ", venv " : "",
+		 venv && *venv ? venv : "");
+}
+
 /* Imports the adapter and calls its adapter(mode). A missing module, a
  * syntax error or a bad mode is a usage error (exit 2); a missing framework
  * (ImportError of a dependency, Unavailable) is a SKIPPED backend. */
@@ -178,6 +75,8 @@ static enum mtp_status load_adapter(struct mtp_backend *be, struct py_ctx *x)
 		st = mtp_py_fail(be,
 				 skip ? MTP_ERR_UNAVAILABLE : MTP_ERR_INVALID,
 				 x->spec);
+		if (skip)
+			say_interpreter(be);
 	}
 	Py_XDECREF(pkg);
 	x->adapter = r;
@@ -215,12 +114,9 @@ static enum mtp_status py_open(struct mtp_backend *be)
 	st = parse_name(be, x);
 	if (st)
 		goto fail;
-	pthread_once(&py_once, py_init);
-	if (!Py_IsInitialized()) {
-		st = mtp_backend_fail(be, MTP_ERR_UNAVAILABLE, "%s",
-				      py_init_error);
+	st = mtp_py_start(be);
+	if (st)
 		goto fail;
-	}
 	g = PyGILState_Ensure();
 	st = load_adapter(be, x);
 	/* device timers where the adapter offers them (torch CUDA events),
@@ -243,31 +139,6 @@ fail:
 
 /* ---- memory ------------------------------------------------------------ */
 
-static enum mtp_status py_alloc(struct mtp_backend *be, size_t bytes,
-				void **ptr)
-{
-	struct py_buf *b = calloc(1, sizeof(*b));
-	PyGILState_STATE g;
-	enum mtp_status st = MTP_OK;
-
-	*ptr = NULL;
-	if (!b)
-		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
-	g = PyGILState_Ensure();
-	b->obj = mtp_py_method(py_ctx(be), "alloc",
-			       Py_BuildValue("(n)", (Py_ssize_t)bytes));
-	if (!b->obj)
-		st = mtp_py_fail(be, MTP_ERR_NOMEM, "alloc");
-	PyGILState_Release(g);
-	if (st) {
-		free(b);
-		return st;
-	}
-	b->bytes = bytes;
-	*ptr = b;
-	return MTP_OK;
-}
-
 static void py_free(struct mtp_backend *be, void *ptr)
 {
 	struct py_buf *b = ptr;
@@ -275,21 +146,22 @@ static void py_free(struct mtp_backend *be, void *ptr)
 
 	mtp_py_cache_clear(py_ctx(be)); /* bound calls may view this buffer */
 	Py_XDECREF(b->obj);
+	Py_XDECREF(b->whole);
 	PyGILState_Release(g);
 	free(b);
 }
 
-/* Copies between host memory and a buffer: memcpy through the buffer
- * protocol where the object has it, else adapter.upload/download. */
-static enum mtp_status transfer(struct mtp_backend *be, struct py_buf *b,
+/* Copies between host memory and the buffer object obj: memcpy through the
+ * buffer protocol where the object has it, else adapter.upload/download. */
+static enum mtp_status transfer(struct mtp_backend *be, PyObject *obj,
 				void *host, size_t bytes, bool up)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
 	enum mtp_status st = MTP_OK;
 	Py_buffer view;
 
-	if (PyObject_CheckBuffer(b->obj) &&
-	    PyObject_GetBuffer(b->obj, &view, PyBUF_CONTIG) == 0) {
+	if (PyObject_CheckBuffer(obj) &&
+	    PyObject_GetBuffer(obj, &view, PyBUF_CONTIG) == 0) {
 		if ((size_t)view.len < bytes)
 			st = mtp_backend_fail(be, MTP_ERR_INVALID,
 					      "python: buffer of %zd bytes, "
@@ -308,8 +180,8 @@ static enum mtp_status transfer(struct mtp_backend *be, struct py_buf *b,
 		mv = PyMemoryView_FromMemory(host, (Py_ssize_t)bytes,
 					     up ? PyBUF_READ : PyBUF_WRITE);
 		r = mv ? mtp_py_method(py_ctx(be), up ? "upload" : "download",
-				       up ? Py_BuildValue("(OO)", b->obj, mv)
-					  : Py_BuildValue("(OO)", mv, b->obj))
+				       up ? Py_BuildValue("(OO)", obj, mv)
+					  : Py_BuildValue("(OO)", mv, obj))
 		       : NULL;
 		if (!r)
 			st = mtp_py_fail(be, MTP_ERR_DEVICE,
@@ -321,16 +193,123 @@ static enum mtp_status transfer(struct mtp_backend *be, struct py_buf *b,
 	return st;
 }
 
+/* whole[from, from + n) as a new object (a view: NumPy arrays, tensors). */
+static PyObject *slice(PyObject *whole, size_t from, size_t n)
+{
+	PyObject *a = PyLong_FromSize_t(from), *z = PyLong_FromSize_t(from + n);
+	PyObject *sl = a && z ? PySlice_New(a, z, NULL) : NULL;
+	PyObject *r = sl ? PyObject_GetItem(whole, sl) : NULL;
+
+	Py_XDECREF(sl);
+	Py_XDECREF(z);
+	Py_XDECREF(a);
+	return r;
+}
+
+/* Copies one guard zone of b (the one before its bytes, or after them)
+ * between host memory g and the buffer. */
+static enum mtp_status guard_io(struct mtp_backend *be, struct py_buf *b,
+				bool before, unsigned char *g, bool up)
+{
+	const size_t gn = MTP_BACKEND_GUARD_BYTES;
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *z = slice(b->whole, before ? 0 : gn + b->bytes, gn);
+	enum mtp_status st =
+		z ? MTP_OK : mtp_py_fail(be, MTP_ERR_DEVICE, "guard zone");
+
+	PyGILState_Release(gil);
+	if (!st)
+		st = transfer(be, z, g, gn, up);
+	gil = PyGILState_Ensure();
+	Py_XDECREF(z);
+	PyGILState_Release(gil);
+	return st;
+}
+
+/* Reads both guard zones of an output back, as the harness does for the
+ * backends whose buffers are addresses (core/backend.c). */
+static enum mtp_status guard_check(struct mtp_backend *be, struct py_buf *b)
+{
+	unsigned char g[MTP_BACKEND_GUARD_BYTES];
+	size_t before = 0, past = 0;
+	enum mtp_status st = guard_io(be, b, true, g, false);
+
+	if (!st)
+		before = mtp_guard_reach(g, true);
+	if (!st)
+		st = guard_io(be, b, false, g, false);
+	if (!st)
+		past = mtp_guard_reach(g, false);
+	if (st || (!before && !past))
+		return st;
+	return mtp_guard_fail(be, before, past, b->name ? b->name : "?");
+}
+
+/* adapter.alloc of bytes and a guard zone on each side; b->obj is the
+ * middle. An adapter whose buffers cannot be sliced gets no guard zones. */
+static enum mtp_status alloc_guarded(struct mtp_backend *be, struct py_buf *b,
+				     size_t bytes)
+{
+	const size_t gn = MTP_BACKEND_GUARD_BYTES;
+	PyGILState_STATE g = PyGILState_Ensure();
+	enum mtp_status st = MTP_OK;
+
+	b->bytes = bytes;
+	b->whole = mtp_py_method(
+		py_ctx(be), "alloc",
+		Py_BuildValue("(n)", (Py_ssize_t)(bytes + 2 * gn)));
+	b->obj = b->whole ? slice(b->whole, gn, bytes) : NULL;
+	if (b->whole && !b->obj) { /* no slices: the whole, unguarded */
+		PyErr_Clear();
+		b->obj = b->whole;
+		b->whole = NULL;
+	}
+	if (!b->obj)
+		st = mtp_py_fail(be, MTP_ERR_NOMEM, "alloc");
+	PyGILState_Release(g);
+	return st;
+}
+
+static enum mtp_status py_alloc(struct mtp_backend *be, size_t bytes,
+				void **ptr)
+{
+	struct py_buf *b = calloc(1, sizeof(*b));
+	unsigned char g[MTP_BACKEND_GUARD_BYTES];
+	enum mtp_status st;
+
+	*ptr = NULL;
+	if (!b)
+		return mtp_backend_fail(be, MTP_ERR_NOMEM, "out of memory");
+	st = alloc_guarded(be, b, bytes);
+	mtp_guard_fill(g);
+	if (!st && b->whole)
+		st = guard_io(be, b, true, g, true);
+	if (!st && b->whole)
+		st = guard_io(be, b, false, g, true);
+	if (st) {
+		py_free(be, b);
+		return st;
+	}
+	*ptr = b;
+	return MTP_OK;
+}
+
 static enum mtp_status py_upload(struct mtp_backend *be, void *dst,
 				 const void *src, size_t bytes)
 {
-	return transfer(be, dst, (void *)src, bytes, true);
+	return transfer(be, ((struct py_buf *)dst)->obj, (void *)src, bytes,
+			true);
 }
 
+/* An output comes home after its launch: its guard zones are read first
+ * (not timed: downloads are outside the timed launches). */
 static enum mtp_status py_download(struct mtp_backend *be, void *dst,
 				   const void *src, size_t bytes)
 {
-	return transfer(be, (struct py_buf *)src, dst, bytes, false);
+	struct py_buf *b = (struct py_buf *)src;
+	enum mtp_status st = b->whole ? guard_check(be, b) : MTP_OK;
+
+	return st ? st : transfer(be, b->obj, dst, bytes, false);
 }
 
 /* Calls adapter.method(*Py_BuildValue(fmt, ...)) (fmt NULL: no arguments)

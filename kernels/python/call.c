@@ -345,8 +345,14 @@ static PyObject *bind(struct py_ctx *x, const struct mtp_call *c)
 	return b->run;
 }
 
+/* The bound call of c (launch, graph capture); names its output buffers
+ * for the guard zones' message. */
 static PyObject *bound_get(struct py_ctx *x, const struct mtp_call *c)
 {
+	for (int i = 0; i < c->n_out; i++)
+		if (c->out[i].data)
+			((struct py_buf *)c->out[i].data)->name =
+				c->sig->out[i].name;
 	for (int i = 0; i < PY_CACHE; i++)
 		if (bound_matches(&x->cache[i], c))
 			return x->cache[i].run;

@@ -15,10 +15,15 @@
 
 #include "mtp/backend.h"
 
-/* A "device pointer": the adapter's buffer object of `bytes` bytes. */
+/* A "device pointer": the adapter's buffer object of `bytes` bytes. obj
+ * is the slice [G, G + bytes) of whole, an allocation with a guard zone of
+ * G = MTP_BACKEND_GUARD_BYTES on each side (NULL where the adapter's
+ * buffers cannot be sliced: no guard zones); name is the output the last
+ * launch wrote into it, for the message. */
 struct py_buf {
-	PyObject *obj;
+	PyObject *obj, *whole;
 	size_t bytes;
+	const char *name;
 };
 
 #define PY_CACHE 16
@@ -58,6 +63,12 @@ bool mtp_py_unavailable(PyObject *pkg);
  * failed Py_BuildValue if an exception is pending); a new reference, or
  * NULL with the exception pending. */
 PyObject *mtp_py_method(struct py_ctx *x, const char *method, PyObject *args);
+
+/* interp.c: starts the interpreter once per process (be->error says why
+ * not: UNAVAILABLE, or INVALID for an MTP_PYTHON that cannot work); the
+ * version of libpython ("3.11.7"). Called without the GIL. */
+enum mtp_status mtp_py_start(struct mtp_backend *be);
+void mtp_py_version(char *buf, size_t n);
 
 /* call.c: supports, launch, graphs, the bound-call cache. */
 bool mtp_py_supports(struct mtp_backend *be, const struct mtp_call *c);

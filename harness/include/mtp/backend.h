@@ -143,6 +143,18 @@ enum mtp_status mtp_backend_fail(struct mtp_backend *be, enum mtp_status st,
 				 const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Guard zones (MTP_BACKEND_GUARD_BYTES on each side of an output): the
+ * pattern they are filled with, into g; how far a write reached into one
+ * read back (the zone before an output: bytes before its start; after it:
+ * bytes past its end; 0: untouched); and be->error set to "wrote N bytes
+ * past (before) output NAME (guard zone)", MTP_ERR_CORRUPT. The harness
+ * puts them around the outputs of backends whose buffers are addresses; the
+ * python backend, whose buffers are objects, around its own. */
+void mtp_guard_fill(unsigned char *g);
+size_t mtp_guard_reach(const unsigned char *g, bool before);
+enum mtp_status mtp_guard_fail(struct mtp_backend *be, size_t before,
+			       size_t past, const char *name);
+
 /* Methods for a backend whose buffers are host memory (ref, the test
  * plugins, examples/backend): alloc is malloc (NOMEM named in be->error),
  * free is free, and copy, for upload, download and copy, is memcpy. */

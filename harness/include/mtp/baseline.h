@@ -14,6 +14,8 @@ struct mtp_baseline_row {
 	char op[64], shape[64], backend[128];
 	int n;
 	double *samples;
+	double spread; /* run-to-run spread of its repeats (repeat_medians_s:
+			* (max - min) / min), 0 without */
 };
 
 struct mtp_baseline {

@@ -12,6 +12,7 @@
 #define MTP_TIMING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mtp/backend.h"
@@ -53,6 +54,33 @@ void mtp_timing_fini(struct mtp_timing *t);
 enum mtp_verdict mtp_perf_compare(const double *base, int nb, const double *cur,
 				  int nc, double min_effect, double alpha,
 				  double *ratio, double *p);
+
+/* The gate's verdict (docs/BENCHMARKS.md "Method"): rep[0..n_rep) are
+ * repeats of one measurement (each a mtp_timing with its samples), base
+ * the baseline's samples and base_spread its run-to-run spread (0 when it
+ * recorded none). The noise floor, *floor, is the largest of min_effect,
+ * base_spread and the repeats' own spread, (max median - min median) / min
+ * median. Each repeat is compared with the baseline (mtp_perf_compare at
+ * that floor): SLOWER or FASTER only if every repeat says so, SAME if one
+ * says SAME or two point opposite ways (the effect is not above the
+ * noise), AMBIGUOUS otherwise. *ratio = median of the pooled repeats over
+ * the baseline's median; *p = the largest p of the repeats. With one repeat
+ * and no base_spread it is mtp_perf_compare. */
+enum mtp_verdict mtp_perf_gate(const double *base, int nb, double base_spread,
+			       const struct mtp_timing *rep, int n_rep,
+			       double min_effect, double alpha, double *ratio,
+			       double *p, double *floor);
+/* (max - min) / min of the medians of rep[0..n): the run-to-run spread. */
+double mtp_timing_spread(const struct mtp_timing *rep, int n);
+/* All the samples of rep[0..n) as one timing, into out (free it with
+ * mtp_timing_fini); the flags are rep[0]'s. */
+enum mtp_status mtp_timing_pool(const struct mtp_timing *rep, int n,
+				struct mtp_timing *out);
+
+/* How `this` compares with `other` (seconds each) in words: "1.22x faster"
+ * when it takes less time (other / this), "1.22x slower" when it takes more
+ * (this / other); "-" when either time is not positive. */
+void mtp_speed_words(double this_s, double other_s, char *buf, size_t n);
 
 /* Bytes an ideal kernel moves (every input read once, every output written
  * once) and the flops of the math, from the op table. */

@@ -12,6 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* (max - min) / min of the repeats' medians, 0 without them. */
+static double repeat_spread(const cJSON *rm)
+{
+	double lo = 0, hi = 0;
+	bool any = false;
+
+	for (const cJSON *v = cJSON_IsArray(rm) ? rm->child : NULL; v;
+	     v = v->next) {
+		if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+			continue;
+		lo = any && lo < v->valuedouble ? lo : v->valuedouble;
+		hi = any && hi > v->valuedouble ? hi : v->valuedouble;
+		any = true;
+	}
+	return any ? (hi - lo) / lo : 0;
+}
+
 static bool take_row(const cJSON *r, struct mtp_baseline_row *row)
 {
 	const cJSON *op = cJSON_GetObjectItem(r, "op");
@@ -33,6 +50,7 @@ static bool take_row(const cJSON *r, struct mtp_baseline_row *row)
 	for (const cJSON *v = sm->child; v; v = v->next)
 		if (cJSON_IsNumber(v))
 			row->samples[row->n++] = v->valuedouble;
+	row->spread = repeat_spread(cJSON_GetObjectItem(r, "repeat_medians_s"));
 	return row->n > 0;
 }
 

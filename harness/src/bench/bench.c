@@ -88,6 +88,9 @@ static const char *check_outputs(const struct mtp_call *c,
 }
 
 struct row {
+	int bi;			      /* the backend's index */
+	const struct mtp_timing *rep; /* the repeats pooled in t */
+	int n_rep;
 	const char *op, *backend, *check;
 	char shape[64];
 	struct mtp_timing t;
@@ -104,7 +107,7 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 {
 	const struct mtp_baseline_row *br =
 		mtp_baseline_find(&b->base, r->op, r->shape, r->backend);
-	double ratio, p;
+	double ratio, p, floor;
 
 	*v = MTP_VERDICT_COUNT;
 	buf[0] = 0;
@@ -114,12 +117,16 @@ static void vs_baseline(struct bench *b, const struct row *r, char *buf,
 		snprintf(buf, n, "  base: none");
 		return;
 	}
-	*v = mtp_perf_compare(br->samples, br->n, r->t.samples, r->t.reps,
-			      b->min_effect, 0.01, &ratio, &p);
+	*v = mtp_perf_gate(br->samples, br->n, br->spread, r->rep, r->n_rep,
+			   b->min_effect, 0.01, &ratio, &p, &floor);
 	/* speed of new over base (>1 = faster); p: the chance of samples this
-	 * different if the speed had not changed */
-	snprintf(buf, n, "  base vs new: %.3fx (>1 = faster) %s, p %.2g",
-		 ratio > 0 ? 1 / ratio : NAN, mtp_verdict_name(*v), p);
+	 * different if the speed had not changed (the largest of the
+	 * repeats'); floor: the noise floor, the smallest change that counts */
+	snprintf(buf, n,
+		 "  base vs new: %.3fx (>1 = faster) %s, p %.2g, floor %.0f %% "
+		 "(%d repeat%s)",
+		 ratio > 0 ? 1 / ratio : NAN, mtp_verdict_name(*v), p,
+		 100 * floor, r->n_rep, r->n_rep > 1 ? "s" : "");
 	b->n_slower += *v == MTP_SLOWER;
 	b->n_ambiguous += *v == MTP_AMBIGUOUS;
 }
@@ -132,25 +139,10 @@ static bool compute_bound(const struct row *r)
 	       r->flops / r->fma_peak > r->bytes / r->peak;
 }
 
-/* Keeps a copy of a printed row for the HTML page. */
-static void keep_row(struct bench *b, const struct row *r, double gbs,
-		     double gfs, enum mtp_verdict v)
+/* The row as data, for the pages the parent writes. */
+static void fill_row(const struct row *r, double gbs, double gfs,
+		     enum mtp_verdict v, struct mtp_bench_row *k)
 {
-	struct mtp_bench_row *k;
-
-	if (!b->html_path && !b->csv_path && !b->md_path)
-		return;
-	if (b->n_kept == b->cap_kept) {
-		int cap = b->cap_kept ? 2 * b->cap_kept : 64;
-		struct mtp_bench_row *n =
-			realloc(b->kept, (size_t)cap * sizeof(*n));
-
-		if (!n)
-			return;
-		b->kept = n;
-		b->cap_kept = cap;
-	}
-	k = &b->kept[b->n_kept++];
 	memset(k, 0, sizeof(*k));
 	snprintf(k->op, sizeof(k->op), "%s", r->op);
 	snprintf(k->shape, sizeof(k->shape), "%s", r->shape);
@@ -168,11 +160,13 @@ static void keep_row(struct bench *b, const struct row *r, double gbs,
 	k->speedup_vs_ref = r->ref_median > 0 ? r->ref_median / r->t.median : 0;
 }
 
+/* The row on the console, and as JSON and data to the parent. */
 static void print_row(struct bench *b, const struct row *r)
 {
+	struct mtp_bench_row k;
 	double gbs = r->t.median > 0 ? r->bytes / r->t.median / 1e9 : 0;
 	double gfs = r->t.median > 0 ? r->flops / r->t.median / 1e9 : 0;
-	char pk[16] = "-", fp[16] = "-", sp[16] = "-", cmp[80];
+	char pk[16] = "-", fp[16] = "-", sp[16] = "-", cmp[160];
 	enum mtp_verdict v;
 	const bool cb = compute_bound(r);
 
@@ -185,7 +179,7 @@ static void print_row(struct bench *b, const struct row *r)
 	if (r->ref_median > 0 && r->t.median > 0)
 		snprintf(sp, sizeof(sp), "%.1fx", r->ref_median / r->t.median);
 	vs_baseline(b, r, cmp, sizeof(cmp), &v);
-	keep_row(b, r, gbs, gfs, v);
+	fill_row(r, gbs, gfs, v, &k);
 	printf("%-24s %-18s %-8s %11.2f %6.1f %8.1f %6s %9.1f %5s %8s  "
 	       "%s%s%s%s%s\n",
 	       r->op, r->shape, r->backend, r->t.median * 1e6, r->t.iqr_pct,
@@ -200,10 +194,8 @@ static void print_row(struct bench *b, const struct row *r)
 		       r->warm_median * 1e6, r->t.launches, r->t.sets,
 		       r->t.median / r->warm_median);
 	fflush(stdout);
-	if (!b->json)
-		return;
 	fprintf(b->json,
-		"%s{\"op\":\"%s\",\"shape\":\"%s\",\"backend\":\"%s\",\"median_"
+		"{\"op\":\"%s\",\"shape\":\"%s\",\"backend\":\"%s\",\"median_"
 		"s\":%.9g,"
 		"\"q1_s\":%.9g,\"q3_s\":%.9g,\"iqr_pct\":%.3g,\"reps\":%d,"
 		"\"input_sets\":%d,"
@@ -212,9 +204,9 @@ static void print_row(struct bench *b, const struct row *r)
 		"\"peak_copy_gb_per_s\":%.4g,\"fraction_of_peak\":%.4g,"
 		"\"speedup_vs_ref\":%.4g,"
 		"\"check\":\"%s\",\"note\":\"%s\"",
-		b->json_rows++ ? ",\n" : "", r->op, r->shape, r->backend,
-		r->t.median, r->t.q1, r->t.q3, r->t.iqr_pct, r->t.reps,
-		r->t.sets, r->t.device_timer ? "true" : "false",
+		r->op, r->shape, r->backend, r->t.median, r->t.q1, r->t.q3,
+		r->t.iqr_pct, r->t.reps, r->t.sets,
+		r->t.device_timer ? "true" : "false",
 		r->t.graph ? "true" : "false", r->bytes, r->flops, gbs,
 		r->peak / 1e9,
 		r->peak > 0 ? r->bytes / r->t.median / r->peak : 0,
@@ -234,10 +226,15 @@ static void print_row(struct bench *b, const struct row *r)
 	if (v != MTP_VERDICT_COUNT)
 		fprintf(b->json, ",\"vs_baseline\":\"%s\"",
 			mtp_verdict_name(v));
+	for (int i = 0; r->n_rep > 1 && i < r->n_rep; i++)
+		fprintf(b->json, "%s%.9g", i ? "," : ",\"repeat_medians_s\":[",
+			r->rep[i].median);
+	fputs(r->n_rep > 1 ? "]" : "", b->json);
 	fputs(",\"samples_s\":[", b->json);
 	for (int i = 0; i < r->t.reps; i++)
 		fprintf(b->json, "%s%.9g", i ? "," : "", r->t.samples[i]);
 	fputs("]}", b->json);
+	mtp_bench_sup_row(b, r->bi, &k);
 }
 
 /* Times p on backend i; the outputs come back in out. */
@@ -256,6 +253,31 @@ static enum mtp_status time_on(struct bench *b, int i, struct problem *p,
 	if (o.graph && !b->be[i]->iface->graph_capture)
 		o.graph = false;
 	return mtp_time_call(b->be[i], &p->cc.call, &o, t, out);
+}
+
+/* Times p on backend i b->repeats times (once for ref), each into rep;
+ * t pools their samples. The outputs are the first repeat's. */
+static enum mtp_status time_repeats(struct bench *b, int i, struct problem *p,
+				    struct mtp_timing *t,
+				    struct mtp_timing *rep, int *n_rep,
+				    struct mtp_tensor *out)
+{
+	bool ref = strcmp(b->be[i]->iface->name, "ref") == 0;
+	enum mtp_status st = time_on(b, i, p, &rep[0], out);
+
+	for (*n_rep = 1; !st && !ref && *n_rep < b->repeats; ++*n_rep) {
+		struct mtp_tensor more[MAXO] = {{0}};
+
+		st = time_on(b, i, p, &rep[*n_rep], more);
+		free_outputs(more, st ? 0 : p->cc.call.n_out);
+	}
+	if (!st)
+		st = mtp_timing_pool(rep, *n_rep, t);
+	for (int k = 0; st && k < *n_rep; k++)
+		mtp_timing_fini(&rep[k]);
+	if (st && *n_rep > 1)
+		free_outputs(out, p->cc.call.n_out);
+	return st;
 }
 
 /* With --launches N (and rotation): the same graph of N launches on one
@@ -335,6 +357,23 @@ static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
 	return sum;
 }
 
+/* The unfused comparison row under a fused op's row r (not for ref). */
+static void print_unfused(struct bench *b, int i, const struct mtp_op *op,
+			  int64_t t, int64_t h, const struct row *r)
+{
+	const char *what = NULL;
+	char words[32];
+	double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
+			    ? unfused_time(b, i, op, t, h, &what)
+			    : 0;
+
+	mtp_speed_words(r->t.median, uf, words, sizeof(words));
+	if (uf > 0)
+		printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused is %s\n",
+		       "  same math, unfused", r->shape, r->backend, uf * 1e6,
+		       what, words);
+}
+
 /* Judge outputs: the ref backend's if it ran, else the reference once. */
 static enum mtp_status judge_outputs(struct problem *p,
 				     struct mtp_tensor *ref_out, bool have_ref,
@@ -368,7 +407,8 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	double ref_median = 0;
 	bool ran[MAXL] = {0}, have_ref = false;
 	char err[MTP_ERR_MAX];
-	struct mtp_timing tms[MAXL];
+	struct mtp_timing tms[MAXL], reps[MAXL][BENCH_MAX_REPEATS];
+	int n_rep[MAXL];
 
 	if (problem_make(b, op, t, t, h, 2, &p, err, sizeof(err))) {
 		printf("%-24s T=%lld H=%lld: cannot generate: %s\n", op->name,
@@ -394,12 +434,15 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	r.bytes = 0;
 	mtp_op_cost(&p.cc.call, &r.bytes, &r.flops);
 	for (int i = 0; i < b->n_backends; i++) {
-		if (!b->be[i] || !mtp_backend_supports(b->be[i], &p.cc.call))
+		if (!b->be[i] || !mtp_bench_sup_step(b, i, op->name, r.shape) ||
+		    !mtp_backend_supports(b->be[i], &p.cc.call))
 			continue;
-		if (time_on(b, i, &p, &tms[i], outs[i])) {
+		if (time_repeats(b, i, &p, &tms[i], reps[i], &n_rep[i],
+				 outs[i])) {
 			printf("%-24s %-18s %-8s FAILED: %s\n", op->name,
 			       r.shape, b->backends[i], b->be[i]->error);
 			b->failures++;
+			mtp_bench_sup_row(b, i, NULL); /* done, without a row */
 			continue;
 		}
 		ran[i] = true;
@@ -409,6 +452,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			memcpy(judge, outs[i], sizeof(judge));
 		}
 	}
+	mtp_bench_sup_step(b, -1, op->name, r.shape); /* the judge */
 	bool judged = b->check && !judge_outputs(&p, judge, have_ref, judge);
 
 	for (int i = 0; i < b->n_backends; i++) {
@@ -416,12 +460,15 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			ran[i] && judged
 				? check_outputs(&p.cc.call, outs[i], judge)
 				: NULL;
-		const char *what = NULL;
 
 		if (!ran[i])
 			continue;
+		mtp_bench_sup_step(b, i, op->name, r.shape);
+		r.bi = i;
 		r.backend = b->backends[i];
 		r.t = tms[i];
+		r.rep = reps[i];
+		r.n_rep = n_rep[i];
 		r.peak = b->peak[i];
 		r.fma_peak = b->fma_peak[i];
 		r.ref_median = ref_median;
@@ -430,17 +477,11 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 		b->failures += bad != NULL;
 		r.warm_median = warm_beside(b, i, &p, &tms[i]);
 		print_row(b, &r);
-		double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
-				    ? unfused_time(b, i, op, t, h, &what)
-				    : 0;
-
-		if (uf > 0)
-			printf("%-24s %-18s %-8s %11.2f   unfused (%s): fused "
-			       "is %.2fx faster\n",
-			       "  same math, unfused", r.shape, r.backend,
-			       uf * 1e6, what, uf / tms[i].median);
+		print_unfused(b, i, op, t, h, &r);
 	}
 	for (int i = 0; i < b->n_backends; i++) {
+		for (int k = 0; ran[i] && k < n_rep[i]; k++)
+			mtp_timing_fini(&reps[i][k]);
 		if (ran[i])
 			mtp_timing_fini(&tms[i]);
 		if (ran[i] &&
@@ -451,28 +492,34 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 	problem_fini(&p);
 }
 
-/* --html, --csv, --md from the kept rows; 1 if one could not be written. */
-static int write_pages(const struct bench *b)
+void mtp_bench_child(struct bench *b)
 {
-	char err[MTP_ERR_MAX];
-	int bad = 0;
+	int p = 0;
 
-	if (b->html_path &&
-	    mtp_bench_html(b->kept, b->n_kept, b->html_path, err, sizeof(err)))
-		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
-	if (b->csv_path && mtp_bench_table(b->kept, b->n_kept, b->csv_path,
-					   false, err, sizeof(err)))
-		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
-	if (b->md_path && mtp_bench_table(b->kept, b->n_kept, b->md_path, true,
-					  err, sizeof(err)))
-		bad = fprintf(stderr, "mtpcheck bench: %s\n", err) > 0;
-	return bad;
+	mtp_bench_open_backends(b);
+	for (int i = 0; i < b->n_backends; i++)
+		b->opened += b->be[i] != NULL;
+	mtp_bench_sup_head(b);
+	if (!b->head_done)
+		printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %5s %8s  %s\n",
+		       "op", "shape", "backend", "median_us", "IQR%", "GB/s",
+		       "%peak", "GFLOP/s", "%fma", "vs_ref", "check");
+	for (int o = 0; b->opened && o < b->n_ops && !mtp_signals_caught(); o++)
+		for (int h = 0; h < b->n_h && !mtp_signals_caught(); h++)
+			for (int t = 0; t < b->n_t && !mtp_signals_caught();
+			     t++, p++) {
+				if (p < b->resume)
+					continue; /* done by an earlier child */
+				b->problem = p;
+				bench_problem(b, b->ops[o], b->ts[t], b->hs[h]);
+			}
+	for (int i = 0; i < b->n_backends; i++)
+		mtp_backend_close(b->be[i]);
 }
 
 static int bench_main(struct bench *b, int argc, char **argv)
 {
-	int rc, opened = 0, sig;
-	const char *devices[MAXL];
+	int rc, sig;
 
 	mtp_timing_opts_init(&b->topt);
 	rc = mtp_bench_parse_args(b, argc, argv);
@@ -503,58 +550,17 @@ static int bench_main(struct bench *b, int argc, char **argv)
 			mtp_signals_end();
 			return 2;
 		}
-		b->json = b->json_out.f;
 	}
-	mtp_bench_open_backends(b);
-	for (int i = 0; i < b->n_backends; i++)
-		devices[i] = b->be[i] ? b->device[i] : NULL;
-	if (b->json) {
-		fputs("{\"format\":\"mtpcheck-bench\",\"format_version\":2,",
-		      b->json);
-		mtp_meta_json(b->json, NULL, b->seed, b->backends,
-			      b->n_backends, devices);
-		mtp_bench_json_inputs(b);
-		fputs(",\"rows\":[\n", b->json);
-	}
-	for (int i = 0; i < b->n_backends; i++)
-		opened += b->be[i] != NULL;
-	printf("\n%-24s %-18s %-8s %11s %6s %8s %6s %9s %5s %8s  %s\n", "op",
-	       "shape", "backend", "median_us", "IQR%", "GB/s", "%peak",
-	       "GFLOP/s", "%fma", "vs_ref", "check");
-	for (int o = 0; opened && o < b->n_ops && !mtp_signals_caught(); o++)
-		for (int h = 0; h < b->n_h && !mtp_signals_caught(); h++)
-			for (int t = 0; t < b->n_t && !mtp_signals_caught();
-			     t++)
-				bench_problem(b, b->ops[o], b->ts[t], b->hs[h]);
-	sig = mtp_signals_caught();
+	sig = mtp_bench_supervise(b);
 	mtp_signals_end();
-	if (sig)
-		printf("\nmtpcheck bench: interrupted by signal %d after the "
-		       "rows above\n",
-		       sig);
-	if (b->json) {
-		fprintf(b->json, "\n]");
-		if (sig)
-			fprintf(b->json, ",\"interrupted_by_signal\":%d", sig);
-		fprintf(b->json, "}\n");
-		char err[MTP_ERR_MAX];
-
-		b->json = NULL;
-		if (mtp_atomic_close(&b->json_out, err, sizeof(err))) {
-			fprintf(stderr, "mtpcheck bench: %s\n", err);
-			b->failures++;
-		}
-	}
-	for (int i = 0; i < b->n_backends; i++)
-		mtp_backend_close(b->be[i]);
 	mtp_baseline_free(&b->base);
-	if (write_pages(b))
+	if (mtp_bench_write_pages(b))
 		b->failures++;
 	free(b->kept);
 	if (b->baseline_path)
 		printf("\nagainst %s: %d SLOWER, %d AMBIGUOUS\n",
 		       b->baseline_path, b->n_slower, b->n_ambiguous);
-	if (!opened)
+	if (!b->opened && !b->failures)
 		return 125;
 	if (sig)
 		return 128 + sig;

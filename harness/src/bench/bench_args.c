@@ -51,6 +51,13 @@ static const char usage_bench[] =
 	"                    p < 0.01, and a change of at least --min-effect)\n"
 	"  --min-effect F    smallest change of the median that counts (0.05)\n"
 	"  --gate            exit 1 if any row is SLOWER than the baseline\n"
+	"  --gate-repeats N  time each row N times (default 3 with "
+	"--baseline,\n"
+	"                    else 1); a change counts only if every repeat "
+	"shows\n"
+	"                    it above the noise floor: --min-effect widened "
+	"to\n"
+	"                    the repeats' spread (and the baseline's)\n"
 	"  --bisect          as --gate, and exit 125 if any row is AMBIGUOUS\n"
 	"                    (for git bisect run)\n";
 
@@ -83,7 +90,8 @@ int mtp_bench_parse_args(struct bench *b, int argc, char **argv)
 		takes = strstr(" --backend --op --T --H --M --V --F --reps "
 			       "--launches "
 			       "--min-time --seed --json "
-			       "--baseline --min-effect --html --csv --md ",
+			       "--baseline --min-effect --html --csv --md "
+			       "--gate-repeats ",
 			       word) != NULL;
 		int64_t one[1];
 
@@ -173,6 +181,16 @@ int mtp_bench_parse_args(struct bench *b, int argc, char **argv)
 					one[0] > 4096 ? 4096 : (int)one[0];
 			else
 				b->seed = (uint64_t)one[0];
+		} else if (!strcmp(a, "--gate-repeats")) {
+			if (parse_list(v, one, 1) != 1 ||
+			    one[0] > BENCH_MAX_REPEATS) {
+				fprintf(stderr,
+					"mtpcheck bench: --gate-repeats: '%s' "
+					"is not a count from 1 to %d\n",
+					v, BENCH_MAX_REPEATS);
+				return 2;
+			}
+			b->repeats = (int)one[0];
 		} else if (!strcmp(a, "--min-time")) {
 			b->topt.min_seconds = atof(v);
 		} else if (!strcmp(a, "--json")) {
@@ -237,4 +255,6 @@ void mtp_bench_defaults(struct bench *b)
 	for (int i = 0; !b->n_h && i < 2; i++)
 		b->hs[i] = hs[i];
 	b->n_h = b->n_h ? b->n_h : 2;
+	if (!b->repeats)
+		b->repeats = b->baseline_path ? 3 : 1;
 }

@@ -31,10 +31,13 @@ struct bench {
 	uint64_t seed;
 	struct mtp_timing_opts topt;
 	const char *json_path;
-	FILE *json; /* json_out.f: the rows stream into a temporary file,
-		     * renamed at the end (a killed bench leaves no half-written
-		     * file) */
-	struct mtp_atomic_file json_out;
+	FILE *json; /* in the bench process: the JSON text of the next frame
+		     * (bench_sup.c), a memory stream on json_buf */
+	char *json_buf;
+	size_t json_len;
+	struct mtp_atomic_file json_out; /* in the parent: the rows stream
+					  * into a temporary file, renamed at
+					  * the end */
 	int json_rows, failures;
 	struct mtp_backend *be[MAXL];
 	double peak[MAXL];	 /* copy probe of each backend, bytes/s */
@@ -44,6 +47,7 @@ struct bench {
 	struct mtp_baseline base;
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
 	double min_effect; /* smallest change that is not SAME */
+	int repeats;	   /* --gate-repeats: timings of each row (0: unset) */
 	char *owned[16]; /* the --backend and --op lists the names point into */
 	int n_owned;
 	int n_slower, n_ambiguous;
@@ -51,6 +55,30 @@ struct bench {
 	const char *csv_path, *md_path; /* --csv, --md: the rows as tables */
 	struct mtp_bench_row *kept;	/* every printed row, for --html */
 	int n_kept, cap_kept;
+	/* bench_sup.c: the backends run in a child process (a new one after
+	 * one dies) that streams its rows to the parent, which writes them */
+	int sup_fd; /* child: the pipe to the parent */
+	int problem,
+		resume; /* child: the problem in flight, the first to run */
+	int n_problems, opened;
+	unsigned char *skip; /* [problem * MAXL + backend]: row received, or
+			      * crashed */
+	bool no_open[MAXL];  /* died while opening: not opened again */
+	int sent[3];	     /* child: failures, n_slower, n_ambiguous sent */
+	bool head_done;	     /* parent: the JSON's opening is written */
+	int child_sig;	     /* parent: a signal the child reported */
+	struct bench_crash *crashes;
+	int n_crashes;
+};
+
+#define BENCH_MAX_CRASHES 256
+#define BENCH_MAX_REPEATS 9
+
+/* A problem and backend whose bench process died (JSON "crashed"). */
+struct bench_crash {
+	char op[48], shape[64];
+	int backend; /* -1: outside the backends */
+	char why[160];
 };
 
 /* Parses bench's options into b: -1 to go on, or the exit code to return
@@ -63,6 +91,25 @@ void mtp_bench_defaults(struct bench *b);
  * open is SKIPPED on the console and left NULL. */
 void mtp_bench_open_backends(struct bench *b);
 /* The probes of the run, per backend: "inputs" of the JSON file. */
-void mtp_bench_json_inputs(const struct bench *b);
+void mtp_bench_json_inputs(const struct bench *b, FILE *f);
+
+/* bench.c, in the child: opens the backends and times every problem from
+ * b->resume on, but the pairs b->skip names. */
+void mtp_bench_child(struct bench *b);
+/* bench_sup.c. The parent: runs the bench in children until it is done
+ * (one that dies costs the problem and backend in flight: CRASHED), writes
+ * and closes the JSON; returns the signal that stopped it, or 0. */
+int mtp_bench_supervise(struct bench *b);
+/* --html, --csv, --md from the kept rows; 1 if one could not be written. */
+int mtp_bench_write_pages(const struct bench *b);
+/* The child, each before it does it: opening backend i; the header
+ * (once the backends are open); a step of the problem in flight on backend i
+ * (-1: outside the backends; false: a pair to skip); a row, whose JSON text
+ * is in b->json (k NULL: the pair is done without a row, FAILED). */
+void mtp_bench_sup_open(struct bench *b, int i);
+void mtp_bench_sup_head(struct bench *b);
+bool mtp_bench_sup_step(struct bench *b, int i, const char *op,
+			const char *shape);
+void mtp_bench_sup_row(struct bench *b, int i, const struct mtp_bench_row *k);
 
 #endif

@@ -24,6 +24,9 @@ void mtp_bench_open_backends(struct bench *b)
 	bool probed = false;
 
 	for (int i = 0; i < b->n_backends; i++) {
+		if (b->no_open[i])
+			continue; /* its open ended an earlier bench process */
+		mtp_bench_sup_open(b, i);
 		if (mtp_backend_open(b->backends[i], NULL, &b->be[i], why,
 				     sizeof(why))) {
 			printf("backend %s: SKIPPED (%s)\n", b->backends[i],
@@ -51,22 +54,22 @@ void mtp_bench_open_backends(struct bench *b)
 	}
 }
 
-void mtp_bench_json_inputs(const struct bench *b)
+void mtp_bench_json_inputs(const struct bench *b, FILE *f)
 {
-	fputs(",\"inputs\":{\"probes\":[", b->json);
+	fputs(",\"inputs\":{\"probes\":[", f);
 	for (int i = 0, n = 0; i < b->n_backends; i++) {
 		if (!b->be[i])
 			continue;
-		fprintf(b->json, "%s{\"backend\":\"%s\",\"copy_gb_per_s\":%.4g",
+		fprintf(f, "%s{\"backend\":\"%s\",\"copy_gb_per_s\":%.4g",
 			n++ ? "," : "", b->backends[i], b->peak[i] / 1e9);
 		if (b->fma_peak[i] > 0)
-			fprintf(b->json,
+			fprintf(f,
 				",\"fma_gflop_per_s\":%.4g,\"fma_ymm_gflop_"
 				"per_s\":%.4g,\"fma_zmm_gflop_per_s\":%.4g,"
 				"\"fma_threads\":%d",
 				b->fma_peak[i] / 1e9, b->fma.ymm / 1e9,
 				b->fma.zmm / 1e9, b->fma.threads);
-		fputc('}', b->json);
+		fputc('}', f);
 	}
-	fputs("]}", b->json);
+	fputs("]}", f);
 }

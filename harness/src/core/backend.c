@@ -102,10 +102,36 @@ static unsigned char guard_byte(size_t i)
 	return (unsigned char)(0xA5u ^ (i * 0x3Bu));
 }
 
-static void guard_pattern(unsigned char *g)
+void mtp_guard_fill(unsigned char *g)
 {
 	for (size_t i = 0; i < MTP_BACKEND_GUARD_BYTES; i++)
 		g[i] = guard_byte(i);
+}
+
+size_t mtp_guard_reach(const unsigned char *g, bool before)
+{
+	const size_t gn = MTP_BACKEND_GUARD_BYTES;
+
+	for (size_t i = 0; before && i < gn; i++)
+		if (g[i] != guard_byte(i))
+			return gn - i;
+	for (size_t i = gn; !before && i > 0; i--)
+		if (g[i - 1] != guard_byte(i - 1))
+			return i;
+	return 0;
+}
+
+enum mtp_status mtp_guard_fail(struct mtp_backend *be, size_t before,
+			       size_t past, const char *name)
+{
+	if (past)
+		return mtp_backend_fail(be, MTP_ERR_CORRUPT,
+					"wrote %zu bytes past output %s "
+					"(guard zone)",
+					past, name);
+	return mtp_backend_fail(be, MTP_ERR_CORRUPT,
+				"wrote %zu bytes before output %s (guard zone)",
+				before, name);
 }
 
 /* An output buffer: with guards, base is the allocation and data sits
@@ -125,7 +151,7 @@ static enum mtp_status alloc_output(struct mtp_backend *be, size_t n,
 	st = mtp_backend_alloc(be, n + 2 * sizeof(g), base);
 	if (st)
 		return st;
-	guard_pattern(g);
+	mtp_guard_fill(g);
 	st = mtp_backend_upload(be, *base, g, sizeof(g));
 	if (!st)
 		st = mtp_backend_upload(be, (char *)*base + sizeof(g) + n, g,
@@ -143,24 +169,15 @@ static enum mtp_status check_guards(struct mtp_backend *be, void *base,
 	size_t gn = sizeof(g), before = 0, past = 0;
 	enum mtp_status st = mtp_backend_download(be, g, base, gn);
 
-	for (size_t i = 0; !st && i < gn; i++)
-		if (g[i] != guard_byte(i) && !before)
-			before = gn - i;
+	if (!st)
+		before = mtp_guard_reach(g, true);
 	if (!st)
 		st = mtp_backend_download(be, g, (char *)base + gn + n, gn);
-	for (size_t i = 0; !st && i < gn; i++)
-		if (g[i] != guard_byte(i))
-			past = i + 1;
+	if (!st)
+		past = mtp_guard_reach(g, false);
 	if (st || (!past && !before))
 		return st;
-	if (past)
-		return mtp_backend_fail(be, MTP_ERR_CORRUPT,
-					"wrote %zu bytes past output %s "
-					"(guard zone)",
-					past, name);
-	return mtp_backend_fail(be, MTP_ERR_CORRUPT,
-				"wrote %zu bytes before output %s (guard zone)",
-				before, name);
+	return mtp_guard_fail(be, before, past, name);
 }
 
 static void free_device(struct mtp_backend *be, struct mtp_tensor *t, int n)

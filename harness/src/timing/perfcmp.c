@@ -2,9 +2,12 @@
  * Performance verdicts against a baseline: a two-sided Mann-Whitney U test
  * (normal approximation with the tie correction) on the raw samples, which
  * assumes nothing about their distribution (timings are skewed, with long
- * tails), and a minimum effect so that a significant 0.1 % is still SAME.
+ * tails), and a minimum effect so that a significant 0.1 % is still SAME;
+ * the gate's verdict over repeats, whose run-to-run spread widens that
+ * minimum (a shared machine's load comes and goes between them).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "mtp/timing.h"
@@ -90,4 +93,62 @@ enum mtp_verdict mtp_perf_compare(const double *base, int nb, const double *cur,
 	if (*p >= alpha)
 		return MTP_AMBIGUOUS;
 	return *ratio > 1 ? MTP_SLOWER : MTP_FASTER;
+}
+
+void mtp_speed_words(double this_s, double other_s, char *buf, size_t n)
+{
+	if (!(this_s > 0 && other_s > 0))
+		snprintf(buf, n, "-");
+	else if (this_s <= other_s)
+		snprintf(buf, n, "%.2fx faster", other_s / this_s);
+	else
+		snprintf(buf, n, "%.2fx slower", this_s / other_s);
+}
+
+double mtp_timing_spread(const struct mtp_timing *rep, int n)
+{
+	double lo = 0, hi = 0;
+
+	for (int i = 0; i < n; i++) {
+		lo = i == 0 || rep[i].median < lo ? rep[i].median : lo;
+		hi = i == 0 || rep[i].median > hi ? rep[i].median : hi;
+	}
+	return lo > 0 ? (hi - lo) / lo : 0;
+}
+
+enum mtp_verdict mtp_perf_gate(const double *base, int nb, double base_spread,
+			       const struct mtp_timing *rep, int n_rep,
+			       double min_effect, double alpha, double *ratio,
+			       double *p, double *floor)
+{
+	double spread = mtp_timing_spread(rep, n_rep), r, pr;
+	int n[MTP_VERDICT_COUNT] = {0}, all = 0;
+
+	*floor = min_effect;
+	*floor = base_spread > *floor ? base_spread : *floor;
+	*floor = spread > *floor ? spread : *floor;
+	*p = 0;
+	for (int i = 0; i < n_rep; i++) {
+		n[mtp_perf_compare(base, nb, rep[i].samples, rep[i].reps,
+				   *floor, alpha, &r, &pr)]++;
+		*p = pr > *p ? pr : *p;
+	}
+	*ratio = NAN;
+	for (int i = 0; i < n_rep; i++)
+		all += rep[i].reps;
+	double *pool = malloc((size_t)(all ? all : 1) * sizeof(*pool));
+
+	for (int i = 0, k = 0; pool && i < n_rep; i++)
+		for (int j = 0; j < rep[i].reps; j++)
+			pool[k++] = rep[i].samples[j];
+	if (pool && all && nb > 0)
+		*ratio = median_of(pool, all) / median_of(base, nb);
+	free(pool);
+	if (n_rep < 1 || nb < 1)
+		return MTP_AMBIGUOUS;
+	if (n[MTP_SLOWER] == n_rep || n[MTP_FASTER] == n_rep)
+		return n[MTP_SLOWER] ? MTP_SLOWER : MTP_FASTER;
+	if (n[MTP_SAME] || (n[MTP_SLOWER] && n[MTP_FASTER]))
+		return MTP_SAME;
+	return MTP_AMBIGUOUS;
 }

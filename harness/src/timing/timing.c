@@ -190,6 +190,30 @@ static void summarize(double *s, int n, struct mtp_timing *t)
 	t->iqr_pct = t->median > 0 ? 100 * (t->q3 - t->q1) / t->median : 0;
 }
 
+enum mtp_status mtp_timing_pool(const struct mtp_timing *rep, int n,
+				struct mtp_timing *out)
+{
+	int all = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < n; i++)
+		all += rep[i].reps;
+	if (n < 1 || all < 1)
+		return MTP_ERR_INVALID;
+	out->samples = malloc((size_t)all * sizeof(double));
+	if (!out->samples)
+		return MTP_ERR_NOMEM;
+	for (int i = 0, k = 0; i < n; i++)
+		for (int j = 0; j < rep[i].reps; j++)
+			out->samples[k++] = rep[i].samples[j];
+	summarize(out->samples, all, out);
+	out->sets = rep[0].sets;
+	out->device_timer = rep[0].device_timer;
+	out->graph = rep[0].graph;
+	out->launches = rep[0].launches;
+	return MTP_OK;
+}
+
 static enum mtp_status capture_graphs(struct mtp_backend *be,
 				      struct mtp_call *dc,
 				      const struct dev_sets *d, void **graphs)
