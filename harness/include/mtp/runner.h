@@ -160,4 +160,9 @@ int mtp_signals_caught(void);
  * signal is held, not fatal, so that they are always complete. */
 void mtp_signals_hold(void);
 
+/* Describes how a child that did not report ended: "the backend crashed:
+ * Segmentation fault (signal 11)" or "the backend ended the process (exit
+ * status 0) before reporting" (the run's workers, bench's supervisor). */
+void mtp_child_describe(int status, char *buf, size_t n);
+
 #endif

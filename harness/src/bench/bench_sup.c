@@ -25,7 +25,7 @@
 #include "mtp/meta.h"
 #include "mtp/runner.h"
 
-#include "../run/isolate.h" /* mtp_child_describe */
+#include "run/run.h" /* mtp_child_describe */
 #include "bench_int.h"
 
 enum {

@@ -24,11 +24,7 @@ pid_t mtp_child_spawn(int *keep, int n);
  * reaps it and returns its wait status. */
 int mtp_child_end(pid_t pid, double grace_s);
 
-/* Describes how a child that did not report ended: "the backend crashed:
- * Segmentation fault (signal 11)" or "the backend ended the process (exit
- * status 0) before reporting". */
-void mtp_child_describe(int status, char *buf, size_t n);
-
+/* mtp_child_describe: mtp/runner.h (bench's supervisor uses it too). */
 /* mtp_signals_begin/end/caught: mtp/runner.h (bench uses them too). */
 
 #endif
