@@ -53,6 +53,10 @@ struct mtp_cmp {
 	int64_t argmax_rows, argmax_agree;
 	/* tokens: rows that differ inside the reference's top-1 margin */
 	int64_t n_ambiguous;
+	/* elements judged: n less the tokens inside the margin (a token that
+	 * differs there is neither right nor wrong); 0 on a shape error. A
+	 * case whose outputs judged none is never PASSED (judge.c). */
+	int64_t n_judged;
 	/* the signed rounding-bias test (bias.h; ROUNDING_BIAS) */
 	struct mtp_bias bias;
 };

@@ -452,6 +452,7 @@ void mtp_compare(const char *name, const struct mtp_tensor *got,
 		return;
 	}
 	c->n = mtp_tensor_numel(got);
+	c->n_judged = c->n;
 	if (c->tol.acc_row &&
 	    (got->ndim != 2 || got->shape[0] != c->tol.acc_rows ||
 	     got->shape[1] != c->tol.acc_cols))
@@ -557,6 +558,7 @@ void mtp_compare_tokens(const char *name, const struct mtp_tensor *got,
 		else
 			c->n_bad++;
 	}
+	c->n_judged = c->n - c->n_ambiguous;
 	c->passed = c->n_bad == 0 && c->n_special_mismatch == 0;
 	c->headroom = c->passed ? 0 : INFINITY;
 }
