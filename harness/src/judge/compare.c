@@ -452,7 +452,6 @@ void mtp_compare(const char *name, const struct mtp_tensor *got,
 		return;
 	}
 	c->n = mtp_tensor_numel(got);
-	c->n_judged = c->n;
 	if (c->tol.acc_row &&
 	    (got->ndim != 2 || got->shape[0] != c->tol.acc_rows ||
 	     got->shape[1] != c->tol.acc_cols))
@@ -478,6 +477,11 @@ void mtp_compare(const char *name, const struct mtp_tensor *got,
 	if (tol->budget)
 		apply_budget(c, got, want, sq_ref);
 	c->passed = c->n_bad == 0;
+}
+
+int64_t mtp_cmp_judged(const struct mtp_cmp *c)
+{
+	return c->shape_ok ? c->n - c->n_ambiguous : 0;
 }
 
 const char *mtp_cmp_where(const struct mtp_cmp *c, char *buf, size_t n)
@@ -558,7 +562,6 @@ void mtp_compare_tokens(const char *name, const struct mtp_tensor *got,
 		else
 			c->n_bad++;
 	}
-	c->n_judged = c->n - c->n_ambiguous;
 	c->passed = c->n_bad == 0 && c->n_special_mismatch == 0;
 	c->headroom = c->passed ? 0 : INFINITY;
 }

@@ -259,7 +259,7 @@ static bool judged_nothing(struct mtp_result *r, const struct mtp_case_call *p)
 	size_t k;
 
 	for (int i = 0; i < r->n_cmp; i++) {
-		judged += r->cmp[i].n_judged;
+		judged += mtp_cmp_judged(&r->cmp[i]);
 		elements += r->cmp[i].n;
 	}
 	if (judged > 0 || r->first_bad >= 0)
