@@ -61,6 +61,9 @@ dumps)
 	expect 125 "SKIPPED .*nothing compared: 'token': all 3 tokens differ inside" "$M" verify "$W/tokens_unjudged.h5"
 	expect 2 "v0_chain.h5: /cases/v0.draft_chain: V = 0: only the batch dims T and R may be 0" \
 		"$M" verify "$W/v0_chain.h5"
+	# the weight rule alone on a case without head or embedding weight
+	expect 125 "SKIPPED .*nothing compared: weights only, and the case holds no head" \
+		"$M" verify --weights-only "$W/t0_norm.h5"
 	# a fixture whose golden is empty where its shape says elements: INVALID
 	$PY - "$SRC/fixtures/norms.h5" "$W/golden0.h5" <<'EOF' || fail "golden0"
 import sys, h5py
