@@ -53,11 +53,13 @@ sys.exit(1 if bad or missing or rc != 125 else 0)
 EOF
 	;;
 dumps)
-	for k in t0_norm t0_chain tokens_unjudged v0_chain; do
+	for k in t0_norm t0_rows t0_chain tokens_unjudged v0_chain; do
 		$PY "$SRC/tools/gen/empty_dumps.py" $k "$W/$k.h5" || fail "empty_dumps.py $k"
 	done
 	expect 125 "SKIPPED .*nothing compared: R = 0 \(an empty batch\)" "$M" verify "$W/t0_norm.h5"
 	expect 125 "SKIPPED .*nothing compared: T = 0 \(an empty batch\)" "$M" verify "$W/t0_chain.h5"
+	# rows written for no token: still judged, and wrong
+	expect 1 "FAILED .*y: shape \[3, ?256\], expected \[0, ?256\]" "$M" verify "$W/t0_rows.h5"
 	expect 125 "SKIPPED .*nothing compared: 'token': all 3 tokens differ inside" "$M" verify "$W/tokens_unjudged.h5"
 	expect 2 "v0_chain.h5: /cases/v0.draft_chain: V = 0: only the batch dims T and R may be 0" \
 		"$M" verify "$W/v0_chain.h5"

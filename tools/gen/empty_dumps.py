@@ -6,6 +6,8 @@ Each file holds one case, so that its verdict alone makes the exit code
 outputs are computed with this generator's NumPy ops (never with the C code).
 
   t0_norm          rmsnorm with no row: x [0,H], observed y [0,H]
+  t0_rows          the same inputs, and observed y of 3 rows: an engine
+                   that writes rows for no token (FAILED on its shape)
   t0_chain         draft_chain V4 with T = 0: every T-sized input and
                    observed output cut to no token
   tokens_unjudged  lm_head, observed `token` only; each token row has two
@@ -63,6 +65,13 @@ def t0_norm(out, f):
     add_case(out, src, "t0.rmsnorm", inp, {"y": (cut(exp["y"][0], 0), exp["y"][1])})
 
 
+def t0_rows(out, f):
+    src = f["cases"][NORM]
+    inp, exp = read(src["inputs"]), read(src["expected"])
+    inp["x"] = (cut(inp["x"][0], 0), inp["x"][1])
+    add_case(out, src, "t0_rows.rmsnorm", inp, {"y": exp["y"]})
+
+
 def t0_chain(out, f):
     src = f["cases"][CHAIN]
     inp, exp = read(src["inputs"]), read(src["expected"])
@@ -113,6 +122,7 @@ def tokens_unjudged(out, f):
 
 KINDS = {
     "t0_norm": ("norms.h5", t0_norm),
+    "t0_rows": ("norms.h5", t0_rows),
     "t0_chain": ("chains.h5", t0_chain),
     "v0_chain": ("chains.h5", v0_chain),
     "tokens_unjudged": ("edge.h5", tokens_unjudged),
