@@ -30,7 +30,7 @@ suite)
 		--json "$W/r.json" >"$W/out" 2>&1
 	rc=$?
 	"$M" list ops | awk '{print $1}' >"$W/ops"
-	$PY - "$W/r.json" "$rc" "$W/ops" <<'EOF' || fail "see above"
+	$PY - "$W/r.json" "$rc" "$W/ops" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 rc, ops = int(sys.argv[2]), set(open(sys.argv[3]).read().split())
@@ -51,6 +51,9 @@ if rc != 125 or doc["exit_code"] != 125:
     print("exit code", rc, "not 125 (nothing tested)")
 sys.exit(1 if bad or missing or rc != 125 else 0)
 EOF
+	prc=$?
+	[ $prc = 125 ] && exit 125
+	[ $prc = 0 ] || fail "see above"
 	;;
 dumps)
 	for k in t0_norm t0_rows t0_chain tokens_unjudged v0_chain; do
