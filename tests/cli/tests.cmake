@@ -36,7 +36,12 @@ foreach(be ${_mtp_empty_backends})
   add_test(NAME empty.${_t}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/empty.sh
                    $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR} suite ${be})
-  set_tests_properties(empty.${_t} PROPERTIES LABELS "empty"
+  string(REGEX REPLACE ":.*" "" _lb ${be})
+  set(_labels "empty;backend=${_lb}")
+  if(_lb MATCHES "^(cuda|hip|level_zero)$")
+    list(APPEND _labels gpu)
+  endif()
+  set_tests_properties(empty.${_t} PROPERTIES LABELS "${_labels}"
     SKIP_RETURN_CODE 125 TIMEOUT 600)
   if(be MATCHES "^python")
     # the interpreter is never finalised: what it holds is no leak of ours
