@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Nothing compared is never PASSED (docs/ARCHITECTURE.md, "Verdicts and exit
-# codes"). Usage: empty.sh MTPCHECK SOURCE_DIR suite BACKEND | dumps
+# codes"). Usage: empty.sh MTPCHECK SOURCE_DIR suite BACKEND | dumps | adapter
 #   suite BACKEND: cases/empty.case (every op at T = 0) on BACKEND: every
 #     result SKIPPED "nothing compared: ...", 0 elements compared, every op
 #     of the table among them, no crash, exit 125 (nothing was tested); 125
@@ -8,6 +8,9 @@
 #   dumps: verify on dumps whose judged outputs hold nothing to compare
 #     (tools/gen/empty_dumps.py), each the only case of its file: never
 #     PASSED, never exit 0; an empty vocabulary is INVALID (exit 2).
+#   adapter: a python adapter that needs its inputs listed in supports()
+#     (kernels/python/tests/needs_inputs.py) sees the empty ones: SKIPPED
+#     as nothing compared, not UNIMPLEMENTED; 125 without NumPy.
 set -u
 M=$1 SRC=$2 MODE=$3 BE=${4:-}
 PY=/usr/bin/python3
@@ -85,6 +88,15 @@ with h5py.File(src, "r") as s, h5py.File(out, "w") as f:
 EOF
 	expect 2 "golden0.h5: /cases/rmsnorm.bf16.eager.T3.H256: expected 'y': shape \[0, ?256\], but the op produces \[3, ?256\]" \
 		"$M" run --backend ref --fixtures "$W/golden0.h5"
+	;;
+adapter)
+	timeout 300 "$M" run --backend "python:$SRC/kernels/python/tests/needs_inputs.py" \
+		--cases "$SRC/cases/empty.case" --op rmsnorm,lm_head,hc_post >"$W/out" 2>&1
+	rc=$?
+	grep -q "UNIMPLEMENTED" "$W/out" && fail "an empty input was not listed to supports()"
+	[ $rc = 125 ] && ! grep -q "nothing compared" "$W/out" && exit 125 # no NumPy here
+	[ $rc = 125 ] && grep -q "4 results: 4 SKIPPED" "$W/out" || fail "exit $rc"
+	! grep -q "PASSED" "$W/out" || fail "says PASSED"
 	;;
 *) fail "unknown mode $MODE" ;;
 esac

@@ -49,6 +49,14 @@ foreach(be ${_mtp_empty_backends})
       ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
   endif()
 endforeach()
+if(MTP_HAVE_PYTHON)
+  add_test(NAME empty.python.inputs
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/empty.sh
+                   $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR} adapter)
+  set_tests_properties(empty.python.inputs PROPERTIES
+    LABELS "empty;backend=python" SKIP_RETURN_CODE 125 TIMEOUT 300
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
 add_test(NAME empty.dumps
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/empty.sh
                  $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR} dumps)
