@@ -4,7 +4,9 @@
 #   suite BACKEND: cases/empty.case (every op at T = 0) on BACKEND: every
 #     result SKIPPED "nothing compared: ...", 0 elements compared, every op
 #     of the table among them, no crash, exit 125 (nothing was tested); 125
-#     from the script too where the backend is not available here.
+#     from the script too where the backend is not available here. Then the
+#     captured-block and FP8 goldens cut to T = 0: SKIPPED as nothing
+#     compared, or UNIMPLEMENTED where the backend has no such kernels.
 #   dumps: verify on dumps whose judged outputs hold nothing to compare
 #     (tools/gen/empty_dumps.py), each the only case of its file: never
 #     PASSED, never exit 0; an empty vocabulary is INVALID (exit 2).
@@ -57,6 +59,20 @@ EOF
 	prc=$?
 	[ $prc = 125 ] && exit 125
 	[ $prc = 0 ] || fail "see above"
+	# the captured-block form and FP8 at T = 0 (fixtures cut by
+	# empty_dumps.py): nothing compared, or not implemented by the backend
+	$PY "$SRC/tools/gen/empty_dumps.py" t0_fixtures "$W/t0f.h5" || fail "t0_fixtures"
+	timeout 600 "$M" run --backend "$BE" --fixtures "$W/t0f.h5" --json "$W/f.json" >"$W/out" 2>&1
+	$PY - "$W/f.json" <<'EOF' || fail "see above"
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+bad = [(r["case"], r["verdict"], r["message"]) for r in res
+       if r["verdict"] != "UNIMPLEMENTED" and not (
+           r["verdict"] == "SKIPPED" and r["message"].startswith("nothing compared: "))]
+for b in bad:
+    print("T = 0 fixture not SKIPPED as nothing compared:", *b)
+sys.exit(1 if bad or not res else 0)
+EOF
 	;;
 dumps)
 	for k in t0_norm t0_rows t0_chain tokens_unjudged v0_chain; do

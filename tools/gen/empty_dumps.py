@@ -16,6 +16,9 @@ outputs are computed with this generator's NumPy ops (never with the C code).
                    no token can be judged right or wrong
   v0_chain         draft_chain V4 with V = 0: empty logits rows (an empty
                    vocabulary, which the format refuses)
+  t0_fixtures      not a dump: every case of captured.h5 (the captured-block
+                   form) and fp8.h5 (FP8 weights, W8A8 activations) with
+                   T = 0, goldens included, for `mtpcheck run` on a backend
 
 Usage: /usr/bin/python3 tools/gen/empty_dumps.py KIND OUT.h5
 """
@@ -34,6 +37,11 @@ NORM = "rmsnorm.bf16.eager.T3.H256"
 LM_TIES = "lm_head.bf16.edge_ties.T3.H64.V97"
 # the chain's inputs with a token dim, and which dim it is (FORMAT.md)
 CHAIN_T = {"input_ids": 0, "positions": 0, "prev_hidden": 0, "next_tokens": 1}
+# every op's inputs with a token dim (FORMAT.md): the chain's, the single
+# ops', the captured block's; every output has it first
+TOKEN_INPUTS = dict(CHAIN_T, x=0, e=0, p=0, embeds=0, residual=0, post_mix=0,
+                    comb_mix=0, res_mix=0, block_in=0, block_out=0,
+                    block_residual=0)
 
 
 def cut(vals, axis):
@@ -120,12 +128,35 @@ def tokens_unjudged(out, f):
     add_case(out, src, "tokens_unjudged.lm_head", inp, {"token": (token, "int64")})
 
 
+def t0_case(s, cid, g):
+    """Case cid of file s, every token dim cut to 0, into group g."""
+    src = s["cases"][cid]
+    d = g.create_group(cid)
+    for k, v in src.attrs.items():
+        d.attrs[k] = v
+    for part in ("inputs", "expected"):
+        tensors = read(src[part])
+        for k, (vals, dt) in tensors.items():
+            base = k.rsplit("/", 1)[-1]
+            if part == "expected" or base in TOKEN_INPUTS:
+                tensors[k] = (cut(vals, TOKEN_INPUTS.get(base, 0)), dt)
+        write(d.create_group(part), tensors)
+
+
+def t0_fixtures(out, f):
+    for name in ("captured.h5", "fp8.h5"):
+        with h5py.File(os.path.join(FIX, name), "r") as s:
+            for cid in sorted(s["cases"]):
+                t0_case(s, cid, out["cases"])
+
+
 KINDS = {
     "t0_norm": ("norms.h5", t0_norm),
     "t0_rows": ("norms.h5", t0_rows),
     "t0_chain": ("chains.h5", t0_chain),
     "v0_chain": ("chains.h5", v0_chain),
     "tokens_unjudged": ("edge.h5", tokens_unjudged),
+    "t0_fixtures": ("captured.h5", t0_fixtures),
 }
 
 
