@@ -75,7 +75,7 @@ sys.exit(1 if bad or not res else 0)
 EOF
 	;;
 dumps)
-	for k in t0_norm t0_rows t0_chain tokens_unjudged v0_chain; do
+	for k in t0_norm t0_rows t0_chain tokens_unjudged v0_chain rows0_chain; do
 		$PY "$SRC/tools/gen/empty_dumps.py" $k "$W/$k.h5" || fail "empty_dumps.py $k"
 	done
 	expect 125 "SKIPPED .*nothing compared: R = 0 \(an empty batch\)" "$M" verify "$W/t0_norm.h5"
@@ -85,6 +85,8 @@ dumps)
 	expect 125 "SKIPPED .*nothing compared: 'token': all 3 tokens differ inside" "$M" verify "$W/tokens_unjudged.h5"
 	expect 2 "v0_chain.h5: /cases/v0.draft_chain: V = 0: only the batch dims T and R may be 0" \
 		"$M" verify "$W/v0_chain.h5"
+	expect 2 "rows0_chain.h5: /cases/chain.v3.L1.K3.sub_all.ok: observed/step.0/logits_rows: lists no row" \
+		"$M" verify "$W/rows0_chain.h5"
 	# the weight rule alone on a case without head or embedding weight
 	expect 125 "SKIPPED .*nothing compared: weights only, and the case holds no head" \
 		"$M" verify --weights-only "$W/t0_norm.h5"

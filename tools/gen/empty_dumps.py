@@ -16,6 +16,9 @@ outputs are computed with this generator's NumPy ops (never with the C code).
                    no token can be judged right or wrong
   v0_chain         draft_chain V4 with V = 0: empty logits rows (an empty
                    vocabulary, which the format refuses)
+  rows0_chain      a captured-block chain dump whose head is a row subset,
+                   each step's logits_rows listing no row, so its logits
+                   are [T, 0] while T = 5 (refused: INVALID)
   t0_fixtures      not a dump: every case of captured.h5 (the captured-block
                    form) and fp8.h5 (FP8 weights, W8A8 activations) with
                    T = 0, goldens included, for `mtpcheck run` on a backend
@@ -128,6 +131,20 @@ def tokens_unjudged(out, f):
     add_case(out, src, "tokens_unjudged.lm_head", inp, {"token": (token, "int64")})
 
 
+def rows0_chain(out, f):
+    """Copied whole (its weights carry full_rows), then cut."""
+    cid = "chain.v3.L1.K3.sub_all.ok"
+    f.copy(f["cases"][cid], out["cases"], name=cid, expand_soft=True)
+    c = out["cases"][cid]
+    for s in range(3):
+        p = f"observed/step.{s}/"
+        logits, dt = c[p + "logits"][()], c[p + "logits"].attrs["dtype"]
+        for name, vals, t in ((p + "logits", logits[:, :0], dt),
+                              (p + "logits_rows", np.zeros(0, np.int64), "int64")):
+            del c[name]
+            c.create_dataset(name, data=vals).attrs["dtype"] = t
+
+
 def t0_case(s, cid, g):
     """Case cid of file s, every token dim cut to 0, into group g."""
     src = s["cases"][cid]
@@ -157,6 +174,7 @@ KINDS = {
     "v0_chain": ("chains.h5", v0_chain),
     "tokens_unjudged": ("edge.h5", tokens_unjudged),
     "t0_fixtures": ("captured.h5", t0_fixtures),
+    "rows0_chain": (os.path.join("dumps", "captured_bugs.h5"), rows0_chain),
 }
 
 
