@@ -38,7 +38,8 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 	mtp_json_num(f, c->nmse);
 	fputs(",\"normwise\":", f);
 	mtp_json_num(f, c->rel_norm);
-	fprintf(f, ",\"tokens_inside_margin\":%lld", (long long)c->n_ambiguous);
+	fprintf(f, ",\"tokens_inside_margin\":%lld,\"compared\":%lld",
+		(long long)c->n_ambiguous, (long long)mtp_cmp_judged(c));
 	/* ROUNDING_BIAS (bias.h): z of the signed error, null when untested */
 	fputs(",\"rounding_bias_z\":", f);
 	if (c->bias.tested)
@@ -109,6 +110,16 @@ static void write_diag(FILE *f, const struct mtp_diag_result *d)
 	fputs("]}", f);
 }
 
+/* The elements judged over every output: 0 is never a PASSED (judge.c). */
+static long long compared_elements(const struct mtp_result *r)
+{
+	long long n = 0;
+
+	for (int i = 0; i < r->n_cmp; i++)
+		n += (long long)mtp_cmp_judged(&r->cmp[i]);
+	return n;
+}
+
 static void write_result(FILE *f, const struct mtp_result *r)
 {
 	fputs("{\"file\":", f);
@@ -149,6 +160,7 @@ static void write_result(FILE *f, const struct mtp_result *r)
 	mtp_json_str(f, r->repro);
 	fputs(",\"seconds\":", f);
 	mtp_json_num(f, r->seconds);
+	fprintf(f, ",\"compared_elements\":%lld", compared_elements(r));
 	fputs(",\"outputs\":[", f);
 	for (int i = 0; i < r->n_cmp; i++) {
 		if (i)

@@ -178,6 +178,50 @@ Test(runner, verify_judges_observed_and_wrong_shape_is_a_failure)
 	remove(json);
 }
 
+/* Nothing compared is never PASSED: an empty batch, in a fixture and in a
+ * dump, is SKIPPED "nothing compared", 0 elements compared in the JSON, and
+ * a run of nothing else exits 125; H = 0 is refused (exit 2). */
+Test(runner, an_empty_batch_is_skipped_never_passed)
+{
+	char path[128], json[128];
+	struct mtp_case c;
+
+	tu_tmpname(path, sizeof(path), "empty");
+	tu_tmpname(json, sizeof(json), "json");
+	for (int verify = 0; verify < 2; verify++) {
+		tu_rmsnorm_case(&c, "rms.empty", 0, 16, 2.0, 1.0);
+		if (verify) {
+			mtp_list_fini(&c.expected);
+			tu_add(&c.observed, "y", MTP_BF16, 2,
+			       (int64_t[]){0, 16}, NULL);
+		}
+		tu_write_cases(path, &c, 1);
+		struct outcome o = run_with("ref", path, verify, json);
+		char *js = tu_slurp(json);
+
+		cr_expect_eq(o.code, MTP_EXIT_UNTESTED, "%s", o.console);
+		cr_expect_eq(o.counts[MTP_PASSED], 0, "%s", o.console);
+		cr_expect(strstr(o.console, "nothing compared: R = 0 (an "
+					    "empty batch)") != NULL,
+			  "%s", o.console);
+		cr_assert(js != NULL);
+		cr_expect(strstr(js, "\"compared_elements\":0,") != NULL);
+		cr_expect(strstr(js, "\"elements\":0,") != NULL);
+		free(js);
+		free(o.console);
+		mtp_case_fini(&c);
+	}
+	tu_rmsnorm_case(&c, "rms.h0", 3, 0, 2.0, 1.0);
+	tu_write_cases(path, &c, 1);
+	struct outcome o = run_with("ref", path, false, NULL);
+
+	cr_expect_eq(o.code, MTP_EXIT_USAGE, "%s", o.console);
+	free(o.console);
+	mtp_case_fini(&c);
+	remove(path);
+	remove(json);
+}
+
 Test(runner, filter_globs_and_exact_ids)
 {
 	const char *pats[] = {"rms.*"};

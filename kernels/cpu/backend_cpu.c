@@ -166,6 +166,8 @@ static enum mtp_status cpu_launch(struct mtp_backend *be,
 	if (!cpu_supports(be, c))
 		return mtp_backend_fail(be, MTP_ERR_UNSUPPORTED,
 					"cpu: %s not supported", c->op->name);
+	if (mtp_call_empty(c))
+		return MTP_OK; /* an empty batch: nothing to compute */
 	st = op_fns[c->op->id](c);
 	if (st)
 		return mtp_backend_fail(be, st, "cpu: %s: %s", c->op->name,

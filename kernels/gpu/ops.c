@@ -91,6 +91,10 @@ enum mtp_status mtp_gpu_launch(struct mtp_backend *be, const struct mtp_call *c)
 {
 	enum mtp_status st, rel;
 
+	/* an empty batch (an idle rank's T = 0): no kernel on an empty grid,
+	 * which CUDA and HIP refuse (SGLang #38952) */
+	if (mtp_call_empty(c))
+		return MTP_OK;
 	switch (c->op->id) {
 	case MTP_OP_MTP_BLOCK: st = mtp_gpu_op_block(be, c); break;
 	case MTP_OP_MTP_STEP: st = mtp_gpu_op_step(be, c); break;

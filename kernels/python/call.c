@@ -242,14 +242,20 @@ fail:
 	return NULL;
 }
 
+/* The harness has no buffer for an empty tensor (T = 0), nor for an absent
+ * optional input: no buffer and elements due is the absent one. */
+static bool absent(const struct mtp_tensor *t)
+{
+	return !t->data && mtp_tensor_numel(t) != 0;
+}
+
 static PyObject *view(struct py_ctx *x, const struct mtp_tensor *t)
 {
 	const struct py_buf *b = t->data;
 	PyObject *shape;
 
-	/* the harness has no buffer for an empty tensor (T = 0): view(None)
-	 * makes an empty one; otherwise no buffer is an absent optional input */
-	if (!b && mtp_tensor_numel(t) != 0)
+	/* view(None) makes an empty tensor */
+	if (absent(t))
 		return Py_NewRef(Py_None);
 	shape = PyTuple_New(t->ndim);
 	for (int i = 0; shape && i < t->ndim; i++)
@@ -374,8 +380,8 @@ static PyObject *tensor_kinds(const struct mtp_call *c)
 			out ? &c->sig->out[k] : &c->sig->in[k];
 		PyObject *v;
 
-		if (!out && !t->data)
-			continue;
+		if (!out && absent(t))
+			continue; /* an empty one (T = 0) is present */
 		v = Py_BuildValue("(ss)", mtp_dtype_name(t->dtype),
 				  class_name(s->cls));
 		if (!v || PyDict_SetItemString(d, s->name, v) < 0)

@@ -18,3 +18,55 @@ foreach(t malformed weights scale again)
                    $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR})
   set_tests_properties(report.${t} PROPERTIES LABELS "inputs" TIMEOUT 300)
 endforeach()
+
+# Empty batches (tests/cli/empty.sh, docs/CI.md "Guarantees: inputs"):
+# cases/empty.case, every op at T = 0, on each backend CI runs, every result
+# SKIPPED as nothing compared (125: the backend is not available here); and
+# verify on dumps with nothing to compare, never PASSED. Label "empty".
+set(_mtp_empty_backends ref)
+if(MTP_HAVE_CPU)
+  list(APPEND _mtp_empty_backends cpu)
+endif()
+if(MTP_HAVE_OPENCL)
+  list(APPEND _mtp_empty_backends opencl)
+endif()
+if(MTP_HAVE_PYTHON)
+  list(APPEND _mtp_empty_backends python:numpy)
+endif()
+# skipped (125) where the machine has no such device, as suite.cuda is
+foreach(gpu CUDA HIP LEVEL_ZERO)
+  if(MTP_HAVE_${gpu})
+    string(TOLOWER ${gpu} _b)
+    list(APPEND _mtp_empty_backends ${_b})
+  endif()
+endforeach()
+foreach(be ${_mtp_empty_backends})
+  string(REPLACE ":" "." _t ${be})
+  add_test(NAME empty.${_t}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/empty.sh
+                   $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR} suite ${be})
+  string(REGEX REPLACE ":.*" "" _lb ${be})
+  set(_labels "empty;backend=${_lb}")
+  if(_lb MATCHES "^(cuda|hip|level_zero)$")
+    list(APPEND _labels gpu)
+  endif()
+  set_tests_properties(empty.${_t} PROPERTIES LABELS "${_labels}"
+    SKIP_RETURN_CODE 125 TIMEOUT 600)
+  if(be MATCHES "^python")
+    # the interpreter is never finalised: what it holds is no leak of ours
+    set_tests_properties(empty.${_t} PROPERTIES
+      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+  endif()
+endforeach()
+if(MTP_HAVE_PYTHON)
+  add_test(NAME empty.python.inputs
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/empty.sh
+                   $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR} adapter)
+  set_tests_properties(empty.python.inputs PROPERTIES
+    LABELS "empty;backend=python" SKIP_RETURN_CODE 125 TIMEOUT 300
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
+add_test(NAME empty.dumps
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/empty.sh
+                 $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR} dumps)
+set_tests_properties(empty.dumps PROPERTIES LABELS "empty" TIMEOUT 300)

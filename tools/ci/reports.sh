@@ -139,10 +139,10 @@ PY
 grep -q '<failure type="MISSING_POS0_MASK"' fail.xml || fail "failure type is not the diagnosis"
 
 echo "== a newer schema major is refused with one line, exit 2"
-sed 's/"schema_version":"2.0"/"schema_version":"3.0"/' pass.json >newer.json
+sed -E 's/"schema_version":"2\.[0-9]+"/"schema_version":"3.0"/' pass.json >newer.json
 rc=0; "$M" report newer.json --json x.json 2>err.txt >/dev/null || rc=$?
 [ $rc = 2 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q "newer" err.txt || fail "report on a 3.0 file: exit $rc: $(cat err.txt)"
-sed 's/"schema_version":"2.0"/"schema_version":"3.0"/' bench.json >newer_bench.json
+sed -E 's/"schema_version":"2\.[0-9]+"/"schema_version":"3.0"/' bench.json >newer_bench.json
 rc=0; "$M" bench --backend ref --op rmsnorm --T 1 --H 256 --reps 3 --min-time 0.01 --baseline newer_bench.json >/dev/null 2>err.txt || rc=$?
 [ $rc = 2 ] && grep -q "newer" err.txt || fail "bench --baseline on a 3.0 file: exit $rc: $(cat err.txt)"
 rc=0; "$M" report pass.json newer_bench.json --html x.html 2>err.txt >/dev/null || rc=$?

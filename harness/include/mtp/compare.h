@@ -93,6 +93,12 @@ void mtp_compare(const char *name, const struct mtp_tensor *got,
 		 const struct mtp_tensor *want, const struct mtp_tol *tol,
 		 bool is_logits, struct mtp_cmp *out);
 
+/* The elements c judged: n less the tokens inside the margin (a token that
+ * differs there is neither right nor wrong); 0 on a shape error. A case
+ * whose outputs judged none is never PASSED (judge.c); the results file
+ * carries it as `compared` (docs/RESULTS.md). */
+int64_t mtp_cmp_judged(const struct mtp_cmp *c);
+
 /* "y[2,17]" */
 const char *mtp_cmp_where(const struct mtp_cmp *c, char *buf, size_t n);
 

@@ -130,6 +130,9 @@ enum mtp_status mtp_diag_field_hypothesis(enum mtp_diag d,
  */
 bool mtp_weights_suspect(const struct mtp_tensor_list *inputs, char *why,
 			 size_t n);
+/* The elements the rule looks at (0: the problem has no such weight, and
+ * `verify --weights-only` checked nothing). */
+int64_t mtp_weights_checked(const struct mtp_tensor_list *inputs);
 
 /* On a passing output with a visible difference: whether the other RMSNorm
  * rounding (eager vs fused) explains it. Information, never a failure. */

@@ -23,7 +23,8 @@
 /* The seed of a spec that names none (mtp_gen_spec_init). */
 #define MTP_GEN_DEFAULT_SEED 1u
 
-/* What to generate. Zero dims take the op's small defaults. */
+/* What to generate. Zero dims take the op's small defaults, except the batch
+ * dims T and R named in `empty`: those are 0 (an empty batch). */
 struct mtp_gen_spec {
 	const struct mtp_op *op;
 	enum mtp_family family;
@@ -33,8 +34,12 @@ struct mtp_gen_spec {
 	int64_t k, l;	     /* draft_chain steps and layers */
 	struct mtp_attr_list attrs; /* overrides of the op's default attributes */
 	uint64_t seed;
-	bool optional; /* also generate the op's optional inputs */
+	bool optional;	/* also generate the op's optional inputs */
+	unsigned empty; /* MTP_GEN_EMPTY_T, MTP_GEN_EMPTY_R: that dim is 0 */
 };
+
+#define MTP_GEN_EMPTY_T 1u
+#define MTP_GEN_EMPTY_R 2u
 
 /* Zeroes spec and sets op, the op's default family (deepseek_v4 for the mHC
  * and V4 input ops, deepseek_v3 otherwise), bfloat16 and the default seed. */

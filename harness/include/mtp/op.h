@@ -204,6 +204,12 @@ int mtp_call_out_index(const struct mtp_call *c, const char *name);
  * "hc_head_fn"; pfx may be NULL), or NULL if the call has none. */
 const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
 					 const char *pfx, const char *name);
+/* True when no output of the call holds an element: an empty batch (T or
+ * R = 0), which an engine's idle rank issues. Such a call has nothing to
+ * compute; a backend returns MTP_OK from launch() without launching a
+ * kernel on an empty grid (docs/BACKENDS.md). An empty tensor's data may be
+ * NULL. */
+bool mtp_call_empty(const struct mtp_call *c);
 
 /* Runs the scalar reference on a call whose tensors are in host memory. */
 enum mtp_status mtp_reference_run(const struct mtp_call *c);

@@ -61,6 +61,28 @@ static int64_t *dim_field(struct mtp_gen_spec *s, char sym)
 	}
 }
 
+/* A dim's value; 0 only for the batch dims T and R (an empty batch, which
+ * every op must take without launching anything: docs/CASES.md). */
+static enum mtp_status apply_dim(const struct mtp_cf_line *ln,
+				 const struct mtp_cf_token *t,
+				 const struct mtp_cf_item *it, uint64_t u,
+				 struct mtp_gen_spec *s)
+{
+	const char sym = t->key[0];
+	const unsigned bit = sym == 'T'	  ? MTP_GEN_EMPTY_T
+			     : sym == 'R' ? MTP_GEN_EMPTY_R
+					  : 0;
+
+	if (u == 0 && !bit)
+		return mtp_cf_error(ln, it->col,
+				    "bad number '0' for '%c': only the batch "
+				    "dims T and R may be 0",
+				    sym);
+	s->empty = u ? s->empty & ~bit : s->empty | bit;
+	*dim_field(s, sym) = (int64_t)u;
+	return MTP_OK;
+}
+
 static enum mtp_status apply_attr(const struct mtp_cf_line *ln,
 				  const struct mtp_cf_token *t,
 				  const struct mtp_cf_item *it,
@@ -137,14 +159,13 @@ static enum mtp_status apply(const struct mtp_cf_line *ln,
 		return MTP_OK;
 	case K_ATTR: return apply_attr(ln, t, it, s);
 	default: /* K_DIM */
-		if (!parse_u64(it->s, &u) || u == 0 ||
-		    u > (uint64_t)INT64_MAX || (it->s[0] == '0' && it->s[1]))
+		if (!parse_u64(it->s, &u) || u > (uint64_t)INT64_MAX ||
+		    (it->s[0] == '0' && it->s[1]))
 			return mtp_cf_error(ln, it->col,
 					    "bad number '%s' for '%.*s': "
 					    "expected a positive integer",
 					    it->s, t->klen, t->key);
-		*dim_field(s, t->key[0]) = (int64_t)u;
-		return MTP_OK;
+		return apply_dim(ln, t, it, u, s);
 	}
 }
 

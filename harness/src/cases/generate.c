@@ -213,16 +213,17 @@ static enum mtp_status dims_check(const struct mtp_gen_spec *sp, char *err,
 }
 
 /* Small defaults: T=3, H=64, M=4, V=97, F=96, R=T, P=2; M, K and L of the
- * ops that take hc_mult/num_steps/num_layers come from those attributes. */
+ * ops that take hc_mult/num_steps/num_layers come from those attributes; T
+ * and R are 0 where the spec asks for an empty batch. */
 static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
 		      struct mtp_dims *d)
 {
-	d->t = or_default(sp->t, 3);
+	d->t = sp->empty & MTP_GEN_EMPTY_T ? 0 : or_default(sp->t, 3);
 	d->h = or_default(sp->h, 64);
 	d->m = p->hc_mult > 0 ? p->hc_mult : or_default(sp->m, 4);
 	d->v = or_default(sp->v, 97);
 	d->f = or_default(sp->f, 96);
-	d->r = or_default(sp->rows, d->t);
+	d->r = sp->empty & MTP_GEN_EMPTY_R ? 0 : or_default(sp->rows, d->t);
 	d->p = or_default(sp->parts, 2);
 	d->k = p->num_steps;
 	d->l = p->num_layers;

@@ -303,6 +303,14 @@ const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
 	return i < 0 ? NULL : out ? &c->out[i] : &c->in[i];
 }
 
+bool mtp_call_empty(const struct mtp_call *c)
+{
+	for (int i = 0; i < c->n_out; i++)
+		if (mtp_tensor_numel(&c->out[i]) > 0)
+			return false;
+	return true;
+}
+
 enum mtp_status mtp_host_alloc(struct mtp_backend *be, size_t bytes, void **ptr)
 {
 	*ptr = malloc(bytes);

@@ -479,6 +479,11 @@ void mtp_compare(const char *name, const struct mtp_tensor *got,
 	c->passed = c->n_bad == 0;
 }
 
+int64_t mtp_cmp_judged(const struct mtp_cmp *c)
+{
+	return c->shape_ok ? c->n - c->n_ambiguous : 0;
+}
+
 const char *mtp_cmp_where(const struct mtp_cmp *c, char *buf, size_t n)
 {
 	size_t k = (size_t)snprintf(buf, n, "%s", c->name);

@@ -226,12 +226,17 @@ enum mtp_status mtp_diag_field_hypothesis(enum mtp_diag d,
 
 /* ---- the weight sanity rule ------------------------------------------- */
 
-static bool checked_weight(const char *name)
+/* Whether the rule looks at w: a head or embedding weight, in memory. */
+static bool checked_weight(const struct mtp_named *w)
 {
-	const char *b = mtp_field_base(name);
+	const char *b = mtp_field_base(w->name);
 
-	return strcmp(b, "head_weight") == 0 || strcmp(b, "embed_table") == 0 ||
-	       strcmp(name, "weight") == 0;
+	return w->t.data && w->t.ndim == 2 &&
+	       (mtp_dtype_is_float(w->t.dtype) ||
+		mtp_dtype_is_fp8(w->t.dtype)) &&
+	       (strcmp(b, "head_weight") == 0 ||
+		strcmp(b, "embed_table") == 0 ||
+		strcmp(w->name, "weight") == 0);
 }
 
 struct wstats {
@@ -303,11 +308,18 @@ bool mtp_weights_suspect(const struct mtp_tensor_list *inputs, char *why,
 	for (int i = 0; i < inputs->n; i++) {
 		const struct mtp_named *w = &inputs->items[i];
 
-		if (w->t.data && checked_weight(w->name) && w->t.ndim == 2 &&
-		    (mtp_dtype_is_float(w->t.dtype) ||
-		     mtp_dtype_is_fp8(w->t.dtype)) &&
-		    suspect_one(w, why, n))
+		if (checked_weight(w) && suspect_one(w, why, n))
 			return true;
 	}
 	return false;
+}
+
+int64_t mtp_weights_checked(const struct mtp_tensor_list *inputs)
+{
+	int64_t n = 0;
+
+	for (int i = 0; i < inputs->n; i++)
+		if (checked_weight(&inputs->items[i]))
+			n += mtp_tensor_numel(&inputs->items[i].t);
+	return n;
 }

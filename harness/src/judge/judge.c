@@ -240,6 +240,57 @@ static void nothing_compared(struct mtp_result *r, const struct mtp_case *c,
 		 c->op->name);
 }
 
+/* The batch dim of the call's outputs: R for the row ops, else T. */
+static char batch_dim(const struct mtp_case_call *p)
+{
+	for (int k = 0; k < p->sig->n_out; k++)
+		if (strchr(p->sig->out[k].shape, 'R'))
+			return 'R';
+	return 'T';
+}
+
+/* Every output was compared and passed, but none judged an element: the
+ * case is SKIPPED, never PASSED, with why (docs/ARCHITECTURE.md, "Verdicts
+ * and exit codes"). False when something was judged. */
+static bool judged_nothing(struct mtp_result *r, const struct mtp_case_call *p)
+{
+	const struct mtp_dims *d = &p->call.dims;
+	int64_t judged = 0, elements = 0;
+	size_t k;
+
+	for (int i = 0; i < r->n_cmp; i++) {
+		judged += mtp_cmp_judged(&r->cmp[i]);
+		elements += r->cmp[i].n;
+	}
+	if (judged > 0 || r->first_bad >= 0)
+		return false;
+	r->verdict = MTP_SKIPPED;
+	k = (size_t)snprintf(r->message, sizeof(r->message),
+			     "nothing compared: ");
+	if (elements == 0 && d->t == 0 && d->r == 0) {
+		snprintf(r->message + k, sizeof(r->message) - k,
+			 "%c = 0 (an empty batch): no output holds an element",
+			 batch_dim(p));
+		return true;
+	}
+	for (int i = 0; i < r->n_cmp && k < sizeof(r->message); i++) {
+		const struct mtp_cmp *m = &r->cmp[i];
+
+		if (m->n == 0)
+			k += (size_t)snprintf(r->message + k,
+					      sizeof(r->message) - k,
+					      "%s'%s' holds no element",
+					      i ? "; " : "", m->name);
+		else
+			k += (size_t)snprintf(
+				r->message + k, sizeof(r->message) - k,
+				"%s'%s': all %lld tokens differ inside the "
+				"reference's top-1 margin, none was judged",
+				i ? "; " : "", m->name, (long long)m->n);
+	}
+	return true;
+}
+
 static long long cmp_elements(const struct mtp_cmp *m)
 {
 	return (long long)m->n;
@@ -365,7 +416,7 @@ enum mtp_status mtp_judge_outputs(struct mtp_result *r,
 	}
 	if (r->n_cmp == 0 && r->verdict != MTP_MISTRUSTED) {
 		nothing_compared(r, c, got_named);
-	} else if (r->verdict != MTP_MISTRUSTED) {
+	} else if (r->verdict != MTP_MISTRUSTED && !judged_nothing(r, p)) {
 		r->verdict = r->first_bad < 0 ? MTP_PASSED : MTP_FAILED;
 		if (r->first_bad >= 0) {
 			describe_failure(r);

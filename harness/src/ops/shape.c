@@ -259,8 +259,18 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 	int64_t *all[] = {&dims->t, &dims->h, &dims->m, &dims->v, &dims->f,
 			  &dims->r, &dims->p, &dims->k, &dims->l};
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		/* an empty batch (T or R = 0) is a case; an empty row, stream,
+		 * vocabulary or sum is not (docs/FORMAT.md) */
+		if (*all[i] == 0 && all[i] != &dims->t && all[i] != &dims->r) {
+			snprintf(err, errn,
+				 "%c = 0: only the batch dims T and R may be "
+				 "0",
+				 "THMVFRPKL"[i]);
+			return MTP_ERR_INVALID;
+		}
 		if (*all[i] < 0)
 			*all[i] = 0; /* symbols the problem does not use */
+	}
 	return mtp_quant_check(sig, p, inputs, err, errn);
 }

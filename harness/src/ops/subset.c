@@ -318,7 +318,22 @@ static int64_t full_of(const struct mtp_case *c, const char *name)
 	return d ? d->full_rows : w ? w->t.shape[0] : 0;
 }
 
-/* Rule 3: each step's logits_rows within V, listed in its head's rows. */
+/* logits_rows lists nothing while the step's logits have token rows: a
+ * judged output that is empty though the batch is not. */
+static bool empty_rows(const struct mtp_case *c, const struct mtp_named *lr,
+		       const char *step)
+{
+	char n[2 * MTP_NAME_MAX];
+	const struct mtp_named *l;
+
+	snprintf(n, sizeof(n), "%slogits", step);
+	l = mtp_list_find(&c->observed, n);
+	return mtp_tensor_numel(&lr->t) == 0 && l && l->t.ndim == 2 &&
+	       l->t.shape[0] > 0;
+}
+
+/* Rule 3: each step's logits_rows within V, listed in its head's rows, and
+ * at least one where the batch has a token. */
 static enum mtp_status check_logits_rows(const struct mtp_case *c, char *err,
 					 size_t errn)
 {
@@ -333,6 +348,11 @@ static enum mtp_status check_logits_rows(const struct mtp_case *c, char *err,
 		lr = mtp_list_find(&c->companions, n);
 		if (!lr)
 			continue;
+		if (empty_rows(c, lr, step))
+			return refuse(err, errn, lr->name,
+				      "lists no row, so its logits of T rows "
+				      "hold nothing to judge (docs/FORMAT.md "
+				      "v2 rule 3)");
 		snprintf(n, sizeof(n), "%shead_weight", layer);
 		hr = mtp_subset_rows(c, n);
 		if (!increasing_below(&lr->t, full_of(c, n)))

@@ -166,9 +166,8 @@ static void print_line(FILE *o, const struct mtp_run *run,
 		snprintf(buf, sizeof(buf),
 			 "worst %.2f of threshold, %d outputs", worst,
 			 r->n_cmp);
-	else if (r->verdict == MTP_PASSED)
-		snprintf(buf, sizeof(buf),
-			 "empty outputs (T = 0): nothing to compare");
+	else if (r->verdict == MTP_PASSED) /* a rule alone (--weights-only) */
+		snprintf(buf, sizeof(buf), "%.199s", r->message);
 	fprintf(o, "[%*d/%d] %-13s %-10s %s:%s  %s (%.1f ms)\n",
 		total >= 1000 ? 4 : 3, idx, total, mtp_verdict_name(r->verdict),
 		r->backend, r->file, r->case_id,

@@ -130,15 +130,22 @@ static enum mtp_status reference_outputs(struct mtp_case_call *p)
 	return st ? st : mtp_reference_run(&p->call);
 }
 
-/* verify --weights-only: the sanity rule alone, which passed. */
-static bool run_weights_only(struct mtp_result *r, bool weights_only)
+/* verify --weights-only: the sanity rule alone, which passed; with no head
+ * or embedding weight it checked nothing, which never passes. */
+static bool run_weights_only(struct mtp_result *r, const struct mtp_case *c,
+			     bool weights_only)
 {
+	long long n = (long long)mtp_weights_checked(&c->inputs);
+
 	if (!weights_only)
 		return false;
-	r->verdict = MTP_PASSED;
+	r->verdict = n ? MTP_PASSED : MTP_SKIPPED;
 	snprintf(r->message, sizeof(r->message),
-		 "weights only: the head and embedding weights pass the "
-		 "sanity rule");
+		 n ? "weights only: the head and embedding weights pass the "
+		     "sanity rule (%lld elements)"
+		   : "nothing compared: weights only, and the case holds no "
+		     "head or embedding weight for the sanity rule",
+		 n);
 	return true;
 }
 
@@ -162,7 +169,7 @@ static void run_verify(struct mtp_result *r, struct mtp_case *c,
 			 mtp_diag_info(MTP_DIAG_SHARED_HEAD_UNINIT)->history);
 		return;
 	}
-	if (run_weights_only(r, weights_only))
+	if (run_weights_only(r, c, weights_only))
 		return;
 	st = reference_outputs(p);
 	r->seconds = now() - t0;

@@ -54,7 +54,8 @@ class Adapter:
 
     def supports(self, op, a, tensors):
         """Whether this call is implemented; must not touch data. `tensors`
-        maps each present tensor's name to (dtype, class), the class one of
+        maps each present tensor's name (an empty one of a T = 0 batch too)
+        to (dtype, class), the class one of
         act, param (mHC parameters and mixes), index, logits, token, qweight
         (a projection weight: the activation dtype, or float8 with a qscale
         beside it) and qscale (its block scales). The default: every op in

@@ -114,10 +114,11 @@ class Kit:
         pad = -x.shape[-1] % n
         if pad:
             x = np.concatenate((x, np.zeros(x.shape[:-1] + (pad,), np.float32)), -1)
-        return x.reshape(x.shape[:-1] + (-1, n))
+        # the group count spelt out: -1 is ambiguous in an empty batch
+        return x.reshape(x.shape[:-1] + (x.shape[-1] // n, n))
 
     def ungroup(self, g, n):
-        return g.reshape(g.shape[:-2] + (-1,))[..., :n]
+        return g.reshape(g.shape[:-2] + (g.shape[-2] * g.shape[-1],))[..., :n]
 
 
 class NumpyAdapter(Adapter):

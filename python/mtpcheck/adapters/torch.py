@@ -131,10 +131,11 @@ class Kit:
         pad = -x.shape[-1] % n
         if pad:
             x = torch.nn.functional.pad(x, (0, pad))
-        return x.reshape(x.shape[:-1] + (-1, n))
+        # the group count spelt out: -1 is ambiguous in an empty batch
+        return x.reshape(x.shape[:-1] + (x.shape[-1] // n, n))
 
     def ungroup(self, g, n):
-        return g.reshape(g.shape[:-2] + (-1,))[..., :n]
+        return g.reshape(g.shape[:-2] + (g.shape[-2] * g.shape[-1],))[..., :n]
 
 
 def _eager_division():
