@@ -34,12 +34,11 @@ def drop_pos0_mask(layer):
     positions the engine passed)."""
     forward = layer.forward
 
-    def broken(*args, **kwargs):
-        if "positions" in kwargs:
-            kwargs["positions"] = kwargs["positions"].clamp(min=1)
-        else:
-            args = (args[0], args[1].clamp(min=1), *args[2:])
-        return forward(*args, **kwargs)
+    # the hooks read the arguments by the forward's parameter names: keep them
+    def broken(input_ids, positions, previous_hidden_states, inputs_embeds=None,
+               spec_step_index=0):
+        return forward(input_ids, positions.clamp(min=1), previous_hidden_states,
+                       inputs_embeds, spec_step_index)
 
     layer.forward = broken
 
