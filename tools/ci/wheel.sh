@@ -41,12 +41,14 @@ fi
 
 # 1. built by pip in a fresh venv (build isolation: scikit-build-core from PyPI or pip's cache)
 /usr/bin/python3 -m venv "$tmp/build-venv"
+"$tmp/build-venv/bin/python" -m pip install -q --upgrade pip >"$tmp/build.log" 2>&1 || # -C: pip 23.1
+	{ tail -5 "$tmp/build.log"; fail "pip install --upgrade pip in the build venv"; }
 args=(-C build-dir=build-wheel)
 if command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$src # paths under the checkout hash alike wherever it lies
 	for l in C CXX CUDA; do args+=(-C "cmake.define.CMAKE_${l}_COMPILER_LAUNCHER=ccache"); done
 fi
-if ! "$tmp/build-venv/bin/python" -m pip wheel -q --no-deps -w "$tmp/dist" "${args[@]}" . >"$tmp/build.log" 2>&1; then
+if ! "$tmp/build-venv/bin/python" -m pip wheel -q --no-deps -w "$tmp/dist" "${args[@]}" . >>"$tmp/build.log" 2>&1; then
 	tail -40 "$tmp/build.log"
 	fail "pip wheel . failed"
 fi
