@@ -83,6 +83,11 @@ cd "$tmp"
 	{ tail -40 "$tmp/suite.log"; fail "the default suite through the console script"; }
 grep -q 'results' "$tmp/suite.log" || { cat "$tmp/suite.log"; fail "the suite ran nothing"; }
 tail -2 "$tmp/suite.log"
+if "$V/bin/mtpcheck" list backends | grep -qE '^python +module'; then # the venv's own interpreter
+	"$V/bin/mtpcheck" run --backend python:numpy --op rmsnorm,hc_pre -q >"$tmp/py.log" 2>&1 ||
+		{ tail -20 "$tmp/py.log"; fail "the python backend (NumPy adapter) from the wheel"; }
+	echo "wheel: python backend: $(tail -1 "$tmp/py.log")"
+fi
 "$V/bin/python" -c '
 import mtpcheck
 r = mtpcheck.verify(mtpcheck.data_path("fixtures/dumps/bugs.h5"))
@@ -102,7 +107,9 @@ V2=$tmp/venv2
 /usr/bin/python3 -m venv "$V2"
 "$V2/bin/python" -m pip install -q "$whl" >>"$tmp/install.log" 2>&1 || fail "second install"
 bin=$("$V2/bin/python" -c 'import mtpcheck._bin as b; print(b.BUNDLED)')
-if outside=$(ldd "$bin" | grep -vE 'linux-vdso|ld-linux|/libc\.so|/libm\.so|/libgcc_s|/libpthread|/libdl\.so|/librt\.so|mtpcheck\.libs'); then
+# outside the wheel only what every manylinux system has (auditwheel's policy)
+sys_libs='linux-vdso|ld-linux|/lib(c|m|dl|rt|pthread|resolv|util|nsl|z)\.so|/libgcc_s|/libstdc\+\+'
+if outside=$(ldd "$bin" | grep -vE "$sys_libs|mtpcheck\.libs"); then
 	echo "$outside"
 	fail "the repaired binary links libraries outside the wheel"
 fi
@@ -111,6 +118,7 @@ hide=$(dpkg-query -W -f '${Package}\n' | grep -E '^lib(hdf5|cjson|openblas|sz|ae
 [ -n "$hide" ] || fail "found none of the build dependencies' files to hide"
 printf '%s\n' "$hide" >"$tmp/hide.txt"
 if unshare -m --propagation private true 2>/dev/null; then
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	unshare -m --propagation private bash -c '
 		while read -r f; do [ -e "$f" ] && mount --bind /dev/null "$f"; done <"$1"
 		"$2/bin/mtpcheck" run --backend ref,cpu -q >"$3/hidden.log" 2>&1 || exit 1
@@ -137,8 +145,10 @@ else
 	if MTPCHECK_EXAMPLE_BREAK=1 "${ex[@]}" >"$tmp/broken.log" 2>&1; then
 		fail "the example pytest passed with its MTP layer broken"
 	fi
-	grep -q 'diagnosis: MISSING_POS0_MASK' "$tmp/broken.log" && grep -q 'repro: mtpcheck verify' "$tmp/broken.log" ||
-		{ tail -40 "$tmp/broken.log"; fail "the broken example did not fail with its diagnosis and repro line"; }
+	if ! grep -q 'diagnosis: MISSING_POS0_MASK' "$tmp/broken.log" || ! grep -q 'repro: mtpcheck verify' "$tmp/broken.log"; then
+		tail -40 "$tmp/broken.log"
+		fail "the broken example did not fail with its diagnosis and repro line"
+	fi
 	echo "wheel: the example broken on purpose failed with: $(grep -m1 -o 'diagnosis: [A-Z0-9_]*' "$tmp/broken.log")"
 fi
 echo "wheel: $((SECONDS - start)) s"
