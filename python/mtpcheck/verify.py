@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import types
+from typing import Any
 
 from . import _bin
 
@@ -72,7 +73,7 @@ class _CallableModule(types.ModuleType):
     """`mtpcheck.verify(path, **options)` calls mtpcheck.api.verify, while
     `mtpcheck.verify.run` and `.find_binary` stay what they were."""
 
-    def __call__(self, path, **options):
+    def __call__(self, path: Any, **options: Any) -> Any:
         from .api import verify
 
         return verify(path, **options)
