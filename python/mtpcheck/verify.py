@@ -1,14 +1,20 @@
 """Running the C harness on a dump: `mtpcheck verify FILE`.
 
-The binary is $MTPCHECK_BIN, else `mtpcheck` on PATH, else ./build/mtpcheck
-from the current directory.  `run()` returns a Verdict: the exit code, the
-console text, and the diagnoses and case verdicts parsed from it.
+The binary is $MTPCHECK_BIN, else the one bundled in the wheel, else `mtpcheck`
+on PATH, else ./build/mtpcheck from the current directory (mtpcheck._bin).
+`run()` returns a Verdict: the exit code, the console text, and the diagnoses
+and case verdicts parsed from it.  The module itself is callable:
+`mtpcheck.verify(path, **options)` is mtpcheck.api.verify, the structured
+results of `--json` (docs/PYTHON.md).
 """
 
-import os
 import re
-import shutil
 import subprocess
+import sys
+import types
+from typing import Any
+
+from . import _bin
 
 VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "UNIMPLEMENTED", "SKIPPED", "CRASHED", "TIMEOUT",
             "INVALID")
@@ -16,14 +22,7 @@ VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "UNIMPLEMENTED", "SKIPPED", "CRASH
 
 def find_binary():
     """The path of the mtpcheck binary, or None."""
-    env = os.environ.get("MTPCHECK_BIN")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    on_path = shutil.which("mtpcheck")
-    if on_path:
-        return on_path
-    local = os.path.join("build", "mtpcheck")
-    return os.path.abspath(local) if os.access(local, os.X_OK) else None
+    return _bin.find_binary()
 
 
 class Verdict:
@@ -65,5 +64,19 @@ def run(path, binary=None, extra=(), timeout=600):
     if binary is None:
         raise FileNotFoundError("no mtpcheck binary: set MTPCHECK_BIN or build ./build/mtpcheck")
     p = subprocess.run([binary, "verify", path, "-v", *extra], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=timeout)
+                       stderr=subprocess.STDOUT, text=True, timeout=timeout,
+                       env=_bin.environment(binary))
     return Verdict(p.returncode, p.stdout)
+
+
+class _CallableModule(types.ModuleType):
+    """`mtpcheck.verify(path, **options)` calls mtpcheck.api.verify, while
+    `mtpcheck.verify.run` and `.find_binary` stay what they were."""
+
+    def __call__(self, path: Any, **options: Any) -> Any:
+        from .api import verify
+
+        return verify(path, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -103,6 +103,7 @@ bash tools/ci/reports.sh
 
 step "the field bug dumps (docs/SPEC.md §12.4) are named; the rounding-bias test stays silent"
 bash tools/ci/field_dumps.sh
+step "the pip package: the wheel built, repaired, installed in fresh venvs; suite, API, example pytest (tools/ci/wheel.sh)"; bash tools/ci/wheel.sh
 
 # every step above exits on failure, so reaching here means all of them passed
 echo "ci steps: $steps passed, 0 failed"
