@@ -10,7 +10,7 @@ Writes, in OUTDIR:
   v1_link_target.h5  v1 dump: step1's prev_hidden is a soft link to step0's
                      observed/recycled (the v1 text allows a soft link to a
                      dataset of another case): both PASSED
-  v1_link_source.h5  v1 dump: the observed/ datasets of `shared` are soft
+  v1_link_source.h5  v1 dump: the observed/ datasets of `donor` are soft
                      links to those of step0: both PASSED
   v2_link_target.h5, v2_link_source.h5   the same as version 2: refused
                      (v2 rule 12: observed/ is never a link nor a link target)
@@ -68,7 +68,7 @@ def next_step(src, prev_hidden):
 
 def links(path, version, source):
     """step0: the golden as a dump; then `step1`, whose prev_hidden links to
-    step0's observed/recycled, or (source) `shared`, whose observed/
+    step0's observed/recycled, or (source) `donor`, whose observed/
     datasets link to step0's."""
     with h5py.File(os.path.join(FIX, "steps_v3.h5"), "r") as f, new_file(path, version) as out:
         src = f["cases"][V3]
@@ -77,7 +77,7 @@ def links(path, version, source):
         write(g.create_group("inputs"), read(src["inputs"]))
         write(g.create_group("observed"), exp)
         if source:
-            g = new_case(out, src, "shared")
+            g = new_case(out, src, "donor")
             write(g.create_group("inputs"), read(src["inputs"]))
             go = g.create_group("observed")
             for k in exp:

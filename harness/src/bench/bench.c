@@ -551,7 +551,7 @@ static int bench_main(struct bench *b, int argc, char **argv)
 			return 2;
 		}
 	}
-	sig = mtp_bench_supervise(b);
+	sig = mtp_bench_supervise(b, mtp_bench_child);
 	mtp_signals_end();
 	mtp_baseline_free(&b->base);
 	if (mtp_bench_write_pages(b))

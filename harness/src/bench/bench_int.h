@@ -57,7 +57,8 @@ struct bench {
 	int n_kept, cap_kept;
 	/* bench_sup.c: the backends run in a child process (a new one after
 	 * one dies) that streams its rows to the parent, which writes them */
-	int sup_fd; /* child: the pipe to the parent */
+	int sup_fd;			    /* child: the pipe to the parent */
+	void (*child_run)(struct bench *b); /* what each child runs */
 	int problem,
 		resume; /* child: the problem in flight, the first to run */
 	int n_problems, opened;
@@ -90,16 +91,16 @@ void mtp_bench_defaults(struct bench *b);
  * each, the host's FMA peak for those on the host CPU; one that does not
  * open is SKIPPED on the console and left NULL. */
 void mtp_bench_open_backends(struct bench *b);
-/* The probes of the run, per backend: "inputs" of the JSON file. */
-void mtp_bench_json_inputs(const struct bench *b, FILE *f);
 
 /* bench.c, in the child: opens the backends and times every problem from
  * b->resume on, but the pairs b->skip names. */
 void mtp_bench_child(struct bench *b);
-/* bench_sup.c. The parent: runs the bench in children until it is done
- * (one that dies costs the problem and backend in flight: CRASHED), writes
- * and closes the JSON; returns the signal that stopped it, or 0. */
-int mtp_bench_supervise(struct bench *b);
+/* bench_sup.c. The parent: runs the bench in children, each calling run
+ * (mtp_bench_child: a pointer, so that bench_sup.c needs nothing of
+ * bench.c), until it is done (one that dies costs the problem and backend in
+ * flight: CRASHED), writes and closes the JSON; returns the signal that
+ * stopped it, or 0. */
+int mtp_bench_supervise(struct bench *b, void (*run)(struct bench *b));
 /* --html, --csv, --md from the kept rows; 1 if one could not be written. */
 int mtp_bench_write_pages(const struct bench *b);
 /* The child, each before it does it: opening backend i; the header

@@ -53,23 +53,3 @@ void mtp_bench_open_backends(struct bench *b)
 		       b->fma.ymm / 1e9, b->fma.zmm / 1e9);
 	}
 }
-
-void mtp_bench_json_inputs(const struct bench *b, FILE *f)
-{
-	fputs(",\"inputs\":{\"probes\":[", f);
-	for (int i = 0, n = 0; i < b->n_backends; i++) {
-		if (!b->be[i])
-			continue;
-		fprintf(f, "%s{\"backend\":\"%s\",\"copy_gb_per_s\":%.4g",
-			n++ ? "," : "", b->backends[i], b->peak[i] / 1e9);
-		if (b->fma_peak[i] > 0)
-			fprintf(f,
-				",\"fma_gflop_per_s\":%.4g,\"fma_ymm_gflop_"
-				"per_s\":%.4g,\"fma_zmm_gflop_per_s\":%.4g,"
-				"\"fma_threads\":%d",
-				b->fma_peak[i] / 1e9, b->fma.ymm / 1e9,
-				b->fma.zmm / 1e9, b->fma.threads);
-		fputc('}', f);
-	}
-	fputs("]}", f);
-}

@@ -113,6 +113,27 @@ void mtp_bench_sup_row(struct bench *b, int i, const struct mtp_bench_row *k)
 	json_restart(b);
 }
 
+/* The probes of the run, per backend: "inputs" of the JSON file. */
+void mtp_bench_json_inputs(const struct bench *b, FILE *f)
+{
+	fputs(",\"inputs\":{\"probes\":[", f);
+	for (int i = 0, n = 0; i < b->n_backends; i++) {
+		if (!b->be[i])
+			continue;
+		fprintf(f, "%s{\"backend\":\"%s\",\"copy_gb_per_s\":%.4g",
+			n++ ? "," : "", b->backends[i], b->peak[i] / 1e9);
+		if (b->fma_peak[i] > 0)
+			fprintf(f,
+				",\"fma_gflop_per_s\":%.4g,\"fma_ymm_gflop_"
+				"per_s\":%.4g,\"fma_zmm_gflop_per_s\":%.4g,"
+				"\"fma_threads\":%d",
+				b->fma_peak[i] / 1e9, b->fma.ymm / 1e9,
+				b->fma.zmm / 1e9, b->fma.threads);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
 /* The JSON file's opening, up to "rows":[, into f. */
 static void write_head(const struct bench *b, FILE *f)
 {
@@ -144,7 +165,7 @@ static void child(struct bench *b, int fd)
 	b->sent[1] = b->n_slower;
 	b->sent[2] = b->n_ambiguous;
 	json_restart(b);
-	mtp_bench_child(b);
+	b->child_run(b);
 	send_frame(b, F_END, -1, NULL, 0, NULL, 0);
 	_exit(0);
 }
@@ -406,11 +427,12 @@ int mtp_bench_write_pages(const struct bench *b)
 }
 
 /* Runs the bench in children until it is done, then closes the JSON. */
-int mtp_bench_supervise(struct bench *b)
+int mtp_bench_supervise(struct bench *b, void (*run)(struct bench *b))
 {
 	char err[MTP_ERR_MAX];
 	int sig;
 
+	b->child_run = run;
 	b->n_problems = b->n_ops * b->n_h * b->n_t;
 	b->skip = calloc((size_t)b->n_problems * MAXL + 1, 1);
 	b->crashes = calloc(BENCH_MAX_CRASHES, sizeof(*b->crashes));
