@@ -90,8 +90,16 @@ def _v32_conventions(layer):
     return {"pos0_mask": 1, "final_add": "unfused" if amd else "fused", "add_norm_input": "sum"}
 
 
+# layer class -> mtpcheck family row, where it is not deepseek_v3
+_ROWS = {"Glm4MoeMultiTokenPredictorLayer": "glm",
+         "Glm4MoeLiteMultiTokenPredictorLayer": "glm4_moe_lite"}
+
+
 def _glm_or_v3(layer):
-    return "glm" if "Glm" in type(layer).__name__ else "deepseek_v3"
+    name = type(layer).__name__
+    if name in _ROWS:
+        return _ROWS[name]
+    return "glm" if "Glm" in name else "deepseek_v3"
 
 
 def _eps(layer):
@@ -120,11 +128,12 @@ def _v4_attrs(layer):
 # LogitsProcessor returning logits in the activations' dtype.
 VLLM_V3 = LayerSpec(
     engine="vllm", family=_glm_or_v3,
-    classes=("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer"),
+    classes=("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer",
+             "Glm4MoeLiteMultiTokenPredictorLayer"),
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
     conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
-    source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py",
+    source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py, glm4_moe_lite_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
 
 # vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
