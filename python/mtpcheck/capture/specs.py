@@ -92,7 +92,9 @@ def _v32_conventions(layer):
 
 # layer class -> mtpcheck family row, where it is not deepseek_v3
 _ROWS = {"Glm4MoeMultiTokenPredictorLayer": "glm",
-         "Glm4MoeLiteMultiTokenPredictorLayer": "glm4_moe_lite"}
+         "Glm4MoeLiteMultiTokenPredictorLayer": "glm4_moe_lite",
+         # GLM-OCR: glm's row (GQA block, target lm_head loaded as shared head)
+         "GlmOcrMultiTokenPredictorLayer": "glm"}
 
 
 def _glm_or_v3(layer):
@@ -129,11 +131,12 @@ def _v4_attrs(layer):
 VLLM_V3 = LayerSpec(
     engine="vllm", family=_glm_or_v3,
     classes=("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer",
-             "Glm4MoeLiteMultiTokenPredictorLayer"),
+             "Glm4MoeLiteMultiTokenPredictorLayer", "GlmOcrMultiTokenPredictorLayer"),
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
     conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
-    source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py, glm4_moe_lite_mtp.py",
+    source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py, glm4_moe_lite_mtp.py, "
+           "glm_ocr_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
 
 # vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input

@@ -28,6 +28,9 @@ FAMILIES = {
     "glm4_moe": ("glm4_moe", "glm", "vllm/model_executor/models/glm4_moe_mtp.py"),
     "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite",
                       "vllm/model_executor/models/glm4_moe_lite_mtp.py"),
+    # GLM-OCR's layer is glm's row: eh_proj over [e, h], a GQA block (Glm4DecoderLayer),
+    # the target's lm_head loaded as shared_head.head (glm_ocr_mtp.py load_weights)
+    "glm_ocr": ("glm_ocr", "glm", "vllm/model_executor/models/glm_ocr_mtp.py"),
 }
 # what the findings are compared on (wall times, paths and notes aside)
 COMPARED = ("engine", "version", "family", "row", "architecture", "path", "verdict", "cases",

@@ -12,12 +12,13 @@ greedy tokens, positions + 1."""
 
 import json
 import os
-import socket
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
+
+from ..weights_vllm import _distributed  # noqa: E402
 
 H, V, I = 64, 256, 96  # hidden, vocabulary, dense MLP width
 
@@ -41,6 +42,13 @@ CONFIGS = {
                           kv_lora_rank=16, q_lora_rank=None, qk_nope_head_dim=16,
                           qk_rope_head_dim=8, v_head_dim=16, topk_method="noaux_tc",
                           scoring_func="sigmoid", rms_norm_eps=1e-5),
+    "glm_ocr": {"architectures": ["GlmOcrForConditionalGeneration"], "model_type": "glm_ocr",
+                "text_config": dict(BASE, model_type="glm_ocr_text", head_dim=32,
+                                    partial_rotary_factor=0.5, attention_bias=False,
+                                    rms_norm_eps=1e-5),
+                "vision_config": {"depth": 1, "hidden_size": 32, "num_heads": 2,
+                                  "out_hidden_size": H, "intermediate_size": 32},
+                "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
 }
 
 # The attention classes each model type's decoder block is built with (module
@@ -50,6 +58,7 @@ ATTENTION = {
                                     "DeepseekAttention")),
     "glm4_moe": ("glm4_moe", ("Glm4MoeAttention",)),
     "glm4_moe_lite": ("glm4_moe_lite", ("Glm4MoeLiteMLAAttention", "Glm4MoeLiteAttention")),
+    "glm_ocr": ("glm4", ("Glm4Attention",)),
 }
 # MTP classes that ask for an MoE layer only to copy expert counts (EPLB
 # bookkeeping): with the dense block there is none, so the copy is skipped.
@@ -70,21 +79,6 @@ class LinearAttention(nn.Module):
 
     def forward(self, positions, hidden_states, *args, **kwargs):
         return self.W_a(hidden_states)
-
-
-def _distributed():
-    from vllm.distributed import init_distributed_environment, initialize_model_parallel
-    from vllm.distributed.parallel_state import model_parallel_is_initialized
-
-    if model_parallel_is_initialized():
-        return
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
-                                 distributed_init_method="tcp://127.0.0.1:%d" % port)
-    initialize_model_parallel(1, 1)
 
 
 def _patch_for_cpu(model_type):
@@ -137,7 +131,7 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(vcfg):
-            _distributed()
+            _distributed()  # weights_vllm's one-process gloo group
             cls, _ = get_model_architecture(draft_cfg)
             model = cls(vllm_config=vcfg, prefix="")
     finally:
