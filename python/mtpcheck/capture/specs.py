@@ -139,6 +139,20 @@ VLLM_V3 = LayerSpec(
            "glm_ocr_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
 
+# vLLM 0.33 longcat_flash_mtp.py (LongCat-Flash): V3's glue without the
+# position-0 mask, the final add fused into `final_layernorm(hidden, residual)`,
+# the post-norm hidden returned alone (recycled as it is) and fed to the
+# top-level lm_head with no further norm.
+VLLM_LONGCAT = LayerSpec(
+    engine="vllm", family="deepseek_v3", classes=("LongCatMultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"),
+    weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
+                 head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
+    source="vllm/model_executor/models/longcat_flash_mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
+
 # vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
 # norms (fused_eh_norm: one rounding); nvidia fuses the final add with the norm.
 VLLM_V32 = LayerSpec(
@@ -198,7 +212,7 @@ SGLANG_NEXTN = LayerSpec(
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 
-SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4), "sglang": (SGLANG_NEXTN,)}
+SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT), "sglang": (SGLANG_NEXTN,)}
 
 
 def spec_for(engine, module):

@@ -31,6 +31,9 @@ FAMILIES = {
     # GLM-OCR's layer is glm's row: eh_proj over [e, h], a GQA block (Glm4DecoderLayer),
     # the target's lm_head loaded as shared_head.head (glm_ocr_mtp.py load_weights)
     "glm_ocr": ("glm_ocr", "glm", "vllm/model_executor/models/glm_ocr_mtp.py"),
+    # LongCat-Flash: V3's math; no position-0 mask and a fused final add (conventions)
+    "longcat_flash": ("longcat_flash", "deepseek_v3",
+                      "vllm/model_executor/models/longcat_flash_mtp.py"),
 }
 # what the findings are compared on (wall times, paths and notes aside)
 COMPARED = ("engine", "version", "family", "row", "architecture", "path", "verdict", "cases",
@@ -206,8 +209,17 @@ def sweep(families, outdir, binary):
     os.makedirs(outdir, exist_ok=True)
     records = []
     for family in families:
-        _, vcfg = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"), K=K)
-        for path_name, source, runner in paths_of(vcfg):
+        try:
+            _, vcfg = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"), K=K)
+            paths = paths_of(vcfg)
+        except Exception as e:  # a family that does not build is a record, not an abort
+            records.append({"engine": "vllm", "version": _version(), "family": family,
+                            "row": FAMILIES[family][1], "architecture": None, "path": "-",
+                            "verdict": "NOT_RUN", "cases": {}, "diagnoses": [],
+                            "why": "not built: %s: %s" % (type(e).__name__, str(e)[:200]),
+                            "source": FAMILIES[family][2]})
+            continue
+        for path_name, source, runner in paths:
             rec = judge_one(family, path_name, runner, outdir, binary)
             rec["path_source"] = source
             records.append(rec)

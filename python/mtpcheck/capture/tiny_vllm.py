@@ -49,6 +49,12 @@ CONFIGS = {
                 "vision_config": {"depth": 1, "hidden_size": 32, "num_heads": 2,
                                   "out_hidden_size": H, "intermediate_size": 32},
                 "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    "longcat_flash": dict(BASE, architectures=["LongcatFlashForCausalLM"], model_type="longcat_flash",
+                          num_layers=1, ffn_hidden_size=I, expert_ffn_hidden_size=32,
+                          kv_lora_rank=16, q_lora_rank=16, qk_nope_head_dim=16,
+                          qk_rope_head_dim=8, v_head_dim=16, head_dim=24, moe_topk=2,
+                          zero_expert_num=0, mla_scale_q_lora=False, mla_scale_kv_lora=False,
+                          rms_norm_eps=1e-5),
 }
 
 # The attention classes each model type's decoder block is built with (module
@@ -59,6 +65,8 @@ ATTENTION = {
     "glm4_moe": ("glm4_moe", ("Glm4MoeAttention",)),
     "glm4_moe_lite": ("glm4_moe_lite", ("Glm4MoeLiteMLAAttention", "Glm4MoeLiteAttention")),
     "glm_ocr": ("glm4", ("Glm4Attention",)),
+    "longcat_flash": ("deepseek_v2", ("DeepseekV2MLAAttention", "DeepseekV2Attention",
+                                      "DeepseekAttention")),
 }
 # MTP classes that ask for an MoE layer only to copy expert counts (EPLB
 # bookkeeping): with the dense block there is none, so the copy is skipped.
@@ -90,6 +98,8 @@ def _patch_for_cpu(model_type):
     mod = importlib.import_module("vllm.model_executor.models." + mod_name)
     for name in names:
         setattr(mod, name, LinearAttention)
+    if model_type == "longcat_flash":
+        _skip_lora_scaling()
     if model_type not in DENSE_SKIP:
         return
     mod_name, cls_name = DENSE_SKIP[model_type]
@@ -103,6 +113,24 @@ def _patch_for_cpu(model_type):
 
         cls.extract_moe_parameters = extract
         cls._mtpcheck_dense = True
+
+
+def _skip_lora_scaling():
+    """LongCat's MTP layer folds its MLA LoRA scale into the attention's norm
+    loaders at construction: the stand-in has no such norms (and nothing is
+    loaded), so the fold is skipped for it."""
+    from vllm.model_executor.models import longcat_flash_mtp as m
+
+    orig = m.scale_mla_lora_norms_on_load
+    if getattr(orig, "_mtpcheck", False):
+        return
+
+    def scale(self_attn, config):
+        if not isinstance(self_attn, LinearAttention):
+            orig(self_attn, config)
+
+    scale._mtpcheck = True
+    m.scale_mla_lora_norms_on_load = scale
 
 
 def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
