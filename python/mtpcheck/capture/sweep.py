@@ -113,16 +113,15 @@ def paths_of(vcfg):
     return out
 
 
-def _capture_one(family, path_name, runner, outdir):
-    """Builds, drafts K steps under one path with the capture hooks on, and
-    writes the dump; returns (dump path, vcfg, returns_tuple used)."""
+def _capture_one(family, built, path_name, runner, outdir):
+    """Drafts K steps of the built (model, vcfg) under one path with the
+    capture hooks on and writes the dump; returns its path."""
     import torch
 
     from .. import capture
     from . import tiny_vllm
 
-    model_type = FAMILIES[family][0]
-    model, vcfg = tiny_vllm.build(model_type, os.path.join(outdir, "models"), K=K)
+    model, vcfg = built
     if runner == "v1":
         step, rule = _v1_step(model, vcfg)
         if path_name != "v1:EagleProposer":
@@ -146,7 +145,7 @@ def _capture_one(family, path_name, runner, outdir):
         cap.write()
     finally:
         cap.remove()
-    return path, vcfg
+    return path
 
 
 def _with_logits(step, model):
@@ -176,7 +175,7 @@ def _version():
     return getattr(vllm, "__version__", "?")
 
 
-def judge_one(family, path_name, runner, outdir, binary):
+def judge_one(family, built, path_name, runner, outdir, binary):
     from .. import verify
 
     row = FAMILIES[family][1]
@@ -185,8 +184,9 @@ def judge_one(family, path_name, runner, outdir, binary):
            "source": FAMILIES[family][2],
            "repro": "python -m mtpcheck.capture sweep --engine vllm --family %s --out DIR"
                     % family}
+    vcfg = built[1]
     try:
-        dump, vcfg = _capture_one(family, path_name, runner, outdir)
+        dump = _capture_one(family, built, path_name, runner, outdir)
     except Exception as e:
         rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, e),
                    architecture=None)
@@ -210,8 +210,8 @@ def sweep(families, outdir, binary):
     records = []
     for family in families:
         try:
-            _, vcfg = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"), K=K)
-            paths = paths_of(vcfg)
+            built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"), K=K)
+            paths = paths_of(built[1])
         except Exception as e:  # a family that does not build is a record, not an abort
             records.append({"engine": "vllm", "version": _version(), "family": family,
                             "row": FAMILIES[family][1], "architecture": None, "path": "-",
@@ -220,7 +220,7 @@ def sweep(families, outdir, binary):
                             "source": FAMILIES[family][2]})
             continue
         for path_name, source, runner in paths:
-            rec = judge_one(family, path_name, runner, outdir, binary)
+            rec = judge_one(family, built, path_name, runner, outdir, binary)
             rec["path_source"] = source
             records.append(rec)
     return records
