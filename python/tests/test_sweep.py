@@ -36,9 +36,10 @@ def test_changed_verdict_is_a_difference(tmp_path):
 
 def test_missing_and_new_records(tmp_path):
     path = _committed(tmp_path, [_rec(), _rec(path="v2:MTPSpeculator")])
-    diffs = sweep.compare([_rec(), _rec(path="v2:Other")], path)
+    diffs = sweep.compare([_rec(), _rec(path="v2:Other"), _rec(family="hy_v3")], path)
     assert any("v2:MTPSpeculator: in " in d for d in diffs), diffs
     assert any("v2:Other: new in this sweep" in d for d in diffs), diffs
+    assert any("hy_v3 v1:EagleProposer: new in this sweep" in d for d in diffs), diffs
 
 
 def test_markdown_names_the_diagnosis():

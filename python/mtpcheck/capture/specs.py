@@ -139,19 +139,31 @@ VLLM_V3 = LayerSpec(
            "glm_ocr_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
 
-# vLLM 0.33 longcat_flash_mtp.py (LongCat-Flash): V3's glue without the
-# position-0 mask, the final add fused into `final_layernorm(hidden, residual)`,
-# the post-norm hidden returned alone (recycled as it is) and fed to the
-# top-level lm_head with no further norm.
-VLLM_LONGCAT = LayerSpec(
-    engine="vllm", family="deepseek_v3", classes=("LongCatMultiTokenPredictorLayer",),
-    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
-    block_outputs=("block_out", "block_residual"),
-    weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
-                 head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
-    conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
-    source="vllm/model_executor/models/longcat_flash_mtp.py",
-    extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
+def _final_norm_spec(classes, head, conventions, source):
+    """V3's glue with the final norm as the layer's own `final_layernorm`,
+    applied inside the layer: the post-norm hidden is what it returns."""
+    return LayerSpec(
+        engine="vllm", family="deepseek_v3", classes=classes, layer_inputs=VLLM_LAYER_INPUTS,
+        block_attr="mtp_block", block_input_args=("hidden_states",),
+        block_outputs=("block_out", "block_residual"),
+        weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
+                     head_weight=head + ".weight", head_scale_inv=head + ".weight_scale_inv"),
+        conventions=dict(conventions, add_norm_input="sum"), source=source,
+        extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
+
+
+# vLLM 0.33 longcat_flash_mtp.py (LongCat-Flash): no position-0 mask, the
+# final add fused into `final_layernorm(hidden, residual)`, the post-norm
+# hidden returned alone and fed to the top-level lm_head with no further norm.
+VLLM_LONGCAT = _final_norm_spec(("LongCatMultiTokenPredictorLayer",), "..lm_head",
+                                {"pos0_mask": 0, "final_add": "fused"},
+                                "vllm/model_executor/models/longcat_flash_mtp.py")
+# vLLM 0.33 hy_v3_mtp.py (HY V3): the position-0 mask (in place), `residual +
+# hidden_states` then `final_layernorm`; its shared_head is the identity before
+# `shared_head.head`.
+VLLM_HYV3 = _final_norm_spec(("HYV3MultiTokenPredictorLayer",), "shared_head.head",
+                             {"pos0_mask": 1, "final_add": "unfused"},
+                             "vllm/model_executor/models/hy_v3_mtp.py")
 
 # vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
 # norms (fused_eh_norm: one rounding); nvidia fuses the final add with the norm.
@@ -212,7 +224,7 @@ SGLANG_NEXTN = LayerSpec(
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 
-SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT), "sglang": (SGLANG_NEXTN,)}
+SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3), "sglang": (SGLANG_NEXTN,)}
 
 
 def spec_for(engine, module):

@@ -34,6 +34,8 @@ FAMILIES = {
     # LongCat-Flash: V3's math; no position-0 mask and a fused final add (conventions)
     "longcat_flash": ("longcat_flash", "deepseek_v3",
                       "vllm/model_executor/models/longcat_flash_mtp.py"),
+    # HY V3: V3's math, the final norm inside the layer (final_layernorm, unfused add)
+    "hy_v3": ("hy_v3", "deepseek_v3", "vllm/model_executor/models/hy_v3_mtp.py"),
 }
 # what the findings are compared on (wall times, paths and notes aside)
 COMPARED = ("engine", "version", "family", "row", "architecture", "path", "verdict", "cases",
@@ -253,9 +255,8 @@ def compare(records, expected_path):
                 diffs.append("%s %s: %s is %r, %s says %r" % (key(e) + (field, r.get(field),
                                                                          expected_path,
                                                                          e.get(field))))
-    for k in have:
-        if have[k]["family"] in {e["family"] for e in expected}:
-            diffs.append("%s %s: new in this sweep, not in %s" % (k + (expected_path,)))
+    for k in have:  # a family or path added to the sweep is committed with its findings
+        diffs.append("%s %s: new in this sweep, not in %s" % (k + (expected_path,)))
     return diffs
 
 

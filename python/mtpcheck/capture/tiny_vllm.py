@@ -55,6 +55,8 @@ CONFIGS = {
                           qk_rope_head_dim=8, v_head_dim=16, head_dim=24, moe_topk=2,
                           zero_expert_num=0, mla_scale_q_lora=False, mla_scale_kv_lora=False,
                           rms_norm_eps=1e-5),
+    "hy_v3": dict(BASE, architectures=["HYV3ForCausalLM"], model_type="hy_v3", head_dim=32,
+                  num_experts=4, num_shared_experts=1, rms_norm_eps=1e-5),
 }
 
 # The attention classes each model type's decoder block is built with (module
@@ -65,6 +67,7 @@ ATTENTION = {
     "glm4_moe": ("glm4_moe", ("Glm4MoeAttention",)),
     "glm4_moe_lite": ("glm4_moe_lite", ("Glm4MoeLiteMLAAttention", "Glm4MoeLiteAttention")),
     "glm_ocr": ("glm4", ("Glm4Attention",)),
+    "hy_v3": ("hy_v3", ("HYV3Attention",)),
     "longcat_flash": ("deepseek_v2", ("DeepseekV2MLAAttention", "DeepseekV2Attention",
                                       "DeepseekAttention")),
 }
