@@ -20,11 +20,17 @@ import sys
 import types
 
 K, T = 3, 4  # draft steps, token rows (row 0 at position 0: the mask is exercised)
+# families with more than one MTP layer: the layer count (vLLM wants the drafted
+# tokens a multiple of it: 2 layers draft 4); every other family has one layer
+LAYERS = {"deepseek_v3_2layers": 2}
 
 # sweep family -> (tiny model type, mtpcheck family row, the engine source)
 FAMILIES = {
     "deepseek_v3": ("deepseek_v3", "deepseek_v3",
                     "vllm/model_executor/models/deepseek_mtp.py"),
+    # two MTP layers: the V2 runner picks the multi-module speculator (use_multi_module_mtp)
+    "deepseek_v3_2layers": ("deepseek_v3", "deepseek_v3",
+                            "vllm/model_executor/models/deepseek_mtp.py"),
     "glm4_moe": ("glm4_moe", "glm", "vllm/model_executor/models/glm4_moe_mtp.py"),
     "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite",
                       "vllm/model_executor/models/glm4_moe_lite_mtp.py"),
@@ -69,25 +75,39 @@ def _v1_step(model, vcfg):
 
     returns_tuple = proposer_returns_tuple(vcfg)
 
-    def step(ids, pos, hidden):
+    def step(ids, pos, hidden, s):  # s: not passed, as propose() passes none
         ret = model(input_ids=ids, positions=pos, hidden_states=hidden)
         return ret if returns_tuple else (ret, ret)
+    # logits as propose() takes them (llm_base_proposer.py): compute_logits, no step index
+    step.logits = lambda hidden, s: model.compute_logits(hidden)
     return step, returns_tuple
 
 
 def _v2_step(model, vcfg, cls):
     """One draft step through the speculator's own `_run_model`, bound to a
-    stand-in holding the buffers it reads."""
+    stand-in holding the buffers it reads; a `_run_model` that takes the
+    module index (the multi-module speculator) gets the step, as its loop
+    passes it."""
+    import inspect
+
     import torch
 
-    def step(ids, pos, hidden):
+    takes_idx = "spec_module_idx" in inspect.signature(cls._run_model).parameters
+
+    def step(ids, pos, hidden, s):
         fake = types.SimpleNamespace(
             input_buffers=types.SimpleNamespace(input_ids=ids, positions=pos),
             pcp_manager=None, vllm_config=vcfg, supports_mm_inputs=False, inputs_embeds=None,
             hidden_states=hidden, model=model, prefill_cudagraph_manager=None,
             cudagraph_manager=None)
         with torch.no_grad():
+            if takes_idx:
+                return cls._run_model(fake, ids.shape[0], None, None, None, spec_module_idx=s)
             return cls._run_model(fake, ids.shape[0], None, None, None)
+
+    def logits(hidden, s):  # the speculator's own compute_draft_logits (its step index)
+        return cls.compute_draft_logits(types.SimpleNamespace(model=model), hidden, s)
+    step.logits = logits
     return step, None
 
 
@@ -98,9 +118,9 @@ def _draft(step, vcfg, ids, pos, hidden, steps):
     from vllm.forward_context import set_forward_context
 
     with set_current_vllm_config(vcfg), set_forward_context(None, vcfg), torch.no_grad():
-        for _ in range(steps):
-            last_hidden, hidden = step(ids, pos, hidden)
-            ids = step.model_compute(last_hidden).argmax(dim=-1)
+        for s in range(steps):
+            last_hidden, hidden = step(ids, pos, hidden, s)
+            ids = step.logits(last_hidden, s).argmax(dim=-1)
             pos = pos + 1
 
 
@@ -124,18 +144,18 @@ def _capture_one(family, built, path_name, runner, outdir):
     from . import tiny_vllm
 
     model, vcfg = built
+    k = _steps(family)
     if runner == "v1":
         step, rule = _v1_step(model, vcfg)
         if path_name != "v1:EagleProposer":
             raise RuntimeError("%s: a model-specific proposer, not run by the sweep" % path_name)
     else:
         step, rule = _v2_step(model, vcfg, runner)
-    step = _with_logits(step, model)
     tag = path_name.split(":")[0]
     path = os.path.join(outdir, "%s.%s.h5" % (family, tag))
     if rule is None:  # V2: isinstance(ret, tuple) decides, on what the model returns
         rule = _returns_tuple_now(model, vcfg)  # probed before the hooks go on
-    cap = capture.install(engine="vllm", path=path, steps=K, model=model)
+    cap = capture.install(engine="vllm", path=path, steps=k, model=model)
     cap.engine_info["notes"].append("proposer path %s" % path_name)
     cap.engine_info["returns_tuple"] = rule
     gen = torch.Generator().manual_seed(11)
@@ -143,18 +163,11 @@ def _capture_one(family, built, path_name, runner, outdir):
     pos = torch.tensor([0, 7, 8, 20])
     hidden = torch.randn(T, tiny_vllm.H, generator=gen).to(torch.bfloat16)
     try:
-        _draft(step, vcfg, ids, pos, hidden, K)
+        _draft(step, vcfg, ids, pos, hidden, k)
         cap.write()
     finally:
         cap.remove()
     return path
-
-
-def _with_logits(step, model):
-    def run(ids, pos, hidden):
-        return step(ids, pos, hidden)
-    run.model_compute = model.compute_logits
-    return run
 
 
 def _returns_tuple_now(model, vcfg):
@@ -169,6 +182,10 @@ def _returns_tuple_now(model, vcfg):
         ret = model(input_ids=torch.tensor([3]), positions=torch.tensor([1]),
                     hidden_states=torch.zeros(1, tiny_vllm.H, dtype=torch.bfloat16))
     return isinstance(ret, tuple)
+
+
+def _steps(family):
+    return K if LAYERS.get(family, 1) == 1 else 2 * LAYERS[family]
 
 
 def _version():
@@ -212,7 +229,8 @@ def sweep(families, outdir, binary):
     records = []
     for family in families:
         try:
-            built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"), K=K)
+            built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"),
+                                    K=_steps(family), mtp_layers=LAYERS.get(family, 1))
             paths = paths_of(built[1])
         except Exception as e:  # a family that does not build is a record, not an abort
             records.append({"engine": "vllm", "version": _version(), "family": family,
