@@ -124,7 +124,7 @@ def _draft(step, vcfg, ids, pos, hidden, steps):
             pos = pos + 1
 
 
-def paths_of(vcfg):
+def paths_of(vcfg) -> list:
     """(path name, the engine file, runner) for each runner's choice."""
     out = []
     v1 = _v1_path(vcfg)
@@ -184,6 +184,11 @@ def _returns_tuple_now(model, vcfg):
     return isinstance(ret, tuple)
 
 
+def _line(e):
+    """An exception as one line of at most 200 characters (a table cell)."""
+    return " ".join(str(e).split())[:200]
+
+
 def _steps(family):
     return K if LAYERS.get(family, 1) == 1 else 2 * LAYERS[family]
 
@@ -194,7 +199,8 @@ def _version():
     return getattr(vllm, "__version__", "?")
 
 
-def judge_one(family, built, path_name, runner, outdir, binary):
+def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
+              binary: str) -> dict:
     from .. import verify
 
     row = FAMILIES[family][1]
@@ -207,7 +213,7 @@ def judge_one(family, built, path_name, runner, outdir, binary):
     try:
         dump = _capture_one(family, built, path_name, runner, outdir)
     except Exception as e:
-        rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, e),
+        rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, _line(e)),
                    architecture=None)
         return rec
     spec = vcfg.speculative_config
@@ -222,7 +228,7 @@ def judge_one(family, built, path_name, runner, outdir, binary):
     return rec
 
 
-def sweep(families, outdir, binary):
+def sweep(families: list, outdir: str, binary: str) -> list:
     from . import tiny_vllm
 
     os.makedirs(outdir, exist_ok=True)
@@ -236,7 +242,7 @@ def sweep(families, outdir, binary):
             records.append({"engine": "vllm", "version": _version(), "family": family,
                             "row": FAMILIES[family][1], "architecture": None, "path": "-",
                             "verdict": "NOT_RUN", "cases": {}, "diagnoses": [],
-                            "why": "not built: %s: %s" % (type(e).__name__, str(e)[:200]),
+                            "why": "not built: %s: %s" % (type(e).__name__, _line(e)),
                             "source": FAMILIES[family][2]})
             continue
         for path_name, source, runner in paths:
@@ -246,7 +252,7 @@ def sweep(families, outdir, binary):
     return records
 
 
-def markdown(records):
+def markdown(records: list) -> str:
     lines = ["| family | row | architecture | proposer path | verdict | diagnoses |",
              "|---|---|---|---|---|---|"]
     for r in records:
@@ -256,7 +262,7 @@ def markdown(records):
     return "\n".join(lines) + "\n"
 
 
-def compare(records, expected_path):
+def compare(records: list, expected_path: str) -> list:
     """Differences between a fresh sweep and a committed one, one line each."""
     with open(expected_path) as f:
         expected = json.load(f)["records"]
@@ -278,13 +284,13 @@ def compare(records, expected_path):
     return diffs
 
 
-def main(argv=None):
+def main(argv: list | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m mtpcheck.capture sweep", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--engine", choices=("vllm",), default="vllm")
     p.add_argument("--family", action="append", choices=sorted(FAMILIES),
                    help="one family (repeatable; default: all of %s)" % ", ".join(FAMILIES))
-    p.add_argument("--out", required=True, help="folder for the dumps, findings.json, findings.md")
+    p.add_argument("--out", help="folder for the dumps, findings.json, findings.md (required)")
     p.add_argument("--check", default=None,
                    help="compare with this committed findings file; exit 1 on a difference")
     p.add_argument("--list", action="store_true", help="print the families and exit")
@@ -293,6 +299,8 @@ def main(argv=None):
         for name, (mt, row, src) in FAMILIES.items():
             print("%-14s row %-14s model_type %-14s %s" % (name, row, mt, src))
         return 0
+    if a.out is None:
+        p.error("--out DIR is required")
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     from .. import verify
 
