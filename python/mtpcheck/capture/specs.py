@@ -131,12 +131,13 @@ def _v4_attrs(layer):
 VLLM_V3 = LayerSpec(
     engine="vllm", family=_glm_or_v3,
     classes=("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer",
-             "Glm4MoeLiteMultiTokenPredictorLayer", "GlmOcrMultiTokenPredictorLayer"),
+             "Glm4MoeLiteMultiTokenPredictorLayer", "GlmOcrMultiTokenPredictorLayer",
+             "OpenPanguMultiTokenPredictorLayer"),
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
     conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
     source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py, glm4_moe_lite_mtp.py, "
-           "glm_ocr_mtp.py",
+           "glm_ocr_mtp.py, openpangu_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
 
 def _final_norm_spec(classes, head, conventions, source):

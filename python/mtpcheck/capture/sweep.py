@@ -42,10 +42,17 @@ FAMILIES = {
                       "vllm/model_executor/models/longcat_flash_mtp.py"),
     # HY V3: V3's math, the final norm inside the layer (final_layernorm, unfused add)
     "hy_v3": ("hy_v3", "deepseek_v3", "vllm/model_executor/models/hy_v3_mtp.py"),
+    # OpenPangu Ultra MoE: DeepSeek V3's layer (a subclass), its own draft architecture
+    "openpangu": ("pangu_ultra_moe", "deepseek_v3", "vllm/model_executor/models/openpangu_mtp.py"),
 }
 # what the findings are compared on (wall times, paths and notes aside)
 COMPARED = ("engine", "version", "family", "row", "architecture", "path", "verdict", "cases",
             "diagnoses")
+
+
+class EngineError(Exception):
+    """The engine's code raised inside a draft step (a finding: the path cannot
+    run this family), as opposed to the sweep failing to set the step up."""
 
 
 def _v1_path(vcfg):
@@ -154,7 +161,10 @@ def _capture_one(family, built, path_name, runner, outdir):
     tag = path_name.split(":")[0]
     path = os.path.join(outdir, "%s.%s.h5" % (family, tag))
     if rule is None:  # V2: isinstance(ret, tuple) decides, on what the model returns
-        rule = _returns_tuple_now(model, vcfg)  # probed before the hooks go on
+        try:  # probed before the hooks go on
+            rule = _returns_tuple_now(model, vcfg)
+        except Exception as e:
+            raise EngineError("%s: %s" % (type(e).__name__, _line(e))) from e
     cap = capture.install(engine="vllm", path=path, steps=k, model=model)
     cap.engine_info["notes"].append("proposer path %s" % path_name)
     cap.engine_info["returns_tuple"] = rule
@@ -163,7 +173,10 @@ def _capture_one(family, built, path_name, runner, outdir):
     pos = torch.tensor([0, 7, 8, 20])
     hidden = torch.randn(T, tiny_vllm.H, generator=gen).to(torch.bfloat16)
     try:
-        _draft(step, vcfg, ids, pos, hidden, k)
+        try:
+            _draft(step, vcfg, ids, pos, hidden, k)
+        except Exception as e:  # the engine's own draft step raised: a finding, not a setup error
+            raise EngineError("%s: %s" % (type(e).__name__, _line(e))) from e
         cap.write()
     finally:
         cap.remove()
@@ -210,14 +223,16 @@ def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
            "repro": "python -m mtpcheck.capture sweep --engine vllm --family %s --out DIR"
                     % family}
     vcfg = built[1]
-    try:
-        dump = _capture_one(family, built, path_name, runner, outdir)
-    except Exception as e:
-        rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, _line(e)),
-                   architecture=None)
-        return rec
     spec = vcfg.speculative_config
     rec["architecture"] = (spec.draft_model_config.hf_config.architectures or ["?"])[0]
+    try:
+        dump = _capture_one(family, built, path_name, runner, outdir)
+    except EngineError as e:
+        rec.update(verdict="ENGINE_ERROR", cases={}, diagnoses=[], why=str(e))
+        return rec
+    except Exception as e:
+        rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, _line(e)))
+        return rec
     rec["dump"] = os.path.basename(dump)
     v = verify.run(dump, binary)
     rec["cases"] = dict(sorted(v.cases.items()))

@@ -55,6 +55,13 @@ CONFIGS = {
                           qk_rope_head_dim=8, v_head_dim=16, head_dim=24, moe_topk=2,
                           zero_expert_num=0, mla_scale_q_lora=False, mla_scale_kv_lora=False,
                           rms_norm_eps=1e-5),
+    # OpenPangu Ultra MoE: its config class is remote code (no class for
+    # `pangu_ultra_moe` in transformers); DeepSeek V3's fields, registered under
+    # that name by _register_config
+    "pangu_ultra_moe": dict(BASE, architectures=["PanguUltraMoEForCausalLM"],
+                            model_type="pangu_ultra_moe", kv_lora_rank=16, q_lora_rank=None,
+                            qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
+                            topk_method="noaux_tc", scoring_func="sigmoid"),
     "hy_v3": dict(BASE, architectures=["HYV3ForCausalLM"], model_type="hy_v3", head_dim=32,
                   num_experts=4, num_shared_experts=1, rms_norm_eps=1e-5),
 }
@@ -68,6 +75,8 @@ ATTENTION = {
     "glm4_moe_lite": ("glm4_moe_lite", ("Glm4MoeLiteMLAAttention", "Glm4MoeLiteAttention")),
     "glm_ocr": ("glm4", ("Glm4Attention",)),
     "hy_v3": ("hy_v3", ("HYV3Attention",)),
+    "pangu_ultra_moe": ("openpangu", ("OpenPanguMLAAttention", "OpenPanguEmbeddedAttention",
+                                      "OpenPanguSinkAttention")),
     "longcat_flash": ("deepseek_v2", ("DeepseekV2MLAAttention", "DeepseekV2Attention",
                                       "DeepseekAttention")),
 }
@@ -103,6 +112,8 @@ def _patch_for_cpu(model_type):
         setattr(mod, name, LinearAttention)
     if model_type == "longcat_flash":
         _skip_lora_scaling()
+    if model_type == "pangu_ultra_moe":
+        _register_config(model_type)
     if model_type not in DENSE_SKIP:
         return
     mod_name, cls_name = DENSE_SKIP[model_type]
@@ -116,6 +127,17 @@ def _patch_for_cpu(model_type):
 
         cls.extract_moe_parameters = extract
         cls._mtpcheck_dense = True
+
+
+def _register_config(model_type):
+    """A config class for a model type whose class ships as remote code: DeepSeek
+    V3's, under that name (the fields the engine reads are DeepSeek V3's)."""
+    from transformers import CONFIG_MAPPING, AutoConfig, DeepseekV3Config
+
+    if model_type in CONFIG_MAPPING:
+        return
+    cls = type("MtpcheckConfig_" + model_type, (DeepseekV3Config,), {"model_type": model_type})
+    AutoConfig.register(model_type, cls)
 
 
 def _skip_lora_scaling():
