@@ -46,3 +46,9 @@ def test_markdown_names_the_diagnosis():
     md = sweep.markdown([_rec(), _rec(family="deepseek_v3", verdict="PASSED", diagnoses=[])])
     assert "| glm4_moe | glm | Glm4MoeMTPModel | v1:EagleProposer | FAILED | PRE_NORM_RECYCLE |" in md
     assert "| deepseek_v3 |" in md
+
+
+def test_markdown_says_why_a_path_did_not_run():
+    md = sweep.markdown([_rec(verdict="ENGINE_ERROR", cases={}, diagnoses=[],
+                              why="AttributeError: no use_sequence_parallel_moe")])
+    assert "| ENGINE_ERROR | AttributeError: no use_sequence_parallel_moe |" in md
