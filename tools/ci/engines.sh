@@ -5,7 +5,9 @@
 # judged by `mtpcheck verify` (python/tests/test_vllm.py); the SGLang and V4
 # hooks on module trees mirroring theirs. The venv (about 7.5 GB, a few
 # minutes to build) is cached in /opt/mtpcheck-venvs/vllm-0.33 and reused.
-# When it cannot be installed: SKIPPED with the reason.
+# Then the sweep of every built family (python -m mtpcheck.capture sweep)
+# against docs/findings/vllm-0.33.0.json. When the venv cannot be installed:
+# SKIPPED with the reason.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 V=/opt/mtpcheck-venvs/vllm-0.33
@@ -29,3 +31,15 @@ fi
 "$V/bin/python" -m pip install -q --force-reinstall --no-deps ./python || exit 1
 export MTPCHECK_BIN="$PWD/build/mtpcheck" MTPCHECK_ENGINE_TESTS=1 VLLM_TARGET_DEVICE=cpu
 "$V/bin/python" -m pytest -q -rs -p no:cacheprovider python/tests
+rc=$?
+# The sweep (issue 30): every family the sweep builds, under every proposer path
+# vLLM selects for it, judged afresh and compared with the committed findings;
+# a changed verdict or diagnosis fails (docs/FINDINGS.md "Coverage").
+out=$(mktemp -d)
+if ! "$V/bin/python" -m mtpcheck.capture sweep --engine vllm --out "$out" \
+	--check docs/findings/vllm-0.33.0.json >"$out/sweep.log" 2>&1; then
+	tail -20 "$out/sweep.log"; echo "FAILED: the vLLM sweep differs from docs/findings/vllm-0.33.0.json"
+	rc=1
+fi
+rm -rf "$out"
+exit $rc

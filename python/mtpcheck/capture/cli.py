@@ -40,6 +40,11 @@ def describe(engine, bounds):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["sweep"]:
+        from .sweep import main as sweep_main
+
+        return sweep_main(argv[1:])
     p = argparse.ArgumentParser(prog="python -m mtpcheck.capture", description=__doc__,
                                 epilog=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--engine", choices=sorted(SPECS), default="vllm")

@@ -90,8 +90,18 @@ def _v32_conventions(layer):
     return {"pos0_mask": 1, "final_add": "unfused" if amd else "fused", "add_norm_input": "sum"}
 
 
+# layer class -> mtpcheck family row, where it is not deepseek_v3
+_ROWS = {"Glm4MoeMultiTokenPredictorLayer": "glm",
+         "Glm4MoeLiteMultiTokenPredictorLayer": "glm4_moe_lite",
+         # GLM-OCR: glm's row (GQA block, target lm_head loaded as shared head)
+         "GlmOcrMultiTokenPredictorLayer": "glm"}
+
+
 def _glm_or_v3(layer):
-    return "glm" if "Glm" in type(layer).__name__ else "deepseek_v3"
+    name = type(layer).__name__
+    if name in _ROWS:
+        return _ROWS[name]
+    return "glm" if "Glm" in name else "deepseek_v3"
 
 
 def _eps(layer):
@@ -120,12 +130,41 @@ def _v4_attrs(layer):
 # LogitsProcessor returning logits in the activations' dtype.
 VLLM_V3 = LayerSpec(
     engine="vllm", family=_glm_or_v3,
-    classes=("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer"),
+    classes=("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer",
+             "Glm4MoeLiteMultiTokenPredictorLayer", "GlmOcrMultiTokenPredictorLayer",
+             "OpenPanguMultiTokenPredictorLayer"),
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
     conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
-    source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py",
+    source="vllm/model_executor/models/deepseek_mtp.py, glm4_moe_mtp.py, glm4_moe_lite_mtp.py, "
+           "glm_ocr_mtp.py, openpangu_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
+
+def _final_norm_spec(classes, head, conventions, source):
+    """V3's glue with the final norm as the layer's own `final_layernorm`,
+    applied inside the layer: the post-norm hidden is what it returns."""
+    return LayerSpec(
+        engine="vllm", family="deepseek_v3", classes=classes, layer_inputs=VLLM_LAYER_INPUTS,
+        block_attr="mtp_block", block_input_args=("hidden_states",),
+        block_outputs=("block_out", "block_residual"),
+        weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
+                     head_weight=head + ".weight", head_scale_inv=head + ".weight_scale_inv"),
+        conventions=dict(conventions, add_norm_input="sum"), source=source,
+        extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
+
+
+# vLLM 0.33 longcat_flash_mtp.py (LongCat-Flash): no position-0 mask, the
+# final add fused into `final_layernorm(hidden, residual)`, the post-norm
+# hidden returned alone and fed to the top-level lm_head with no further norm.
+VLLM_LONGCAT = _final_norm_spec(("LongCatMultiTokenPredictorLayer",), "..lm_head",
+                                {"pos0_mask": 0, "final_add": "fused"},
+                                "vllm/model_executor/models/longcat_flash_mtp.py")
+# vLLM 0.33 hy_v3_mtp.py (HY V3): the position-0 mask (in place), `residual +
+# hidden_states` then `final_layernorm`; its shared_head is the identity before
+# `shared_head.head`.
+VLLM_HYV3 = _final_norm_spec(("HYV3MultiTokenPredictorLayer",), "shared_head.head",
+                             {"pos0_mask": 1, "final_add": "unfused"},
+                             "vllm/model_executor/models/hy_v3_mtp.py")
 
 # vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
 # norms (fused_eh_norm: one rounding); nvidia fuses the final add with the norm.
@@ -186,7 +225,7 @@ SGLANG_NEXTN = LayerSpec(
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 
-SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4), "sglang": (SGLANG_NEXTN,)}
+SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3), "sglang": (SGLANG_NEXTN,)}
 
 
 def spec_for(engine, module):

@@ -1,0 +1,339 @@
+"""`python -m mtpcheck.capture sweep`: every MTP draft family mtpcheck can
+build from the engine's own classes, captured under every proposer path the
+engine's configuration selects, judged by `mtpcheck verify`.
+
+Why: an engine ships many MTP families and more than one draft loop; a bug
+lives in one (family, path) pair (docs/FINDINGS.md F1). The sweep builds each
+family's tiny model (tiny_vllm: vLLM's classes, attention replaced by a linear
+stand-in, the block captured as a black box), asks vLLM which proposer each
+runner would build for that configuration (the V1 runner's if-chain on the
+speculative config's own predicates; the V2 runner's `init_speculator`), runs
+the draft loop through that path's own unpacking code, and writes
+DIR/findings.json and DIR/findings.md. Nothing here declares a verdict: the
+records carry what verify said, and `--check FILE` compares them with a
+committed set (docs/findings/vllm-0.33.0.json)."""
+
+import argparse
+import json
+import os
+import sys
+import types
+
+K, T = 3, 4  # draft steps, token rows (row 0 at position 0: the mask is exercised)
+# families with more than one MTP layer: the layer count (vLLM wants the drafted
+# tokens a multiple of it: 2 layers draft 4); every other family has one layer
+LAYERS = {"deepseek_v3_2layers": 2}
+
+# sweep family -> (tiny model type, mtpcheck family row, the engine source)
+FAMILIES = {
+    "deepseek_v3": ("deepseek_v3", "deepseek_v3",
+                    "vllm/model_executor/models/deepseek_mtp.py"),
+    # two MTP layers: the V2 runner picks the multi-module speculator (use_multi_module_mtp)
+    "deepseek_v3_2layers": ("deepseek_v3", "deepseek_v3",
+                            "vllm/model_executor/models/deepseek_mtp.py"),
+    "glm4_moe": ("glm4_moe", "glm", "vllm/model_executor/models/glm4_moe_mtp.py"),
+    "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite",
+                      "vllm/model_executor/models/glm4_moe_lite_mtp.py"),
+    # GLM-OCR's layer is glm's row: eh_proj over [e, h], a GQA block (Glm4DecoderLayer),
+    # the target's lm_head loaded as shared_head.head (glm_ocr_mtp.py load_weights)
+    "glm_ocr": ("glm_ocr", "glm", "vllm/model_executor/models/glm_ocr_mtp.py"),
+    # LongCat-Flash: V3's math; no position-0 mask and a fused final add (conventions)
+    "longcat_flash": ("longcat_flash", "deepseek_v3",
+                      "vllm/model_executor/models/longcat_flash_mtp.py"),
+    # HY V3: V3's math, the final norm inside the layer (final_layernorm, unfused add)
+    "hy_v3": ("hy_v3", "deepseek_v3", "vllm/model_executor/models/hy_v3_mtp.py"),
+    # OpenPangu Ultra MoE: DeepSeek V3's layer (a subclass), its own draft architecture
+    "openpangu": ("pangu_ultra_moe", "deepseek_v3", "vllm/model_executor/models/openpangu_mtp.py"),
+}
+# what the findings are compared on (wall times, paths and notes aside)
+COMPARED = ("engine", "version", "family", "row", "architecture", "path", "verdict", "cases",
+            "diagnoses")
+
+
+class EngineError(Exception):
+    """The engine's code raised inside a draft step (a finding: the path cannot
+    run this family), as opposed to the sweep failing to set the step up."""
+
+
+def _v1_path(vcfg):
+    """The V1 runner's drafter for this config: gpu_model_runner.py picks it
+    with the speculative config's own predicates, in this order."""
+    spec = vcfg.speculative_config
+    for predicate, name in (("use_gemma4_mtp", "Gemma4Proposer"),
+                            ("use_step3p5_mtp", "Step3p5MTPProposer"),
+                            ("use_eagle", "EagleProposer")):
+        if getattr(spec, predicate, lambda: False)():
+            return name
+    return None
+
+
+def _v2_speculator(vcfg):
+    """The V2 runner's speculator class, built by vLLM's init_speculator."""
+    import torch
+    from vllm.v1.worker.gpu.spec_decode import init_speculator
+
+    return type(init_speculator(vcfg, torch.device("cpu"), None))
+
+
+def _v1_step(model, vcfg):
+    """One draft step as llm_base_proposer.propose() runs it: the model called
+    without spec_step_idx, its return unpacked by model_returns_tuple()."""
+    from .tiny_vllm import proposer_returns_tuple
+
+    returns_tuple = proposer_returns_tuple(vcfg)
+
+    def step(ids, pos, hidden, s):  # s: not passed, as propose() passes none
+        ret = model(input_ids=ids, positions=pos, hidden_states=hidden)
+        return ret if returns_tuple else (ret, ret)
+    # logits as propose() takes them (llm_base_proposer.py): compute_logits, no step index
+    step.logits = lambda hidden, s: model.compute_logits(hidden)
+    return step, returns_tuple
+
+
+def _v2_step(model, vcfg, cls):
+    """One draft step through the speculator's own `_run_model`, bound to a
+    stand-in holding the buffers it reads; a `_run_model` that takes the
+    module index (the multi-module speculator) gets the step, as its loop
+    passes it."""
+    import inspect
+
+    import torch
+
+    takes_idx = "spec_module_idx" in inspect.signature(cls._run_model).parameters
+
+    def step(ids, pos, hidden, s):
+        fake = types.SimpleNamespace(
+            input_buffers=types.SimpleNamespace(input_ids=ids, positions=pos),
+            pcp_manager=None, vllm_config=vcfg, supports_mm_inputs=False, inputs_embeds=None,
+            hidden_states=hidden, model=model, prefill_cudagraph_manager=None,
+            cudagraph_manager=None)
+        with torch.no_grad():
+            if takes_idx:
+                return cls._run_model(fake, ids.shape[0], None, None, None, spec_module_idx=s)
+            return cls._run_model(fake, ids.shape[0], None, None, None)
+
+    def logits(hidden, s):  # the speculator's own compute_draft_logits (its step index)
+        return cls.compute_draft_logits(types.SimpleNamespace(model=model), hidden, s)
+    step.logits = logits
+    return step, None
+
+
+def _draft(step, vcfg, ids, pos, hidden, steps):
+    """K greedy draft steps; returns whether the last return was a tuple."""
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.forward_context import set_forward_context
+
+    with set_current_vllm_config(vcfg), set_forward_context(None, vcfg), torch.no_grad():
+        for s in range(steps):
+            last_hidden, hidden = step(ids, pos, hidden, s)
+            ids = step.logits(last_hidden, s).argmax(dim=-1)
+            pos = pos + 1
+
+
+def paths_of(vcfg) -> list:
+    """(path name, the engine file, runner) for each runner's choice."""
+    out = []
+    v1 = _v1_path(vcfg)
+    if v1 is not None:
+        out.append(("v1:" + v1, "vllm/v1/worker/gpu_model_runner.py", "v1"))
+    cls = _v2_speculator(vcfg)
+    out.append(("v2:" + cls.__name__, cls.__module__.replace(".", "/") + ".py", cls))
+    return out
+
+
+def _capture_one(family, built, path_name, runner, outdir):
+    """Drafts K steps of the built (model, vcfg) under one path with the
+    capture hooks on and writes the dump; returns its path."""
+    import torch
+
+    from .. import capture
+    from . import tiny_vllm
+
+    model, vcfg = built
+    k = _steps(family)
+    if runner == "v1":
+        step, rule = _v1_step(model, vcfg)
+        if path_name != "v1:EagleProposer":
+            raise RuntimeError("%s: a model-specific proposer, not run by the sweep" % path_name)
+    else:
+        step, rule = _v2_step(model, vcfg, runner)
+    tag = path_name.split(":")[0]
+    path = os.path.join(outdir, "%s.%s.h5" % (family, tag))
+    if rule is None:  # V2: isinstance(ret, tuple) decides, on what the model returns
+        try:  # probed before the hooks go on
+            rule = _returns_tuple_now(model, vcfg)
+        except Exception as e:
+            raise EngineError("%s: %s" % (type(e).__name__, _line(e))) from e
+    cap = capture.install(engine="vllm", path=path, steps=k, model=model)
+    cap.engine_info["notes"].append("proposer path %s" % path_name)
+    cap.engine_info["returns_tuple"] = rule
+    gen = torch.Generator().manual_seed(11)
+    ids = torch.randint(2, tiny_vllm.V, (T,), generator=gen)
+    pos = torch.tensor([0, 7, 8, 20])
+    hidden = torch.randn(T, tiny_vllm.H, generator=gen).to(torch.bfloat16)
+    try:
+        try:
+            _draft(step, vcfg, ids, pos, hidden, k)
+        except Exception as e:  # the engine's own draft step raised: a finding, not a setup error
+            raise EngineError("%s: %s" % (type(e).__name__, _line(e))) from e
+        cap.write()
+    finally:
+        cap.remove()
+    return path
+
+
+def _returns_tuple_now(model, vcfg):
+    """What the V2 speculator's `isinstance(ret, tuple)` sees: one probe call."""
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.forward_context import set_forward_context
+
+    from . import tiny_vllm
+
+    with set_current_vllm_config(vcfg), set_forward_context(None, vcfg), torch.no_grad():
+        ret = model(input_ids=torch.tensor([3]), positions=torch.tensor([1]),
+                    hidden_states=torch.zeros(1, tiny_vllm.H, dtype=torch.bfloat16))
+    return isinstance(ret, tuple)
+
+
+def _line(e):
+    """An exception as one line of at most 200 characters (a table cell)."""
+    return " ".join(str(e).split())[:200]
+
+
+def _steps(family):
+    return K if LAYERS.get(family, 1) == 1 else 2 * LAYERS[family]
+
+
+def _version():
+    import vllm
+
+    return getattr(vllm, "__version__", "?")
+
+
+def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
+              binary: str) -> dict:
+    from .. import verify
+
+    row = FAMILIES[family][1]
+    rec = {"engine": "vllm", "version": _version(), "family": family, "row": row,
+           "path": path_name, "path_source": runner if isinstance(runner, str) else None,
+           "source": FAMILIES[family][2],
+           "repro": "python -m mtpcheck.capture sweep --engine vllm --family %s --out DIR"
+                    % family}
+    vcfg = built[1]
+    spec = vcfg.speculative_config
+    rec["architecture"] = (spec.draft_model_config.hf_config.architectures or ["?"])[0]
+    try:
+        dump = _capture_one(family, built, path_name, runner, outdir)
+    except EngineError as e:
+        rec.update(verdict="ENGINE_ERROR", cases={}, diagnoses=[], why=str(e))
+        return rec
+    except Exception as e:
+        rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, _line(e)))
+        return rec
+    rec["dump"] = os.path.basename(dump)
+    v = verify.run(dump, binary)
+    rec["cases"] = dict(sorted(v.cases.items()))
+    rec["diagnoses"] = sorted(set(v.diagnoses))
+    rec["verdict"] = {0: "PASSED", 1: "FAILED"}.get(v.returncode, "ERROR (exit %d)" % v.returncode)
+    if v.returncode not in (0, 1):
+        rec["why"] = v.text.strip().splitlines()[:1]
+    return rec
+
+
+def sweep(families: list, outdir: str, binary: str) -> list:
+    from . import tiny_vllm
+
+    os.makedirs(outdir, exist_ok=True)
+    records = []
+    for family in families:
+        try:
+            built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"),
+                                    K=_steps(family), mtp_layers=LAYERS.get(family, 1))
+            paths = paths_of(built[1])
+        except Exception as e:  # a family that does not build is a record, not an abort
+            records.append({"engine": "vllm", "version": _version(), "family": family,
+                            "row": FAMILIES[family][1], "architecture": None, "path": "-",
+                            "verdict": "NOT_RUN", "cases": {}, "diagnoses": [],
+                            "why": "not built: %s: %s" % (type(e).__name__, _line(e)),
+                            "source": FAMILIES[family][2]})
+            continue
+        for path_name, source, runner in paths:
+            rec = judge_one(family, built, path_name, runner, outdir, binary)
+            rec["path_source"] = source
+            records.append(rec)
+    return records
+
+
+def markdown(records: list) -> str:
+    lines = ["| family | row | architecture | proposer path | verdict | diagnoses |",
+             "|---|---|---|---|---|---|"]
+    for r in records:
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (
+            r["family"], r["row"], r.get("architecture") or "-", r["path"], r["verdict"],
+            ", ".join(r["diagnoses"]) or r.get("why", "-") if r["verdict"] != "PASSED" else "-"))
+    return "\n".join(lines) + "\n"
+
+
+def compare(records: list, expected_path: str) -> list:
+    """Differences between a fresh sweep and a committed one, one line each."""
+    with open(expected_path) as f:
+        expected = json.load(f)["records"]
+    key = lambda r: (r["family"], r["path"])  # noqa: E731
+    have = {key(r): r for r in records}
+    diffs = []
+    for e in expected:
+        r = have.pop(key(e), None)
+        if r is None:
+            diffs.append("%s %s: in %s, not in this sweep" % (key(e) + (expected_path,)))
+            continue
+        for field in COMPARED:
+            if r.get(field) != e.get(field):
+                diffs.append("%s %s: %s is %r, %s says %r" % (key(e) + (field, r.get(field),
+                                                                         expected_path,
+                                                                         e.get(field))))
+    for k in have:  # a family or path added to the sweep is committed with its findings
+        diffs.append("%s %s: new in this sweep, not in %s" % (k + (expected_path,)))
+    return diffs
+
+
+def main(argv: list | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mtpcheck.capture sweep", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--engine", choices=("vllm",), default="vllm")
+    p.add_argument("--family", action="append", choices=sorted(FAMILIES),
+                   help="one family (repeatable; default: all of %s)" % ", ".join(FAMILIES))
+    p.add_argument("--out", help="folder for the dumps, findings.json, findings.md (required)")
+    p.add_argument("--check", default=None,
+                   help="compare with this committed findings file; exit 1 on a difference")
+    p.add_argument("--list", action="store_true", help="print the families and exit")
+    a = p.parse_args(argv)
+    if a.list:
+        for name, (mt, row, src) in FAMILIES.items():
+            print("%-14s row %-14s model_type %-14s %s" % (name, row, mt, src))
+        return 0
+    if a.out is None:
+        p.error("--out DIR is required")
+    os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+    from .. import verify
+
+    binary = verify.find_binary()
+    if binary is None:
+        print("mtpcheck.capture sweep: no mtpcheck binary (set MTPCHECK_BIN)", file=sys.stderr)
+        return 2
+    records = sweep(a.family or list(FAMILIES), a.out, binary)
+    out = {"engine": "vllm", "version": _version(), "steps": K, "records": records}
+    with open(os.path.join(a.out, "findings.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(a.out, "findings.md"), "w") as f:
+        f.write(markdown(records))
+    sys.stdout.write(markdown(records))
+    if a.check is None:
+        return 0
+    diffs = compare(records, a.check)
+    for d in diffs:
+        print("sweep differs: " + d, file=sys.stderr)
+    return 1 if diffs else 0
