@@ -1,0 +1,23 @@
+/*
+ * The DSpark context combiner [SPEC.md §13 Step DS-1]: the concatenated aux
+ * hidden states through main_proj (an sgemm, one rounding) and main_norm.
+ * Both results are outputs: Qwen3 DSpark applies the norm at another place.
+ */
+#include "cpu_internal.h"
+
+enum mtp_status mtp_cpu_op_main_proj_norm(const struct mtp_call *c)
+{
+	const struct mtp_dims *d = &c->dims;
+	void *proj = mtp_cpu_out(c, "", "main_proj_out");
+	enum mtp_status st;
+
+	st = mtp_cpu_linear(c->act, mtp_cpu_in(c, "", "aux"),
+			    mtp_cpu_in(c, "", "main_proj_weight"), d->t,
+			    d->p * d->h, d->h, proj);
+	if (st)
+		return st;
+	return mtp_cpu_rmsnorm_rows(
+		c->act, proj, mtp_cpu_in(c, "", "main_norm_weight"), d->t, d->h,
+		(float)c->params->eps, c->params->rounding,
+		mtp_cpu_out(c, "", "main_x"));
+}
