@@ -40,6 +40,8 @@ FILES = {
     "fp8.h5": "FP8 block-quantized projections (SPEC.md §12.2, FORMAT.md version 2): eh_proj, "
               "eh_proj_hc, lm_head, mtp_step under fp8_w and fp8_w8a8, float32 and e8m0 scales, "
               "zero rows (the act_quant_eps clamp)",
+    "dspark.h5": "the DSpark primitives (SPEC.md §13): main_proj_norm (eager, fused), hc_collapse, "
+                 "markov_bias, confidence (with and without its bias)",
     "fullsize.h5": "ops without an [H,H] weight at the real hidden sizes of SPEC.md §1 "
                    "(7168, 6144, 5120, 4096)",
 }
@@ -536,8 +538,26 @@ def _fp8():
          scale_dt="float32", zero_row0=True, act_quant_eps=1e-6)
 
 
+def _dspark():
+    f, v4 = "dspark.h5", "deepseek_v4"
+    for rd in ("eager", "fused"):
+        spec(f, "main_proj_norm.bf16.%s.P3.T5.H32" % rd, "main_proj_norm", v4,
+             seed_key="main_proj_norm.P3.T5.H32", T=5, H=32, P=3, rounding=rd, dt="bfloat16")
+    spec(f, "main_proj_norm.fp32.fused.P2.T3.H24", "main_proj_norm", v4, T=3, H=24, P=2,
+         rounding="fused", dt="float32")
+    for t, h, m, dt in ((5, 48, 4, "bfloat16"), (3, 40, 2, "float16")):
+        spec(f, "hc_collapse.%s.M%d.T%d.H%d" % (SHORT[dt], m, t, h), "hc_collapse", v4, T=t, H=h,
+             M=m, dt=dt)
+    for t, vocab, r, dt in ((4, 97, 16, "bfloat16"), (3, 70, 8, "float32")):
+        spec(f, "markov_bias.%s.R%d.T%d.V%d" % (SHORT[dt], r, t, vocab), "markov_bias", v4, T=t,
+             V=vocab, R=r, dt=dt)
+    for bias in (False, True):
+        spec(f, "confidence.bf16.%s.R16.T6.H48" % ("bias" if bias else "nobias"), "confidence",
+             v4, seed_key="confidence.R16.T6.H48", T=6, H=48, R=16, bias=bias, dt="bfloat16")
+
+
 for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _families,
-                 _edge, _fullsize, _fp8):
+                 _edge, _fullsize, _fp8, _dspark):
     _section()
 
 

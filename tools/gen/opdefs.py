@@ -10,10 +10,12 @@ parameters: T, H, dt and the op's own (eps, rounding, M, iters, ...).
 
 import numpy as np
 
+import dspark
 import families
 import fp8
 import ops
 import values as V
+from numerics import f32
 
 F32, I64 = "float32", "int64"
 
@@ -470,3 +472,65 @@ def compute_draft_chain(v, p):
     for s, o in enumerate(steps):
         out.update(_step_outputs(o, p["dt"], "step.%d/" % s))
     return out
+
+
+# --------------------------------------------------------------------------- DSpark (§13)
+
+@opdef("main_proj_norm", ["eps", "rounding"])
+def gen_main_proj_norm(rng, p):
+    t, h, a, dt = p["T"], p["H"], p["P"], p["dt"]
+    return {"aux": (V.hidden(rng, (t, a, h), dt), dt),
+            "main_proj_weight": (V.linear_weight(rng, h, a * h, dt), dt),
+            "main_norm_weight": (V.norm_weight(rng, h, dt), dt)}
+
+
+@computes("main_proj_norm")
+def compute_main_proj_norm(v, p):
+    proj, x = dspark.main_proj_norm(v["aux"], v["main_proj_weight"], v["main_norm_weight"],
+                                    p["eps"], p["rounding"], p["dt"])
+    return {"main_proj_out": (proj, p["dt"]), "main_x": (x, p["dt"])}
+
+
+@opdef("hc_collapse", [])
+def gen_hc_collapse(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    pre = f32(ops.sigmoid(rng.standard_normal((t, m))) + p["hc_eps"])  # like a pre-mix
+    return {"x": (V.hidden(rng, (t, m, h), dt), dt), "pre_mix": (pre, F32)}
+
+
+@computes("hc_collapse")
+def compute_hc_collapse(v, p):
+    return {"y": (dspark.hc_collapse(v["x"], v["pre_mix"], p["dt"]), p["dt"])}
+
+
+@opdef("markov_bias", [])
+def gen_markov_bias(rng, p):
+    t, vocab, r, dt = p["T"], p["V"], p["R"], p["dt"]
+    return {"logits_in": (V.hidden(rng, (t, vocab), dt, 3.0), dt),
+            "prev_ids": (V.token_ids(rng, t, vocab), I64),
+            "markov_w1": (V.hidden(rng, (vocab, r), dt), dt),
+            "markov_w2": (V.linear_weight(rng, vocab, r, dt), dt)}
+
+
+@computes("markov_bias")
+def compute_markov_bias(v, p):
+    e, logits, token = dspark.markov_bias(v["logits_in"], v["prev_ids"], v["markov_w1"],
+                                          v["markov_w2"], p["dt"])
+    return {"markov_embed": (e, p["dt"]), "logits": (logits, p["dt"]), "token": (token, I64)}
+
+
+@opdef("confidence", [])
+def gen_confidence(rng, p):
+    t, h, r, dt = p["T"], p["H"], p["R"], p["dt"]
+    inp = {"hidden": (V.hidden(rng, (t, h), dt), dt),
+           "markov_embed": (V.hidden(rng, (t, r), dt), dt),
+           "weight": (f32(rng.standard_normal((1, h + r)) / np.sqrt(h + r) * 2.0), F32)}
+    if p.get("bias"):
+        inp["bias"] = (f32(rng.standard_normal(1)), F32)
+    return inp
+
+
+@computes("confidence")
+def compute_confidence(v, p):
+    return {"confidence": (dspark.confidence(v["hidden"], v["markov_embed"], v["weight"],
+                                             v.get("bias")), F32)}

@@ -24,6 +24,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cases  # noqa: E402
+import dspark  # noqa: E402
 import numerics as N  # noqa: E402
 import ops  # noqa: E402
 import writer  # noqa: E402
@@ -391,6 +392,39 @@ def test_committed_fixtures_format_and_size():
                     if isinstance(obj, h5py.Dataset):
                         assert obj.attrs["dtype"] in N.DTYPES, (fname, cid, name)
                 g.visititems(visit)
+
+
+# --------------------------------------------------------------------------- DSpark (SPEC.md §13)
+
+def test_dspark_markov_bias_rounds_the_bias_and_the_sum():
+    # e = [1, 2^-9]; bias 1 + 2^-9 -> bf16 1; 256 + 1 is a tie -> 256 (even)
+    e, logits, tok = dspark.markov_bias(np.array([[256.0]]), np.array([0]),
+                                        np.array([[1.0, 2.0 ** -9]]), np.array([[1.0, 1.0]]),
+                                        "bfloat16")
+    assert e.tolist() == [[1.0, 2.0 ** -9]] and logits.tolist() == [[256.0]] and tok.tolist() == [0]
+
+
+def test_dspark_markov_bias_uses_the_previous_token():
+    w1 = np.array([[1.0, 0], [0, 1], [1, 1]])
+    w2 = np.array([[1.0, 0], [0, 2], [-1, -1]])
+    _, logits, tok = dspark.markov_bias(np.array([[0.5, -1, 3]]), np.array([2]), w1, w2,
+                                        "bfloat16")
+    assert logits.tolist() == [[1.5, 1.0, 1.0]] and tok.tolist() == [0]
+
+
+def test_dspark_hc_collapse_and_main_proj_norm():
+    y = dspark.hc_collapse(np.array([[[1.0], [1.0]]]), np.array([[1.0, 2.0 ** -9]]), "bfloat16")
+    assert y.tolist() == [[1.0]]
+    aux = np.array([[[1.0, 2.0 ** -9], [-1.0, 0.0]]])          # T=1, A=2, H=2
+    w = np.array([[1.0, 1, 0, 0], [0, 0, 1, 0]])
+    proj, x = dspark.main_proj_norm(aux, w, np.array([1.5, 0.25]), 0.0, "eager", "bfloat16")
+    assert proj.tolist() == [[1.0, -1.0]] and x.tolist() == [[1.5, -0.25]]
+
+
+def test_dspark_confidence():
+    c = dspark.confidence(np.array([[3.0, 1.0]]), np.array([[0.5]]), np.array([[1.0, -1, 2]]),
+                          np.array([-3.0]))
+    assert c.tolist() == [0.5]
 
 
 # --------------------------------------------------------------------------- runner
