@@ -273,6 +273,10 @@ void mtp_cpu_hc_pre_init(struct mtp_cpu_hc_pre *k, const float *fn,
 void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
 			  float *mu, float *u, float *post, float *comb,
 			  float *li);
+/* u [H] = sum_s pre[s] * x[s], s ascending (pre NULL: u = x[0], DSpark's
+ * identity pre-mix); li = u or its fused norm before the store rounding. */
+void mtp_cpu_hc_layer_input(const struct mtp_cpu_hc_pre *k, const float *x,
+			    const float *pre, float *u, float *li);
 /* norm_w: activation [H] or NULL. */
 enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
 				    const void *norm_w, const void *residual,
@@ -440,5 +444,6 @@ enum mtp_status mtp_cpu_op_main_proj_norm(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_hc_collapse(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_markov_bias(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_confidence(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_hc_pre_delayed(const struct mtp_call *c);
 
 #endif

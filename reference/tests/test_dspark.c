@@ -127,3 +127,45 @@ Test(confidence, sigmoid_of_the_dot_with_hidden_and_embedding)
 	cr_assert_eq(c[0], (double)(float)(1.0 / (1.0 + exp(-3.0))));
 	cr_assert_eq(c[1], (double)(float)(1.0 / (1.0 + exp(2.0))));
 }
+
+/* hc_pre_delayed with fn = 0: every mix is sigma(base) (+ eps), so with base
+ * = 0 and pre_eps = 0 the pre-mix is exactly 0.5 and post exactly 1. */
+static void delayed(const double *x, const double *pre_in, double *li,
+		    double *pre_out, double *post)
+{
+	const struct mtp_hc_params p = {0.0, 0.0, 1e-6, 2.0, 20, 1e-6};
+	double fn[8 * 4] = {0}, scale[3] = {1, 1, 1}, base[8] = {0};
+	double comb[4];
+
+	/* M = 2, H = 2: fn [2M + M^2 = 8, M*H = 4] */
+	mtp_ref_hc_pre_delayed(x, fn, scale, base, NULL, pre_in, &p, 1, 2, 2,
+			       MTP_BF16, post, comb, li, pre_out);
+}
+
+Test(hc_pre_delayed, layer_input_uses_the_carried_pre_mix)
+{
+	/* streams [1, 2] and [4, 8]; carried pre-mix [1, 0.25]: [2, 4], not
+	 * the sublayer's own 0.5 * ([1, 2] + [4, 8]) = [2.5, 5]. */
+	const double x[4] = {1, 2, 4, 8}, pre_in[2] = {1, 0.25};
+	double li[2], pre[2], post[2];
+
+	delayed(x, pre_in, li, pre, post);
+	cr_assert_eq(post[0], 1.0);
+	cr_assert_eq(post[1], 1.0);
+	cr_assert_eq(li[0], 2.0);
+	cr_assert_eq(li[1], 4.0);
+	cr_assert_eq(pre[0], 0.5);
+	cr_assert_eq(pre[1], 0.5);
+}
+
+Test(hc_pre_delayed, no_carried_pre_mix_selects_stream_0)
+{
+	/* layer 0 [§13 DS-4]: stream 0 as it is, even next to an Inf (a
+	 * weighted sum with weight 0 would give NaN; the mixes are NaN). */
+	const double x[4] = {1.5, -3, INFINITY, 8};
+	double li[2], pre[2], post[2];
+
+	delayed(x, NULL, li, pre, post);
+	cr_assert_eq(li[0], 1.5);
+	cr_assert_eq(li[1], -3.0);
+}

@@ -40,8 +40,9 @@ FILES = {
     "fp8.h5": "FP8 block-quantized projections (SPEC.md §12.2, FORMAT.md version 2): eh_proj, "
               "eh_proj_hc, lm_head, mtp_step under fp8_w and fp8_w8a8, float32 and e8m0 scales, "
               "zero rows (the act_quant_eps clamp)",
-    "dspark.h5": "the DSpark primitives (SPEC.md §13): main_proj_norm (eager, fused), hc_collapse, "
-                 "markov_bias, confidence (with and without its bias)",
+    "dspark.h5": "the DSpark primitives (SPEC.md §13): main_proj_norm (eager, fused), "
+                 "hc_pre_delayed (layer 0, carried pre-mix), hc_collapse, markov_bias, confidence "
+                 "(with and without its bias)",
     "fullsize.h5": "ops without an [H,H] weight at the real hidden sizes of SPEC.md §1 "
                    "(7168, 6144, 5120, 4096)",
 }
@@ -551,6 +552,12 @@ def _dspark():
     for t, vocab, r, dt in ((4, 97, 16, "bfloat16"), (3, 70, 8, "float32")):
         spec(f, "markov_bias.%s.R%d.T%d.V%d" % (SHORT[dt], r, t, vocab), "markov_bias", v4, T=t,
              V=vocab, R=r, dt=dt)
+    # layer 0 (no carried pre-mix) with its attn_norm; a later sublayer with and without a norm
+    for carried, norm in ((False, True), (True, True), (True, False)):
+        spec(f, "hc_pre_delayed.bf16.M4.it20.%s.%s.T3.H16" % ("carried" if carried else "layer0",
+                                                              "norm" if norm else "plain"),
+             "hc_pre_delayed", v4, seed_key="hc_pre_delayed.M4.T3.H16", T=3, H=16, M=4,
+             iters=20, carried=carried, norm=norm, dt="bfloat16")
     for bias in (False, True):
         spec(f, "confidence.bf16.%s.R16.T6.H48" % ("bias" if bias else "nobias"), "confidence",
              v4, seed_key="confidence.R16.T6.H48", T=6, H=48, R=16, bias=bias, dt="bfloat16")

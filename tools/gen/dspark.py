@@ -22,6 +22,36 @@ def main_proj_norm(aux, weight, norm_weight, eps, rounding, dt):
     return proj, ops.rmsnorm(proj, norm_weight, eps, rounding, dt)
 
 
+def hc_pre_delayed(residual, fn, scale, base, rms_eps, pre_eps, sinkhorn_eps, post_mult,
+                   sinkhorn_iters, dt, pre_in=None, norm_weight=None, norm_eps=None):
+    """Step DS-4 -> (post f32, comb f32, layer_input, pre f32).
+
+    The mixes are §4.4.1's, from the streams; the layer input collapses the
+    streams with pre_in (the previous sublayer's pre-mix), or is stream 0
+    itself when pre_in is None (layer 0), then the optional fused norm.
+    """
+    t, m, h = residual.shape
+    flat = residual.reshape(t, m * h)
+    rho = 1.0 / np.sqrt(np.sum(flat * flat, axis=-1) / (m * h) + rms_eps)
+    mu = rho[:, None] * ops.linear(flat, fn)
+    pre = ops.sigmoid(mu[:, :m] * scale[0] + base[:m]) + pre_eps
+    post = ops.sigmoid(mu[:, m:2 * m] * scale[1] + base[m:2 * m]) * post_mult
+    comb = ops.sinkhorn((mu[:, 2 * m:] * scale[2] + base[2 * m:]).reshape(t, m, m),
+                        int(sinkhorn_iters), sinkhorn_eps)
+    if pre_in is None:
+        u = residual[:, 0, :].copy()
+    else:
+        u = np.zeros((t, h))
+        for s in range(m):
+            u = u + pre_in[:, s:s + 1] * residual[:, s, :]
+    if norm_weight is None:
+        li = rnd(u, dt)
+    else:
+        r = 1.0 / np.sqrt(np.sum(u * u, axis=-1, keepdims=True) / h + norm_eps)
+        li = rnd(rnd(u, dt) * r * norm_weight, dt)
+    return f32(post), f32(comb), li, f32(pre)
+
+
 def hc_collapse(x, pre_mix, dt):
     """Step DS-5: y[t] = act(sum_m pre[t, m] * x[t, m]), one rounding."""
     acc = np.zeros((x.shape[0], x.shape[2]))

@@ -534,3 +534,20 @@ def gen_confidence(rng, p):
 def compute_confidence(v, p):
     return {"confidence": (dspark.confidence(v["hidden"], v["markov_embed"], v["weight"],
                                              v.get("bias")), F32)}
+
+
+@opdef("hc_pre_delayed", _hc_attr_names)
+def gen_hc_pre_delayed(rng, p):
+    inp = gen_hc_pre(rng, p)
+    if p.get("carried"):  # drawn last, so that every case of a seed shares the rest
+        pre = ops.sigmoid(rng.standard_normal((p["T"], p["M"]))) + p["hc_eps"]
+        inp["pre_mix_in"] = (f32(pre), F32)
+    return inp
+
+
+@computes("hc_pre_delayed")
+def compute_hc_pre_delayed(v, p):
+    post, comb, li, pre = dspark.hc_pre_delayed(v["residual"], v["fn"], v["scale"], v["base"],
+                                                pre_in=v.get("pre_mix_in"), **_hc_kwargs(v, p))
+    return {"post_mix": (post, F32), "comb_mix": (comb, F32), "layer_input": (li, p["dt"]),
+            "pre_mix": (pre, F32)}

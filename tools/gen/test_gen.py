@@ -421,6 +421,19 @@ def test_dspark_hc_collapse_and_main_proj_norm():
     assert proj.tolist() == [[1.0, -1.0]] and x.tolist() == [[1.5, -0.25]]
 
 
+def test_dspark_hc_pre_delayed_layer0_is_stream_0():
+    rng = np.random.default_rng(1)
+    r = N.rnd(rng.standard_normal((2, 4, 8)), "bfloat16")
+    fn = rng.standard_normal((24, 32)) * 0.1
+    args = (r, fn, np.ones(3), np.zeros(24), 1e-6, 1e-6, 1e-6, 2.0, 20, "bfloat16")
+    post, comb, li, pre = dspark.hc_pre_delayed(*args)
+    assert np.array_equal(li, r[:, 0, :])
+    p2, c2, li2 = ops.hc_pre(*args[:9], dt="bfloat16")
+    assert np.array_equal(post, p2) and np.array_equal(comb, c2)
+    _, _, li3, _ = dspark.hc_pre_delayed(*args, pre_in=N.f32(ops.sigmoid(np.zeros((2, 4)))))
+    assert np.array_equal(li3, N.rnd(0.5 * r.sum(axis=1), "bfloat16"))
+
+
 def test_dspark_confidence():
     c = dspark.confidence(np.array([[3.0, 1.0]]), np.array([[0.5]]), np.array([[1.0, -1, 2]]),
                           np.array([-3.0]))

@@ -239,6 +239,18 @@ void mtp_ref_main_proj_norm(const double *aux, const double *w,
 			    enum mtp_dtype act, double *proj_out,
 			    double *main_x);
 
+/* [§13 DS-4] hc_pre's mixes of the streams, but the layer input is
+ * sum_m pre_in[t,m] R[t,m] (pre_in [T,M], the previous sublayer's pre-mix),
+ * or R[t,0] itself if pre_in is NULL (layer 0's identity pre-mix), with the
+ * same optional fused norm; pre_out [T,M] = f32(this sublayer's pre-mix). */
+void mtp_ref_hc_pre_delayed(const double *residual, const double *fn,
+			    const double *scale, const double *base,
+			    const double *norm_w, const double *pre_in,
+			    const struct mtp_hc_params *p, int64_t t, int64_t m,
+			    int64_t h, enum mtp_dtype act, double *post_mix,
+			    double *comb_mix, double *layer_input,
+			    double *pre_out);
+
 /* [§13 DS-5] y[t,:] = act(sum_m pre[t,m] * x[t,m,:]), pre [T,M]. */
 void mtp_ref_hc_collapse(const double *x, const double *pre, int64_t t,
 			 int64_t m, int64_t h, enum mtp_dtype act, double *y);

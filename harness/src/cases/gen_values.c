@@ -124,6 +124,7 @@ static const struct name_rule name_rules[] = {
 	{"embeds", VR_HIDDEN, 0.05},	{"embed_table", VR_HIDDEN, 0.05},
 	{"residual", VR_HIDDEN, 2.0},	{"parts", VR_HIDDEN, 1.0},
 	{"prev_ids", VR_IDS, 0},	{"pre_mix", VR_POST_MIX, 0},
+	{"pre_mix_in", VR_POST_MIX, 0},
 };
 
 static bool ends_with(const char *s, const char *suffix)

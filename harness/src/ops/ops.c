@@ -71,6 +71,9 @@ static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	 0},
 	{MTP_OP_CONFIDENCE, "confidence", "§13 Step DS-7",
 	 "acceptance estimate sigmoid(w.[h; e] + b)", "", "", 0},
+	{MTP_OP_HC_PRE_DELAYED, "hc_pre_delayed", "§13 Step DS-4",
+	 "hc_pre whose layer input uses the carried pre-mix (or stream 0)",
+	 HC_ATTRS, "", 0},
 };
 
 const struct mtp_op *mtp_op_get(enum mtp_op_id id)
@@ -234,6 +237,19 @@ static const struct mtp_tspec sig_confidence[] = {{"hidden", "T,H", A, 0},
 						  END,
 						  {"confidence", "T", P, 0},
 						  END};
+static const struct mtp_tspec sig_hc_pre_delayed[] = {
+	{"residual", "T,M,H", A, 0},
+	{"fn", "2*M+M*M,M*H", P, 0},
+	{"scale", "3", P, 0},
+	{"base", "2*M+M*M", P, 0},
+	{"pre_mix_in", "T,M", P, 1},
+	{"norm_weight", "H", A, 1},
+	END,
+	{"post_mix", "T,M", P, 0},
+	{"comb_mix", "T,M,M", P, 0},
+	{"layer_input", "T,H", A, 0},
+	{"pre_mix", "T,M", P, 0},
+	END};
 
 /* The synthetic blocks' weights (§10.1, §10.2). */
 static const struct mtp_tspec v3_block_w[] = {{"block.w_in", "H", A, 0},
@@ -522,6 +538,7 @@ static const struct mtp_tspec *const fixed_sigs[MTP_OP_COUNT] = {
 	[MTP_OP_HC_COLLAPSE] = sig_hc_collapse,
 	[MTP_OP_MARKOV_BIAS] = sig_markov_bias,
 	[MTP_OP_CONFIDENCE] = sig_confidence,
+	[MTP_OP_HC_PRE_DELAYED] = sig_hc_pre_delayed,
 };
 
 enum mtp_status mtp_signature_build(const struct mtp_op *op,

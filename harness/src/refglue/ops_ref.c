@@ -172,6 +172,17 @@ static enum mtp_status run_dspark(const struct mtp_ref_io *io)
 				    mtp_refio_out(io, "logits"),
 				    mtp_refio_iout(io, "token"));
 		return MTP_OK;
+	case MTP_OP_HC_PRE_DELAYED:
+		mtp_ref_hc_pre_delayed(
+			mtp_refio_in(io, "residual"), mtp_refio_in(io, "fn"),
+			mtp_refio_in(io, "scale"), mtp_refio_in(io, "base"),
+			mtp_refio_in(io, "norm_weight"),
+			mtp_refio_in(io, "pre_mix_in"), &c->params->hc, d->t,
+			d->m, d->h, c->act, mtp_refio_out(io, "post_mix"),
+			mtp_refio_out(io, "comb_mix"),
+			mtp_refio_out(io, "layer_input"),
+			mtp_refio_out(io, "pre_mix"));
+		return MTP_OK;
 	case MTP_OP_CONFIDENCE:
 		mtp_ref_confidence(mtp_refio_in(io, "hidden"),
 				   mtp_refio_in(io, "markov_embed"),

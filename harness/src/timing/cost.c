@@ -81,7 +81,8 @@ static double flops_of(const struct mtp_call *c)
 	case MTP_OP_EH_PROJ_HC: return gemm(t * (m + 1), h, h) + t * m * h;
 	case MTP_OP_LM_HEAD: return gemm(t, h, s.v);
 	case MTP_OP_ALL_REDUCE: return (double)d->p * (double)d->r * h;
-	case MTP_OP_HC_PRE: return hc_pre_flops(&s);
+	case MTP_OP_HC_PRE:
+	case MTP_OP_HC_PRE_DELAYED: return hc_pre_flops(&s);
 	case MTP_OP_HC_POST: return hc_post_flops(&s);
 	case MTP_OP_HC_FUSED_POST_PRE:
 		return hc_post_flops(&s) + hc_pre_flops(&s);
