@@ -11,8 +11,10 @@ void mtp_ref_confidence(const double *hidden, const double *embed,
 			int64_t h, int64_t r, double *conf)
 {
 	for (int64_t row = 0; row < t; row++) {
-		double z = mtp_ref_dot(w, hidden + row * h, h) +
-			   mtp_ref_dot(w + h, embed + row * r, r);
+		double z = mtp_ref_dot(w, hidden + row * h, h);
+
+		if (r) /* R = 0: no embedding (it may have no storage) */
+			z += mtp_ref_dot(w + h, embed + row * r, r);
 
 		if (bias)
 			z += bias[0];

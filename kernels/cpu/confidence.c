@@ -20,7 +20,8 @@ static void conf_one(const void *ctx, int64_t t, float *buf)
 	float z;
 
 	mtp_cpu_load(g->act, g->hidden, t * g->h, g->h, x);
-	mtp_cpu_load(g->act, g->embed, t * g->r, g->r, x + g->h);
+	if (g->r) /* R = 0: no embedding (it may have no storage) */
+		mtp_cpu_load(g->act, g->embed, t * g->r, g->r, x + g->h);
 	z = mtp_cpu_scaled_dot(1.0f, g->w, x, g->h + g->r);
 	if (g->bias)
 		z += g->bias[0];

@@ -123,6 +123,9 @@ Test(confidence, sigmoid_of_the_dot_with_hidden_and_embedding)
 	mtp_ref_confidence(h, e, w, bias, 2, 2, 1, c);
 	cr_assert_eq(c[0], 0.5);
 	cr_assert_eq(c[1], (double)(float)(1.0 / (1.0 + exp(5.0))));
+	/* without the embedding (R = 0, Qwen3's default): z = 3 - 1 - 3 */
+	mtp_ref_confidence(h, NULL, w, bias, 1, 2, 0, c);
+	cr_assert_eq(c[0], (double)(float)(1.0 / (1.0 + exp(1.0))));
 	mtp_ref_confidence(h, e, w, NULL, 2, 2, 1, c);
 	cr_assert_eq(c[0], (double)(float)(1.0 / (1.0 + exp(-3.0))));
 	cr_assert_eq(c[1], (double)(float)(1.0 / (1.0 + exp(2.0))));

@@ -561,6 +561,9 @@ def _dspark():
     for bias in (False, True):
         spec(f, "confidence.bf16.%s.R16.T6.H48" % ("bias" if bias else "nobias"), "confidence",
              v4, seed_key="confidence.R16.T6.H48", T=6, H=48, R=16, bias=bias, dt="bfloat16")
+    # Qwen3's default (confidence_head_with_markov false): the hidden alone, R = 0
+    spec(f, "confidence.bf16.bias.R0.T6.H48", "confidence", v4, T=6, H=48, R=0, bias=True,
+         dt="bfloat16")
 
 
 for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _families,
