@@ -373,6 +373,18 @@ def test_write_and_compare_roundtrip():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_compare_empty_datasets():
+    # a dataset with no element (confidence without the Markov embedding: [T, 0])
+    tmp = tempfile.mkdtemp(prefix="mtpgen-test-")
+    try:
+        built = [cases.build(_spec("confidence.bf16.bias.R0.T6.H48"))]
+        for d in ("a", "b"):
+            writer.write_file(os.path.join(tmp, d + ".h5"), "test", built)
+        assert writer.compare(os.path.join(tmp, "a.h5"), os.path.join(tmp, "b.h5"), "a.h5") == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_committed_fixtures_format_and_size():
     if not os.path.isdir(FIXTURES):
         return
