@@ -8,6 +8,12 @@
 
 #include "test_util.h"
 
+/* A plain (not block-FP8) weight. */
+static struct mtp_ref_qweight qw(const double *w)
+{
+	return (struct mtp_ref_qweight){w, NULL};
+}
+
 Test(main_proj_norm, projection_rounds_before_the_norm)
 {
 	/* T = 1, P = 2 layers, H = 2: aux = [1, 2^-9 | -1, 0]. W row 0 sums
@@ -19,15 +25,15 @@ Test(main_proj_norm, projection_rounds_before_the_norm)
 	const double w[8] = {1, 1, 0, 0, 0, 0, 1, 0}, nw[2] = {1.5, 0.25};
 	double p[2], y[2];
 
-	mtp_ref_main_proj_norm(aux, w, nw, 1, 2, 2, 0.0, MTP_ROUNDING_EAGER,
-			       MTP_BF16, p, y);
+	mtp_ref_main_proj_norm(aux, qw(w), NULL, nw, 1, 2, 2, 0.0,
+			       MTP_ROUNDING_EAGER, MTP_BF16, p, y);
 	cr_assert_eq(p[0], 1.0);
 	cr_assert_eq(p[1], -1.0);
 	cr_assert_eq(y[0], 1.5);
 	cr_assert_eq(y[1], -0.25);
 	/* in float32 the sum survives: P0 = 1 + 2^-9 */
-	mtp_ref_main_proj_norm(aux, w, nw, 1, 2, 2, 0.0, MTP_ROUNDING_EAGER,
-			       MTP_F32, p, y);
+	mtp_ref_main_proj_norm(aux, qw(w), NULL, nw, 1, 2, 2, 0.0,
+			       MTP_ROUNDING_EAGER, MTP_F32, p, y);
 	cr_assert_eq(p[0], 1.0 + 1.0 / 512);
 	cr_assert(y[0] != 1.5);
 }
@@ -40,8 +46,8 @@ Test(main_proj_norm, layers_are_concatenated_in_order)
 	const double aux[3] = {1, 2, 3}, w[3] = {1, 10, 100}, nw[1] = {2};
 	double p[1], y[1];
 
-	mtp_ref_main_proj_norm(aux, w, nw, 1, 3, 1, 0.0, MTP_ROUNDING_FUSED,
-			       MTP_BF16, p, y);
+	mtp_ref_main_proj_norm(aux, qw(w), NULL, nw, 1, 3, 1, 0.0,
+			       MTP_ROUNDING_FUSED, MTP_BF16, p, y);
 	cr_assert_eq(p[0], 320.0);
 	cr_assert_eq(y[0], 2.0);
 }

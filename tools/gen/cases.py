@@ -38,8 +38,8 @@ FILES = {
     "edge.h5": "edge cases: position 0 (whole batch), zero rows, rows near the format limits, "
                "tiny values, NaN/Inf propagation, overflow to Inf, argmax ties",
     "fp8.h5": "FP8 block-quantized projections (SPEC.md §12.2, FORMAT.md version 2): eh_proj, "
-              "eh_proj_hc, lm_head, mtp_step under fp8_w and fp8_w8a8, float32 and e8m0 scales, "
-              "zero rows (the act_quant_eps clamp)",
+              "eh_proj_hc, lm_head, main_proj_norm (DSpark, §13), mtp_step under fp8_w and "
+              "fp8_w8a8, float32 and e8m0 scales, zero rows (the act_quant_eps clamp)",
     "dspark.h5": "the DSpark primitives (SPEC.md §13): main_proj_norm (eager, fused), "
                  "hc_pre_delayed (layer 0, carried pre-mix), hc_collapse, markov_bias, confidence "
                  "(with and without its bias)",
@@ -561,6 +561,11 @@ def _dspark():
     for bias in (False, True):
         spec(f, "confidence.bf16.%s.R16.T6.H48" % ("bias" if bias else "nobias"), "confidence",
              v4, seed_key="confidence.R16.T6.H48", T=6, H=48, R=16, bias=bias, dt="bfloat16")
+    # V4.1's main_proj as a block-FP8 linear (§12.2): in fp8.h5, the format-version-2 file
+    for q in ("fp8_w", "fp8_w8a8"):
+        spec("fp8.h5", "main_proj_norm.bf16.fused.%s.e8m0s.P3.T3.H48" % q, "main_proj_norm", v4,
+             seed_key="fp8.main_proj_norm.P3.T3.H48", T=3, H=48, P=3, rounding="fused",
+             dt="bfloat16", proj_quant=q, scale_dt="float8_e8m0fnu")
     # Qwen3's default (confidence_head_with_markov false): the hidden alone, R = 0
     spec(f, "confidence.bf16.bias.R0.T6.H48", "confidence", v4, T=6, H=48, R=0, bias=True,
          dt="bfloat16")

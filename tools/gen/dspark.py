@@ -12,13 +12,15 @@ import ops
 from numerics import f32, rnd
 
 
-def main_proj_norm(aux, weight, norm_weight, eps, rounding, dt):
+def main_proj_norm(aux, w, norm_weight, eps, rounding, dt, q=None):
     """Step DS-1: P = act(W_main . concat(aux)), main_x = RMSNorm(P).
 
     aux is [T, A, H]: layer i of the concatenation is columns [i*H, (i+1)*H).
+    w holds main_proj_weight and, when it is block-FP8 (§12.2), its
+    main_proj_scale_inv; q the case's proj_quant / act_quant_eps.
     """
     flat = np.asarray(aux, dtype=np.float64).reshape(aux.shape[0], -1)
-    proj = rnd(ops.linear(flat, weight), dt)
+    proj = rnd(ops.qproj(flat, w, "main_proj_weight", q or {}), dt)
     return proj, ops.rmsnorm(proj, norm_weight, eps, rounding, dt)
 
 

@@ -476,18 +476,19 @@ def compute_draft_chain(v, p):
 
 # --------------------------------------------------------------------------- DSpark (§13)
 
-@opdef("main_proj_norm", ["eps", "rounding"])
+@opdef("main_proj_norm", _with_quant(["eps", "rounding"]))
 def gen_main_proj_norm(rng, p):
     t, h, a, dt = p["T"], p["H"], p["P"], p["dt"]
-    return {"aux": (V.hidden(rng, (t, a, h), dt), dt),
-            "main_proj_weight": (V.linear_weight(rng, h, a * h, dt), dt),
-            "main_norm_weight": (V.norm_weight(rng, h, dt), dt)}
+    inp = {"aux": (V.hidden(rng, (t, a, h), dt), dt),
+           "main_proj_weight": (V.linear_weight(rng, h, a * h, dt), dt),
+           "main_norm_weight": (V.norm_weight(rng, h, dt), dt)}
+    return quantize_inputs(inp, ["main_proj_weight"], p) if p.get("proj_quant") else inp
 
 
 @computes("main_proj_norm")
 def compute_main_proj_norm(v, p):
-    proj, x = dspark.main_proj_norm(v["aux"], v["main_proj_weight"], v["main_norm_weight"],
-                                    p["eps"], p["rounding"], p["dt"])
+    proj, x = dspark.main_proj_norm(v["aux"], v, v["main_norm_weight"], p["eps"], p["rounding"],
+                                    p["dt"], q=p)
     return {"main_proj_out": (proj, p["dt"]), "main_x": (x, p["dt"])}
 
 

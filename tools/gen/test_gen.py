@@ -429,7 +429,8 @@ def test_dspark_hc_collapse_and_main_proj_norm():
     assert y.tolist() == [[1.0]]
     aux = np.array([[[1.0, 2.0 ** -9], [-1.0, 0.0]]])          # T=1, A=2, H=2
     w = np.array([[1.0, 1, 0, 0], [0, 0, 1, 0]])
-    proj, x = dspark.main_proj_norm(aux, w, np.array([1.5, 0.25]), 0.0, "eager", "bfloat16")
+    proj, x = dspark.main_proj_norm(aux, {"main_proj_weight": w}, np.array([1.5, 0.25]), 0.0,
+                                    "eager", "bfloat16")
     assert proj.tolist() == [[1.0, -1.0]] and x.tolist() == [[1.5, -0.25]]
 
 

@@ -232,12 +232,13 @@ void mtp_ref_lm_head_q(const double *x, struct mtp_ref_qweight w, int64_t t,
 /* ---- DSpark drafters (§13) ------------------------------------------- */
 
 /* [§13 DS-1] proj_out = act(W aux) for aux [T, A*H] (A target layers
- * concatenated), W [H, A*H]; main_x = RMSNorm(proj_out; norm_w, eps, rnd). */
-void mtp_ref_main_proj_norm(const double *aux, const double *w,
-			    const double *norm_w, int64_t t, int64_t a,
-			    int64_t h, double eps, enum mtp_rounding rnd,
-			    enum mtp_dtype act, double *proj_out,
-			    double *main_x);
+ * concatenated), W [H, A*H], optionally block-FP8 [§12.2] (q may be NULL
+ * without a scale); main_x = RMSNorm(proj_out; norm_w, eps, rnd). */
+void mtp_ref_main_proj_norm(const double *aux, struct mtp_ref_qweight w,
+			    const struct mtp_ref_quant *q, const double *norm_w,
+			    int64_t t, int64_t a, int64_t h, double eps,
+			    enum mtp_rounding rnd, enum mtp_dtype act,
+			    double *proj_out, double *main_x);
 
 /* [§13 DS-4] hc_pre's mixes of the streams, but the layer input is
  * sum_m pre_in[t,m] R[t,m] (pre_in [T,M], the previous sublayer's pre-mix),

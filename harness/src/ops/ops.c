@@ -61,8 +61,8 @@ static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	 V4_STEP_ATTRS " hc_head_variant", 0},
 	/* DSpark drafters (§13); appended: rows stay in enum order */
 	{MTP_OP_MAIN_PROJ_NORM, "main_proj_norm", "§13 Step DS-1",
-	 "DSpark combiner: main_x = main_norm(main_proj(aux))", "eps rounding",
-	 "", 0},
+	 "DSpark combiner: main_x = main_norm(main_proj(aux))",
+	 "eps rounding " QUANT_ATTRS, "", 0},
 	{MTP_OP_HC_COLLAPSE, "hc_collapse", "§13 Step DS-5",
 	 "collapse M streams with a given pre-mix: sum_m pre[m]*x[m]", "", "",
 	 0},
@@ -209,7 +209,8 @@ static const struct mtp_tspec sig_all_reduce[] = {
  * concatenated, R the Markov rank. */
 static const struct mtp_tspec sig_main_proj_norm[] = {
 	{"aux", "T,P,H", A, 0},
-	{"main_proj_weight", "H,P*H", A, 0},
+	{"main_proj_weight", "H,P*H", QW, 0},
+	{"main_proj_scale_inv", "H,P*H", QS, 1},
 	{"main_norm_weight", "H", A, 0},
 	END,
 	{"main_proj_out", "T,H", A, 0},

@@ -146,11 +146,13 @@ static enum mtp_status run_dspark(const struct mtp_ref_io *io)
 {
 	const struct mtp_call *c = io->c;
 	const struct mtp_dims *d = &c->dims;
+	const struct mtp_ref_quant q = {c->params->proj_quant,
+					c->params->act_quant_eps};
 
 	switch (c->op->id) {
 	case MTP_OP_MAIN_PROJ_NORM:
 		mtp_ref_main_proj_norm(mtp_refio_in(io, "aux"),
-				       mtp_refio_in(io, "main_proj_weight"),
+				       qweight(io, "main_proj_weight"), &q,
 				       mtp_refio_in(io, "main_norm_weight"),
 				       d->t, d->p, d->h, c->params->eps,
 				       c->params->rounding, c->act,
