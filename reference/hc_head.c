@@ -42,13 +42,7 @@ void mtp_ref_hc_head(const double *x, const double *fn, const double *scale,
 		for (int64_t s = 0; s < m; s++)
 			mu[s] = mtp_ref_sigmoid(mu[s] * scale[0] + base[s]) +
 				hc_eps;
-		for (int64_t i = 0; i < h; i++) {
-			double acc = 0.0;
-
-			for (int64_t s = 0; s < m; s++)
-				acc += mu[s] * xr[s * h + i];
-			y[r * h + i] = mtp_round(act, acc);
-		}
+		mtp_ref_hc_collapse(xr, mu, 1, m, h, act, y + r * h);
 	}
 	free(mu);
 }

@@ -8,7 +8,7 @@
  */
 #include "ref_internal.h"
 
-static int64_t argmax_row(const double *l, int64_t v)
+int64_t mtp_ref_argmax(const double *l, int64_t v)
 {
 	int64_t best = 0;
 
@@ -28,7 +28,7 @@ void mtp_ref_lm_head_q(const double *x, struct mtp_ref_qweight w, int64_t t,
 {
 	mtp_ref_qlinear(x, w, t, h, v, q, logits_dtype, logits);
 	for (int64_t r = 0; r < t; r++)
-		token[r] = argmax_row(logits + r * v, v);
+		token[r] = mtp_ref_argmax(logits + r * v, v);
 }
 
 void mtp_ref_lm_head_dt(const double *x, const double *w, int64_t t, int64_t v,

@@ -56,6 +56,10 @@ void mtp_ref_swiglu(const double *x, const double *w_gate, const double *w_up,
 		    enum mtp_silu_rounding silu, enum mtp_dtype act,
 		    double *out);
 
+/* The index of the largest of l[0..v-1] with torch.argmax's rules: the
+ * first index on ties, the first NaN beats every number. */
+int64_t mtp_ref_argmax(const double *l, int64_t v);
+
 static inline double mtp_ref_sigmoid(double z)
 {
 	return 1.0 / (1.0 + exp(-z));

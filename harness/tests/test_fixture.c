@@ -262,11 +262,28 @@ Test(fixture, size_limit_checked_before_allocation)
 	remove(path);
 }
 
-Test(fixture, ids_out_of_range_refused_at_load)
+/* Writes case c alone, opens the file, and expects its load to be refused
+ * with a message containing want; frees c and removes the file. */
+static void expect_load_refused(struct mtp_case *c, const char *want)
 {
 	char path[128], err[MTP_ERR_MAX];
-	struct mtp_case c = {0};
 	struct mtp_fixture fx;
+
+	tu_tmpname(path, sizeof(path), "refused");
+	write_one(path, c);
+	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_expect_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, want), "%s", err);
+	mtp_fixture_close(&fx);
+	mtp_case_fini(c);
+	remove(path);
+}
+
+Test(fixture, ids_out_of_range_refused_at_load)
+{
+	struct mtp_case c = {0};
 	int64_t st[1] = {3}, sv[2] = {5, 4}, so[2] = {3, 4};
 	double ids[3] = {0, 4, 5}; /* 5 is outside [0, 5) */
 
@@ -276,17 +293,29 @@ Test(fixture, ids_out_of_range_refused_at_load)
 	tu_add(&c.inputs, "input_ids", MTP_I64, 1, st, ids);
 	tu_add(&c.inputs, "embed_table", MTP_BF16, 2, sv, NULL);
 	tu_add(&c.expected, "out", MTP_BF16, 2, so, NULL);
-	tu_tmpname(path, sizeof(path), "oob");
-	write_one(path, &c);
-	cr_assert_eq(mtp_fixture_open(path, &lim, &fx, err, sizeof(err)),
-		     MTP_OK, "%s", err);
-	cr_expect_eq(mtp_fixture_load(&fx, 0, err, sizeof(err)),
-		     MTP_ERR_INVALID);
-	cr_expect(strstr(err, "inputs/input_ids: an id is outside [0, V)"),
-		  "%s", err);
-	mtp_fixture_close(&fx);
-	mtp_case_fini(&c);
-	remove(path);
+	expect_load_refused(&c, "inputs/input_ids: an id is outside [0, V)");
+}
+
+/* DSpark's markov_bias gathers markov_w1[prev_ids] (SPEC.md §13 DS-6): an id
+ * past the table must be refused at load, not read out of bounds. */
+Test(fixture, markov_prev_ids_out_of_range_refused_at_load)
+{
+	struct mtp_case c = {0};
+	int64_t st[1] = {2}, svr[2] = {3, 4}, stv[2] = {2, 3}, str[2] = {2, 4};
+	double ids[2] = {0, 3}; /* 3 is outside [0, 3) */
+
+	snprintf(c.id, sizeof(c.id), "markov.oob");
+	c.op = mtp_op_find("markov_bias");
+	c.seed = 1;
+	tu_add(&c.inputs, "logits_in", MTP_BF16, 2, stv, NULL);
+	tu_add(&c.inputs, "prev_ids", MTP_I64, 1, st, ids);
+	tu_add(&c.inputs, "markov_w1", MTP_BF16, 2, svr, NULL);
+	tu_add(&c.inputs, "markov_w2", MTP_BF16, 2, svr, NULL);
+	tu_add(&c.expected, "markov_embed", MTP_BF16, 2, str, NULL);
+	tu_add(&c.expected, "logits", MTP_BF16, 2, stv, NULL);
+	tu_add(&c.expected, "token", MTP_I64, 1, st, NULL);
+	expect_load_refused(
+		&c, "inputs/prev_ids: an id is outside [0, V) of markov_w1");
 }
 
 Test(fixture, empty_batch_is_valid)

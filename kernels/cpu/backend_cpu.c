@@ -37,6 +37,11 @@ static const mtp_cpu_op_fn op_fns[MTP_OP_COUNT] = {
 	[MTP_OP_MTP_BLOCK] = mtp_cpu_op_mtp_block,
 	[MTP_OP_MTP_STEP] = mtp_cpu_op_mtp_step,
 	[MTP_OP_DRAFT_CHAIN] = mtp_cpu_op_draft_chain,
+	[MTP_OP_MAIN_PROJ_NORM] = mtp_cpu_op_main_proj_norm,
+	[MTP_OP_HC_COLLAPSE] = mtp_cpu_op_hc_collapse,
+	[MTP_OP_MARKOV_BIAS] = mtp_cpu_op_markov_bias,
+	[MTP_OP_CONFIDENCE] = mtp_cpu_op_confidence,
+	[MTP_OP_HC_PRE_DELAYED] = mtp_cpu_op_hc_pre_delayed,
 };
 
 void *mtp_cpu_in(const struct mtp_call *c, const char *pfx, const char *name)

@@ -273,6 +273,10 @@ void mtp_cpu_hc_pre_init(struct mtp_cpu_hc_pre *k, const float *fn,
 void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
 			  float *mu, float *u, float *post, float *comb,
 			  float *li);
+/* u [H] = sum_s pre[s] * x[s], s ascending (pre NULL: u = x[0], DSpark's
+ * identity pre-mix); li = u or its fused norm before the store rounding. */
+void mtp_cpu_hc_layer_input(const struct mtp_cpu_hc_pre *k, const float *x,
+			    const float *pre, float *u, float *li);
 /* norm_w: activation [H] or NULL. */
 enum mtp_status mtp_cpu_hc_pre_rows(const struct mtp_cpu_hc_pre *k,
 				    const void *norm_w, const void *residual,
@@ -290,6 +294,13 @@ enum mtp_status mtp_cpu_hc_head_rows(enum mtp_dtype act, const void *x,
 				     const float *base, int64_t t, int64_t m,
 				     int64_t h, float rms_eps, float hc_eps,
 				     enum mtp_hc_head_variant variant, void *y);
+/* y[0..h) = sum_s pre[s] * x[s*h ..], s ascending, in fp32 (hc_collapse,
+ * the end of hc_head). */
+void mtp_cpu_collapse_row(const float *x, const float *pre, int64_t m,
+			  int64_t h, float *y);
+/* The greedy token of one row: torch.argmax's rules (first index on ties,
+ * the first NaN beats every number). */
+int64_t mtp_cpu_argmax(const float *l, int64_t v);
 /* logits [T,V] of dtype logits_dt (float32, or bfloat16 under §12.1's
  * logits_dtype) and the greedy token of the stored logits. */
 enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
@@ -429,5 +440,10 @@ enum mtp_status mtp_cpu_op_all_reduce(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_mtp_block(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_mtp_step(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_draft_chain(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_main_proj_norm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_hc_collapse(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_markov_bias(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_confidence(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_hc_pre_delayed(const struct mtp_call *c);
 
 #endif

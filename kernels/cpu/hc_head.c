@@ -51,11 +51,7 @@ static void head_one(const void *ctx, int64_t t, float *buf)
 
 	mtp_cpu_load(g->act, g->x, t * n, n, x);
 	head_weights(g, x, xhat, pre);
-	for (int64_t i = 0; i < h; i++)
-		y[i] = pre[0] * x[i];
-	for (int64_t s = 1; s < m; s++)
-		for (int64_t i = 0; i < h; i++)
-			y[i] += pre[s] * x[s * h + i];
+	mtp_cpu_collapse_row(x, pre, m, h, y);
 	mtp_cpu_store(g->act, g->y, t * h, h, y);
 }
 

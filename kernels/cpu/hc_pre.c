@@ -70,17 +70,15 @@ static void sinkhorn(float *c, int64_t m, int iters, float eps)
 	}
 }
 
-/* u [H] = sum_s pre[s] * x[s], s ascending; li = u or its fused norm. */
-static void layer_input(const struct mtp_cpu_hc_pre *k, const float *x,
-			const float *pre, float *u, float *li)
+void mtp_cpu_hc_layer_input(const struct mtp_cpu_hc_pre *k, const float *x,
+			    const float *pre, float *u, float *li)
 {
 	const int64_t h = k->h;
 
-	for (int64_t i = 0; i < h; i++)
-		u[i] = pre[0] * x[i];
-	for (int64_t s = 1; s < k->m; s++)
-		for (int64_t i = 0; i < h; i++)
-			u[i] += pre[s] * x[s * h + i];
+	if (pre)
+		mtp_cpu_collapse_row(x, pre, k->m, h, u);
+	else /* DSpark layer 0's identity pre-mix (§13 DS-4): a select */
+		memcpy(u, x, (size_t)h * sizeof(*u));
 	if (!k->norm_w) {
 		memcpy(li, u, (size_t)h * sizeof(*li));
 		return;
@@ -110,7 +108,7 @@ static void pre_finish(const struct mtp_cpu_hc_pre *k, const float *x,
 		c[i] = c[i] * k->scale[2] + k->base[2 * m + i];
 	sinkhorn(c, m, k->iters, k->sinkhorn_eps);
 	memcpy(comb, c, (size_t)(m * m) * sizeof(*comb));
-	layer_input(k, x, mu, u, li);
+	mtp_cpu_hc_layer_input(k, x, mu, u, li);
 }
 
 void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,

@@ -5,7 +5,7 @@
  */
 #include "cpu_internal.h"
 
-static int64_t argmax_row(const float *l, int64_t v)
+int64_t mtp_cpu_argmax(const float *l, int64_t v)
 {
 	int64_t best = 0;
 
@@ -41,7 +41,7 @@ enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 			mtp_cpu_round_row(logits_dt, l + r * v, v);
 			mtp_cpu_store(logits_dt, logits, r * v, v, l + r * v);
 		}
-		token[r] = v ? argmax_row(l + r * v, v) : 0;
+		token[r] = v ? mtp_cpu_argmax(l + r * v, v) : 0;
 	}
 out:
 	if (!wide)

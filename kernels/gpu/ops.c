@@ -71,6 +71,20 @@ static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
 	return true;
 }
 
+/* Whether the layer composes the op from its primitives; the DSpark ops
+ * (SPEC.md §13) have no GPU kernels yet, so they are UNIMPLEMENTED here. */
+static bool composed(enum mtp_op_id op)
+{
+	switch (op) {
+	case MTP_OP_MAIN_PROJ_NORM:
+	case MTP_OP_HC_COLLAPSE:
+	case MTP_OP_MARKOV_BIAS:
+	case MTP_OP_CONFIDENCE:
+	case MTP_OP_HC_PRE_DELAYED: return false;
+	default: return true;
+	}
+}
+
 bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 {
 	const struct gpu_prims *pr = gpu_prims(be);
@@ -82,7 +96,7 @@ bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
 	    !tensors_ok(c->sig->out, c->out, c->n_out))
 		return false;
-	if (c->dims.m > pr->max_m)
+	if (c->dims.m > pr->max_m || !composed(c->op->id))
 		return false;
 	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
 }

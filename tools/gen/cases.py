@@ -38,8 +38,11 @@ FILES = {
     "edge.h5": "edge cases: position 0 (whole batch), zero rows, rows near the format limits, "
                "tiny values, NaN/Inf propagation, overflow to Inf, argmax ties",
     "fp8.h5": "FP8 block-quantized projections (SPEC.md §12.2, FORMAT.md version 2): eh_proj, "
-              "eh_proj_hc, lm_head, mtp_step under fp8_w and fp8_w8a8, float32 and e8m0 scales, "
-              "zero rows (the act_quant_eps clamp)",
+              "eh_proj_hc, lm_head, main_proj_norm (DSpark, §13), mtp_step under fp8_w and "
+              "fp8_w8a8, float32 and e8m0 scales, zero rows (the act_quant_eps clamp)",
+    "dspark.h5": "the DSpark primitives (SPEC.md §13): main_proj_norm (eager, fused), "
+                 "hc_pre_delayed (layer 0, carried pre-mix), hc_collapse, markov_bias, confidence "
+                 "(with and without its bias)",
     "fullsize.h5": "ops without an [H,H] weight at the real hidden sizes of SPEC.md §1 "
                    "(7168, 6144, 5120, 4096)",
 }
@@ -536,8 +539,40 @@ def _fp8():
          scale_dt="float32", zero_row0=True, act_quant_eps=1e-6)
 
 
+def _dspark():
+    f, v4 = "dspark.h5", "deepseek_v4"
+    for rd in ("eager", "fused"):
+        spec(f, "main_proj_norm.bf16.%s.P3.T5.H32" % rd, "main_proj_norm", v4,
+             seed_key="main_proj_norm.P3.T5.H32", T=5, H=32, P=3, rounding=rd, dt="bfloat16")
+    spec(f, "main_proj_norm.fp32.fused.P2.T3.H24", "main_proj_norm", v4, T=3, H=24, P=2,
+         rounding="fused", dt="float32")
+    for t, h, m, dt in ((5, 48, 4, "bfloat16"), (3, 40, 2, "float16")):
+        spec(f, "hc_collapse.%s.M%d.T%d.H%d" % (SHORT[dt], m, t, h), "hc_collapse", v4, T=t, H=h,
+             M=m, dt=dt)
+    for t, vocab, r, dt in ((4, 97, 16, "bfloat16"), (3, 70, 8, "float32")):
+        spec(f, "markov_bias.%s.R%d.T%d.V%d" % (SHORT[dt], r, t, vocab), "markov_bias", v4, T=t,
+             V=vocab, R=r, dt=dt)
+    # layer 0 (no carried pre-mix) with its attn_norm; a later sublayer with and without a norm
+    for carried, norm in ((False, True), (True, True), (True, False)):
+        spec(f, "hc_pre_delayed.bf16.M4.it20.%s.%s.T3.H16" % ("carried" if carried else "layer0",
+                                                              "norm" if norm else "plain"),
+             "hc_pre_delayed", v4, seed_key="hc_pre_delayed.M4.T3.H16", T=3, H=16, M=4,
+             iters=20, carried=carried, norm=norm, dt="bfloat16")
+    for bias in (False, True):
+        spec(f, "confidence.bf16.%s.R16.T6.H48" % ("bias" if bias else "nobias"), "confidence",
+             v4, seed_key="confidence.R16.T6.H48", T=6, H=48, R=16, bias=bias, dt="bfloat16")
+    # V4.1's main_proj as a block-FP8 linear (§12.2): in fp8.h5, the format-version-2 file
+    for q in ("fp8_w", "fp8_w8a8"):
+        spec("fp8.h5", "main_proj_norm.bf16.fused.%s.e8m0s.P3.T3.H48" % q, "main_proj_norm", v4,
+             seed_key="fp8.main_proj_norm.P3.T3.H48", T=3, H=48, P=3, rounding="fused",
+             dt="bfloat16", proj_quant=q, scale_dt="float8_e8m0fnu")
+    # Qwen3's default (confidence_head_with_markov false): the hidden alone, R = 0
+    spec(f, "confidence.bf16.bias.R0.T6.H48", "confidence", v4, T=6, H=48, R=0, bias=True,
+         dt="bfloat16")
+
+
 for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _families,
-                 _edge, _fullsize, _fp8):
+                 _edge, _fullsize, _fp8, _dspark):
     _section()
 
 

@@ -10,10 +10,12 @@ parameters: T, H, dt and the op's own (eps, rounding, M, iters, ...).
 
 import numpy as np
 
+import dspark
 import families
 import fp8
 import ops
 import values as V
+from numerics import f32
 
 F32, I64 = "float32", "int64"
 
@@ -470,3 +472,83 @@ def compute_draft_chain(v, p):
     for s, o in enumerate(steps):
         out.update(_step_outputs(o, p["dt"], "step.%d/" % s))
     return out
+
+
+# --------------------------------------------------------------------------- DSpark (§13)
+
+@opdef("main_proj_norm", _with_quant(["eps", "rounding"]))
+def gen_main_proj_norm(rng, p):
+    t, h, a, dt = p["T"], p["H"], p["P"], p["dt"]
+    inp = {"aux": (V.hidden(rng, (t, a, h), dt), dt),
+           "main_proj_weight": (V.linear_weight(rng, h, a * h, dt), dt),
+           "main_norm_weight": (V.norm_weight(rng, h, dt), dt)}
+    return quantize_inputs(inp, ["main_proj_weight"], p) if p.get("proj_quant") else inp
+
+
+@computes("main_proj_norm")
+def compute_main_proj_norm(v, p):
+    proj, x = dspark.main_proj_norm(v["aux"], v, v["main_norm_weight"], p["eps"], p["rounding"],
+                                    p["dt"], q=p)
+    return {"main_proj_out": (proj, p["dt"]), "main_x": (x, p["dt"])}
+
+
+@opdef("hc_collapse", [])
+def gen_hc_collapse(rng, p):
+    t, h, m, dt = p["T"], p["H"], p["M"], p["dt"]
+    pre = f32(ops.sigmoid(rng.standard_normal((t, m))) + p["hc_eps"])  # like a pre-mix
+    return {"x": (V.hidden(rng, (t, m, h), dt), dt), "pre_mix": (pre, F32)}
+
+
+@computes("hc_collapse")
+def compute_hc_collapse(v, p):
+    return {"y": (dspark.hc_collapse(v["x"], v["pre_mix"], p["dt"]), p["dt"])}
+
+
+@opdef("markov_bias", [])
+def gen_markov_bias(rng, p):
+    t, vocab, r, dt = p["T"], p["V"], p["R"], p["dt"]
+    return {"logits_in": (V.hidden(rng, (t, vocab), dt, 3.0), dt),
+            "prev_ids": (V.token_ids(rng, t, vocab), I64),
+            "markov_w1": (V.hidden(rng, (vocab, r), dt), dt),
+            "markov_w2": (V.linear_weight(rng, vocab, r, dt), dt)}
+
+
+@computes("markov_bias")
+def compute_markov_bias(v, p):
+    e, logits, token = dspark.markov_bias(v["logits_in"], v["prev_ids"], v["markov_w1"],
+                                          v["markov_w2"], p["dt"])
+    return {"markov_embed": (e, p["dt"]), "logits": (logits, p["dt"]), "token": (token, I64)}
+
+
+@opdef("confidence", [])
+def gen_confidence(rng, p):
+    t, h, r, dt = p["T"], p["H"], p["R"], p["dt"]
+    inp = {"hidden": (V.hidden(rng, (t, h), dt), dt),
+           "markov_embed": (V.hidden(rng, (t, r), dt), dt),
+           "weight": (f32(rng.standard_normal((1, h + r)) / np.sqrt(h + r) * 2.0), F32)}
+    if p.get("bias"):
+        inp["bias"] = (f32(rng.standard_normal(1)), F32)
+    return inp
+
+
+@computes("confidence")
+def compute_confidence(v, p):
+    return {"confidence": (dspark.confidence(v["hidden"], v["markov_embed"], v["weight"],
+                                             v.get("bias")), F32)}
+
+
+@opdef("hc_pre_delayed", _hc_attr_names)
+def gen_hc_pre_delayed(rng, p):
+    inp = gen_hc_pre(rng, p)
+    if p.get("carried"):  # drawn last, so that every case of a seed shares the rest
+        pre = ops.sigmoid(rng.standard_normal((p["T"], p["M"]))) + p["hc_eps"]
+        inp["pre_mix_in"] = (f32(pre), F32)
+    return inp
+
+
+@computes("hc_pre_delayed")
+def compute_hc_pre_delayed(v, p):
+    post, comb, li, pre = dspark.hc_pre_delayed(v["residual"], v["fn"], v["scale"], v["base"],
+                                                pre_in=v.get("pre_mix_in"), **_hc_kwargs(v, p))
+    return {"post_mix": (post, F32), "comb_mix": (comb, F32), "layer_input": (li, p["dt"]),
+            "pre_mix": (pre, F32)}

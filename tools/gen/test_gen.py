@@ -24,6 +24,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cases  # noqa: E402
+import dspark  # noqa: E402
 import numerics as N  # noqa: E402
 import ops  # noqa: E402
 import writer  # noqa: E402
@@ -372,6 +373,18 @@ def test_write_and_compare_roundtrip():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_compare_empty_datasets():
+    # a dataset with no element (confidence without the Markov embedding: [T, 0])
+    tmp = tempfile.mkdtemp(prefix="mtpgen-test-")
+    try:
+        built = [cases.build(_spec("confidence.bf16.bias.R0.T6.H48"))]
+        for d in ("a", "b"):
+            writer.write_file(os.path.join(tmp, d + ".h5"), "test", built)
+        assert writer.compare(os.path.join(tmp, "a.h5"), os.path.join(tmp, "b.h5"), "a.h5") == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_committed_fixtures_format_and_size():
     if not os.path.isdir(FIXTURES):
         return
@@ -391,6 +404,53 @@ def test_committed_fixtures_format_and_size():
                     if isinstance(obj, h5py.Dataset):
                         assert obj.attrs["dtype"] in N.DTYPES, (fname, cid, name)
                 g.visititems(visit)
+
+
+# --------------------------------------------------------------------------- DSpark (SPEC.md §13)
+
+def test_dspark_markov_bias_rounds_the_bias_and_the_sum():
+    # e = [1, 2^-9]; bias 1 + 2^-9 -> bf16 1; 256 + 1 is a tie -> 256 (even)
+    e, logits, tok = dspark.markov_bias(np.array([[256.0]]), np.array([0]),
+                                        np.array([[1.0, 2.0 ** -9]]), np.array([[1.0, 1.0]]),
+                                        "bfloat16")
+    assert e.tolist() == [[1.0, 2.0 ** -9]] and logits.tolist() == [[256.0]] and tok.tolist() == [0]
+
+
+def test_dspark_markov_bias_uses_the_previous_token():
+    w1 = np.array([[1.0, 0], [0, 1], [1, 1]])
+    w2 = np.array([[1.0, 0], [0, 2], [-1, -1]])
+    _, logits, tok = dspark.markov_bias(np.array([[0.5, -1, 3]]), np.array([2]), w1, w2,
+                                        "bfloat16")
+    assert logits.tolist() == [[1.5, 1.0, 1.0]] and tok.tolist() == [0]
+
+
+def test_dspark_hc_collapse_and_main_proj_norm():
+    y = dspark.hc_collapse(np.array([[[1.0], [1.0]]]), np.array([[1.0, 2.0 ** -9]]), "bfloat16")
+    assert y.tolist() == [[1.0]]
+    aux = np.array([[[1.0, 2.0 ** -9], [-1.0, 0.0]]])          # T=1, A=2, H=2
+    w = np.array([[1.0, 1, 0, 0], [0, 0, 1, 0]])
+    proj, x = dspark.main_proj_norm(aux, {"main_proj_weight": w}, np.array([1.5, 0.25]), 0.0,
+                                    "eager", "bfloat16")
+    assert proj.tolist() == [[1.0, -1.0]] and x.tolist() == [[1.5, -0.25]]
+
+
+def test_dspark_hc_pre_delayed_layer0_is_stream_0():
+    rng = np.random.default_rng(1)
+    r = N.rnd(rng.standard_normal((2, 4, 8)), "bfloat16")
+    fn = rng.standard_normal((24, 32)) * 0.1
+    args = (r, fn, np.ones(3), np.zeros(24), 1e-6, 1e-6, 1e-6, 2.0, 20, "bfloat16")
+    post, comb, li, pre = dspark.hc_pre_delayed(*args)
+    assert np.array_equal(li, r[:, 0, :])
+    p2, c2, li2 = ops.hc_pre(*args[:9], dt="bfloat16")
+    assert np.array_equal(post, p2) and np.array_equal(comb, c2)
+    _, _, li3, _ = dspark.hc_pre_delayed(*args, pre_in=N.f32(ops.sigmoid(np.zeros((2, 4)))))
+    assert np.array_equal(li3, N.rnd(0.5 * r.sum(axis=1), "bfloat16"))
+
+
+def test_dspark_confidence():
+    c = dspark.confidence(np.array([[3.0, 1.0]]), np.array([[0.5]]), np.array([[1.0, -1, 2]]),
+                          np.array([-3.0]))
+    assert c.tolist() == [0.5]
 
 
 # --------------------------------------------------------------------------- runner

@@ -179,9 +179,9 @@ def _where(fname, p):
 def _diff_data(a, b):
     if a.shape != b.shape or a.dtype != b.dtype:
         return "dtype/shape %s%s vs %s%s" % (a.dtype, a.shape, b.dtype, b.shape)
-    av = np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (-1,)) if a.ndim else None
-    if a.tobytes() == b.tobytes():
+    if a.tobytes() == b.tobytes():  # also every dataset with no element
         return None
+    av = np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (-1,)) if a.ndim else None
     if av is None:
         return "scalar %r vs %r" % (a, b)
     bv = np.ascontiguousarray(b).view(np.uint8).reshape(b.shape + (-1,))

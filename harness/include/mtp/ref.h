@@ -229,6 +229,47 @@ void mtp_ref_lm_head_q(const double *x, struct mtp_ref_qweight w, int64_t t,
 		       enum mtp_dtype logits_dtype, double *logits,
 		       int64_t *token);
 
+/* ---- DSpark drafters (§13) ------------------------------------------- */
+
+/* [§13 DS-1] proj_out = act(W aux) for aux [T, A*H] (A target layers
+ * concatenated), W [H, A*H], optionally block-FP8 [§12.2] (q may be NULL
+ * without a scale); main_x = RMSNorm(proj_out; norm_w, eps, rnd). */
+void mtp_ref_main_proj_norm(const double *aux, struct mtp_ref_qweight w,
+			    const struct mtp_ref_quant *q, const double *norm_w,
+			    int64_t t, int64_t a, int64_t h, double eps,
+			    enum mtp_rounding rnd, enum mtp_dtype act,
+			    double *proj_out, double *main_x);
+
+/* [§13 DS-4] hc_pre's mixes of the streams, but the layer input is
+ * sum_m pre_in[t,m] R[t,m] (pre_in [T,M], the previous sublayer's pre-mix),
+ * or R[t,0] itself if pre_in is NULL (layer 0's identity pre-mix), with the
+ * same optional fused norm; pre_out [T,M] = f32(this sublayer's pre-mix). */
+void mtp_ref_hc_pre_delayed(const double *residual, const double *fn,
+			    const double *scale, const double *base,
+			    const double *norm_w, const double *pre_in,
+			    const struct mtp_hc_params *p, int64_t t, int64_t m,
+			    int64_t h, enum mtp_dtype act, double *post_mix,
+			    double *comb_mix, double *layer_input,
+			    double *pre_out);
+
+/* [§13 DS-5] y[t,:] = act(sum_m pre[t,m] * x[t,m,:]), pre [T,M]. */
+void mtp_ref_hc_collapse(const double *x, const double *pre, int64_t t,
+			 int64_t m, int64_t h, enum mtp_dtype act, double *y);
+
+/* [§13 DS-6] embed[t] = w1[prev_ids[t]] (w1 [V,R]); logits[t,v] =
+ * act(logits_in[t,v] + act(w2[v,:] . embed[t])) (w2 [V,R]); token[t] =
+ * argmax of logits[t] (first index on ties). */
+void mtp_ref_markov_bias(const double *logits_in, const int64_t *prev_ids,
+			 const double *w1, const double *w2, int64_t t,
+			 int64_t v, int64_t r, enum mtp_dtype act,
+			 double *embed, double *logits, int64_t *token);
+
+/* [§13 DS-7] conf[t] = f32(sigmoid(w[:H] . hidden[t] + w[H:] . embed[t] +
+ * bias)), w [1, H+R]; bias may be NULL. */
+void mtp_ref_confidence(const double *hidden, const double *embed,
+			const double *w, const double *bias, int64_t t,
+			int64_t h, int64_t r, double *conf);
+
 /* [§2.4] out [R,C] = act(sum_p parts[p,:,:]): one rounding of the wide sum. */
 void mtp_ref_all_reduce(const double *parts, int64_t p, int64_t rows,
 			int64_t cols, enum mtp_dtype act, double *out);

@@ -123,6 +123,8 @@ static const struct name_rule name_rules[] = {
 	{"comb_mix", VR_COMB_MIX, 0},	{"res_mix", VR_COMB_MIX, 0},
 	{"embeds", VR_HIDDEN, 0.05},	{"embed_table", VR_HIDDEN, 0.05},
 	{"residual", VR_HIDDEN, 2.0},	{"parts", VR_HIDDEN, 1.0},
+	{"prev_ids", VR_IDS, 0},	{"pre_mix", VR_POST_MIX, 0},
+	{"pre_mix_in", VR_POST_MIX, 0},
 };
 
 static bool ends_with(const char *s, const char *suffix)

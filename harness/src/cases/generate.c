@@ -26,6 +26,8 @@ enum mtp_family mtp_gen_default_family(const struct mtp_op *op)
 	case MTP_OP_HC_POST:
 	case MTP_OP_HC_FUSED_POST_PRE:
 	case MTP_OP_HC_HEAD:
+	case MTP_OP_HC_COLLAPSE:
+	case MTP_OP_HC_PRE_DELAYED:
 	case MTP_OP_MTP_SHARED_HEAD_RMSNORM: return MTP_FAMILY_DEEPSEEK_V4;
 	default: return MTP_FAMILY_DEEPSEEK_V3;
 	}

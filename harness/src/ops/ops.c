@@ -59,6 +59,21 @@ static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	 "K draft steps with recycling, layer spec_step_idx % L",
 	 "eps rounding num_steps num_layers pass_step_idx " QUANT_ATTRS,
 	 V4_STEP_ATTRS " hc_head_variant", 0},
+	/* DSpark drafters (§13); appended: rows stay in enum order */
+	{MTP_OP_MAIN_PROJ_NORM, "main_proj_norm", "§13 Step DS-1",
+	 "DSpark combiner: main_x = main_norm(main_proj(aux))",
+	 "eps rounding " QUANT_ATTRS, "", 0},
+	{MTP_OP_HC_COLLAPSE, "hc_collapse", "§13 Step DS-5",
+	 "collapse M streams with a given pre-mix: sum_m pre[m]*x[m]", "", "",
+	 0},
+	{MTP_OP_MARKOV_BIAS, "markov_bias", "§13 Step DS-6",
+	 "Markov bias W2*W1[prev] added to the logits, greedy token", "", "",
+	 0},
+	{MTP_OP_CONFIDENCE, "confidence", "§13 Step DS-7",
+	 "acceptance estimate sigmoid(w.[h; e] + b)", "", "", 0},
+	{MTP_OP_HC_PRE_DELAYED, "hc_pre_delayed", "§13 Step DS-4",
+	 "hc_pre whose layer input uses the carried pre-mix (or stream 0)",
+	 HC_ATTRS, "", 0},
 };
 
 const struct mtp_op *mtp_op_get(enum mtp_op_id id)
@@ -189,6 +204,53 @@ static const struct mtp_tspec sig_lm_head[] = {
 	END};
 static const struct mtp_tspec sig_all_reduce[] = {
 	{"parts", "P,R,H", A, 0}, END, {"out", "R,H", A, 0}, END};
+
+/* DSpark (§13): P is the number of target layers whose hidden states are
+ * concatenated, R the Markov rank. */
+static const struct mtp_tspec sig_main_proj_norm[] = {
+	{"aux", "T,P,H", A, 0},
+	{"main_proj_weight", "H,P*H", QW, 0},
+	{"main_proj_scale_inv", "H,P*H", QS, 1},
+	{"main_norm_weight", "H", A, 0},
+	END,
+	{"main_proj_out", "T,H", A, 0},
+	{"main_x", "T,H", A, 0},
+	END};
+static const struct mtp_tspec sig_hc_collapse[] = {{"x", "T,M,H", A, 0},
+						   {"pre_mix", "T,M", P, 0},
+						   END,
+						   {"y", "T,H", A, 0},
+						   END};
+static const struct mtp_tspec sig_markov_bias[] = {
+	{"logits_in", "T,V", A, 0},
+	{"prev_ids", "T", I, 0},
+	{"markov_w1", "V,R", A, 0},
+	{"markov_w2", "V,R", A, 0},
+	END,
+	{"markov_embed", "T,R", A, 0},
+	{"logits", "T,V", A, 0},
+	{"token", "T", MTP_TC_TOKEN, 0},
+	END};
+static const struct mtp_tspec sig_confidence[] = {{"hidden", "T,H", A, 0},
+						  {"markov_embed", "T,R", A, 0},
+						  {"weight", "1,H+R", P, 0},
+						  {"bias", "1", P, 1},
+						  END,
+						  {"confidence", "T", P, 0},
+						  END};
+static const struct mtp_tspec sig_hc_pre_delayed[] = {
+	{"residual", "T,M,H", A, 0},
+	{"fn", "2*M+M*M,M*H", P, 0},
+	{"scale", "3", P, 0},
+	{"base", "2*M+M*M", P, 0},
+	{"pre_mix_in", "T,M", P, 1},
+	{"norm_weight", "H", A, 1},
+	END,
+	{"post_mix", "T,M", P, 0},
+	{"comb_mix", "T,M,M", P, 0},
+	{"layer_input", "T,H", A, 0},
+	{"pre_mix", "T,M", P, 0},
+	END};
 
 /* The synthetic blocks' weights (§10.1, §10.2). */
 static const struct mtp_tspec v3_block_w[] = {{"block.w_in", "H", A, 0},
@@ -473,6 +535,11 @@ static const struct mtp_tspec *const fixed_sigs[MTP_OP_COUNT] = {
 	[MTP_OP_MTP_SHARED_HEAD_RMSNORM] = sig_shared_head,
 	[MTP_OP_LM_HEAD] = sig_lm_head,
 	[MTP_OP_ALL_REDUCE] = sig_all_reduce,
+	[MTP_OP_MAIN_PROJ_NORM] = sig_main_proj_norm,
+	[MTP_OP_HC_COLLAPSE] = sig_hc_collapse,
+	[MTP_OP_MARKOV_BIAS] = sig_markov_bias,
+	[MTP_OP_CONFIDENCE] = sig_confidence,
+	[MTP_OP_HC_PRE_DELAYED] = sig_hc_pre_delayed,
 };
 
 enum mtp_status mtp_signature_build(const struct mtp_op *op,

@@ -141,6 +141,61 @@ static struct mtp_ref_qweight qweight(const struct mtp_ref_io *io,
 	return w;
 }
 
+/* The DSpark primitives [SPEC.md §13]. */
+static enum mtp_status run_dspark(const struct mtp_ref_io *io)
+{
+	const struct mtp_call *c = io->c;
+	const struct mtp_dims *d = &c->dims;
+	const struct mtp_ref_quant q = {c->params->proj_quant,
+					c->params->act_quant_eps};
+
+	switch (c->op->id) {
+	case MTP_OP_MAIN_PROJ_NORM:
+		mtp_ref_main_proj_norm(mtp_refio_in(io, "aux"),
+				       qweight(io, "main_proj_weight"), &q,
+				       mtp_refio_in(io, "main_norm_weight"),
+				       d->t, d->p, d->h, c->params->eps,
+				       c->params->rounding, c->act,
+				       mtp_refio_out(io, "main_proj_out"),
+				       mtp_refio_out(io, "main_x"));
+		return MTP_OK;
+	case MTP_OP_HC_COLLAPSE:
+		mtp_ref_hc_collapse(mtp_refio_in(io, "x"),
+				    mtp_refio_in(io, "pre_mix"), d->t, d->m,
+				    d->h, c->act, mtp_refio_out(io, "y"));
+		return MTP_OK;
+	case MTP_OP_MARKOV_BIAS:
+		mtp_ref_markov_bias(mtp_refio_in(io, "logits_in"),
+				    mtp_refio_iin(io, "prev_ids"),
+				    mtp_refio_in(io, "markov_w1"),
+				    mtp_refio_in(io, "markov_w2"), d->t, d->v,
+				    d->r, c->act,
+				    mtp_refio_out(io, "markov_embed"),
+				    mtp_refio_out(io, "logits"),
+				    mtp_refio_iout(io, "token"));
+		return MTP_OK;
+	case MTP_OP_HC_PRE_DELAYED:
+		mtp_ref_hc_pre_delayed(
+			mtp_refio_in(io, "residual"), mtp_refio_in(io, "fn"),
+			mtp_refio_in(io, "scale"), mtp_refio_in(io, "base"),
+			mtp_refio_in(io, "norm_weight"),
+			mtp_refio_in(io, "pre_mix_in"), &c->params->hc, d->t,
+			d->m, d->h, c->act, mtp_refio_out(io, "post_mix"),
+			mtp_refio_out(io, "comb_mix"),
+			mtp_refio_out(io, "layer_input"),
+			mtp_refio_out(io, "pre_mix"));
+		return MTP_OK;
+	case MTP_OP_CONFIDENCE:
+		mtp_ref_confidence(mtp_refio_in(io, "hidden"),
+				   mtp_refio_in(io, "markov_embed"),
+				   mtp_refio_in(io, "weight"),
+				   mtp_refio_in(io, "bias"), d->t, d->h, d->r,
+				   mtp_refio_out(io, "confidence"));
+		return MTP_OK;
+	default: return MTP_ERR_UNSUPPORTED;
+	}
+}
+
 static enum mtp_status run_op(const struct mtp_ref_io *io)
 {
 	const struct mtp_call *c = io->c;
@@ -266,7 +321,7 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 		break;
 	case MTP_OP_DRAFT_CHAIN:
 		return p->v2.captured ? mtp_captured_run(io) : run_chain(io);
-	default: return MTP_ERR_UNSUPPORTED;
+	default: return run_dspark(io);
 	}
 	return MTP_OK;
 }

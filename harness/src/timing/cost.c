@@ -81,7 +81,8 @@ static double flops_of(const struct mtp_call *c)
 	case MTP_OP_EH_PROJ_HC: return gemm(t * (m + 1), h, h) + t * m * h;
 	case MTP_OP_LM_HEAD: return gemm(t, h, s.v);
 	case MTP_OP_ALL_REDUCE: return (double)d->p * (double)d->r * h;
-	case MTP_OP_HC_PRE: return hc_pre_flops(&s);
+	case MTP_OP_HC_PRE:
+	case MTP_OP_HC_PRE_DELAYED: return hc_pre_flops(&s);
 	case MTP_OP_HC_POST: return hc_post_flops(&s);
 	case MTP_OP_HC_FUSED_POST_PRE:
 		return hc_post_flops(&s) + hc_pre_flops(&s);
@@ -91,6 +92,11 @@ static double flops_of(const struct mtp_call *c)
 	case MTP_OP_DRAFT_CHAIN:
 		return (double)c->params->num_steps *
 		       (step_flops(&s, v4) + gemm(t, h, s.v));
+	case MTP_OP_MAIN_PROJ_NORM:
+		return gemm(t, (double)d->p * h, h) + 4 * t * h;
+	case MTP_OP_HC_COLLAPSE: return 2 * t * m * h;
+	case MTP_OP_MARKOV_BIAS: return gemm(t, (double)d->r, s.v) + t * s.v;
+	case MTP_OP_CONFIDENCE: return 2 * t * (h + (double)d->r) + 4 * t;
 	default: return 0;
 	}
 }
@@ -111,6 +117,13 @@ void mtp_op_cost(const struct mtp_call *c, double *bytes, double *flops)
 
 		b -= (double)mtp_tensor_nbytes(&c->in[i]);
 		b += (double)(c->dims.t * c->dims.h) *
+		     (double)mtp_dtype_size(c->in[i].dtype);
+	}
+	if (c->op->id == MTP_OP_MARKOV_BIAS) { /* T rows of markov_w1 */
+		int i = mtp_call_in_index(c, "markov_w1");
+
+		b -= (double)mtp_tensor_nbytes(&c->in[i]);
+		b += (double)(c->dims.t * c->dims.r) *
 		     (double)mtp_dtype_size(c->in[i].dtype);
 	}
 	*bytes = b;

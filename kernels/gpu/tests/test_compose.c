@@ -230,6 +230,14 @@ Test(compose, every_op_composes_and_releases_its_scratch)
 
 		gen(&g, op->name, DEFAULT_FAMILY, NULL);
 		fake_init(&be, &f, 0);
+		if (strncmp(op->section, "§13", strlen("§13")) == 0) {
+			/* DSpark (SPEC.md §13): no GPU kernels yet, so
+			 * unsupported (UNIMPLEMENTED), never a failed launch */
+			cr_expect_not(mtp_gpu_supports(&be, &g.cc.call), "%s",
+				      op->name);
+			gen_fini(&g);
+			continue;
+		}
 		cr_expect(mtp_gpu_supports(&be, &g.cc.call), "%s", op->name);
 		cr_expect_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s: %s",
 			     op->name, be.error);

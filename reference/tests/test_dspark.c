@@ -1,0 +1,180 @@
+/*
+ * Tests of the DSpark primitives [SPEC.md §13]: main_proj_norm, hc_collapse,
+ * markov_bias and confidence, on inputs small enough that every expected
+ * value is worked out by hand in the comments, rounding points included.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "test_util.h"
+
+/* A plain (not block-FP8) weight. */
+static struct mtp_ref_qweight qw(const double *w)
+{
+	return (struct mtp_ref_qweight){w, NULL};
+}
+
+Test(main_proj_norm, projection_rounds_before_the_norm)
+{
+	/* T = 1, P = 2 layers, H = 2: aux = [1, 2^-9 | -1, 0]. W row 0 sums
+	 * the first two features: 1 + 2^-9 rounds to bf16 1 (the spacing at
+	 * 1 is 2^-7); row 1 takes aux[2] = -1. P = [1, -1], rms 1
+	 * (eps 0), main_x = [w0, -w1] = [1.5, -0.25]. Unrounded, P0 would
+	 * make the rms larger than 1 and main_x[0] other than 1.5. */
+	const double aux[4] = {1, 1.0 / 512, -1, 0};
+	const double w[8] = {1, 1, 0, 0, 0, 0, 1, 0}, nw[2] = {1.5, 0.25};
+	double p[2], y[2];
+
+	mtp_ref_main_proj_norm(aux, qw(w), NULL, nw, 1, 2, 2, 0.0,
+			       MTP_ROUNDING_EAGER, MTP_BF16, p, y);
+	cr_assert_eq(p[0], 1.0);
+	cr_assert_eq(p[1], -1.0);
+	cr_assert_eq(y[0], 1.5);
+	cr_assert_eq(y[1], -0.25);
+	/* in float32 the sum survives: P0 = 1 + 2^-9 */
+	mtp_ref_main_proj_norm(aux, qw(w), NULL, nw, 1, 2, 2, 0.0,
+			       MTP_ROUNDING_EAGER, MTP_F32, p, y);
+	cr_assert_eq(p[0], 1.0 + 1.0 / 512);
+	cr_assert(y[0] != 1.5);
+}
+
+Test(main_proj_norm, layers_are_concatenated_in_order)
+{
+	/* P = 3, H = 1: W = [1, 10, 100] reads layer i at column i, so
+	 * aux = [1, 2, 3] gives 321 (exact in bf16? 321 needs 9 bits: bf16
+	 * rounds it to 320); H = 1 makes main_x = sign * w = 2. */
+	const double aux[3] = {1, 2, 3}, w[3] = {1, 10, 100}, nw[1] = {2};
+	double p[1], y[1];
+
+	mtp_ref_main_proj_norm(aux, qw(w), NULL, nw, 1, 3, 1, 0.0,
+			       MTP_ROUNDING_FUSED, MTP_BF16, p, y);
+	cr_assert_eq(p[0], 320.0);
+	cr_assert_eq(y[0], 2.0);
+}
+
+Test(hc_collapse, weighted_sum_of_the_streams_per_token)
+{
+	/* T = 2, M = 2, H = 2. Token 0: x = [[1, 2], [4, 8]], pre = [0.5,
+	 * 0.25] -> [0.5 + 1, 1 + 2] = [1.5, 3]. Token 1 uses its own row:
+	 * x = [[1, 1], [1, -1]], pre = [2, 1] -> [3, 1]. */
+	const double x[8] = {1, 2, 4, 8, 1, 1, 1, -1},
+		     pre[4] = {0.5, 0.25, 2, 1};
+	double y[4];
+
+	mtp_ref_hc_collapse(x, pre, 2, 2, 2, MTP_BF16, y);
+	cr_assert_eq(y[0], 1.5);
+	cr_assert_eq(y[1], 3.0);
+	cr_assert_eq(y[2], 3.0);
+	cr_assert_eq(y[3], 1.0);
+}
+
+Test(hc_collapse, one_rounding_of_the_sum)
+{
+	/* x = [1, 1] (M = 2, H = 1), pre = [1, 2^-9]: 1 + 2^-9 rounds to bf16
+	 * 1 once; in float32 it stays. */
+	const double x[2] = {1, 1}, pre[2] = {1, 1.0 / 512};
+	double y;
+
+	mtp_ref_hc_collapse(x, pre, 1, 2, 1, MTP_BF16, &y);
+	cr_assert_eq(y, 1.0);
+	mtp_ref_hc_collapse(x, pre, 1, 2, 1, MTP_F32, &y);
+	cr_assert_eq(y, 1.0 + 1.0 / 512);
+}
+
+Test(markov_bias, bias_comes_from_the_previous_token)
+{
+	/* V = 3, R = 2. w1 rows: [1,0], [0,1], [1,1]; w2 rows: [1,0], [0,2],
+	 * [-1,-1]. Row 0: prev = 2, e = [1,1], bias = [1, 2, -2]; logits
+	 * [0.5, -1, 3] -> [1.5, 1, 1], token 0. Row 1: prev = 0, e = [1,0],
+	 * bias = [1, 0, -1]; logits [0, 0, 1.5] -> [1, 0, 0.5], token 0. */
+	const double w1[6] = {1, 0, 0, 1, 1, 1}, w2[6] = {1, 0, 0, 2, -1, -1};
+	const double in[6] = {0.5, -1, 3, 0, 0, 1.5};
+	const int64_t prev[2] = {2, 0};
+	const double want[6] = {1.5, 1, 1, 1, 0, 0.5}, want_e[4] = {1, 1, 1, 0};
+	double e[4], out[6];
+	int64_t tok[2];
+
+	mtp_ref_markov_bias(in, prev, w1, w2, 2, 3, 2, MTP_BF16, e, out, tok);
+	test_assert_same(e, want_e, 4, "markov_embed");
+	test_assert_same(out, want, 6, "logits");
+	cr_assert_eq(tok[0], 0);
+	cr_assert_eq(tok[1], 0);
+}
+
+Test(markov_bias, the_bias_and_the_sum_round)
+{
+	/* V = 1, R = 2, e = [1, 2^-9], w2 = [1, 1]: the bias 1 + 2^-9 rounds
+	 * to bf16 1; 256 + 1 = 257 is a tie between 256 and 258 and rounds to
+	 * even, 256. Without the bias rounding it would be 257.002 -> 258. */
+	const double w1[2] = {1, 1.0 / 512}, w2[2] = {1, 1}, in[1] = {256};
+	const int64_t prev[1] = {0};
+	double e[2], out[1];
+	int64_t tok[1];
+
+	mtp_ref_markov_bias(in, prev, w1, w2, 1, 1, 2, MTP_BF16, e, out, tok);
+	cr_assert_eq(out[0], 256.0);
+	cr_assert_eq(tok[0], 0);
+}
+
+Test(confidence, sigmoid_of_the_dot_with_hidden_and_embedding)
+{
+	/* H = 2, R = 1: w = [1, -1 | 2], hidden = [3, 1], e = [0.5]: z = 3 - 1
+	 * + 1 = 3; with bias -3, z = 0 and the confidence is exactly 0.5;
+	 * without a bias it is f32(1 / (1 + e^-3)). The second row reads its
+	 * own inputs: hidden = [0, 0], e = [-1] -> z = -2 (+ bias). */
+	const double w[3] = {1, -1, 2}, h[4] = {3, 1, 0, 0}, e[2] = {0.5, -1};
+	const double bias[1] = {-3};
+	double c[2];
+
+	mtp_ref_confidence(h, e, w, bias, 2, 2, 1, c);
+	cr_assert_eq(c[0], 0.5);
+	cr_assert_eq(c[1], (double)(float)(1.0 / (1.0 + exp(5.0))));
+	/* without the embedding (R = 0, Qwen3's default): z = 3 - 1 - 3 */
+	mtp_ref_confidence(h, NULL, w, bias, 1, 2, 0, c);
+	cr_assert_eq(c[0], (double)(float)(1.0 / (1.0 + exp(1.0))));
+	mtp_ref_confidence(h, e, w, NULL, 2, 2, 1, c);
+	cr_assert_eq(c[0], (double)(float)(1.0 / (1.0 + exp(-3.0))));
+	cr_assert_eq(c[1], (double)(float)(1.0 / (1.0 + exp(2.0))));
+}
+
+/* hc_pre_delayed with fn = 0: every mix is sigma(base) (+ eps), so with base
+ * = 0 and pre_eps = 0 the pre-mix is exactly 0.5 and post exactly 1. */
+static void delayed(const double *x, const double *pre_in, double *li,
+		    double *pre_out, double *post)
+{
+	const struct mtp_hc_params p = {0.0, 0.0, 1e-6, 2.0, 20, 1e-6};
+	double fn[8 * 4] = {0}, scale[3] = {1, 1, 1}, base[8] = {0};
+	double comb[4];
+
+	/* M = 2, H = 2: fn [2M + M^2 = 8, M*H = 4] */
+	mtp_ref_hc_pre_delayed(x, fn, scale, base, NULL, pre_in, &p, 1, 2, 2,
+			       MTP_BF16, post, comb, li, pre_out);
+}
+
+Test(hc_pre_delayed, layer_input_uses_the_carried_pre_mix)
+{
+	/* streams [1, 2] and [4, 8]; carried pre-mix [1, 0.25]: [2, 4], not
+	 * the sublayer's own 0.5 * ([1, 2] + [4, 8]) = [2.5, 5]. */
+	const double x[4] = {1, 2, 4, 8}, pre_in[2] = {1, 0.25};
+	double li[2], pre[2], post[2];
+
+	delayed(x, pre_in, li, pre, post);
+	cr_assert_eq(post[0], 1.0);
+	cr_assert_eq(post[1], 1.0);
+	cr_assert_eq(li[0], 2.0);
+	cr_assert_eq(li[1], 4.0);
+	cr_assert_eq(pre[0], 0.5);
+	cr_assert_eq(pre[1], 0.5);
+}
+
+Test(hc_pre_delayed, no_carried_pre_mix_selects_stream_0)
+{
+	/* layer 0 [§13 DS-4]: stream 0 as it is, even next to an Inf (a
+	 * weighted sum with weight 0 would give NaN; the mixes are NaN). */
+	const double x[4] = {1.5, -3, INFINITY, 8};
+	double li[2], pre[2], post[2];
+
+	delayed(x, NULL, li, pre, post);
+	cr_assert_eq(li[0], 1.5);
+	cr_assert_eq(li[1], -3.0);
+}
