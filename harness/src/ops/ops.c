@@ -17,51 +17,64 @@
 #define QUANT_ATTRS "proj_quant? act_quant_eps?"
 #define V4_STEP_ATTRS "hc_mult hc_eps sinkhorn_iters post_mult? block_contract"
 
+/* [§10, §5] Every op here reads token row t alone: the synthetic block's
+ * attention stand-in is a per-row GEMM (SPEC.md §10.1), a chain runs each
+ * row's own draft tokens (§5), and a captured block's outputs are inputs
+ * (§12.3). A block with real attention would be MTP_ROWS_CAUSAL. */
+#define ROWS MTP_ROWS_INDEPENDENT
+
 static const struct mtp_op op_table[MTP_OP_COUNT] = {
 	{MTP_OP_RMSNORM, "rmsnorm", "§2.1/§2.2",
-	 "RMSNorm of each row, rounding eager or fused", "eps rounding", "", 0},
+	 "RMSNorm of each row, rounding eager or fused", "eps rounding", "", 0,
+	 ROWS},
 	{MTP_OP_ADD_RMSNORM, "add_rmsnorm", "§2.3",
 	 "residual add + RMSNorm, returns (y, residual_out)", "eps rounding",
-	 "", 0},
+	 "", 0, ROWS},
 	{MTP_OP_EMBED, "embed", "Step V3-0",
-	 "row gather from the embedding table", "", "", 0},
+	 "row gather from the embedding table", "", "", 0, ROWS},
 	{MTP_OP_FUSED_EH_NORM, "fused_eh_norm", "§7.1",
-	 "pos-0 mask + enorm + hnorm + concat -> [T,2H]", "eps", "", 0},
+	 "pos-0 mask + enorm + hnorm + concat -> [T,2H]", "eps", "", 0, ROWS},
 	{MTP_OP_FUSED_EMBED_EH_NORM, "fused_embed_eh_norm", "§7.2",
-	 "fused_eh_norm with the embedding gather folded in", "eps", "", 0},
+	 "fused_eh_norm with the embedding gather folded in", "eps", "", 0,
+	 ROWS},
 	{MTP_OP_EH_PROJ, "eh_proj", "Step V3-3", "[T,2H] -> [T,H] projection",
-	 QUANT_ATTRS, "", 0},
+	 QUANT_ATTRS, "", 0, ROWS},
 	{MTP_OP_FUSED_MTP_INPUT_RMSNORM, "fused_mtp_input_rmsnorm", "§7.3",
-	 "pos-0 mask + enorm [T,H] + per-stream hnorm [T,M,H]", "eps", "", 0},
+	 "pos-0 mask + enorm [T,H] + per-stream hnorm [T,M,H]", "eps", "", 0,
+	 ROWS},
 	{MTP_OP_EH_PROJ_HC, "eh_proj_hc", "Step V4-3",
 	 "h_proj(p) + e_proj(e) broadcast over the M streams", QUANT_ATTRS, "",
-	 0},
+	 0, ROWS},
 	{MTP_OP_HC_PRE, "hc_pre", "§4.4.1",
-	 "mixes, Sinkhorn, post_mix, comb_mix, layer_input", HC_ATTRS, "", 0},
+	 "mixes, Sinkhorn, post_mix, comb_mix, layer_input", HC_ATTRS, "", 0,
+	 ROWS},
 	{MTP_OP_HC_POST, "hc_post", "§4.4.2",
-	 "out[j] = post[j]*x + sum_i C[i,j]*R[i]", "", "", 0},
+	 "out[j] = post[j]*x + sum_i C[i,j]*R[i]", "", "", 0, ROWS},
 	{MTP_OP_HC_FUSED_POST_PRE, "hc_fused_post_pre", "§4.4.3",
-	 "hc_post then hc_pre on the new streams", HC_ATTRS, "", 0},
+	 "hc_post then hc_pre on the new streams", HC_ATTRS, "", 0, ROWS},
 	{MTP_OP_HC_HEAD, "hc_head", "§4.4.4",
 	 "collapse M streams to one, variant cuda or rocm",
-	 "rms_eps hc_eps variant", "", 0},
+	 "rms_eps hc_eps variant", "", 0, ROWS},
 	{MTP_OP_MTP_SHARED_HEAD_RMSNORM, "mtp_shared_head_rmsnorm", "§7.4",
-	 "the shared head's RMSNorm (fused rounding)", "eps", "", 0},
+	 "the shared head's RMSNorm (fused rounding)", "eps", "", 0, ROWS},
 	{MTP_OP_LM_HEAD, "lm_head", "Step V3-6",
-	 "logits [T,V] (float32) and greedy token", QUANT_ATTRS, "", 0},
+	 "logits [T,V] (float32) and greedy token", QUANT_ATTRS, "", 0, ROWS},
 	{MTP_OP_ALL_REDUCE, "all_reduce", "§2.4, Step V3-7",
-	 "sum of tensor-parallel partial outputs", "", "", 0},
+	 "sum of tensor-parallel partial outputs", "", "", 0, ROWS},
 	{MTP_OP_MTP_BLOCK, "mtp_block", "§10",
 	 "the synthetic block under either contract", "eps rounding",
-	 V4_STEP_ATTRS, 0},
+	 V4_STEP_ATTRS, 0, ROWS},
 	{MTP_OP_MTP_STEP, "mtp_step", "§3/§4 whole, §10",
 	 "one draft step: inputs -> logits, token and recycled hidden",
-	 "eps rounding " QUANT_ATTRS, V4_STEP_ATTRS " hc_head_variant", 0},
+	 "eps rounding " QUANT_ATTRS, V4_STEP_ATTRS " hc_head_variant", 0,
+	 ROWS},
 	{MTP_OP_DRAFT_CHAIN, "draft_chain", "§5",
 	 "K draft steps with recycling, layer spec_step_idx % L",
 	 "eps rounding num_steps num_layers pass_step_idx " QUANT_ATTRS,
-	 V4_STEP_ATTRS " hc_head_variant", 0},
+	 V4_STEP_ATTRS " hc_head_variant", 0, ROWS},
 };
+
+#undef ROWS
 
 const struct mtp_op *mtp_op_get(enum mtp_op_id id)
 {
