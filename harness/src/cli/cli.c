@@ -155,6 +155,9 @@ static const char usage_selftest[] =
 	"every\n"
 	"mutant is caught and named as its own bug and no diagnosis fires on a "
 	"base.\n"
+	"BATCH_VARIANT and NONDETERMINISTIC run under --invariance and "
+	"--repeat 2\n"
+	"--bitwise, beside the base under both (docs/DIAGNOSES.md).\n"
 	"A mutant that changes no selected case (--filter, --tags) is NOT "
 	"APPLICABLE;\n"
 	"exit 125 if none applies.\n";
