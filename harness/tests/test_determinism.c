@@ -22,7 +22,8 @@ Test(determinism, independent_rows_alone_then_rotated)
 	struct mtp_op op = fake(MTP_ROWS_INDEPENDENT);
 	struct mtp_row_plan p;
 
-	cr_assert_eq(mtp_row_plan_make(&op, 8, &p), MTP_OK);
+	cr_assert_eq(mtp_row_plan_make(&op, 8, MTP_INVAR_SINGLES_MAX, &p),
+		     MTP_OK);
 	cr_assert(p.applicable);
 	cr_assert_eq(p.n_calls, 9);
 	for (int i = 0; i < 8; i++) {
@@ -40,7 +41,8 @@ Test(determinism, a_lone_row_is_also_run_twice)
 	struct mtp_op op = fake(MTP_ROWS_INDEPENDENT);
 	struct mtp_row_plan p;
 
-	cr_assert_eq(mtp_row_plan_make(&op, 1, &p), MTP_OK);
+	cr_assert_eq(mtp_row_plan_make(&op, 1, MTP_INVAR_SINGLES_MAX, &p),
+		     MTP_OK);
 	cr_assert_eq(p.n_calls, 2);
 	cr_assert_eq(p.calls[1].n, 2);
 	cr_assert_eq(p.calls[1].rows[0], 0);
@@ -53,12 +55,26 @@ Test(determinism, many_rows_are_sampled_ends_included)
 	struct mtp_op op = fake(MTP_ROWS_INDEPENDENT);
 	struct mtp_row_plan p;
 
-	cr_assert_eq(mtp_row_plan_make(&op, 4096, &p), MTP_OK);
+	cr_assert_eq(mtp_row_plan_make(&op, 4096, MTP_INVAR_SINGLES_MAX, &p),
+		     MTP_OK);
 	cr_assert_eq(p.n_calls, MTP_INVAR_SINGLES_MAX + 1);
 	cr_assert_eq(p.calls[0].rows[0], 0);
 	cr_assert_eq(p.calls[MTP_INVAR_SINGLES_MAX - 1].rows[0], 4095);
 	for (int i = 1; i < MTP_INVAR_SINGLES_MAX; i++)
 		cr_assert_gt(p.calls[i].rows[0], p.calls[i - 1].rows[0]);
+	mtp_row_plan_fini(&p);
+}
+
+Test(determinism, a_byte_budget_calls_fewer_rows_alone)
+{
+	struct mtp_op op = fake(MTP_ROWS_INDEPENDENT);
+	struct mtp_row_plan p;
+
+	cr_assert_eq(mtp_row_plan_make(&op, 16, 4, &p), MTP_OK);
+	cr_assert_eq(p.n_calls, 5);
+	cr_assert_eq(p.calls[0].rows[0], 0);
+	cr_assert_eq(p.calls[3].rows[0], 15);
+	cr_assert_eq(p.calls[4].n, 16); /* the rotation keeps every row */
 	mtp_row_plan_fini(&p);
 }
 
@@ -68,7 +84,8 @@ Test(determinism, causal_ops_get_prefixes)
 	struct mtp_row_plan p;
 	int64_t want[3] = {1, 4, 7};
 
-	cr_assert_eq(mtp_row_plan_make(&op, 8, &p), MTP_OK);
+	cr_assert_eq(mtp_row_plan_make(&op, 8, MTP_INVAR_SINGLES_MAX, &p),
+		     MTP_OK);
 	cr_assert(p.applicable);
 	cr_assert_eq(p.n_calls, 3);
 	for (int i = 0; i < 3; i++) {
@@ -77,7 +94,8 @@ Test(determinism, causal_ops_get_prefixes)
 			cr_assert_eq(p.calls[i].rows[j], j);
 	}
 	mtp_row_plan_fini(&p);
-	cr_assert_eq(mtp_row_plan_make(&op, 1, &p), MTP_OK);
+	cr_assert_eq(mtp_row_plan_make(&op, 1, MTP_INVAR_SINGLES_MAX, &p),
+		     MTP_OK);
 	cr_assert_not(p.applicable);
 	cr_assert(strstr(p.why, "no prefix"), "%s", p.why);
 }
@@ -90,14 +108,17 @@ Test(determinism, mixed_undeclared_and_empty_are_never_silent)
 	for (int k = 0; k < 2; k++) {
 		struct mtp_op op = fake(kinds[k]);
 
-		cr_assert_eq(mtp_row_plan_make(&op, 8, &p), MTP_OK);
+		cr_assert_eq(
+			mtp_row_plan_make(&op, 8, MTP_INVAR_SINGLES_MAX, &p),
+			MTP_OK);
 		cr_assert_not(p.applicable);
 		cr_assert_eq(p.n_calls, 0);
 		cr_assert(strstr(p.why, "rmsnorm"), "%s", p.why);
 	}
 	struct mtp_op op = fake(MTP_ROWS_INDEPENDENT);
 
-	cr_assert_eq(mtp_row_plan_make(&op, 0, &p), MTP_OK);
+	cr_assert_eq(mtp_row_plan_make(&op, 0, MTP_INVAR_SINGLES_MAX, &p),
+		     MTP_OK);
 	cr_assert_not(p.applicable);
 	cr_assert(strstr(p.why, "no rows"), "%s", p.why);
 }

@@ -14,8 +14,13 @@
 #include "worker.h"
 
 /* Rows at T = 1 that --invariance checks at most; more are sampled evenly,
- * first and last included. */
+ * first and last included. The single-row calls of a case may send at most
+ * MTP_INVAR_BYTES_X times its own inputs (every call sends the weights): a
+ * case whose weights dwarf its rows (an embedding table) checks fewer rows
+ * alone, never fewer than MTP_INVAR_SINGLES_MIN. */
 #define MTP_INVAR_SINGLES_MAX 32
+#define MTP_INVAR_SINGLES_MIN 4
+#define MTP_INVAR_BYTES_X 8
 
 /* One extra call: the case's rows rows[0..n) at positions 0..n). */
 struct mtp_row_call {
@@ -33,11 +38,12 @@ struct mtp_row_plan {
 };
 
 /* The calls --invariance makes for an op with n_rows rows: INDEPENDENT:
- * each row alone (sampled past MTP_INVAR_SINGLES_MAX) and the batch rotated
- * by one row (a lone row: twice); CAUSAL: prefixes of 1, n/2 and n-1 rows;
- * UNDECLARED or MIXED (or no rows): not applicable, why says so. */
+ * each row alone (sampled past `singles`, at most MTP_INVAR_SINGLES_MAX)
+ * and the batch rotated by one row (a lone row: twice); CAUSAL: prefixes
+ * of 1, n/2 and n-1 rows; UNDECLARED or MIXED (or no rows): not
+ * applicable, why says so. */
 enum mtp_status mtp_row_plan_make(const struct mtp_op *op, int64_t n_rows,
-				  struct mtp_row_plan *plan);
+				  int64_t singles, struct mtp_row_plan *plan);
 void mtp_row_plan_fini(struct mtp_row_plan *plan);
 
 /* Distance of element j of b from element i of a (one dtype) in units in

@@ -36,9 +36,14 @@ static void plan_call(struct mtp_row_plan *plan, int64_t **at, int64_t n,
 	snprintf(rc->what, sizeof(rc->what), "%s", what);
 }
 
-static void plan_independent(struct mtp_row_plan *plan, int64_t n, int64_t **at)
+static void plan_independent(struct mtp_row_plan *plan, int64_t n,
+			     int64_t singles, int64_t **at)
 {
-	int64_t k = n < MTP_INVAR_SINGLES_MAX ? n : MTP_INVAR_SINGLES_MAX;
+	int64_t k = singles < 1			      ? 1
+		    : singles > MTP_INVAR_SINGLES_MAX ? MTP_INVAR_SINGLES_MAX
+						      : singles;
+
+	k = n < k ? n : k;
 	char what[80];
 
 	for (int64_t i = 0; i < k; i++) {
@@ -70,7 +75,7 @@ static void plan_causal(struct mtp_row_plan *plan, int64_t n, int64_t **at)
 }
 
 enum mtp_status mtp_row_plan_make(const struct mtp_op *op, int64_t n_rows,
-				  struct mtp_row_plan *plan)
+				  int64_t singles, struct mtp_row_plan *plan)
 {
 	int64_t *at;
 
@@ -102,7 +107,7 @@ enum mtp_status mtp_row_plan_make(const struct mtp_op *op, int64_t n_rows,
 	if (op->rows == MTP_ROWS_CAUSAL)
 		plan_causal(plan, n_rows, &at);
 	else
-		plan_independent(plan, n_rows, &at);
+		plan_independent(plan, n_rows, singles, &at);
 	return MTP_OK;
 }
 
@@ -387,6 +392,27 @@ static int64_t rows_of(const struct mtp_case_call *p)
 	return 0;
 }
 
+/* How many rows to call alone within the byte budget (determinism.h). */
+static int64_t singles_of(const struct mtp_case_call *p, int64_t n)
+{
+	double all = 0, shared = 0, per_call;
+
+	for (int i = 0; i < p->call.n_in; i++) {
+		double b = (double)mtp_tensor_nbytes(&p->call.in[i]);
+
+		all += b;
+		if (mtp_tspec_row_axis(&p->sig->in[i]) < 0)
+			shared += b;
+	}
+	per_call = shared + (n > 0 ? (all - shared) / (double)n : 0);
+	if (per_call <= 0)
+		return MTP_INVAR_SINGLES_MAX;
+	per_call = MTP_INVAR_BYTES_X * all / per_call;
+	return per_call < MTP_INVAR_SINGLES_MIN	  ? MTP_INVAR_SINGLES_MIN
+	       : per_call > MTP_INVAR_SINGLES_MAX ? MTP_INVAR_SINGLES_MAX
+						  : (int64_t)per_call;
+}
+
 void mtp_invariance_check(const struct mtp_run_opts *o, struct mtp_worker *w,
 			  struct mtp_result *r, const struct mtp_case *c,
 			  const struct mtp_case_call *p,
@@ -396,7 +422,9 @@ void mtp_invariance_check(const struct mtp_run_opts *o, struct mtp_worker *w,
 	char note[240], b[64];
 	int i = 0;
 
-	if (mtp_row_plan_make(c->op, rows_of(p), &plan)) {
+	int64_t n = rows_of(p);
+
+	if (mtp_row_plan_make(c->op, n, singles_of(p, n), &plan)) {
 		r->verdict = MTP_CRASHED;
 		snprintf(r->message, sizeof(r->message), "out of memory");
 		return;
@@ -411,12 +439,17 @@ void mtp_invariance_check(const struct mtp_run_opts *o, struct mtp_worker *w,
 		i++;
 	if (plan.applicable && i == plan.n_calls) {
 		bound_text(o->det.ulps, b, sizeof(b));
-		snprintf(note, sizeof(note),
-			 "invariance: %d calls (%s .. %s) match the batch of "
-			 "%lld, %s",
-			 plan.n_calls, plan.calls[0].what,
-			 plan.calls[plan.n_calls - 1].what,
-			 (long long)plan.storage[0], b);
+		if (c->op->rows == MTP_ROWS_CAUSAL)
+			snprintf(note, sizeof(note),
+				 "invariance: %d prefixes of the batch of %lld "
+				 "match it, %s",
+				 plan.n_calls, (long long)n, b);
+		else
+			snprintf(note, sizeof(note),
+				 "invariance: %d of %lld rows alone (T = 1) "
+				 "and %s match the batch, %s",
+				 plan.n_calls - 1, (long long)n,
+				 plan.calls[plan.n_calls - 1].what, b);
 		mtp_note_add(r, note);
 	}
 	mtp_row_plan_fini(&plan);
