@@ -362,7 +362,11 @@ static bool plan_call_run(const struct mtp_run_opts *o, struct mtp_worker *w,
 		st = part ? MTP_OK : MTP_ERR_NOMEM;
 	}
 	snprintf(what, sizeof(what), "invariance call, %s", rc->what);
-	if (st) {
+	if (st == MTP_ERR_NOMEM) {
+		r->verdict = MTP_CRASHED;
+		snprintf(r->message, sizeof(r->message),
+			 "%s: out of memory in the harness", what);
+	} else if (st) {
 		snprintf(note, sizeof(note),
 			 "invariance: not applicable: %.60s is no valid case "
 			 "(%.120s)",
