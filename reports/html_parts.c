@@ -51,7 +51,7 @@ static void devices_of(FILE *f, const struct mtp_run *run)
 void mtp_html_meta(FILE *f, const struct mtp_run *run)
 {
 	struct mtp_meta m;
-	char num[64];
+	char num[96];
 
 	mtp_meta_get(&m, run->opts.run_id);
 	fputs("<details open id=\"meta\"><summary>Run metadata</summary>"
@@ -72,6 +72,9 @@ void mtp_html_meta(FILE *f, const struct mtp_run *run)
 			 (unsigned long long)run->opts.seed);
 		dt(f, "seed", num);
 	}
+	if (strcmp(run->command, "report") &&
+	    mtp_meta_determinism_text(num, sizeof(num)))
+		dt(f, "determinism", num);
 	dt(f, "command line", m.command_line);
 	devices_of(f, run);
 	fputs("</dl></details>\n", f);

@@ -11,11 +11,14 @@
 #include "mtp/backend.h"
 #include "mtp/config.h"
 #include "mtp/meta.h"
+#include "mtp/runner.h"
 #include "mtp/textio.h"
 #include "mtp/textsafe.h"
 
 static char g_cmdline[1024];
 static const char *g_commit;
+static struct mtp_determinism g_det;
+static bool g_det_set;
 
 void mtp_meta_set_argv(int argc, char *const *argv)
 {
@@ -34,6 +37,32 @@ void mtp_meta_set_argv(int argc, char *const *argv)
 void mtp_meta_set_commit(const char *commit)
 {
 	g_commit = commit;
+}
+
+void mtp_meta_set_determinism(const struct mtp_determinism *d)
+{
+	g_det = *d;
+	g_det_set = true;
+}
+
+bool mtp_meta_determinism_text(char *buf, size_t n)
+{
+	int k = 0;
+
+	buf[0] = 0;
+	if (!g_det_set)
+		return false;
+	if (g_det.invariance && g_det.ulps)
+		k = snprintf(buf, n, "--invariance (within %lld ulps)",
+			     (long long)g_det.ulps);
+	else if (g_det.invariance)
+		k = snprintf(buf, n, "--invariance (bitwise)");
+	if (g_det.bitwise && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "%s--repeat %d --bitwise",
+			 k ? ", " : "", g_det.repeat);
+	if (!buf[0])
+		snprintf(buf, n, "none: one run per case");
+	return true;
 }
 
 static void cpu_model(char *buf, size_t n)
@@ -178,7 +207,15 @@ void mtp_meta_json(FILE *f, const char *run_id, uint64_t seed,
 	mtp_json_str(f, m.command_line);
 	fputs(",\"date\":", f);
 	mtp_json_str(f, m.date);
-	fprintf(f, ",\"seed\":%llu,\"backends\":[", (unsigned long long)seed);
+	fprintf(f, ",\"seed\":%llu,", (unsigned long long)seed);
+	if (g_det_set)
+		fprintf(f,
+			"\"determinism\":{\"repeat\":%d,\"bitwise\":%s,"
+			"\"invariance\":%s,\"invariance_ulps\":%lld},",
+			g_det.repeat, g_det.bitwise ? "true" : "false",
+			g_det.invariance ? "true" : "false",
+			(long long)g_det.ulps);
+	fputs("\"backends\":[", f);
 	for (int i = 0; i < n_backends; i++) {
 		if (i)
 			fputc(',', f);
@@ -219,6 +256,8 @@ void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed,
 	prop(f, "date", m.date);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)seed);
 	prop(f, "seed", num);
+	if (mtp_meta_determinism_text(info, sizeof(info)))
+		prop(f, "determinism", info);
 	for (int i = 0; i < n_backends; i++) {
 		snprintf(name, sizeof(name), "device.%.140s", backends[i]);
 		mtp_meta_device(backends[i], devices ? devices[i] : NULL, info,

@@ -116,7 +116,8 @@ repro) # repro lines replay the same verdict from any folder
 	fi ;;
 selftest) # --json, and a filter that leaves a mutant nothing to break (float32
 	# rmsnorm: no layer, head or scale to change, and the truncating-store
-	# mutant of ROUNDING_BIAS changes bf16/f16 outputs only)
+	# mutant of ROUNDING_BIAS, like BATCH_VARIANT's and NONDETERMINISTIC's,
+	# changes bf16/f16 outputs only)
 	expect 125 "NOT APPLICABLE" "$M" selftest --backend ref --fixtures "$SRC/fixtures/edge.h5" --filter 'rmsnorm.fp32.*' --json st.json
 	grep -q '"verdict":"NOT APPLICABLE"' st.json || fail "selftest --json wrote no rows"
 	grep -Eq '"schema_version":"2\.[0-9]+","meta":\{"tool":"mtpcheck"' st.json || fail "selftest --json without its metadata"

@@ -41,6 +41,10 @@ enum mtp_diag {
 	MTP_DIAG_QUANT_SCALE_TRANSPOSED,
 	MTP_DIAG_QUANT_SCALE_OTHER_LAYER,
 	MTP_DIAG_ROUNDING_BIAS, /* the signed-bias test (bias.h), no hypothesis */
+	/* determinism (run --invariance, --repeat N --bitwise: run/determinism.h),
+	 * found by calling the backend again, no hypothesis */
+	MTP_DIAG_BATCH_VARIANT,
+	MTP_DIAG_NONDETERMINISTIC,
 	MTP_DIAG_COUNT
 };
 

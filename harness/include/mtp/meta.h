@@ -22,6 +22,17 @@ void mtp_meta_set_argv(int argc, char *const *argv);
 /* --commit: the commit of the code under test (else $MTP_COMMIT). */
 void mtp_meta_set_commit(const char *commit);
 
+struct mtp_determinism; /* mtp/runner.h */
+
+/* The determinism modes of the run (run --invariance, --repeat N
+ * --bitwise), set once by the command line: reports of a run or a verify
+ * carry them; bench, selftest and audit files, which never set them, do
+ * not. */
+void mtp_meta_set_determinism(const struct mtp_determinism *d);
+/* "--invariance (bitwise), --repeat 3 --bitwise" or "none: one run per
+ * case" into buf; false (buf "") if never set. */
+bool mtp_meta_determinism_text(char *buf, size_t n);
+
 struct mtp_meta {
 	char version[32];      /* mtpcheck's */
 	char build_commit[64]; /* git describe at configure time */

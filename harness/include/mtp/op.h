@@ -120,6 +120,16 @@ struct mtp_signature {
 
 struct mtp_call;
 
+/* How the token rows of an op depend on each other (run --invariance,
+ * docs/DIAGNOSES.md "Batch invariance"): the rows are the dims named T or R
+ * of its tensors (mtp_tspec_row_axis). */
+enum mtp_rows {
+	MTP_ROWS_UNDECLARED,  /* not said: invariance is not applicable */
+	MTP_ROWS_INDEPENDENT, /* output row t reads only input row t */
+	MTP_ROWS_CAUSAL,      /* row t reads rows 0..t (causal attention) */
+	MTP_ROWS_MIXED,	      /* any row reads any row */
+};
+
 struct mtp_op {
 	enum mtp_op_id id;
 	const char *name;
@@ -131,6 +141,7 @@ struct mtp_op {
 	const char *attrs_v4;
 	/* Which families the op belongs to (bitmask of 1 << family); 0: any. */
 	unsigned families;
+	enum mtp_rows rows;
 };
 
 const struct mtp_op *mtp_op_get(enum mtp_op_id id);
@@ -188,6 +199,9 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 bool mtp_tspec_shape(const struct mtp_tspec *s, const struct mtp_dims *d,
 		     int *ndim, int64_t *shape);
 enum mtp_dtype mtp_tspec_dtype(const struct mtp_tspec *s, enum mtp_dtype act);
+/* The axis of a tensor spec that holds token rows (its dim that is exactly
+ * the symbol T or R), or -1 for a tensor shared by every row (a weight). */
+int mtp_tspec_row_axis(const struct mtp_tspec *s);
 
 /* One invocation of an op on a backend. Tensors are in signature order; their
  * data pointers are the backend's (device) pointers. */

@@ -21,6 +21,16 @@
 #define MTP_DEFAULT_TIMEOUT 600.0 /* seconds a case may take on a backend */
 #define MTP_MAX_INPUTS 64
 
+/* The determinism modes of a run (docs/DIAGNOSES.md "Determinism"); each
+ * acts on a case that passed, with extra calls to the same worker. */
+struct mtp_determinism {
+	int repeat;	 /* --repeat N: runs of each case (1: once) */
+	bool bitwise;	 /* --bitwise: the reruns compared bit for bit */
+	bool invariance; /* --invariance: rows alone, moved, or a prefix */
+	int64_t ulps;	 /* --invariance-ulps: its bound (0: bitwise) */
+	bool ulps_set;	 /* --invariance-ulps was given */
+};
+
 struct mtp_run_opts {
 	const char *backends[MTP_MAX_BACKENDS];
 	int n_backends;
@@ -52,6 +62,7 @@ struct mtp_run_opts {
 	const char *run_id;	 /* --run-id, shared by the shards of a run
 				  (NULL: the JSON writer makes one) */
 	const char *weights_dir; /* --weights: weights by reference */
+	struct mtp_determinism det;
 };
 
 struct mtp_result {

@@ -22,8 +22,9 @@
 
 bool mtp_mutant_field(enum mtp_diag d)
 {
-	return d >= MTP_DIAG_SPEC_STEP_LAYER_REUSE &&
-	       d <= MTP_DIAG_ROUNDING_BIAS;
+	return (d >= MTP_DIAG_SPEC_STEP_LAYER_REUSE &&
+		d <= MTP_DIAG_ROUNDING_BIAS) ||
+	       mtp_mutant_det(d);
 }
 
 /* A device copy of host bytes in a fresh tensor shaped like `like`. */
@@ -168,6 +169,11 @@ enum mtp_status mtp_mutant_field_launch(struct mtp_backend *base,
 	struct mtp_tensor *own = calloc(n, sizeof(*own));
 	enum mtp_status st = in && own ? MTP_OK : MTP_ERR_NOMEM;
 
+	if (!st && mtp_mutant_det(d)) { /* mutant_det.c */
+		free(own);
+		free(in);
+		return mtp_mutant_det_launch(base, d, c);
+	}
 	if (!st && field_applies(d, c)) {
 		memcpy(in, c->in, (size_t)c->n_in * sizeof(*in));
 		p.pass_step_idx = d == MTP_DIAG_SPEC_STEP_LAYER_REUSE

@@ -85,7 +85,16 @@ static void repro_options(const struct mtp_run_opts *o, char *buf, size_t n)
 		k += (size_t)snprintf(buf + k, n - k, " --seed %llu",
 				      (unsigned long long)o->seed);
 	if (o->mem_limit && k < n)
-		snprintf(buf + k, n - k, " --mem-limit %s", o->mem_limit);
+		k += (size_t)snprintf(buf + k, n - k, " --mem-limit %s",
+				      o->mem_limit);
+	if (o->det.invariance && k < n) /* the determinism modes */
+		k += (size_t)snprintf(buf + k, n - k, " --invariance");
+	if (o->det.invariance && o->det.ulps && k < n)
+		k += (size_t)snprintf(buf + k, n - k, " --invariance-ulps %lld",
+				      (long long)o->det.ulps);
+	if (o->det.bitwise && k < n)
+		snprintf(buf + k, n - k, " --repeat %d --bitwise",
+			 o->det.repeat);
 }
 
 /* A repro line longer than the result holds is not cut silently. */

@@ -16,6 +16,7 @@
 #include "mtp/mutant.h"
 #include "mtp/runner.h"
 #include "util/util.h"
+#include "det_opts.h"
 #include "preflight.h"
 
 static const char usage_main[] =
@@ -91,6 +92,13 @@ static const char usage_run[] =
 	"  --commit REV       the commit under test, for the reports "
 	"(default:\n"
 	"                     $MTP_COMMIT)\n"
+	"  --invariance       each token's outputs computed alone (T = 1) and "
+	"at another\n"
+	"                     row must have the bits they have in the batch\n"
+	"  --invariance-ulps N  ... or lie within N ulps of them (default 0)\n"
+	"  --repeat N --bitwise  run each case N times on fresh inputs; other "
+	"bits fail\n"
+	"                     it as NONDETERMINISTIC (--bitwise alone: N = 2)\n"
 	"  --list             list the selected cases and stop\n"
 	"  -q, --quiet        the summary only\n"
 	"  -v, --verbose      every case, and every output: error, threshold, "
@@ -148,6 +156,9 @@ static const char usage_selftest[] =
 	"every\n"
 	"mutant is caught and named as its own bug and no diagnosis fires on a "
 	"base.\n"
+	"BATCH_VARIANT and NONDETERMINISTIC run under --invariance and "
+	"--repeat 2\n"
+	"--bitwise, beside the base under both (docs/DIAGNOSES.md).\n"
 	"A mutant that changes no selected case (--filter, --tags) is NOT "
 	"APPLICABLE;\n"
 	"exit 125 if none applies.\n";
@@ -247,6 +258,14 @@ static int parse_opts(const char *cmd, int argc, char **argv,
 							     : usage_run,
 			      stdout);
 			return MTP_EXIT_OK;
+		}
+		int took = mtp_cli_det_opt(cmd, argc - i, argv + i, &o->det);
+
+		if (took) { /* cli_det.c */
+			if (took < 0)
+				return MTP_EXIT_USAGE;
+			i += took - 1;
+			continue;
 		}
 		if (takes && !val)
 			return usage_error(cmd, "option %s needs a value", a);
@@ -390,6 +409,8 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	rc = parse_opts(cmd, argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if (mtp_cli_det_check(cmd, &o.det))
+		return MTP_EXIT_USAGE;
 	if (o.verify && o.n_inputs == 0)
 		return usage_error(cmd, "needs a dump file%s", "");
 	if (o.n_backends == 0) {

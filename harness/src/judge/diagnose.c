@@ -117,6 +117,19 @@ static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
 		 "interpreter truncates): every element within tolerance, the "
 		 "signed error one-sided",
 		 false},
+	[MTP_DIAG_BATCH_VARIANT] =
+		{"BATCH_VARIANT", "§10",
+		 "a token's outputs change with the batch (T) or its row: the "
+		 "verify pass (q_len = N) and decode (q_len = 1) run different "
+		 "kernels, so greedy speculative decoding drifts (run "
+		 "--invariance)",
+		 false},
+	[MTP_DIAG_NONDETERMINISTIC] =
+		{"NONDETERMINISTIC", "§10",
+		 "the same inputs give other bits on another run (atomics, "
+		 "split-K order, uninitialised scratch; run --repeat N "
+		 "--bitwise)",
+		 false},
 };
 
 const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d)

@@ -274,3 +274,15 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 	}
 	return mtp_quant_check(sig, p, inputs, err, errn);
 }
+
+int mtp_tspec_row_axis(const struct mtp_tspec *s)
+{
+	const char *starts[MTP_MAX_DIMS], *ends[MTP_MAX_DIMS];
+	int n = split_dims(s->shape, starts, ends);
+
+	for (int i = 0; i < n; i++)
+		if (ends[i] - starts[i] == 1 &&
+		    (*starts[i] == 'T' || *starts[i] == 'R'))
+			return i;
+	return -1;
+}

@@ -20,6 +20,7 @@
 #include "refglue/refglue.h"
 #include "isolate.h"
 #include "cases/cases.h"
+#include "determinism.h"
 #include "worker.h"
 
 void mtp_run_opts_init(struct mtp_run_opts *o)
@@ -29,6 +30,7 @@ void mtp_run_opts_init(struct mtp_run_opts *o)
 	o->limits.max_dataset_bytes = 4ull << 30;
 	o->seed = MTP_GEN_DEFAULT_SEED;
 	o->out = stdout;
+	o->det.repeat = 1;
 }
 
 static double now(void)
@@ -316,9 +318,10 @@ static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
 		goto out;
 	if (mtp_worker_run(&s->w, c, p->call.out, p->call.n_out,
 			   run->opts.timeout, &o, got, &v, r->message,
-			   sizeof(r->message)))
+			   sizeof(r->message))) {
 		judge_outcome(r, &o, c, p, got, ref_out);
-	else
+		mtp_determinism_check(&run->opts, &s->w, r, c, p, got);
+	} else
 		r->verdict = v;
 	if (run->opts.isolate || o.st == MTP_ERR_CORRUPT)
 		mtp_worker_stop(&s->w); /* a corrupted heap is not reused */
