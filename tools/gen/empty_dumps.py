@@ -44,7 +44,7 @@ CHAIN_T = {"input_ids": 0, "positions": 0, "prev_hidden": 0, "next_tokens": 1}
 # ops', the captured block's; every output has it first
 TOKEN_INPUTS = dict(CHAIN_T, x=0, e=0, p=0, embeds=0, residual=0, post_mix=0,
                     comb_mix=0, res_mix=0, block_in=0, block_out=0,
-                    block_residual=0)
+                    block_residual=0, aux=0)
 
 
 def cut(vals, axis):
