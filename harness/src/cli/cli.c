@@ -167,6 +167,10 @@ int mtp_selftest(const struct mtp_run_opts *opts);
 int mtp_cli_report(int argc, char **argv);
 int mtp_bench_main(int argc, char **argv);
 int mtp_audit_weights_main(int argc, char **argv);
+/* cli_list.c: prints list WHAT (ops, families, backends, mutants); false
+ * for another WHAT; whether WHAT is one of them. */
+bool mtp_cli_list(const char *what);
+bool mtp_cli_list_known(const char *what);
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -452,71 +456,6 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	return rc;
 }
 
-static void list_ops(void)
-{
-	for (int i = 0; i < MTP_OP_COUNT; i++) {
-		const struct mtp_op *op = mtp_op_get((enum mtp_op_id)i);
-
-		printf("%-26s %-16s %s\n", op->name, op->section, op->summary);
-	}
-}
-
-static const char *const fusion_names[] = {
-	[MTP_FUSION_EH_PROJ] = "eh_proj(cat(e,h))",
-	[MTP_FUSION_HC_PROJ] = "e_proj+h_proj/stream",
-};
-static const char *const recycled_names[] = {
-	[MTP_RECYCLED_POST_NORM] = "post-norm hidden",
-	[MTP_RECYCLED_STREAMS] = "mHC streams",
-};
-
-/* One row per family (families/), its choices, then where it was read. */
-static void list_families(void)
-{
-	printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", "family", "fusion",
-	       "mhc", "recycled", "checkpoint", "attn", "head");
-	for (int i = 0; i < MTP_FAMILY_COUNT; i++) {
-		const struct mtp_family_def *f = mtp_family_def(i);
-
-		printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", f->name,
-		       fusion_names[f->fusion], f->mhc ? "yes" : "no",
-		       recycled_names[f->recycled],
-		       f->ckpt == MTP_CKPT_MTP ? "mtp.{i}" : "model.layers",
-		       f->attn == MTP_ATTN_GQA ? "gqa" : "mla",
-		       f->lm_head_is_shared_head ? "target lm_head" : "own");
-		printf("%-12s models: %s\n%-12s source: %s\n", "", f->models,
-		       "", f->source);
-	}
-}
-
-static void list_backends(void)
-{
-	static const char *const gpu[] = {"cpu",	"cuda",	  "hip",
-					  "level_zero", "opencl", "python"};
-
-	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
-		const struct mtp_backend_iface *b = mtp_backend_builtin(i);
-
-		printf("%-12s built in   %s\n", b->name, b->description);
-	}
-	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
-		const char *why = mtp_backend_absent_reason(gpu[i]);
-		bool builtin = false;
-
-		for (int k = 0; k < mtp_backend_builtin_count(); k++)
-			builtin |= strcmp(mtp_backend_builtin(k)->name,
-					  gpu[i]) == 0;
-		if (builtin)
-			continue;
-		printf("%-12s %s\n", gpu[i],
-		       why ? why : "module (loaded at run time)");
-	}
-	printf("%-12s wraps another backend and reproduces a known bug\n",
-	       "mutant:<DIAGNOSIS>[:base]");
-	printf("%-12s runs a Python adapter's ops (docs/PYTHON.md)\n",
-	       "python:<ADAPTER>[:MODE]");
-}
-
 static int cmd_list(int argc, char **argv)
 {
 	if (argc < 1 || strcmp(argv[0], "-h") == 0 ||
@@ -524,27 +463,8 @@ static int cmd_list(int argc, char **argv)
 		fputs(usage_list, argc < 1 ? stderr : stdout);
 		return argc < 1 ? MTP_EXIT_USAGE : MTP_EXIT_OK;
 	}
-	if (strcmp(argv[0], "ops") == 0 && argc == 1) {
-		list_ops();
+	if (argc == 1 && mtp_cli_list(argv[0]))
 		return MTP_EXIT_OK;
-	}
-	if (strcmp(argv[0], "families") == 0 && argc == 1) {
-		list_families();
-		return MTP_EXIT_OK;
-	}
-	if (strcmp(argv[0], "backends") == 0 && argc == 1) {
-		list_backends();
-		return MTP_EXIT_OK;
-	}
-	if (strcmp(argv[0], "mutants") == 0 && argc == 1) {
-		for (int d = 1; d < MTP_DIAG_COUNT; d++)
-			if (mtp_mutant_exists(d))
-				printf("mutant:%-24s %s %s\n",
-				       mtp_diag_info(d)->name,
-				       mtp_diag_info(d)->section,
-				       mtp_diag_info(d)->history);
-		return MTP_EXIT_OK;
-	}
 	if (strcmp(argv[0], "cases") == 0) {
 		char **args = calloc((size_t)argc + 1, sizeof(*args));
 		int n = 0, rc;
@@ -558,11 +478,10 @@ static int cmd_list(int argc, char **argv)
 		free(args);
 		return rc;
 	}
-	if (!strcmp(argv[0], "ops") || !strcmp(argv[0], "backends") ||
-	    !strcmp(argv[0], "mutants"))
+	if (strcmp(argv[0], "cases") && mtp_cli_list_known(argv[0]))
 		return usage_error("list",
 				   "unexpected argument '%s' (list ops, "
-				   "backends and mutants take none)",
+				   "families, backends and mutants take none)",
 				   argv[1]);
 	return usage_error("list", "unknown list '%s'", argv[0]);
 }

@@ -1,0 +1,119 @@
+/*
+ * `mtpcheck list ops|families|backends|mutants`: the tables a user asks
+ * about, each printed from its one source (the op table, the family rows, the
+ * registry, the diagnoses that have a mutant). `list cases` is a run with
+ * --list, in cli.c.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mtp/backend.h"
+#include "mtp/diagnose.h"
+#include "mtp/family.h"
+#include "mtp/mutant.h"
+#include "mtp/op.h"
+
+bool mtp_cli_list(const char *what);
+bool mtp_cli_list_known(const char *what);
+
+static void list_ops(void)
+{
+	for (int i = 0; i < MTP_OP_COUNT; i++) {
+		const struct mtp_op *op = mtp_op_get((enum mtp_op_id)i);
+
+		printf("%-26s %-16s %s\n", op->name, op->section, op->summary);
+	}
+}
+
+static const char *const fusion_names[] = {
+	[MTP_FUSION_EH_PROJ] = "eh_proj(cat(e,h))",
+	[MTP_FUSION_HC_PROJ] = "e_proj+h_proj/stream",
+};
+static const char *const recycled_names[] = {
+	[MTP_RECYCLED_POST_NORM] = "post-norm hidden",
+	[MTP_RECYCLED_STREAMS] = "mHC streams",
+};
+
+/* One row per family (families/), its choices, then where it was read. */
+static void list_families(void)
+{
+	printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", "family", "fusion",
+	       "mhc", "recycled", "checkpoint", "attn", "head");
+	for (int i = 0; i < MTP_FAMILY_COUNT; i++) {
+		const struct mtp_family_def *f = mtp_family_def(i);
+
+		printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", f->name,
+		       fusion_names[f->fusion], f->mhc ? "yes" : "no",
+		       recycled_names[f->recycled],
+		       f->ckpt == MTP_CKPT_MTP ? "mtp.{i}" : "model.layers",
+		       f->attn == MTP_ATTN_GQA ? "gqa" : "mla",
+		       f->lm_head_is_shared_head ? "target lm_head" : "own");
+		printf("%-12s models: %s\n%-12s source: %s\n", "", f->models,
+		       "", f->source);
+	}
+}
+
+static void list_backends(void)
+{
+	static const char *const gpu[] = {"cpu",	"cuda",	  "hip",
+					  "level_zero", "opencl", "python"};
+
+	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
+		const struct mtp_backend_iface *b = mtp_backend_builtin(i);
+
+		printf("%-12s built in   %s\n", b->name, b->description);
+	}
+	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
+		const char *why = mtp_backend_absent_reason(gpu[i]);
+		bool builtin = false;
+
+		for (int k = 0; k < mtp_backend_builtin_count(); k++)
+			builtin |= strcmp(mtp_backend_builtin(k)->name,
+					  gpu[i]) == 0;
+		if (builtin)
+			continue;
+		printf("%-12s %s\n", gpu[i],
+		       why ? why : "module (loaded at run time)");
+	}
+	printf("%-12s wraps another backend and reproduces a known bug\n",
+	       "mutant:<DIAGNOSIS>[:base]");
+	printf("%-12s runs a Python adapter's ops (docs/PYTHON.md)\n",
+	       "python:<ADAPTER>[:MODE]");
+}
+
+static void list_mutants(void)
+{
+	for (int d = 1; d < MTP_DIAG_COUNT; d++)
+		if (mtp_mutant_exists(d))
+			printf("mutant:%-24s %s %s\n", mtp_diag_info(d)->name,
+			       mtp_diag_info(d)->section,
+			       mtp_diag_info(d)->history);
+}
+
+static const struct {
+	const char *name;
+	void (*print)(void);
+} lists[] = {{"ops", list_ops},
+	     {"families", list_families},
+	     {"backends", list_backends},
+	     {"mutants", list_mutants}};
+
+bool mtp_cli_list_known(const char *what)
+{
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (strcmp(what, lists[i].name) == 0)
+			return true;
+	return false;
+}
+
+bool mtp_cli_list(const char *what)
+{
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		if (strcmp(what, lists[i].name) == 0) {
+			lists[i].print();
+			return true;
+		}
+	}
+	return false;
+}
