@@ -47,10 +47,11 @@ clean)
 		"meta.determinism does not record the modes" ;;
 bitwise)
 	run 0 --backend "$B" --repeat 3 --bitwise --json "$W/r.json"
-	check "$W/r.json" '"bitwise: 3 runs" in r["note"]' "a rerun case without its note" ;;
+	# an op the backend lacks (the DSpark ops on the adapters) ran nothing
+	check "$W/r.json" 'r["verdict"] == "UNIMPLEMENTED" or "bitwise: 3 runs" in r["note"]' "a rerun case without its note" ;;
 variant)
 	run "0|1" --backend "$B" --invariance --json "$W/r.json"
-	check "$W/r.json" '(r["verdict"] == "PASSED" and "invariance:" in r["note"]) or (r["verdict"] == "FAILED" and r["diagnosis"]["code"] == "BATCH_VARIANT" and "--invariance" in r["repro"])' \
+	check "$W/r.json" 'r["verdict"] == "UNIMPLEMENTED" or (r["verdict"] == "PASSED" and "invariance:" in r["note"]) or (r["verdict"] == "FAILED" and r["diagnosis"]["code"] == "BATCH_VARIANT" and "--invariance" in r["repro"])' \
 		"--invariance gave a verdict other than PASSED with its note or FAILED as BATCH_VARIANT" ;;
 mutant)
 	flags="--invariance"

@@ -153,13 +153,23 @@ Test(determinism, ulps_between_elements)
 
 Test(determinism, row_axis_of_shapes)
 {
-	struct mtp_tspec s = {"x", "T,H", MTP_TC_ACT, false};
-	const char *rules[] = {"T,H",	      "P,R,H", "K-1,T", "V,H",
-			       "2*M+M*M,M*H", "T",     "T,M*H", "3"};
-	int want[] = {0, 1, 1, -1, -1, 0, 0, -1};
+	/* a signature with T: its batch is T, and an R there is another size
+	 * (DSpark's Markov rank: markov_w1 "V,R" is a weight) */
+	struct mtp_signature sig = {.n_in = 1, .n_out = 1};
+	const char *rules[] = {"T,H", "P,R,H", "K-1,T", "V,H", "2*M+M*M,M*H",
+			       "T",   "T,M*H", "3",	"V,R", "T,R"};
+	int want[] = {0, -1, 1, -1, -1, 0, 0, -1, -1, 0};
 
-	for (int i = 0; i < 8; i++) {
-		s.shape = rules[i];
-		cr_expect_eq(mtp_tspec_row_axis(&s), want[i], "%s", rules[i]);
+	sig.in[0] = (struct mtp_tspec){"x", "T,H", MTP_TC_ACT, false};
+	for (int i = 0; i < 10; i++) {
+		sig.out[0] =
+			(struct mtp_tspec){"y", rules[i], MTP_TC_ACT, false};
+		cr_expect_eq(mtp_tspec_row_axis(&sig, &sig.out[0]), want[i],
+			     "%s", rules[i]);
 	}
+	/* a row op (no T anywhere): its batch is R */
+	sig.in[0] = (struct mtp_tspec){"x", "R,H", MTP_TC_ACT, false};
+	sig.out[0] = (struct mtp_tspec){"y", "P,R,H", MTP_TC_ACT, false};
+	cr_expect_eq(mtp_sig_batch_dim(&sig), 'R');
+	cr_expect_eq(mtp_tspec_row_axis(&sig, &sig.out[0]), 1);
 }

@@ -199,9 +199,14 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 bool mtp_tspec_shape(const struct mtp_tspec *s, const struct mtp_dims *d,
 		     int *ndim, int64_t *shape);
 enum mtp_dtype mtp_tspec_dtype(const struct mtp_tspec *s, enum mtp_dtype act);
-/* The axis of a tensor spec that holds token rows (its dim that is exactly
- * the symbol T or R), or -1 for a tensor shared by every row (a weight). */
-int mtp_tspec_row_axis(const struct mtp_tspec *s);
+/* The symbol of a signature's batch dim: T, or R for the row ops, which
+ * have no T (elsewhere R is another size: DSpark's Markov rank). */
+char mtp_sig_batch_dim(const struct mtp_signature *sig);
+/* The axis of a tensor spec of signature sig that holds its rows (the dim
+ * that is exactly the batch symbol), or -1 for a tensor shared by every row
+ * (a weight). */
+int mtp_tspec_row_axis(const struct mtp_signature *sig,
+		       const struct mtp_tspec *s);
 
 /* One invocation of an op on a backend. Tensors are in signature order; their
  * data pointers are the backend's (device) pointers. */

@@ -240,13 +240,10 @@ static void nothing_compared(struct mtp_result *r, const struct mtp_case *c,
 		 c->op->name);
 }
 
-/* The batch dim of the call's outputs: R for the row ops, else T. */
+/* The batch dim of the call: R for the row ops, else T. */
 static char batch_dim(const struct mtp_case_call *p)
 {
-	for (int k = 0; k < p->sig->n_out; k++)
-		if (strchr(p->sig->out[k].shape, 'R'))
-			return 'R';
-	return 'T';
+	return mtp_sig_batch_dim(p->sig);
 }
 
 /* Every output was compared and passed, but none judged an element: the

@@ -275,14 +275,31 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 	return mtp_quant_check(sig, p, inputs, err, errn);
 }
 
-int mtp_tspec_row_axis(const struct mtp_tspec *s)
+/* The axis of shape rule `shape` that is exactly the symbol c, or -1. */
+static int axis_of(const char *shape, char c)
 {
 	const char *starts[MTP_MAX_DIMS], *ends[MTP_MAX_DIMS];
-	int n = split_dims(s->shape, starts, ends);
+	int n = split_dims(shape, starts, ends);
 
 	for (int i = 0; i < n; i++)
-		if (ends[i] - starts[i] == 1 &&
-		    (*starts[i] == 'T' || *starts[i] == 'R'))
+		if (ends[i] - starts[i] == 1 && *starts[i] == c)
 			return i;
 	return -1;
+}
+
+char mtp_sig_batch_dim(const struct mtp_signature *sig)
+{
+	for (int i = 0; i < sig->n_in; i++)
+		if (axis_of(sig->in[i].shape, 'T') >= 0)
+			return 'T';
+	for (int k = 0; k < sig->n_out; k++)
+		if (axis_of(sig->out[k].shape, 'T') >= 0)
+			return 'T';
+	return 'R';
+}
+
+int mtp_tspec_row_axis(const struct mtp_signature *sig,
+		       const struct mtp_tspec *s)
+{
+	return axis_of(s->shape, mtp_sig_batch_dim(sig));
 }

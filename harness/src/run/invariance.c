@@ -211,7 +211,7 @@ static enum mtp_status sub_make(const struct mtp_case *c,
 	for (int i = 0; !st && i < c->inputs.n; i++) {
 		const struct mtp_named *in = &c->inputs.items[i];
 		const struct mtp_tspec *s = spec_of(sig, false, in->name);
-		int axis = s ? mtp_tspec_row_axis(s) : -1;
+		int axis = s ? mtp_tspec_row_axis(sig, s) : -1;
 		struct mtp_named *e = mtp_list_add(&d->inputs, in->name);
 
 		if (!e) {
@@ -320,7 +320,7 @@ static bool outputs_match(const struct mtp_run_opts *o, struct mtp_result *r,
 	for (int k = 0; k < p->call.n_out; k++) {
 		const struct mtp_tspec *s = &p->sig->out[k];
 		const struct mtp_tensor *sp = NULL;
-		int axis = mtp_tspec_row_axis(s);
+		int axis = mtp_tspec_row_axis(p->sig, s);
 		struct row_diff d = {0};
 
 		if (axis < 0 || !got[k].data)
@@ -388,7 +388,7 @@ static bool plan_call_run(const struct mtp_run_opts *o, struct mtp_worker *w,
 static int64_t rows_of(const struct mtp_case_call *p)
 {
 	for (int k = 0; k < p->call.n_out; k++) {
-		int axis = mtp_tspec_row_axis(&p->sig->out[k]);
+		int axis = mtp_tspec_row_axis(p->sig, &p->sig->out[k]);
 
 		if (axis >= 0)
 			return p->call.out[k].shape[axis];
@@ -405,7 +405,7 @@ static int64_t singles_of(const struct mtp_case_call *p, int64_t n)
 		double b = (double)mtp_tensor_nbytes(&p->call.in[i]);
 
 		all += b;
-		if (mtp_tspec_row_axis(&p->sig->in[i]) < 0)
+		if (mtp_tspec_row_axis(p->sig, &p->sig->in[i]) < 0)
 			shared += b;
 	}
 	per_call = shared + (n > 0 ? (all - shared) / (double)n : 0);
