@@ -23,7 +23,7 @@ endforeach()
 # The backend interface and the headers it includes, nothing of the
 # harness's own (runner, fixtures, reports): backend.h's closure, and quant.h
 # for a backend that reads float8 weights.
-set(MTP_PUBLIC_HEADERS backend.h op.h ref.h conventions.h dtype.h status.h
+set(MTP_PUBLIC_HEADERS backend.h op.h ref.h conventions.h dtype.h family.h status.h
   tensor.h quant.h)
 list(TRANSFORM MTP_PUBLIC_HEADERS PREPEND ${CMAKE_SOURCE_DIR}/harness/include/mtp/)
 install(FILES ${MTP_PUBLIC_HEADERS} DESTINATION ${MTP_INSTALL_INCLUDE_DIR}/mtp)
