@@ -240,12 +240,6 @@ static void nothing_compared(struct mtp_result *r, const struct mtp_case *c,
 		 c->op->name);
 }
 
-/* The batch dim of the call: R for the row ops, else T. */
-static char batch_dim(const struct mtp_case_call *p)
-{
-	return mtp_sig_batch_dim(p->sig);
-}
-
 /* Every output was compared and passed, but none judged an element: the
  * case is SKIPPED, never PASSED, with why (docs/ARCHITECTURE.md, "Verdicts
  * and exit codes"). False when something was judged. */
@@ -267,7 +261,7 @@ static bool judged_nothing(struct mtp_result *r, const struct mtp_case_call *p)
 	if (elements == 0 && d->t == 0 && d->r == 0) {
 		snprintf(r->message + k, sizeof(r->message) - k,
 			 "%c = 0 (an empty batch): no output holds an element",
-			 batch_dim(p));
+			 mtp_sig_batch_dim(p->sig));
 		return true;
 	}
 	for (int i = 0; i < r->n_cmp && k < sizeof(r->message); i++) {
