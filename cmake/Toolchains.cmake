@@ -77,9 +77,6 @@ if(NOT MTP_WITH_OPENCL STREQUAL "OFF")
 endif()
 mtp_resolve(OPENCL ${_ocl_found} "${_ocl_why}")
 
-# BLAS for the optimized CPU backend
-find_package(BLAS QUIET)
-
 # Python (the python backend embeds it): the interpreter and its embedding
 # files (python3-dev). -DPython3_EXECUTABLE=/path/to/venv/bin/python picks
 # another one.

@@ -1,6 +1,6 @@
 /*
  * The `cpu` backend: optimized host kernels (fp32 arithmetic as in the
- * engines, OpenMP over rows, OpenBLAS sgemm for the matrix products) behind
+ * engines, OpenMP over rows, batch-invariant dot tiles for the matrix products) behind
  * the backend interface. Its "device" is host memory, 64-byte aligned. Every
  * op of the table is implemented for bfloat16, float16 and float32
  * activations with float32 mHC parameters; anything else is reported
@@ -183,15 +183,19 @@ static enum mtp_status cpu_launch(struct mtp_backend *be,
 static void cpu_device_info(struct mtp_backend *be, char *buf, size_t n)
 {
 	(void)be;
-	snprintf(buf, n, "host CPU, %d OpenMP threads, OpenBLAS sgemm",
-		 omp_get_max_threads());
+	static const int lanes[] = {1, 8, 16};
+
+	snprintf(buf, n,
+		 "host CPU, %d OpenMP threads, batch-invariant fp32 dots "
+		 "(%d lanes)",
+		 omp_get_max_threads(), lanes[mtp_cpu_dot_lanes()]);
 }
 
 const struct mtp_backend_iface mtp_cpu_backend = {
 	.api_version = MTP_BACKEND_API_VERSION,
 	.name = "cpu",
 	.description = "optimized CPU kernels: fp32 arithmetic, OpenMP, "
-		       "OpenBLAS sgemm; host memory",
+		       "batch-invariant GEMM; host memory",
 	.open = cpu_open,
 	.close = cpu_close,
 	.alloc = cpu_alloc,

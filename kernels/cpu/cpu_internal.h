@@ -159,15 +159,36 @@ enum mtp_status mtp_cpu_rows(int64_t rows, int64_t per_row, size_t scratch,
 /* Index tensors (int32 or int64) widened to a new int64 array. */
 int64_t *mtp_cpu_indices(const struct mtp_tensor *t);
 
+/* ---- Dot-product tiles (dots.c) ---------------------------------------- */
+
+/* A dot's bits depend on its span and on the lanes only, never on the tile,
+ * the row's position in the batch or the thread (SPEC.md §11 invariance). */
+#define MTP_DOT_TR 4	/* rows of a 4x3 tile */
+#define MTP_DOT_TO 3	/* weight rows of a 4x3 tile */
+#define MTP_DOT_WO 8	/* weight rows of a 1x8 tile */
+#define MTP_DOT_KC 1024 /* the K chunk of a product: spans are summed in order */
+
+enum mtp_cpu_lanes { MTP_CPU_LANES_1, MTP_CPU_LANES_8, MTP_CPU_LANES_16 };
+/* The widest lanes this CPU runs (1 without AVX2 or under MTP_CPU_NO_AVX2). */
+enum mtp_cpu_lanes mtp_cpu_dot_lanes(void);
+/* acc[t][d] += x[t] . w[d] over len elements. */
+void mtp_cpu_dots_4x3(const float *const x[MTP_DOT_TR],
+		      const float *const w[MTP_DOT_TO], int64_t len,
+		      enum mtp_cpu_lanes lanes, float acc[][MTP_DOT_TO]);
+/* acc[d] += x . (w + d * ldw) over len elements, d < MTP_DOT_WO. */
+void mtp_cpu_dots_1x8(const float *x, const float *w, int64_t ldw, int64_t len,
+		      enum mtp_cpu_lanes lanes, float acc[MTP_DOT_WO]);
+
 /* ---- GEMM (gemm.c) ---------------------------------------------------- */
 
 /* Rows of an [out,in] weight widened to fp32 at a time (at most 64 MiB). */
 int64_t mtp_cpu_slab_rows(int64_t in, int64_t out);
-/* y[r, 0..n) (row stride out) = x [rows,in] . w [n,in]^T, fp32 sgemm. */
+/* y[r, 0..n) (row stride out) = x [rows,in] . w [n,in]^T in fp32, each
+ * element the K-chunk-ordered sum of its dots (dots.c): batch invariant. */
 void mtp_cpu_sgemm_slab(const float *x, const float *w, int64_t rows, int64_t n,
 			int64_t in, int64_t out, float *y);
 
-/* y [rows,out] = x [rows,in] . w [out,in]^T in fp32 (cblas_sgemm), no
+/* y [rows,out] = x [rows,in] . w [out,in]^T in fp32, no
  * rounding. x and w are activations. */
 enum mtp_status mtp_cpu_gemm(enum mtp_dtype act, const void *x, const void *w,
 			     int64_t rows, int64_t in, int64_t out, float *y);

@@ -132,85 +132,10 @@ void mtp_cpu_hc_pre_token(const struct mtp_cpu_hc_pre *k, const float *x,
  * so that each fn vector is loaded once per 4 tokens, each x vector once
  * per 3 mixes.
  */
-#define PRE_TB 4
-#define PRE_MB 3
-#define PRE_KC 1024
+#define PRE_TB MTP_DOT_TR
+#define PRE_MB MTP_DOT_TO
+#define PRE_KC MTP_DOT_KC
 #define PRE_SB 32 /* tokens per block (block_dots) */
-
-MTP_CPU_AVX2 static void dots_4x3(const float *const x[PRE_TB],
-				  const float *const f[PRE_MB], int64_t len,
-				  float acc[PRE_TB][PRE_MB])
-{
-	__m256 v[PRE_TB][PRE_MB];
-	int64_t k = 0;
-
-	for (int t = 0; t < PRE_TB; t++)
-		for (int d = 0; d < PRE_MB; d++)
-			v[t][d] = _mm256_setzero_ps();
-	for (; k + 8 <= len; k += 8) {
-		const __m256 f0 = _mm256_loadu_ps(f[0] + k);
-		const __m256 f1 = _mm256_loadu_ps(f[1] + k);
-		const __m256 f2 = _mm256_loadu_ps(f[2] + k);
-
-		for (int t = 0; t < PRE_TB; t++) {
-			const __m256 xt = _mm256_loadu_ps(x[t] + k);
-
-			v[t][0] = _mm256_fmadd_ps(xt, f0, v[t][0]);
-			v[t][1] = _mm256_fmadd_ps(xt, f1, v[t][1]);
-			v[t][2] = _mm256_fmadd_ps(xt, f2, v[t][2]);
-		}
-	}
-	for (int t = 0; t < PRE_TB; t++)
-		for (int d = 0; d < PRE_MB; d++) {
-			float s = mtp_vec_hsum(v[t][d]);
-
-			for (int64_t i = k; i < len; i++)
-				s += x[t][i] * f[d][i];
-			acc[t][d] += s;
-		}
-}
-
-/* dots_4x3 at 16 lanes (AVX-512), where the FMAs bound it at 8. */
-MTP_CPU_AVX512 static void dots_4x3_512(const float *const x[PRE_TB],
-					const float *const f[PRE_MB],
-					int64_t len, float acc[PRE_TB][PRE_MB])
-{
-	__m512 v[PRE_TB][PRE_MB];
-	int64_t k = 0;
-
-	for (int t = 0; t < PRE_TB; t++)
-		for (int d = 0; d < PRE_MB; d++)
-			v[t][d] = _mm512_setzero_ps();
-	for (; k + 16 <= len; k += 16) {
-		const __m512 f0 = _mm512_loadu_ps(f[0] + k);
-		const __m512 f1 = _mm512_loadu_ps(f[1] + k);
-		const __m512 f2 = _mm512_loadu_ps(f[2] + k);
-
-		for (int t = 0; t < PRE_TB; t++) {
-			__m512 xt = _mm512_loadu_ps(x[t] + k);
-
-			/* one load of x per token, in a register: gcc folds
-			 * it into each of the 3 FMAs otherwise (15 loads per
-			 * 12 FMAs), and Zen 4 loads one zmm per cycle */
-			__asm__("" : "+v"(xt));
-			v[t][0] = _mm512_fmadd_ps(xt, f0, v[t][0]);
-			v[t][1] = _mm512_fmadd_ps(xt, f1, v[t][1]);
-			v[t][2] = _mm512_fmadd_ps(xt, f2, v[t][2]);
-		}
-	}
-	for (int t = 0; t < PRE_TB; t++)
-		for (int d = 0; d < PRE_MB; d++)
-			acc[t][d] += _mm512_reduce_add_ps(v[t][d]);
-	if (k < len) {
-		const float *xt[PRE_TB], *fd[PRE_MB];
-
-		for (int t = 0; t < PRE_TB; t++)
-			xt[t] = x[t] + k;
-		for (int d = 0; d < PRE_MB; d++)
-			fd[d] = f[d] + k;
-		dots_4x3(xt, fd, len - k, acc);
-	}
-}
 
 /*
  * The dots of a block of nt <= PRE_SB tokens, their fp32 streams in xb
@@ -225,7 +150,7 @@ static void block_dots(const struct mtp_cpu_hc_pre *k, const float *xb,
 		       int64_t ld, int nt, float *dot)
 {
 	const int64_t n = k->m * k->h, nmix = 2 * k->m + k->m * k->m;
-	const bool wide = mtp_cpu_vec512(k->act);
+	const enum mtp_cpu_lanes lanes = mtp_cpu_dot_lanes();
 
 	memset(dot, 0, (size_t)(nt * nmix) * sizeof(*dot));
 	for (int64_t kc = 0; kc < n; kc += PRE_KC) {
@@ -246,8 +171,7 @@ static void block_dots(const struct mtp_cpu_hc_pre *k, const float *xb,
 						(q + t < nt ? q + t : nt - 1) *
 							ld +
 						kc;
-				(wide ? dots_4x3_512 : dots_4x3)(xc, fc, len,
-								 acc);
+				mtp_cpu_dots_4x3(xc, fc, len, lanes, acc);
 				for (int t = 0; t < PRE_TB && q + t < nt; t++)
 					for (int d = 0;
 					     d < PRE_MB && o + d < nmix; d++)
@@ -261,118 +185,56 @@ static void block_dots(const struct mtp_cpu_hc_pre *k, const float *xb,
 /*
  * Decode sizes (fewer tokens than a block): the cost is streaming fn once
  * (2.75 MB at H = 7168, M = 4) from DRAM, or from L3 when warm. K is cut
- * into PRE_DC fixed chunks that the threads share, each thread a contiguous
- * range of them; each chunk's partial dots go to their own slot and are
- * added in chunk order, so the result does not depend on the thread count.
- * A thread first converts its chunks' slices of the residual (and their
- * sums of squares), then walks fn PRE_DM rows at a time (8 mixes, 16 lanes
- * with AVX-512, 8 with AVX2) across its whole chunk range, so that each fn
- * row is one long stream per thread.
+ * into the same MTP_DOT_KC chunks as the block path, which the threads
+ * share, each thread a contiguous range of them; each chunk's partial dots
+ * go to their own slot and are added in chunk order, as block_dots adds
+ * them, so a token's mixes have the same bits here, in a block, and for any
+ * thread count (`run --invariance`). A thread first converts its chunks'
+ * slices of the residual, then walks fn PRE_DM rows at a time across its
+ * whole chunk range, so that each fn row is one long stream per thread.
  */
-#define PRE_DC 16
-#define PRE_DM 8
+#define PRE_DM MTP_DOT_WO
 
-MTP_CPU_AVX2 static void dots_1x8(const float *x, const float *f, int64_t n,
-				  int64_t len, float acc[PRE_DM])
+static int64_t decode_chunks_of(int64_t n)
 {
-	__m256 v[PRE_DM];
-	int64_t k = 0;
-
-	for (int d = 0; d < PRE_DM; d++)
-		v[d] = _mm256_setzero_ps();
-	for (; k + 8 <= len; k += 8) {
-		const __m256 xv = _mm256_loadu_ps(x + k);
-
-		for (int d = 0; d < PRE_DM; d++)
-			v[d] = _mm256_fmadd_ps(
-				xv, _mm256_loadu_ps(f + d * n + k), v[d]);
-	}
-	for (int d = 0; d < PRE_DM; d++)
-		acc[d] = mtp_vec_hsum(v[d]);
-	for (int d = 0; d < PRE_DM; d++)
-		for (int64_t i = k; i < len; i++)
-			acc[d] += x[i] * f[d * n + i];
-}
-
-/* dots_1x8 at 16 lanes (AVX-512): the same loads in half the
- * instructions. */
-MTP_CPU_AVX512 static void dots_1x8_512(const float *x, const float *f,
-					int64_t n, int64_t len,
-					float acc[PRE_DM])
-{
-	__m512 v[PRE_DM];
-	int64_t k = 0;
-
-	for (int d = 0; d < PRE_DM; d++)
-		v[d] = _mm512_setzero_ps();
-	for (; k + 16 <= len; k += 16) {
-		const __m512 xv = _mm512_loadu_ps(x + k);
-
-		for (int d = 0; d < PRE_DM; d++)
-			v[d] = _mm512_fmadd_ps(
-				xv, _mm512_loadu_ps(f + d * n + k), v[d]);
-	}
-	for (int d = 0; d < PRE_DM; d++)
-		acc[d] = _mm512_reduce_add_ps(v[d]);
-	for (int d = 0; d < PRE_DM; d++)
-		for (int64_t i = k; i < len; i++)
-			acc[d] += x[i] * f[d * n + i];
-}
-
-/* K chunk c of n: its start and length. */
-static int64_t decode_span(int64_t n, int64_t c, int64_t *len)
-{
-	const int64_t clen = ((n + PRE_DC - 1) / PRE_DC + 15) / 16 * 16;
-	const int64_t kc = c * clen;
-
-	*len = kc >= n ? 0 : n - kc < clen ? n - kc : clen;
-	return *len ? kc : 0;
+	return (n + PRE_KC - 1) / PRE_KC;
 }
 
 /* Chunks [c0, c1) of the decode path: converts their slices of every
- * token's streams into x, then part [PRE_DC][t][nmix + 1] gets their
- * partial dots and (last) sums of squares, mix group by mix group so that
- * each fn row is one stream. */
+ * token's streams into x, then part [chunks][t][nmix] gets their partial
+ * dots, mix group by mix group so that each fn row is one stream. */
 static void decode_chunks(const struct mtp_cpu_hc_pre *k, const void *residual,
 			  float *x, int64_t t, int64_t c0, int64_t c1,
 			  float *part)
 {
 	const int64_t n = k->m * k->h, nmix = 2 * k->m + k->m * k->m;
-	const bool wide = mtp_cpu_vec512(k->act);
+	const enum mtp_cpu_lanes lanes = mtp_cpu_dot_lanes();
 
-	for (int64_t c = c0; c < c1; c++) {
-		int64_t len, kc = decode_span(n, c, &len);
-
+	for (int64_t c = c0; c < c1; c++)
 		for (int64_t tok = 0; tok < t; tok++) {
-			float *xc = x + tok * n + kc;
+			const int64_t kc = c * PRE_KC;
 
-			if (len)
-				mtp_cpu_load(k->act, residual, tok * n + kc,
-					     len, xc);
-			part[(c * t + tok) * (nmix + 1) + nmix] =
-				len ? mtp_cpu_sumsq(xc, len) : 0.0f;
+			mtp_cpu_load(k->act, residual, tok * n + kc,
+				     n - kc < PRE_KC ? n - kc : PRE_KC,
+				     x + tok * n + kc);
 		}
-	}
 	for (int64_t o = 0; o < nmix; o += PRE_DM)
 		for (int64_t c = c0; c < c1; c++)
 			for (int64_t tok = 0; tok < t; tok++) {
-				int64_t len, kc = decode_span(n, c, &len);
+				const int64_t kc = c * PRE_KC,
+					      len = n - kc < PRE_KC ? n - kc
+								    : PRE_KC;
 				/* the last group repeats the last row */
 				const int64_t o0 =
 					o + PRE_DM <= nmix ? o : nmix - PRE_DM;
 				float acc[PRE_DM] = {0};
 
-				if (len && wide)
-					dots_1x8_512(x + tok * n + kc,
-						     k->fn + o0 * n + kc, n,
-						     len, acc);
-				else if (len)
-					dots_1x8(x + tok * n + kc,
+				mtp_cpu_dots_1x8(x + tok * n + kc,
 						 k->fn + o0 * n + kc, n, len,
-						 acc);
+						 lanes, acc);
 				for (int64_t o2 = o;
 				     o2 < o + PRE_DM && o2 < nmix; o2++)
-					part[(c * t + tok) * (nmix + 1) + o2] =
+					part[(c * t + tok) * nmix + o2] =
 						acc[o2 - o0];
 			}
 }
@@ -382,8 +244,9 @@ static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
 				  float *comb, void *layer_input)
 {
 	const int64_t m = k->m, h = k->h, n = m * h, nmix = 2 * m + m * m;
-	float *x = mtp_cpu_floats(
-		(size_t)(t * n + 2 * h + nmix + PRE_DC * t * (nmix + 1)));
+	const int64_t nc = decode_chunks_of(n);
+	float *x =
+		mtp_cpu_floats((size_t)(t * n + 2 * h + nmix + nc * t * nmix));
 	float *u, *li, *mu, *part;
 
 	if (!x)
@@ -397,22 +260,18 @@ static enum mtp_status pre_decode(const struct mtp_cpu_hc_pre *k,
 		const int64_t nt = omp_get_num_threads(),
 			      id = omp_get_thread_num();
 
-		decode_chunks(k, residual, x, t, PRE_DC * id / nt,
-			      PRE_DC * (id + 1) / nt, part);
+		decode_chunks(k, residual, x, t, nc * id / nt,
+			      nc * (id + 1) / nt, part);
 	}
 	for (int64_t tok = 0; tok < t; tok++) {
 		const float *xt = x + tok * n;
-		float ss = 0.0f, rho;
+		const float rho = mtp_cpu_rms_inv(xt, n, k->rms_eps);
 
-		for (int64_t c = 0; c < PRE_DC; c++)
-			ss += part[(c * t + tok) * (nmix + 1) + nmix];
-		rho = isfinite(ss) ? 1.0f / sqrtf(ss / (float)n + k->rms_eps)
-				   : mtp_cpu_rms_inv(xt, n, k->rms_eps);
 		for (int64_t o = 0; o < nmix; o++) {
 			float s = 0.0f;
 
-			for (int64_t c = 0; c < PRE_DC; c++)
-				s += part[(c * t + tok) * (nmix + 1) + o];
+			for (int64_t c = 0; c < nc; c++)
+				s += part[(c * t + tok) * nmix + o];
 			mu[o] = isfinite(s)
 					? rho * s
 					: mtp_cpu_scaled_dot(rho, xt,

@@ -45,6 +45,15 @@ bool mtp_cpu_vec512(enum mtp_dtype act)
 	return act == MTP_BF16 && vec_level() >= 3;
 }
 
+enum mtp_cpu_lanes mtp_cpu_dot_lanes(void)
+{
+	const int level = vec_level();
+
+	return level >= 3   ? MTP_CPU_LANES_16
+	       : level >= 2 ? MTP_CPU_LANES_8
+			    : MTP_CPU_LANES_1;
+}
+
 void mtp_cpu_fence(void)
 {
 #if MTP_CPU_VEC

@@ -2,7 +2,7 @@
 # Installs what mtpcheck needs on a Debian 12 machine (root), only if missing.
 set -euo pipefail
 pkgs=(cmake gcc make pkg-config dpkg-dev clang-format libhdf5-dev hdf5-tools libcriterion-dev
-      libopenblas-dev libcjson-dev python3-numpy python3-h5py python3-dev
+      libcjson-dev python3-numpy python3-h5py python3-dev
       pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libze-dev
       clang-14 llvm-14 llvm-spirv-14 spirv-tools libclang-rt-14-dev time chromium)
 missing=()
