@@ -161,6 +161,12 @@ static void case_detail(FILE *f, const struct mtp_result *r)
 		fputs("<br><strong>diagnosis</strong>: ", f);
 		esc(f, r->diag.text);
 	}
+	char agree[400];
+
+	if (mtp_agreement_text(r->cmp, r->n_cmp, agree, sizeof(agree))) {
+		fputs("<br><strong>draft agreement</strong> by step: ", f);
+		esc(f, agree);
+	}
 	fputs("<br>repro: <code>", f);
 	esc(f, r->repro);
 	fputs("</code>", f);

@@ -15,6 +15,23 @@
 #include "mtp/textio.h"
 #include "report_file.h"
 
+/* A token output's draft agreement (compare.h): rows per step, the rows
+ * that agree at each step, the reference's margins. */
+static void write_agreement(FILE *f, const struct mtp_agreement *a)
+{
+	fprintf(f, ",\"agreement\":{\"rows\":%lld,\"agree\":[",
+		(long long)a->rows);
+	for (int s = 0; s < a->steps; s++)
+		fprintf(f, "%s%lld", s ? "," : "", (long long)a->agree[s]);
+	fputs("],\"margin_min\":", f);
+	mtp_json_num(f, a->margin_min);
+	fputs(",\"margin_median\":", f);
+	mtp_json_num(f, a->margin_median);
+	fputs(",\"disagree_margin_max\":", f);
+	mtp_json_num(f, a->disagree_margin_max);
+	fputs("}", f);
+}
+
 static void write_cmp(FILE *f, const struct mtp_cmp *c)
 {
 	fputs("{\"tensor\":", f);
@@ -80,6 +97,8 @@ static void write_cmp(FILE *f, const struct mtp_cmp *c)
 	if (c->has_argmax)
 		fprintf(f, ",\"argmax_rows\":%lld,\"argmax_agree\":%lld",
 			(long long)c->argmax_rows, (long long)c->argmax_agree);
+	if (c->agreement.steps)
+		write_agreement(f, &c->agreement);
 	fputs("}", f);
 }
 

@@ -106,6 +106,45 @@ Test(compare, argmax_agreement_per_row_and_shape_mismatch)
 	mtp_tensor_fini(&tc);
 }
 
+/* A chain's tokens [K = 2, T = 3] against the reference's, and its logits
+ * [2, 3, 4]: the agreement per step, the reference's margins, and the
+ * margin of the missed token's row (issue 30, "draft agreement"). */
+Test(compare, draft_agreement_per_step_and_margins)
+{
+	double got[6] = {1, 2, 3, 0, 0, 3}, want[6] = {1, 2, 3, 1, 0, 2};
+	/* rows' margins: 7, 6, 5 (step 0); 2, 3, 1 (step 1) */
+	double lg[24] = {0, 9, 1, 2, 0, 0, 8, 2, 0, 1, 2, 7,
+			 0, 4, 2, 1, 5, 1, 0, 2, 1, 1, 2, 0.5};
+	struct mtp_tensor tg = make(MTP_I64, 2, 3, got),
+			  tw = make(MTP_I64, 2, 3, want), tl = {0};
+	int64_t ls[3] = {2, 3, 4};
+	struct mtp_cmp c = {0};
+	char text[200];
+
+	mtp_tensor_alloc(&tl, MTP_F32, 3, ls);
+	for (int i = 0; i < 24; i++)
+		mtp_store(MTP_F32, tl.data, (size_t)i, lg[i]);
+	mtp_cmp_agreement(&c, &tg, &tw, &tl);
+	cr_expect_eq(c.agreement.steps, 2);
+	cr_expect_eq(c.agreement.rows, 3);
+	cr_expect_eq(c.agreement.agree[0], 3, "step 0: every token agrees");
+	cr_expect_eq(c.agreement.agree[1], 1, "step 1: rows 0 and 2 differ");
+	cr_expect_float_eq(c.agreement.margin_min, 1.0, 1e-12);
+	cr_expect_float_eq(c.agreement.margin_median, 4.0, 1e-12,
+			   "median of 7 6 5 2 3 1");
+	cr_expect_float_eq(c.agreement.disagree_margin_max, 2.0, 1e-12,
+			   "rows 3 (margin 2) and 5 (margin 1) missed");
+	cr_expect(mtp_agreement_text(&c, 1, text, sizeof(text)));
+	cr_expect(strstr(text, "3/3, 1/3") != NULL, "%s", text);
+	/* no logits: the counts, no margins */
+	mtp_cmp_agreement(&c, &tg, &tw, NULL);
+	cr_expect_eq(c.agreement.agree[1], 1);
+	cr_expect(isnan(c.agreement.margin_median));
+	mtp_tensor_fini(&tg);
+	mtp_tensor_fini(&tw);
+	mtp_tensor_fini(&tl);
+}
+
 Test(compare, accumulation_allowance_widens_only_its_product)
 {
 	/* y [2, 2]: row norms 1, 2; column norms 3, 4; acc_u 1e-3: element

@@ -115,8 +115,10 @@ static void params_of(const struct problem *pb, struct mtp_params *p)
 	p->variant = pb->variant;
 	p->contract = pb->contract;
 	p->hc_mult = pb->fam == V4 && pb->m ? pb->m : 0;
-	p->num_steps = pb->k;
-	p->num_layers = pb->l;
+	/* 1 where the problem has no chain, as mtp_params_parse defaults them:
+	 * K = 0 or L = 0 is refused as an empty sum, not an empty batch */
+	p->num_steps = pb->k ? pb->k : 1;
+	p->num_layers = pb->l ? pb->l : 1;
 	p->pass_step_idx = pb->pass;
 }
 

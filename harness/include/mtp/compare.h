@@ -31,6 +31,22 @@ struct mtp_tol {
 	char origin[320]; /* where the numbers come from */
 };
 
+/* The agreement of draft tokens with the reference's (teacher-forced, so
+ * step by step): the number users feel, since each disagreement ends an
+ * accepted run. Steps are a chain's [K,T] tokens' first dim (one for a
+ * step's [T]); agree[s] counts the rows of step s whose token is the
+ * reference's, exactly (the first MTP_AGREE_STEPS steps). The margins are
+ * the reference's top-1 minus top-2 logit per row: their minimum and
+ * median over every row, and their largest over the rows that disagree
+ * (a large one: the engine missed a confident token). */
+#define MTP_AGREE_STEPS 32
+struct mtp_agreement {
+	int steps; /* 0: not judged as tokens */
+	int64_t rows;
+	int64_t agree[MTP_AGREE_STEPS];
+	double margin_min, margin_median, disagree_margin_max;
+};
+
 /* ULP buckets: 0, 1, 2, 3-4, 5-8, 9-16, 17-256, >256 (or not finite). */
 #define MTP_ULP_BUCKETS 8
 
@@ -55,7 +71,23 @@ struct mtp_cmp {
 	int64_t n_ambiguous;
 	/* the signed rounding-bias test (bias.h; ROUNDING_BIAS) */
 	struct mtp_bias bias;
+	/* tokens: the draft agreement (mtp_cmp_agreement) */
+	struct mtp_agreement agreement;
 };
+
+/* c->agreement of token output got against want, margins from the
+ * reference's logits want_logits ([..., V] with one row per token; NULL:
+ * no margins, NaN). Shapes are the caller's to have checked. */
+void mtp_cmp_agreement(struct mtp_cmp *c, const struct mtp_tensor *got,
+		       const struct mtp_tensor *want,
+		       const struct mtp_tensor *want_logits);
+/* "17/17, 15/17 (the reference's top-1 margin on a missed token: up to
+ * 0.41)": the agreement of every token output of cmp in flow order, one
+ * figure per step; false (buf "") when none has one. */
+bool mtp_agreement_text(const struct mtp_cmp *cmp, int n_cmp, char *buf,
+			size_t n);
+/* Top-1 minus top-2 of row r of a logits tensor [..., V]. */
+double mtp_logits_margin(const struct mtp_tensor *l, int64_t r);
 
 /* The tolerance of output `output` of call c: the fixture's override; else,
  * for composite ops (and ops with an intermediate rounding: eh_proj_hc,

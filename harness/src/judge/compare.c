@@ -498,24 +498,6 @@ const char *mtp_cmp_where(const struct mtp_cmp *c, char *buf, size_t n)
 	return buf;
 }
 
-static double row_margin(const struct mtp_tensor *l, int64_t r)
-{
-	int64_t cols = l->shape[l->ndim - 1];
-	double top = -INFINITY, second = -INFINITY;
-
-	for (int64_t k = 0; k < cols; k++) {
-		double v = mtp_load(l->dtype, l->data, (size_t)(r * cols + k));
-
-		if (v > top) {
-			second = top;
-			top = v;
-		} else if (v > second) {
-			second = v;
-		}
-	}
-	return top - second;
-}
-
 /* How far below the row's top the reference logit of token tok is: 0 for a
  * token tied at the maximum (common with bf16 logits at V = 129280), +Inf
  * for an id outside the row. */
@@ -557,11 +539,12 @@ void mtp_compare_tokens(const char *name, const struct mtp_tensor *got,
 
 		if (gap == 0)
 			continue; /* tied at the maximum: as good a greedy pick */
-		if (gap <= bound && row_margin(want_logits, r) <= bound)
+		if (gap <= bound && mtp_logits_margin(want_logits, r) <= bound)
 			c->n_ambiguous++;
 		else
 			c->n_bad++;
 	}
 	c->passed = c->n_bad == 0 && c->n_special_mismatch == 0;
 	c->headroom = c->passed ? 0 : INFINITY;
+	mtp_cmp_agreement(c, got, want, want_logits);
 }

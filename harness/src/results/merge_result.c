@@ -38,6 +38,33 @@ static bool take_threshold(const struct mtp_jwhere *w, const cJSON *c,
 			   sizeof(m->tol.origin));
 }
 
+/* A token output's optional draft agreement (schema 2.2). */
+static bool take_agreement(const struct mtp_jwhere *w, const cJSON *c,
+			   struct mtp_agreement *a)
+{
+	struct mtp_jwhere t = *w;
+	const cJSON *o;
+
+	if (!mtp_jw_kind(w, c, "agreement", false, true, &o))
+		return false;
+	if (!o)
+		return true;
+	snprintf(t.at, sizeof(t.at), "%.80s.agreement", w->at);
+	if (!mtp_jw_count(&t, o, "rows", true, &a->rows) ||
+	    !mtp_jw_counts(&t, o, "agree", true, -MTP_AGREE_STEPS, a->agree,
+			   &a->steps) ||
+	    !mtp_jw_num(&t, o, "margin_min", REQ, &a->margin_min) ||
+	    !mtp_jw_num(&t, o, "margin_median", REQ, &a->margin_median) ||
+	    !mtp_jw_num(&t, o, "disagree_margin_max", REQ,
+			&a->disagree_margin_max))
+		return false;
+	for (int s = 0; s < a->steps; s++)
+		if (a->agree[s] > a->rows)
+			return mtp_jw_refuse(&t, "agree",
+					     "more rows agree than there are");
+	return true;
+}
+
 /* One output object (w->at names it), as far as the reports show it. */
 static bool take_cmp(const struct mtp_jwhere *w, const cJSON *c,
 		     struct mtp_cmp *m)
@@ -72,7 +99,7 @@ static bool take_cmp(const struct mtp_jwhere *w, const cJSON *c,
 			   m->worst_coord, &m->worst_ndim) ||
 	    !mtp_jw_counts(w, c, "ulp_histogram", false, MTP_ULP_BUCKETS,
 			   m->ulp_hist, &n_hist) ||
-	    !take_threshold(w, c, m))
+	    !take_threshold(w, c, m) || !take_agreement(w, c, &m->agreement))
 		return false;
 	m->worst = m->worst_ndim ? 0 : -1;
 	return true;

@@ -177,6 +177,13 @@ static void print_line(FILE *o, const struct mtp_run *run,
 	if (r->diag.diag)
 		fprintf(o, "        %s: %s\n",
 			r->diag.info ? "note" : "diagnosis", r->diag.text);
+	if (r->verdict != MTP_PASSED || run->opts.verbose) {
+		char agree[400];
+
+		if (mtp_agreement_text(r->cmp, r->n_cmp, agree, sizeof(agree)))
+			fprintf(o, "        draft agreement by step: %s\n",
+				agree);
+	}
 	if (run->opts.verbose)
 		print_outputs(o, r);
 	if (r->partial)
