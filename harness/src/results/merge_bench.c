@@ -80,9 +80,9 @@ static const char *device_of(const cJSON *root, const char *name)
 	return "";
 }
 
-/* Field k of o, a string or (notes) an array of strings, each cleaned and
- * the strings joined by blank lines, into *dst (malloc'ed); absent: *dst
- * unchanged. False with the line for a field of another type, or longer
+/* Field k of o, a string or an array of strings (notes: the lines of a
+ * Markdown text), each cleaned and the strings joined by newlines, into
+ * *dst (malloc'ed); absent: *dst unchanged. False with the line for a field of another type, or longer
  * than MAX_TEXT. */
 static bool rec_text(const struct mtp_jwhere *w, const cJSON *o, const char *k,
 		     char **dst)
@@ -110,7 +110,7 @@ static bool rec_text(const struct mtp_jwhere *w, const cJSON *o, const char *k,
 	for (const cJSON *p = one ? one : v->child; p;
 	     p = one ? NULL : p->next) {
 		if (len)
-			len += (size_t)snprintf(s + len, cap - len, "\n\n");
+			s[len++] = '\n';
 		mtp_text_sanitize(s + len, cap - len, p->valuestring,
 				  strlen(p->valuestring) + 1);
 		len += strlen(s + len);
@@ -311,6 +311,25 @@ enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 	return add_bench(run, path, root, NULL, err, errn);
 }
 
+/* Run i (r) of collection path, its record's defaults in outer. */
+static enum mtp_status add_run(struct mtp_run *run, const char *path, int i,
+			       const cJSON *r, const cJSON *outer, char *err,
+			       size_t errn)
+{
+	char at[320];
+	struct mtp_jwhere w = {.path = at, .err = err, .errn = errn};
+	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(r, "schema_version");
+
+	snprintf(at, sizeof(at), "%s runs[%d]", path, i);
+	if (!cJSON_IsObject(r) || strcmp(sval(r, "format"), "mtpcheck-bench"))
+		return mtp_jw_refuse(&w, "format",
+				     "not an mtpcheck-bench document"),
+		       MTP_ERR_INVALID;
+	if (!mtp_schema_accept(at, cJSON_GetStringValue(sv), sv, err, errn))
+		return MTP_ERR_INVALID;
+	return add_bench(run, at, r, outer, err, errn);
+}
+
 enum mtp_status mtp_merge_bench_collection(struct mtp_run *run,
 					   const char *path, const cJSON *root,
 					   char *err, size_t errn)
@@ -318,28 +337,20 @@ enum mtp_status mtp_merge_bench_collection(struct mtp_run *run,
 	struct mtp_jwhere w = {.path = path, .err = err, .errn = errn};
 	const cJSON *runs = cJSON_GetObjectItem(root, "runs");
 	const cJSON *outer = cJSON_GetObjectItem(root, "record");
+	cJSON *rest; /* outer without its notes: they show once */
 	enum mtp_status st = MTP_OK;
 	int i = 0;
 
 	if (!cJSON_IsArray(runs))
 		return mtp_jw_refuse(&w, "runs", "missing or not an array"),
 		       MTP_ERR_INVALID;
-	for (const cJSON *r = runs->child; !st && r; r = r->next, i++) {
-		const cJSON *sv;
-		char at[320];
-
-		snprintf(at, sizeof(at), "%s runs[%d]", path, i);
-		w.path = at;
-		if (!cJSON_IsObject(r) ||
-		    strcmp(sval(r, "format"), "mtpcheck-bench"))
-			return mtp_jw_refuse(&w, "format",
-					     "not an mtpcheck-bench document"),
-			       MTP_ERR_INVALID;
-		sv = cJSON_GetObjectItemCaseSensitive(r, "schema_version");
-		if (!mtp_schema_accept(at, cJSON_GetStringValue(sv), sv, err,
-				       errn))
-			return MTP_ERR_INVALID;
-		st = add_bench(run, at, r, outer, err, errn);
-	}
+	rest = cJSON_Duplicate(outer, true);
+	if (outer && !rest)
+		return mtp_jw_refuse(&w, "record", "out of memory"),
+		       MTP_ERR_NOMEM;
+	cJSON_DeleteItemFromObject(rest, "notes");
+	for (const cJSON *r = runs->child; !st && r; r = r->next, i++)
+		st = add_run(run, path, i, r, i ? rest : outer, err, errn);
+	cJSON_Delete(rest);
 	return st;
 }
