@@ -107,8 +107,27 @@ static void table_row(FILE *f, const struct page *p, int gi)
 	fputs(" |\n", f);
 }
 
+/* Section sec's runs, newest first, each linked to its entry. */
+static void section_runs(FILE *f, const struct page *p, const char *sec)
+{
+	const char *sep = "\nRuns: ";
+
+	for (int k = p->h->n_nights - 1; k >= 0; k--) {
+		const struct mtp_bench_night *n = &p->h->nights[p->order[k]];
+
+		if (strcmp(section_of(p, p->order[k]), sec))
+			continue;
+		fprintf(f, "%s[#%d %s](#run-%d)", sep, k + 1,
+			n->rec.title && *n->rec.title ? n->rec.title : n->file,
+			k + 1);
+		sep = "; ";
+	}
+	fputs(".\n", f);
+}
+
 /* The tables: one per section, in the order the sections first appear
- * among the runs by date, each row a group whose newest run is there. */
+ * among the runs by date, each row a group whose newest run is there;
+ * under it the section's runs. */
 static void tables(FILE *f, const struct page *p)
 {
 	const struct mtp_bench_history *h = p->h;
@@ -121,22 +140,23 @@ static void tables(FILE *f, const struct page *p)
 			seen = !strcmp(section_of(p, p->order[j]), sec);
 		if (seen)
 			continue;
+		fprintf(f, "\n## %s\n", sec);
 		for (int gi = 0; gi < p->g.n; gi++) {
 			if (strcmp(section_of(p,
 					      h->points[p->newest[gi]].night),
 				   sec))
 				continue;
 			if (!any)
-				fprintf(f,
-					"\n## %s\n\n| op | shape | backend | "
-					"median, GB/s, %% of copy | check | "
-					"run | prediction | reason for a miss "
-					"| earlier |\n|---|---|---|---|---|---"
-					"|---|---|---|\n",
-					sec);
+				fputs("\n| op | shape | backend | median, "
+				      "GB/s, "
+				      "% of copy | check | run | prediction | "
+				      "reason for a miss | earlier |\n|---|---|"
+				      "---|---|---|---|---|---|---|\n",
+				      f);
 			any = true;
 			table_row(f, p, gi);
 		}
+		section_runs(f, p, sec);
 	}
 }
 
