@@ -8,6 +8,7 @@
  * and every row's earlier figures one click below. Nothing in it depends
  * on when or where it was written, so CI can regenerate it and compare.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +47,68 @@ static const char *date_of(const struct mtp_bench_night *n)
 
 static const struct mtp_bench_history *sort_h; /* qsort has no argument */
 
+/* Nights by date, then file name: not by the order given, which a
+ * shell's glob sets by its locale. */
 static int by_date(const void *pa, const void *pb)
 {
 	int a = *(const int *)pa, b = *(const int *)pb;
 	int c = strcmp(date_of(&sort_h->nights[a]),
 		       date_of(&sort_h->nights[b]));
 
+	if (!c)
+		c = strcmp(sort_h->nights[a].file, sort_h->nights[b].file);
 	return c ? c : (a > b) - (a < b);
+}
+
+/* A group's place: its oldest run, then its row's place in that run. */
+struct gkey {
+	int rank, row, g;
+};
+
+static int by_gkey(const void *pa, const void *pb)
+{
+	const struct gkey *a = pa, *b = pb;
+
+	if (a->rank != b->rank)
+		return (a->rank > b->rank) - (a->rank < b->rank);
+	return (a->row > b->row) - (a->row < b->row);
+}
+
+/* Orders the groups by their oldest run (by date) and the row's place in
+ * it, so that the page does not depend on the order of the files. */
+static bool order_groups(struct page *p)
+{
+	struct mtp_bench_groups *g = &p->g;
+	struct gkey *k = malloc((size_t)(g->n + 1) * sizeof(*k));
+	int *start = malloc((size_t)(g->n + 1) * sizeof(int));
+	int *count = malloc((size_t)(g->n + 1) * sizeof(int));
+	bool ok = k && start && count;
+
+	for (int gi = 0; ok && gi < g->n; gi++) {
+		k[gi] = (struct gkey){INT_MAX, INT_MAX, gi};
+		for (int i = g->start[gi]; i < g->start[gi] + g->count[gi];
+		     i++) {
+			int r = p->rank[g->sorted[i]->night];
+			int at = (int)(g->sorted[i] - p->h->points);
+
+			if (r < k[gi].rank ||
+			    (r == k[gi].rank && at < k[gi].row))
+				k[gi] = (struct gkey){r, at, gi};
+		}
+	}
+	if (ok) {
+		qsort(k, (size_t)g->n, sizeof(*k), by_gkey);
+		for (int i = 0; i < g->n; i++) {
+			start[i] = g->start[k[i].g];
+			count[i] = g->count[k[i].g];
+		}
+		memcpy(g->start, start, (size_t)g->n * sizeof(int));
+		memcpy(g->count, count, (size_t)g->n * sizeof(int));
+	}
+	free(start);
+	free(count);
+	free(k);
+	return ok;
 }
 
 static const char *section_of(const struct page *p, int night)
@@ -311,6 +367,8 @@ static bool page_init(struct page *p, const struct mtp_bench_history *h)
 	qsort(p->order, (size_t)nn, sizeof(int), by_date);
 	for (int k = 0; k < nn; k++)
 		p->rank[p->order[k]] = k + 1;
+	if (!order_groups(p))
+		return false;
 	for (int gi = 0; gi < p->g.n; gi++) {
 		const struct mtp_bench_point *best = NULL;
 

@@ -14,6 +14,10 @@
 #  5. the docs name only what exists (tools/ci/docrefs.py): every backquoted
 #     path under the repository's folders, every mtp_/MTP_ symbol, and the
 #     backend API and results schema versions they state.
+#  6. docs/BENCHMARKS.md is what `mtpcheck report docs/bench/*.json
+#     --markdown` makes of the bench files and their records (regenerated
+#     into a temporary file, compared byte for byte; docs/CI.md, "The
+#     benchmarks page").
 # Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
 #        tools/ci/docs.sh --fix                 rewrites the references of 1.
 #          in text files into docs/SPEC.md, docs/FORMAT.md and
@@ -99,8 +103,24 @@ fi
 # 5. every path, symbol and version the docs name exists as named
 /usr/bin/python3 tools/ci/docrefs.py || fail=1
 
+# 6. the benchmarks page as its bench files make it
+if [ -x "$bin" ]; then
+	page=$(mktemp /tmp/mtp-benchmarks.XXXXXX.md)
+	if ! "$bin" report docs/bench/*.json --markdown "$page" >/dev/null; then
+		echo "docs: $bin report docs/bench/*.json --markdown failed"
+		fail=1
+	elif ! diff -q docs/BENCHMARKS.md "$page" >/dev/null; then
+		diff -u docs/BENCHMARKS.md "$page" | head -20
+		echo "docs: docs/BENCHMARKS.md is not what docs/bench/*.json make of it: mtpcheck report docs/bench/*.json --markdown docs/BENCHMARKS.md"
+		fail=1
+	fi
+	rm -f "$page"
+else
+	echo "docs: SKIPPED the benchmarks page check: no binary at $bin"
+fi
+
 if [ $fail -ne 0 ]; then
 	echo "docs: FAILED"
 	exit 1
 fi
-echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; $(tail -1 /tmp/mtp-layers.log)"
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; docs/BENCHMARKS.md matches docs/bench; $(tail -1 /tmp/mtp-layers.log)"
