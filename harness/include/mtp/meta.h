@@ -14,7 +14,7 @@
 /* The schema of every JSON file (results, bench, selftest, weight audit): a
  * reader accepts its own major version and older ones, and refuses a newer
  * major with one line. */
-#define MTP_SCHEMA_VERSION "2.1"
+#define MTP_SCHEMA_VERSION "2.2"
 #define MTP_SCHEMA_MAJOR 2
 
 /* The command line, kept for the reports (set once by main). */
