@@ -12,7 +12,7 @@ foreach(t links storage membudget verify_empty sources rules pipe preflight
 endforeach()
 
 # mtpcheck report against hostile and repeated inputs (tests/cli/report.sh).
-foreach(t malformed weights scale again)
+foreach(t malformed weights scale again markdown)
   add_test(NAME report.${t}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/report.sh ${t}
                    $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR})

@@ -320,7 +320,7 @@ static enum mtp_status add_run(struct mtp_run *run, const char *path, int i,
 	struct mtp_jwhere w = {.path = at, .err = err, .errn = errn};
 	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(r, "schema_version");
 
-	snprintf(at, sizeof(at), "%s runs[%d]", path, i);
+	snprintf(at, sizeof(at), "%s: runs[%d]", path, i);
 	if (!cJSON_IsObject(r) || strcmp(sval(r, "format"), "mtpcheck-bench"))
 		return mtp_jw_refuse(&w, "format",
 				     "not an mtpcheck-bench document"),

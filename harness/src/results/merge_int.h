@@ -79,7 +79,7 @@ enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 
 /* The same for each bench document in `runs` of a bench collection
  * (format mtpcheck-bench-collection), its record the default of theirs;
- * errors name "PATH runs[i]". */
+ * errors name "PATH: runs[i]". */
 enum mtp_status mtp_merge_bench_collection(struct mtp_run *run,
 					   const char *path, const cJSON *root,
 					   char *err, size_t errn);
