@@ -18,6 +18,9 @@
 #     --markdown` makes of the bench files and their records (regenerated
 #     into a temporary file, compared byte for byte; docs/CI.md, "The
 #     benchmarks page").
+#  7. every profile of tools/bench/device.sh is data it can run: each line a
+#     comment, `budget SECONDS`, `torch` or `NAME CAP COMMAND` with CAP whole
+#     seconds and COMMAND valid bash (bash -n), no NAME twice.
 # Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
 #        tools/ci/docs.sh --fix                 rewrites the references of 1.
 #          in text files into docs/SPEC.md, docs/FORMAT.md and
@@ -119,8 +122,26 @@ else
 	echo "docs: SKIPPED the benchmarks page check: no binary at $bin"
 fi
 
+# 7. the device profiles parse as device.sh reads them
+for prof in tools/bench/profiles/*.steps; do
+	seen=" "
+	while read -r step cap cmd; do
+		case $step in '' | '#'* | torch) continue ;; esac
+		where="$prof: step '$step'"
+		if [ "$step" = budget ]; then
+			[[ $cap =~ ^[0-9]+$ ]] || { echo "docs: $prof: budget '$cap' is not whole seconds"; fail=1; }
+			continue
+		fi
+		[[ $cap =~ ^[0-9]+$ ]] || { echo "docs: $where: cap '$cap' is not whole seconds"; fail=1; }
+		[ -n "$cmd" ] || { echo "docs: $where: no command"; fail=1; }
+		bash -n -c "$cmd" 2>/dev/null || { echo "docs: $where: not valid bash"; fail=1; }
+		[[ $seen == *" $step "* ]] && { echo "docs: $where: named twice"; fail=1; }
+		seen="$seen$step "
+	done <"$prof"
+done
+
 if [ $fail -ne 0 ]; then
 	echo "docs: FAILED"
 	exit 1
 fi
-echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; docs/BENCHMARKS.md matches docs/bench; $(tail -1 /tmp/mtp-layers.log)"
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; docs/BENCHMARKS.md matches docs/bench; the device profiles parse; $(tail -1 /tmp/mtp-layers.log)"
