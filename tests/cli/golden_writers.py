@@ -38,8 +38,8 @@ def run_report(mtpcheck: str, inputs: list[str], out: str) -> dict[str, str]:
         cmd += [flag, os.path.join(out, name)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 1:  # the inputs hold one FAILED
-        sys.exit("golden_writers: %s exited %d, not 1:\n%s" % (" ".join(cmd), done.returncode,
-                                                              done.stdout + done.stderr))
+        sys.exit(f"golden_writers: {' '.join(cmd)} exited {done.returncode}, not 1:\n"
+                 f"{done.stdout}{done.stderr}")
     texts = {}
     for name in OUTPUTS.values():
         with open(os.path.join(out, name), encoding="utf-8") as f:
@@ -57,15 +57,16 @@ def normalise(texts: dict[str, str]) -> dict[str, str]:
               ("system", "system", "system"), ("cpu_model", "cpu_model", "CPU")]
     pairs = []
     for key, prop, label in fields:
-        v, mark = meta[key], "@%s@" % key.upper()
+        v, mark = meta[key], f"@{key.upper()}@"
         j, x = json.dumps(v)[1:-1], html.escape(v, quote=True)
-        pairs += [('"%s":"%s"' % (key, j), '"%s":"%s"' % (key, mark)),
-                  ('name="%s" value="%s"' % (prop, x), 'name="%s" value="%s"' % (prop, mark)),
-                  ("<dt>%s</dt><dd>%s</dd>" % (label, x), "<dt>%s</dt><dd>%s</dd>" % (label, mark))]
-    pairs.append(('hostname="%s"' % html.escape(meta["host"], quote=True), 'hostname="@HOST@"'))
+        pairs += [(f'"{key}":"{j}"', f'"{key}":"{mark}"'),
+                  (f'name="{prop}" value="{x}"', f'name="{prop}" value="{mark}"'),
+                  (f"<dt>{label}</dt><dd>{x}</dd>", f"<dt>{label}</dt><dd>{mark}</dd>")]
+    host = html.escape(meta["host"], quote=True)
+    pairs.append((f'hostname="{host}"', 'hostname="@HOST@"'))
     for v, mark in ((meta["command_line"], "@COMMAND_LINE@"), (meta["run_id"], "@RUN_ID@"),
                     (date, "@DATE@"), (date[:-1], "@DATE@"),
-                    ("%s %s UTC" % (date[:10], date[11:16]), "@DATE@")):
+                    (f"{date[:10]} {date[11:16]} UTC", "@DATE@")):
         pairs += [(json.dumps(v)[1:-1], mark), (html.escape(v, quote=True), mark)]
     counts = [(r'"(cpus|threads)":\d+', r'"\1":0'),
               (r'name="(cpus|threads)" value="\d+"', r'name="\1" value="0"'),
@@ -94,7 +95,7 @@ def main() -> int:
         for name, text in got.items():
             with open(os.path.join(base, "expected", name), "w", encoding="utf-8") as f:
                 f.write(text)
-        print("golden_writers: wrote %d files into %s/expected" % (len(got), base))
+        print(f"golden_writers: wrote {len(got)} files into {base}/expected")
         return 0
     bad = 0
     for name, text in got.items():
@@ -105,12 +106,12 @@ def main() -> int:
             diff = difflib.unified_diff(want.splitlines(), text.splitlines(), "expected/" + name,
                                         "now/" + name, lineterm="", n=1)
             print("\n".join(list(diff)[:30]))
-            print("golden_writers: %s differs from its golden file" % name)
+            print(f"golden_writers: {name} differs from its golden file")
     if bad:
         print("golden_writers: a writer changed; if on purpose: "
               "python3 tests/cli/golden_writers.py build/mtpcheck . --update")
         return 1
-    print("golden_writers: %d outputs match their golden files" % len(got))
+    print(f"golden_writers: {len(got)} outputs match their golden files")
     return 0
 
 
