@@ -109,9 +109,13 @@ fi
 # 6. the benchmarks page as its bench files make it
 if [ -x "$bin" ]; then
 	page=$(mktemp /tmp/mtp-benchmarks.XXXXXX.md)
-	if ! "$bin" report docs/bench/*.json --markdown "$page" >/dev/null; then
-		echo "docs: $bin report docs/bench/*.json --markdown failed"
-		fail=1
+	if ! why=$("$bin" report docs/bench/*.json --markdown "$page" 2>&1 >/dev/null); then
+		if [[ $why == *"built without libcjson"* ]]; then
+			echo "docs: SKIPPED the benchmarks page check: $bin was built without libcjson"
+		else
+			echo "docs: $bin report docs/bench/*.json --markdown failed: $why"
+			fail=1
+		fi
 	elif ! diff -q docs/BENCHMARKS.md "$page" >/dev/null; then
 		diff -u docs/BENCHMARKS.md "$page" | head -20
 		echo "docs: docs/BENCHMARKS.md is not what docs/bench/*.json make of it: mtpcheck report docs/bench/*.json --markdown docs/BENCHMARKS.md"
