@@ -310,7 +310,7 @@ Test(engine, v4_eh_prefix_023)
  * (config/speculative.py hf_config_override -> deepseek_mtp.py /
  * deepseek_v32/nvidia/mtp.py load_weights), which skips lm_head.weight: the
  * MTP head is never loaded, even under --family glm (measured: the GLM-5
- * captures of python/tests_weights). GLM-4.5's q/k/v names keep
+ * captures of python/tests/weights). GLM-4.5's q/k/v names keep
  * glm4_moe_mtp.py's lm_head alias. */
 static int glm_head_findings(const char *attn_key)
 {

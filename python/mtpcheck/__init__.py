@@ -33,7 +33,7 @@ __all__ = ["CaseResult", "MtpcheckError", "MtpcheckFailed", "Results", "data_pat
 _LAZY = {"Dump", "DumpError", "Link", "Tensor"}
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         from . import dump
 

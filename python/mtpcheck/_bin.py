@@ -7,29 +7,30 @@ in this package's `_core/bin/`, its backend modules and data beside it; `pip ins
 PATH, ./build/mtpcheck from the current directory.
 """
 
+from __future__ import annotations
+
 import os
 import shutil
 import sys
-from typing import List, Optional
 
 CORE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_core")
 BUNDLED = os.path.join(CORE, "bin", "mtpcheck")
 DATA = os.path.join(CORE, "share", "mtpcheck")  # cases/ and fixtures/
 
 
-def bundled() -> Optional[str]:
+def bundled() -> str | None:
     """The binary inside this package, or None (a `pip install ./python`)."""
     return BUNDLED if os.access(BUNDLED, os.X_OK) else None
 
 
-def data_path(rel: str = "") -> Optional[str]:
+def data_path(rel: str = "") -> str | None:
     """A file or folder of the bundled data (e.g. "fixtures/dumps/bugs.h5",
     "cases/quick.case"), or None when this installation has no such file."""
     path = os.path.join(DATA, rel) if rel else DATA
     return path if os.path.exists(path) else None
 
 
-def find_binary() -> Optional[str]:
+def find_binary() -> str | None:
     """The mtpcheck binary to run, or None."""
     env = os.environ.get("MTPCHECK_BIN")
     if env:
@@ -52,7 +53,7 @@ def environment(binary: str) -> dict:
     return env
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """The `mtpcheck` console script: the bundled binary with the same arguments."""
     binary = os.environ.get("MTPCHECK_BIN") or bundled()
     if not binary:
@@ -67,7 +68,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         os.execve(binary, args, env)
     except OSError as e:
-        sys.stderr.write("mtpcheck: cannot run %s: %s\n" % (binary, e.strerror))
+        sys.stderr.write(f"mtpcheck: cannot run {binary}: {e.strerror}\n")
     return 126
 
 

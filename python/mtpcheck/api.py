@@ -9,10 +9,13 @@ leave an option out.  The binary is the one `mtpcheck._bin.find_binary()` picks
 (the wheel's own first, after $MTPCHECK_BIN), or `binary=`.
 """
 
+from __future__ import annotations
+
 import os
 import subprocess
 import tempfile
-from typing import Any, List, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any, Union
 
 from . import _bin
 from .results import Results, ResultsError
@@ -41,9 +44,9 @@ class MtpcheckFailed(AssertionError):
         self.results = results
 
 
-def options_to_argv(options: dict) -> List[str]:
+def options_to_argv(options: dict) -> list[str]:
     """`{"filter": "a*", "full_logits": True}` -> ["--filter", "a*", "--full-logits"]."""
-    argv: List[str] = []
+    argv: list[str] = []
     for key, value in options.items():
         flag = "--" + key.replace("_", "-")
         if value is None or value is False:
@@ -66,37 +69,38 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else "(no output)"
 
 
-def _invoke(command: Sequence[str], options: dict, binary: Optional[str],
-            timeout: Optional[float], check: bool) -> Results:
+def _invoke(command: Sequence[str], options: dict, binary: str | None,
+            timeout: float | None, check: bool) -> Results:
     binary = binary or _bin.find_binary()
     if binary is None:
         raise FileNotFoundError("no mtpcheck binary: install the wheel (pip install . from the "
                                 "repository root), set MTPCHECK_BIN, or put mtpcheck on PATH")
     for reserved in ("quiet", "verbose", "q", "v"):
         if reserved in options:
-            raise TypeError("option %r: the console text is Results.console as the binary "
-                            "prints it by default" % reserved)
+            raise TypeError(f"option {reserved!r}: the console text is Results.console as the "
+                            "binary prints it by default")
     with tempfile.TemporaryDirectory(prefix="mtpcheck-") as tmp:
         out = os.fspath(options.pop("json", None) or os.path.join(tmp, "results.json"))
         argv = [binary, *command, *options_to_argv(options), "--json", out]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           errors="replace", timeout=timeout, env=_bin.environment(binary))
+                           errors="replace", timeout=timeout, env=_bin.environment(binary),
+                           check=False)
         if p.returncode not in (0, 1, 125):
-            raise MtpcheckError("mtpcheck %s: exit %d: %s" % (
-                command[0], p.returncode, _first_line(p.stdout)), p.returncode, p.stdout)
+            raise MtpcheckError(f"mtpcheck {command[0]}: exit {p.returncode:d}: "
+                                f"{_first_line(p.stdout)}", p.returncode, p.stdout)
         try:
             with open(out, encoding="utf-8") as f:
                 results = Results.from_json(f.read())
         except (OSError, ValueError, ResultsError) as e:
-            raise MtpcheckError("mtpcheck %s: exit %d, no results read from %s: %s" % (
-                command[0], p.returncode, out, e), p.returncode, p.stdout) from e
+            raise MtpcheckError(f"mtpcheck {command[0]}: exit {p.returncode:d}, no results read "
+                                f"from {out}: {e}", p.returncode, p.stdout) from e
     results.console = p.stdout
     if check and not results.passed:
         raise MtpcheckFailed(results)
     return results
 
 
-def verify(path: PathLike, *, binary: Optional[str] = None, timeout: Optional[float] = None,
+def verify(path: PathLike, *, binary: str | None = None, timeout: float | None = None,
            check: bool = False, **options: Any) -> Results:
     """`mtpcheck verify PATH`: judges the observed/ tensors of a dump (docs/DUMPS.md).
 
@@ -107,8 +111,8 @@ def verify(path: PathLike, *, binary: Optional[str] = None, timeout: Optional[fl
     return _invoke(["verify", os.fspath(path)], dict(options), binary, timeout, check)
 
 
-def run(*, backend: Union[str, Sequence[str]] = "ref", binary: Optional[str] = None,
-        timeout: Optional[float] = None, check: bool = False, **options: Any) -> Results:
+def run(*, backend: str | Sequence[str] = "ref", binary: str | None = None,
+        timeout: float | None = None, check: bool = False, **options: Any) -> Results:
     """`mtpcheck run --backend BACKEND`: the default suite (cases/quick.case) or the
     one given by `cases=`, `fixtures=`, `filter=`, `op=`, `tags=`, `shard=` ... as
     `mtpcheck run --help` lists them.  Returns and raises as `verify`."""

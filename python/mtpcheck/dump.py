@@ -18,10 +18,15 @@ the steps of a capture are stored once.  The file is version 1 unless it uses
 something of version 2; then it is version 2.
 """
 
+from __future__ import annotations
+
 import datetime
 import hashlib
 import math
 import re
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import h5py
 import numpy as np
@@ -52,6 +57,10 @@ COMPRESS_MIN = 4096
 LINK_MIN = 64
 
 
+if TYPE_CHECKING:  # an annotation only: not imported at run time
+    from typing_extensions import Self
+
+
 class DumpError(ValueError):
     """A dump that would break the format, or a capture bound reached."""
 
@@ -60,11 +69,11 @@ class Tensor:
     """Values with their dtype tag and optional dataset attributes
     (`live_sha256`, `full_rows`, `rtol`, ...)."""
 
-    def __init__(self, values, dtype=None, **attrs):
+    def __init__(self, values: Any, dtype: str | None = None, **attrs: Any) -> None:
         if hasattr(values, "detach"):  # a torch tensor
             arr, tag = encode.from_torch(values)
             if dtype is not None and dtype != tag:
-                raise DumpError("torch %s tensor given with dtype %s" % (tag, dtype))
+                raise DumpError(f"torch {tag} tensor given with dtype {dtype}")
             self.stored, self.dtype = arr, tag
         else:
             if dtype is None:
@@ -74,27 +83,30 @@ class Tensor:
         self.attrs = attrs
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
+        """The stored bytes."""
         return int(self.stored.nbytes)
 
-    def sha256(self):
+    def sha256(self) -> str:
         """SHA-256 of the stored bytes (row-major, little-endian): FORMAT.md v2 rule 14."""
         return hashlib.sha256(self.stored.tobytes()).hexdigest()
 
-    def values(self):
+    def values(self) -> np.ndarray:
+        """The values as float64 (int64 for integer tags)."""
         return encode.decode(self.stored, self.dtype)
 
 
 class Link:
     """A soft link to a dataset already in the file (`/cases/<id>/...`)."""
 
-    def __init__(self, target):
+    def __init__(self, target: str) -> None:
         if not target.startswith("/cases/"):
-            raise DumpError("link target %r is not /cases/<id>/..." % target)
+            raise DumpError(f"link target {target!r} is not /cases/<id>/...")
         self.target = target
 
 
-def as_tensor(spec):
+def as_tensor(spec: Any) -> Tensor | Link:
+    """A tensor spec (Tensor, Link, (values, dtype) pair, torch tensor) as a Tensor or Link."""
     if isinstance(spec, (Tensor, Link)):
         return spec
     if isinstance(spec, tuple) and len(spec) == 2:
@@ -104,17 +116,17 @@ def as_tensor(spec):
     raise DumpError("a tensor is a Tensor, a (values, dtype) pair, a torch tensor or a Link")
 
 
-def check_name(part, name):
+def check_name(part: str, name: str) -> None:
     """Refuses a tensor name that verify would refuse or that would leave
     its group: each '/'-separated part of [A-Za-z0-9_.-], not '.' or '..',
     at most one group deep (no absolute path such as /cases/other/x)."""
     parts = name.split("/") if isinstance(name, str) else []
     if not 1 <= len(parts) <= 2 or any(not NAME_PART.match(q) or q in (".", "..") for q in parts):
-        raise DumpError("%s/%r: a tensor name is NAME or GROUP/NAME (one group deep), each part of"
-                        " [A-Za-z0-9_.-] and neither '.' nor '..'" % (part, name))
+        raise DumpError(f"{part}/{name!r}: a tensor name is NAME or GROUP/NAME (one group deep), each part of"
+                        " [A-Za-z0-9_.-] and neither '.' nor '..'")
 
 
-def check_value(key, value, where=None):
+def check_value(key: str, value: Any, where: str | None = None) -> None:
     """Refuses a number verify would refuse: any float that is not finite,
     an epsilon outside [0, 1000], a post_mult outside (0, 1000]. The error
     names the attribute as `where` (default: its key)."""
@@ -123,20 +135,20 @@ def check_value(key, value, where=None):
                                                                       np.floating)):
         return
     if isinstance(value, (float, np.floating)) and not math.isfinite(value):
-        raise DumpError("attribute %s = %r: must be a finite number" % (where, value))
+        raise DumpError(f"attribute {where} = {value!r}: must be a finite number")
     low_ok = value > 0 if key == "post_mult" else value >= 0
     if (key.endswith("eps") or key == "post_mult") and not (low_ok and value <= PARAM_MAX):
-        raise DumpError("attribute %s = %r: must be %s and at most %g"
-                        % (where, value, "> 0" if key == "post_mult" else ">= 0", PARAM_MAX))
+        low = "> 0" if key == "post_mult" else ">= 0"
+        raise DumpError(f"attribute {where} = {value!r}: must be {low} and at most {PARAM_MAX:g}")
 
 
-def set_attr(obj, key, value):
+def set_attr(obj: Any, key: str, value: Any) -> None:
     """Strings as UTF-8 scalars, integers as int64, floats as float64."""
     check_value(key, value)
     if isinstance(value, str):
         obj.attrs.create(key, data=value, dtype=STR)
     elif isinstance(value, (bool, np.bool_)):
-        raise DumpError("attribute %s: booleans are not part of the format (use 0/1)" % key)
+        raise DumpError(f"attribute {key}: booleans are not part of the format (use 0/1)")
     elif isinstance(value, (int, np.integer)):
         obj.attrs.create(key, data=np.int64(value), dtype="<i8")
     elif isinstance(value, (float, np.floating)):
@@ -144,34 +156,35 @@ def set_attr(obj, key, value):
     elif isinstance(value, (list, tuple, np.ndarray)):
         obj.attrs.create(key, data=np.asarray(value, dtype="<i8"))
     else:
-        raise DumpError("attribute %s: unsupported type %s" % (key, type(value).__name__))
+        raise DumpError(f"attribute {key}: unsupported type {type(value).__name__}")
 
 
-def check_conventions(attrs):
+def check_conventions(attrs: Mapping[str, Any]) -> None:
     for key, allowed in CONVENTIONS.items():
         if key not in attrs:
             continue
         v = attrs[key]
         if key == "pos0_mask" and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
-            raise DumpError("pos0_mask must be the integer 0 or 1, not %r" % (v,))
+            raise DumpError(f"pos0_mask must be the integer 0 or 1, not {v!r}")
         if v not in allowed:
-            raise DumpError("%s = %r: allowed %s" % (key, v, ", ".join(map(str, allowed))))
+            raise DumpError("{} = {!r}: allowed {}".format(key, v, ", ".join(map(str, allowed))))
     if attrs.get("block", "synthetic") not in ("synthetic", "captured"):
-        raise DumpError("block = %r: allowed synthetic, captured" % (attrs["block"],))
+        raise DumpError("block = {!r}: allowed synthetic, captured".format(attrs["block"]))
 
 
 class Dump:
     """One dump file. `max_bytes` bounds the tensor bytes written (links are
     free); going past it raises DumpError before anything more is written."""
 
-    def __init__(self, path, generator, description=None, max_bytes=None, version=None):
+    def __init__(self, path: str, generator: str, description: str | None = None,
+                 max_bytes: int | None = None, version: int | None = None) -> None:
         self.path = path
         self.f = h5py.File(path, "w")
         self.max_bytes = max_bytes
         self.written = 0
         self.forced_version = version
         self.v2 = False
-        self.seen = {}  # (dtype, shape, sha256) -> dataset path, for inputs
+        self.seen: dict[tuple[Any, ...], str] = {}  # (dtype, shape, sha256) -> dataset path, for inputs
         set_attr(self.f, "format", FORMAT)
         set_attr(self.f, "generator", generator)
         now = datetime.datetime.now(datetime.timezone.utc)
@@ -180,29 +193,33 @@ class Dump:
             set_attr(self.f, "description", description)
         self.cases = self.f.create_group("cases")
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type, *rest):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
-    def close(self):
+    def close(self) -> None:
+        """Writes the format version and closes the file (once)."""
         if self.f is None:
             return
         version = self.forced_version or (2 if self.v2 else 1)
         if version == 1 and self.v2:
-            raise DumpError("%s: uses version-2 features but version 1 was asked for" % self.path)
+            raise DumpError(f"{self.path}: uses version-2 features but version 1 was asked for")
         set_attr(self.f, "format_version", version)
         self.f.close()
         self.f = None
 
-    def case(self, case_id, op, family, seed=0, attrs=None, inputs=None, observed=None,
-             expected=None):
+    def case(self, case_id: str, op: str, family: str, seed: int = 0,
+             attrs: Mapping[str, Any] | None = None, inputs: Mapping[str, Any] | None = None,
+             observed: Mapping[str, Any] | None = None,
+             expected: Mapping[str, Any] | None = None) -> str:
         """Writes one case; returns its group path."""
         if not CASE_ID.match(case_id):
-            raise DumpError("case id %r: allowed characters are [A-Za-z0-9_.-]" % case_id)
+            raise DumpError(f"case id {case_id!r}: allowed characters are [A-Za-z0-9_.-]")
         if family not in FAMILIES:
-            raise DumpError("family %r: one of %s" % (family, ", ".join(FAMILIES)))
+            raise DumpError("family {!r}: one of {}".format(family, ", ".join(FAMILIES)))
         attrs = dict(attrs or {})
         check_conventions(attrs)
         for key, value in attrs.items():
@@ -213,11 +230,11 @@ class Dump:
                 check_name(part, name)
                 if isinstance(spec, Tensor):
                     for key, value in spec.attrs.items():
-                        check_value(key, value, "%s of %s/%s" % (key, part, name))
+                        check_value(key, value, f"{key} of {part}/{name}")
         if V2_CASE_ATTRS & set(attrs):
             self.v2 = True
         if case_id in self.cases:
-            raise DumpError("case %s written twice" % case_id)
+            raise DumpError(f"case {case_id} written twice")
         g = self.cases.create_group(case_id)
         set_attr(g, "op", op)
         set_attr(g, "family", family)
@@ -232,12 +249,13 @@ class Dump:
                 self.put(pg, name, spec, may_link=(part == "inputs"))
         return g.name
 
-    def put(self, group, name, spec, may_link=True):
+    def put(self, group: h5py.Group, name: str, spec: Any, may_link: bool = True) -> None:
+        """Writes one tensor (or a link to an identical input written before) into group."""
         check_name(group.name, name)
         t = as_tensor(spec)
         if isinstance(t, Link):
             if not may_link:
-                raise DumpError("%s/%s: observed datasets are never links" % (group.name, name))
+                raise DumpError(f"{group.name}/{name}: observed datasets are never links")
             self._link(group, name, t.target)
             return
         if t.dtype in encode.V2_DTYPES or V2_DATASET_ATTRS & set(t.attrs):
@@ -247,8 +265,8 @@ class Dump:
             self._link(group, name, self.seen[key])
             return
         if self.max_bytes is not None and self.written + t.nbytes > self.max_bytes:
-            raise DumpError("%s: writing %s/%s would pass the bound of %d bytes"
-                            % (self.path, group.name, name, self.max_bytes))
+            raise DumpError(f"{self.path}: writing {group.name}/{name} would pass the bound of "
+                            f"{self.max_bytes:d} bytes")
         kw = {}
         if t.stored.size >= COMPRESS_MIN:
             kw = {"compression": "gzip", "compression_opts": 4, "shuffle": True}
@@ -260,13 +278,12 @@ class Dump:
         if may_link:
             self.seen.setdefault(key, d.name)
 
-    def _link(self, group, name, target):
+    def _link(self, group: h5py.Group, name: str, target: str) -> None:
         obj = self.f.get(target, getlink=True)
         if not isinstance(obj, h5py.HardLink) or not isinstance(self.f[target], h5py.Dataset):
-            raise DumpError("link %s/%s -> %s: the target must be a dataset" % (group.name, name, target))
+            raise DumpError(f"link {group.name}/{name} -> {target}: the target must be a dataset")
         if "/observed/" in target:
-            raise DumpError("link %s/%s -> %s: observed datasets are never link targets"
-                            % (group.name, name, target))
+            raise DumpError(f"link {group.name}/{name} -> {target}: observed datasets are never link targets")
         parent, _, leaf = name.rpartition("/")
         g = group.require_group(parent) if parent else group
         g[leaf] = h5py.SoftLink(target)

@@ -9,7 +9,15 @@ torch tensors of that dtype) are stored unchanged, so what an engine held is
 written bit for bit.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only: neither is imported at run time
+    import torch
+    from numpy.typing import ArrayLike
 
 NATIVE = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4"}
 BITS16 = ("bfloat16", "float16")
@@ -30,19 +38,19 @@ _TORCH = {
 }
 
 
-def torch_tag(t):
+def torch_tag(t: torch.Tensor) -> str | None:
     """The dtype tag of a torch tensor, or None when the format has no such type."""
     entry = _TORCH.get(str(t.dtype))
     return entry[0] if entry else None
 
 
-def from_torch(t):
+def from_torch(t: torch.Tensor) -> tuple[np.ndarray, str]:
     """(array, tag): a torch tensor as NumPy, reduced floats as their bit patterns."""
     import torch  # lazily: the writer itself needs no torch
 
     entry = _TORCH.get(str(t.dtype))
     if entry is None:
-        raise TypeError("tensor of dtype %s has no dump encoding" % t.dtype)
+        raise TypeError(f"tensor of dtype {t.dtype} has no dump encoding")
     tag, view = entry
     t = t.detach().to("cpu").contiguous()
     if view is not None:
@@ -52,7 +60,7 @@ def from_torch(t):
     return t.numpy().copy(), tag
 
 
-def bf16_bits(values):
+def bf16_bits(values: ArrayLike) -> np.ndarray:
     """float values -> bfloat16 bit patterns (round to nearest even, NaN kept)."""
     f = np.asarray(values, dtype=np.float32)
     u = f.view(np.uint32).astype(np.uint64)
@@ -61,12 +69,12 @@ def bf16_bits(values):
     return np.where(np.isnan(f), quiet, rounded).astype("<u2")
 
 
-def bf16_values(bits):
+def bf16_values(bits: ArrayLike) -> np.ndarray:
     """bfloat16 bit patterns -> float32 values."""
     return (np.asarray(bits, dtype=np.uint32) << 16).view(np.float32)
 
 
-def _e4m3_table():
+def _e4m3_table() -> np.ndarray:
     """The finite non-negative e4m3fn values, index = bit pattern 0..126."""
     codes = np.arange(127)
     exp = codes >> 3
@@ -79,7 +87,7 @@ def _e4m3_table():
 _E4M3 = _e4m3_table()
 
 
-def e4m3_bits(values):
+def e4m3_bits(values: ArrayLike) -> np.ndarray:
     """float values -> float8_e4m3fn bit patterns: nearest, ties to even
     mantissa, saturating at +-448 (as the engines' quantizers), NaN -> 0x7F."""
     f = np.asarray(values, dtype=np.float64)
@@ -94,13 +102,14 @@ def e4m3_bits(values):
     return np.where(np.isnan(f), np.uint8(0x7F), code).astype("<u1")
 
 
-def e4m3_values(bits):
+def e4m3_values(bits: ArrayLike) -> np.ndarray:
+    """float8_e4m3fn bit patterns -> float64 values (0x7F, 0xFF: NaN)."""
     b = np.asarray(bits, dtype=np.uint8)
     mag = np.append(_E4M3, np.nan)[b & 0x7F]
     return np.where(b & 0x80, -mag, mag)
 
 
-def e8m0_bits(values):
+def e8m0_bits(values: ArrayLike) -> np.ndarray:
     """power-of-two float values -> float8_e8m0fnu biased exponents."""
     f = np.asarray(values, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -111,10 +120,10 @@ def e8m0_bits(values):
     return np.where(np.isnan(f), 255, np.nan_to_num(e) + 127).astype("<u1")
 
 
-def encode(values, tag):
+def encode(values: Any, tag: str) -> np.ndarray:
     """The array to store for `values` under dtype tag `tag`."""
     if tag not in DTYPES:
-        raise ValueError("unknown dtype %r (one of %s)" % (tag, ", ".join(DTYPES)))
+        raise ValueError("unknown dtype {!r} (one of {})".format(tag, ", ".join(DTYPES)))
     a = np.asarray(values)
     if tag in BITS16:
         if a.dtype == np.uint16:
@@ -126,13 +135,12 @@ def encode(values, tag):
         if a.dtype == np.uint8:
             return a.astype("<u1")
         return e4m3_bits(a) if tag == "float8_e4m3fn" else e8m0_bits(a)
-    if tag.startswith("int") and a.dtype.kind == "f":
-        if not np.all(np.round(a) == a):
-            raise ValueError("non-integer values for dtype %s" % tag)
+    if tag.startswith("int") and a.dtype.kind == "f" and not np.all(np.round(a) == a):
+        raise ValueError(f"non-integer values for dtype {tag}")
     return a.astype(NATIVE[tag])
 
 
-def decode(stored, tag):
+def decode(stored: ArrayLike, tag: str) -> np.ndarray:
     """Stored array -> float64 (or int64) values, the inverse of encode."""
     if tag == "bfloat16":
         return bf16_values(stored).astype(np.float64)

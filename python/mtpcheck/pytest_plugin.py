@@ -13,8 +13,11 @@ Importing this module imports nothing but pytest: torch and the engine are impor
 by the capture hooks when a test uses the fixture.
 """
 
+from __future__ import annotations
+
 import os
-from typing import Any, Dict, Optional
+from types import TracebackType
+from typing import Any
 
 import pytest
 
@@ -23,8 +26,8 @@ class _Captured:
     """One `with mtpcheck_capture(...)` block: installs the hooks on entry; on a
     clean exit writes the dump and asserts that `mtpcheck verify` passes it."""
 
-    def __init__(self, owner: "MtpcheckCapture", model: Any, engine: str, path: str,
-                 install: Dict[str, Any], options: Dict[str, Any]):
+    def __init__(self, owner: MtpcheckCapture, model: Any, engine: str, path: str,
+                 install: dict[str, Any], options: dict[str, Any]):
         self.owner, self.model, self.engine, self.path = owner, model, engine, path
         self.install, self.options = install, options
         self.capture: Any = None
@@ -36,7 +39,8 @@ class _Captured:
                                        **self.install)
         return self.capture
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
         if exc_type is not None:  # the test's own error goes first
             self.capture.remove()
             return False
@@ -50,8 +54,8 @@ class _Captured:
         finally:
             self.capture.remove()
         if not cases:
-            pytest.fail("mtpcheck_capture: no MTP step of the %s model ran inside the block "
-                        "(nothing captured: eager mode? the model's MTP layers run?)" % self.engine,
+            pytest.fail(f"mtpcheck_capture: no MTP step of the {self.engine} model ran inside the "
+                        "block (nothing captured: eager mode? the model's MTP layers run?)",
                         pytrace=False)
         self.owner.check(self.path, **self.options)
 
@@ -67,13 +71,13 @@ class MtpcheckCapture:
         self.count = 0
 
     def __call__(self, model: Any = None, *, engine: str = "vllm", steps: int = 3,
-                 path: Optional[str] = None, verify_options: Optional[Dict[str, Any]] = None,
+                 path: str | None = None, verify_options: dict[str, Any] | None = None,
                  **install: Any) -> _Captured:
         """`model`: the engine's MTP model (None: the first that runs); `steps`,
         and `max_tokens`, `layers`, `chains`, `max_bytes`: the capture's bounds
         (mtpcheck.capture.install); `verify_options`: options of mtpcheck.verify."""
         self.count += 1
-        path = path or os.path.join(self.directory, "mtp_capture%d.h5" % self.count)
+        path = path or os.path.join(self.directory, f"mtp_capture{self.count:d}.h5")
         return _Captured(self, model, engine, path, dict(install, steps=steps),
                          dict(verify_options or {}))
 
@@ -85,12 +89,12 @@ class MtpcheckCapture:
         try:
             self.results = verify(path, **options)
         except MtpcheckError as e:
-            pytest.fail("mtpcheck verify %s could not judge the dump: %s" % (path, e),
+            pytest.fail(f"mtpcheck verify {path} could not judge the dump: {e}",
                         pytrace=False)
         if not self.results.passed:
             bad = [r for r in self.results.results if not r.passed]
             pytest.fail("\n".join([str(self.results).splitlines()[0]] +
-                                  [r.describe() for r in bad] + ["dump: %s" % path]),
+                                  [r.describe() for r in bad] + [f"dump: {path}"]),
                         pytrace=False)
         return self.results
 

@@ -8,10 +8,13 @@ and case verdicts parsed from it.  The module itself is callable:
 results of `--json` (docs/PYTHON.md).
 """
 
+from __future__ import annotations
+
 import re
 import subprocess
 import sys
 import types
+from collections.abc import Sequence
 from typing import Any
 
 from . import _bin
@@ -20,25 +23,28 @@ VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "UNIMPLEMENTED", "SKIPPED", "CRASH
             "INVALID")
 
 
-def find_binary():
+def find_binary() -> str | None:
     """The path of the mtpcheck binary, or None."""
     return _bin.find_binary()
 
 
 class Verdict:
-    def __init__(self, returncode, text):
+    """What `mtpcheck verify -v` said: its exit code, its text, the diagnoses
+    and each case's verdict."""
+
+    def __init__(self, returncode: int, text: str) -> None:
         self.returncode = returncode
         self.text = text
         self.diagnoses = re.findall(r"diagnosis: ([A-Z0-9_]+)", text)
-        self.cases = {}
+        self.cases: dict[str, str] = {}
         # "[  1/2] FAILED        dump       FILE:case  ..."
-        pat = re.compile(r"^\[\s*\d+/\d+\]\s+(%s)\s+\S+\s+(\S+)" % "|".join(VERDICTS))
+        pat = re.compile(r"^\[\s*\d+/\d+\]\s+({})\s+\S+\s+(\S+)".format("|".join(VERDICTS)))
         for line in text.splitlines():
             m = pat.match(line.strip())
             if m and ":" in m.group(2):
                 self.cases[m.group(2).rsplit(":", 1)[1]] = m.group(1)
 
-    def diagnoses_of(self, case):
+    def diagnoses_of(self, case: str) -> list[str]:
         """The diagnoses printed under one case's verdict line."""
         out, current = [], None
         pat = re.compile(r"^\[\s*\d+/\d+\]\s+\S+\s+\S+\s+(\S+)")
@@ -51,21 +57,23 @@ class Verdict:
         return out
 
     @property
-    def version_unsupported(self):
+    def version_unsupported(self) -> bool:
         """True when this binary cannot read the file's format version yet."""
         return self.returncode == 2 and "format_version" in self.text and "not supported" in self.text
 
-    def __repr__(self):
-        return "Verdict(rc=%d, cases=%r, diagnoses=%r)" % (self.returncode, self.cases, self.diagnoses)
+    def __repr__(self) -> str:
+        return f"Verdict(rc={self.returncode:d}, cases={self.cases!r}, diagnoses={self.diagnoses!r})"
 
 
-def run(path, binary=None, extra=(), timeout=600):
+def run(path: str, binary: str | None = None, extra: Sequence[str] = (),
+        timeout: float = 600) -> Verdict:
+    """`mtpcheck verify PATH -v` run by binary (find_binary()), as a Verdict."""
     binary = binary or find_binary()
     if binary is None:
         raise FileNotFoundError("no mtpcheck binary: set MTPCHECK_BIN or build ./build/mtpcheck")
     p = subprocess.run([binary, "verify", path, "-v", *extra], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=timeout,
-                       env=_bin.environment(binary))
+                       env=_bin.environment(binary), check=False)
     return Verdict(p.returncode, p.stdout)
 
 

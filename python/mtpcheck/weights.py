@@ -21,7 +21,14 @@ fills by a direct in-place copy instead of a weight_loader (vLLM 0.23's V4
 the key in flight. A KeyError on a key is recorded as that key -> the name
 looked up, and the load rerun without the key (see capture)."""
 
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: torch is imported where it is used
+    import torch
 
 
 class Capture:
@@ -29,28 +36,33 @@ class Capture:
     ((name, prefix)), rows ((key, param, shard, expert)), skipped (keys),
     error (text or None)."""
 
-    def __init__(self):
-        self.params, self.modules, self.rows = [], [], []
-        self.shapes, self.skipped, self.error = {}, [], None
+    def __init__(self) -> None:
+        self.params: list[str] = []
+        self.modules: list[tuple[str, str]] = []
+        self.rows: list[tuple[str, str, Any, Any]] = []
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.skipped: list[str] = []
+        self.error: str | None = None
 
-    def write(self, params_path, modules_path, map_path):
+    def write(self, params_path: str, modules_path: str, map_path: str) -> None:
+        """The three files of `mtpcheck audit-weights` (--params, --modules, --mapping)."""
         with open(params_path, "w") as f:  # NAME<TAB>shape=D0,D1 (WEIGHTS.md)
-            f.writelines("%s\tshape=%s\n" % (n, ",".join(map(str, self.shapes[n])))
+            f.writelines("{}\tshape={}\n".format(n, ",".join(map(str, self.shapes[n])))
                          if n in self.shapes else n + "\n" for n in self.params)
         with open(modules_path, "w") as f:
-            f.writelines("%s\t%s\n" % m for m in self.modules)
+            f.writelines("{}\t{}\n".format(*m) for m in self.modules)
         with open(map_path, "w") as f:
             for key, param, shard, expert in self.rows:
                 cols = [key, param]
                 if shard is not None:
-                    cols.append("shard=%s" % shard)
+                    cols.append(f"shard={shard}")
                 if expert is not None:
-                    cols.append("expert=%s" % expert)
+                    cols.append(f"expert={expert}")
                 f.write("\t".join(cols) + "\n")
             for key in self.skipped:
-                f.write("# %s\tskipped\n" % key)
+                f.write(f"# {key}\tskipped\n")
             if self.error:
-                f.write("# error: %s\n" % self.error.replace("\n", " "))
+                f.write("# error: {}\n".format(self.error.replace("\n", " ")))
 
 
 def _shard_expert(args, kwargs):
@@ -61,7 +73,7 @@ def _shard_expert(args, kwargs):
     return shard, expert
 
 
-def module_prefixes(model):
+def module_prefixes(model: torch.nn.Module) -> list[tuple[str, str]]:
     """(module name, quantization prefix) of every module built with a
     quantization method (vLLM's LinearBase, embeddings, fused MoE)."""
     out = []
@@ -145,7 +157,7 @@ def _load_once(model, tensors, cap):
         with torch.no_grad():
             model.load_weights(tap(tensors))
         return None
-    except Exception as e:  # a strict loader on a name it cannot place
+    except Exception as e:  # noqa: BLE001 # a strict loader on a name it cannot place
         e.mtpcheck_key = cur[0]
         return e
     finally:
@@ -157,7 +169,7 @@ def _load_once(model, tensors, cap):
                     del p.weight_loader
 
 
-def capture(model, tensors):
+def capture(model: torch.nn.Module, tensors: Iterable[tuple[str, torch.Tensor]]) -> Capture:
     """Runs model.load_weights over (name, tensor) pairs; returns a Capture.
     When the loader raises KeyError on a key (the name it looked up is no
     parameter: a stale remap the engine refuses at load), the key is
@@ -173,7 +185,7 @@ def capture(model, tensors):
         cap.rows = []
         e = _load_once(model, tensors, cap)
         if e is not None and cap.error is None:
-            cap.error = "%s: %s (key %s)" % (type(e).__name__, e, e.mtpcheck_key)
+            cap.error = f"{type(e).__name__}: {e} (key {e.mtpcheck_key})"
         if not (isinstance(e, KeyError) and e.args and isinstance(e.args[0], str)
                 and e.mtpcheck_key is not None):
             break
@@ -185,7 +197,7 @@ def capture(model, tensors):
     return cap
 
 
-def computed_at_load(key):
+def computed_at_load(key: str) -> bool:
     """Keys whose values a loader computes with before any weight_loader
     (vLLM's FP8 indexer wk and its scale, dequantized at load): these get
     real zeros, as does a tensor a loader copies into a parameter itself
@@ -194,7 +206,9 @@ def computed_at_load(key):
     return ".indexer.wk." in key or key.endswith(".attn_sink")
 
 
-def zeros(keys, shapes=None, dtype=None, dtypes=None, meta=False):
+def zeros(keys: Iterable[str], shapes: Mapping[str, tuple[int, ...]] | None = None,
+          dtype: torch.dtype | None = None, dtypes: Mapping[str, torch.dtype] | None = None,
+          meta: bool = False) -> list[tuple[str, torch.Tensor]]:
     """(name, zeros) for each key; shape [1] when none is known (dry load).
     dtypes (key -> torch dtype) matters where a loader branches on it (an
     FP8 indexer wk is dequantized at load only when it is FP8). meta: the
@@ -214,7 +228,7 @@ _ST_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "fl
               "BOOL": "bool"}
 
 
-def checkpoint_headers(folder):
+def checkpoint_headers(folder: str) -> list[tuple[str, torch.dtype, tuple[int, ...]]]:
     """(key, torch dtype, shape) of every tensor of a checkpoint folder,
     from the safetensors headers (8-byte length + JSON; no tensor data)."""
     import glob

@@ -20,6 +20,8 @@ has no CUDA V3.2 class: --cuda-class there is an error (exit 2).
 Writes DIR/keys.txt, params.txt, modules.txt and map.txt, and prints the
 `mtpcheck audit-weights` command that judges them. Exit 2 on bad input."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -28,7 +30,9 @@ import sys
 from . import weights
 
 
-def read_keys(path):
+def read_keys(path: str) -> list[str]:
+    """The checkpoint keys of a model.safetensors.index.json (its weight_map) or a
+    text file of one key a line (# comments)."""
     if path.endswith(".json"):
         with open(path) as f:
             return list(json.load(f)["weight_map"])
@@ -36,7 +40,7 @@ def read_keys(path):
         return [s.strip() for s in f if s.strip() and not s.startswith("#")]
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mtpcheck.weights")
     ap.add_argument("--family", choices=("deepseek_v3", "deepseek_v32", "glm", "glm5", "deepseek_v4",
                                          "deepseek_v4_pro"))
@@ -65,7 +69,7 @@ def main(argv=None):
         else:
             model_dir, tensors = a.model, [(k, None, (1,)) for k in read_keys(a.keys)]
     except (OSError, ValueError, KeyError) as e:
-        print("mtpcheck.weights: %s: %s" % (src, e), file=sys.stderr)
+        print(f"mtpcheck.weights: {src}: {e}", file=sys.stderr)
         return 2
     keys = [k for k, _, _ in tensors]
     try:
@@ -73,9 +77,9 @@ def main(argv=None):
     except ImportError:  # vLLM 0.23: no vllm/models/deepseek_v32 folder
         import vllm
 
-        print("mtpcheck.weights: --cuda-class: vLLM %s has no vllm/models/deepseek_v32/nvidia/"
-              "mtp.py (DeepseekV32MTP); its V3.2 / GLM-5 MTP model is deepseek_mtp.py "
-              "DeepSeekMTP (run without --cuda-class)" % vllm.__version__, file=sys.stderr)
+        print(f"mtpcheck.weights: --cuda-class: vLLM {vllm.__version__} has no "
+              "vllm/models/deepseek_v32/nvidia/mtp.py (DeepseekV32MTP); its V3.2 / GLM-5 MTP "
+              "model is deepseek_mtp.py DeepSeekMTP (run without --cuda-class)", file=sys.stderr)
         return 2
     model, vcfg = wv.build(model_dir, cls)
     cap = weights.capture(model, weights.zeros(
@@ -96,10 +100,10 @@ def main(argv=None):
 
     if vllm.__version__.startswith("0.23"):  # judged under its own rules
         fam += " --engine vllm@0.23"
-    keys_opt = "--checkpoint %s" % a.model if a.checkpoint else "--keys %s" % p["keys"]
-    print("mtpcheck audit-weights --family %s --layer %d --mtp-layers %d %s --params %s "
-          "--modules %s --mapping %s" % (fam, hf.num_hidden_layers, a.mtp_layers, keys_opt,
-                                         p["params"], p["modules"], p["map"]))
+    keys_opt = f"--checkpoint {a.model}" if a.checkpoint else "--keys {}".format(p["keys"])
+    print(f"mtpcheck audit-weights --family {fam} --layer {hf.num_hidden_layers:d} "
+          f"--mtp-layers {a.mtp_layers:d} {keys_opt} --params {p['params']} "
+          f"--modules {p['modules']} --mapping {p['map']}")
     if cap.error:
-        print("load_weights raised: %s" % cap.error, file=sys.stderr)
+        print(f"load_weights raised: {cap.error}", file=sys.stderr)
     return 0

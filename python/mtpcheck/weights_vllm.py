@@ -2,9 +2,15 @@
 classes on CPU (real attention, MoE MTP block, real quantization config),
 and checkpoint key lists named as the published checkpoints are."""
 
+from __future__ import annotations
+
 import json
 import os
 import socket
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: torch and vLLM are imported where used
+    import torch
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
@@ -43,7 +49,7 @@ CONFIGS = {
     # hyper-connection weights, a noaux_tc router (its gate bias); every
     # layer MoE. Built with the CUDA platform's MTP class (the CPU platform
     # registers a stub that raises), see _allow_v4_on_cpu.
-    "deepseek_v4": (dict(
+    "deepseek_v4": (dict(  # noqa: C408 (keyword arguments, as config.json keys)
         architectures=["DeepseekV4ForCausalLM"], model_type="deepseek_v4", vocab_size=V,
         hidden_size=H, moe_intermediate_size=32, num_attention_heads=2, num_key_value_heads=1,
         head_dim=64, q_lora_rank=32, num_experts_per_tok=2, n_routed_experts=4,
@@ -110,7 +116,7 @@ def _distributed():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
-                                 distributed_init_method="tcp://127.0.0.1:%d" % port)
+                                 distributed_init_method=f"tcp://127.0.0.1:{port:d}")
     initialize_model_parallel(1, 1)
 
 
@@ -120,7 +126,9 @@ def _vllm_023():
     return vllm.__version__.startswith("0.23")
 
 
-def write_config(family, workdir, quant=None, mtp_layers=1):
+def write_config(family: str, workdir: str, quant: str | None = None, mtp_layers: int = 1) -> str:
+    """A model folder for family under workdir (config.json of a tiny model with
+    mtp_layers MTP layers, quantized as quant): its path."""
     cfg, n = CONFIGS[family]
     cfg = dict(cfg, num_hidden_layers=n, num_nextn_predict_layers=mtp_layers)
     if family in V4:  # the first 3 layers hash-routed, as published
@@ -138,7 +146,7 @@ def write_config(family, workdir, quant=None, mtp_layers=1):
             cfg["rope_parameters"] = dict(cfg["rope_parameters"]["main"])
     elif quant:
         cfg["quantization_config"] = QUANTS[quant]
-    d = os.path.join(workdir, "%s.%s.L%d" % (family, quant or "bf16", mtp_layers))
+    d = os.path.join(workdir, f"{family}.{quant or 'bf16'}.L{mtp_layers:d}")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f)
@@ -275,14 +283,15 @@ def _allow_v4_on_cpu():
     flashmla._mtpcheck_cpu = True
 
 
-def v4_mtp_class():
+def v4_mtp_class() -> type:
+    """vLLM's DeepSeek V4 MTP class (models/deepseek_v4/nvidia/mtp.py), buildable on CPU."""
     _allow_v4_on_cpu()
     from vllm.models.deepseek_v4.nvidia.mtp import DeepSeekV4MTP
 
     return DeepSeekV4MTP
 
 
-def cuda_mtp_class():
+def cuda_mtp_class() -> type:
     """The CUDA platform's V3.2 / GLM-5 MTP class (models/deepseek_v32/
     nvidia/mtp.py DeepseekV32MTP), importable and buildable on CPU."""
     from vllm.models.deepseek_v32.nvidia.mtp import DeepseekV32MTP
@@ -319,7 +328,7 @@ def _glm5_config():
 def _cpu_platform():
     """vLLM 0.23 ignores VLLM_TARGET_DEVICE=cpu on a machine with CUDA
     libraries: its CPU platform is set before any module is built."""
-    import vllm.platforms as platforms
+    from vllm import platforms
 
     if platforms._current_platform is None or not platforms._current_platform.is_cpu():
         from vllm.platforms.cpu import CpuPlatform
@@ -343,7 +352,7 @@ def _reference_mla():
     return {"attention_config": AttentionConfig(backend=backend)}
 
 
-def build(model_dir, cls=None):
+def build(model_dir: str, cls: type | None = None) -> tuple[torch.nn.Module, Any]:
     """vLLM's MTP model for the model folder (config.json), on CPU: the
     class the CPU platform registers, or cls (built with the same config;
     e.g. the CUDA platform's DeepseekV32MTP, whose loader GPUs run)."""
@@ -351,8 +360,15 @@ def build(model_dir, cls=None):
 
     _cpu_platform()
     _glm5_config()
-    from vllm.config import (CacheConfig, CompilationConfig, ModelConfig, ParallelConfig,
-                             SpeculativeConfig, VllmConfig, set_current_vllm_config)
+    from vllm.config import (
+        CacheConfig,
+        CompilationConfig,
+        ModelConfig,
+        ParallelConfig,
+        SpeculativeConfig,
+        VllmConfig,
+        set_current_vllm_config,
+    )
     from vllm.config.compilation import CompilationMode
     from vllm.model_executor.model_loader.utils import get_model_architecture
 
@@ -388,25 +404,25 @@ def build(model_dir, cls=None):
 
 
 def _v3_layer(family, n):
-    p = "model.layers.%d." % n
+    p = f"model.layers.{n:d}."
     keys = [p + s for s in ("embed_tokens.weight", "enorm.weight", "hnorm.weight",
                             "eh_proj.weight", "shared_head.norm.weight",
                             "shared_head.head.weight", "input_layernorm.weight",
                             "post_attention_layernorm.weight")]
     if family == "glm":
-        attn = ["self_attn.%s_proj.%s" % (x, w) for x in "qkvo" for w in ("weight", "bias")
+        attn = [f"self_attn.{x}_proj.{w}" for x in "qkvo" for w in ("weight", "bias")
                 if not (x == "o" and w == "bias")]
     else:
-        attn = ["self_attn.%s.weight" % x for x in ("q_a_proj", "q_a_layernorm", "q_b_proj",
+        attn = [f"self_attn.{x}.weight" for x in ("q_a_proj", "q_a_layernorm", "q_b_proj",
                                                     "kv_a_proj_with_mqa", "kv_a_layernorm",
                                                     "kv_b_proj", "o_proj")]
     if family in SPARSE:
-        attn += ["self_attn.indexer.%s" % x for x in ("wq_b.weight", "wk.weight",
+        attn += [f"self_attn.indexer.{x}" for x in ("wq_b.weight", "wk.weight",
                                                       "k_norm.weight", "k_norm.bias",
                                                       "weights_proj.weight")]
     mlp = ["mlp.gate.weight", "mlp.gate.e_score_correction_bias"]
-    mlp += ["mlp.shared_experts.%s.weight" % x for x in ("gate_proj", "up_proj", "down_proj")]
-    mlp += ["mlp.experts.%d.%s.weight" % (e, x) for e in range(BASE["n_routed_experts"])
+    mlp += [f"mlp.shared_experts.{x}.weight" for x in ("gate_proj", "up_proj", "down_proj")]
+    mlp += [f"mlp.experts.{e:d}.{x}.weight" for e in range(BASE["n_routed_experts"])
             for x in ("gate_proj", "up_proj", "down_proj")]
     return keys + [p + s for s in attn + mlp]
 
@@ -421,10 +437,10 @@ def _quantized(key):
 
 def _v4_layer(i):
     """The V4-Flash MTP layer i as published (mtp.{i}.*), two experts."""
-    p = "mtp.%d." % i
+    p = f"mtp.{i:d}."
     lin = ["attn.wq_a", "attn.wkv", "attn.wq_b", "attn.wo_a", "attn.wo_b", "e_proj", "h_proj"]
-    lin += ["ffn.shared_experts.w%d" % k for k in (1, 2, 3)]
-    lin += ["ffn.experts.%d.w%d" % (e, k) for e in range(2) for k in (1, 2, 3)]
+    lin += [f"ffn.shared_experts.w{k:d}" for k in (1, 2, 3)]
+    lin += [f"ffn.experts.{e:d}.w{k:d}" for e in range(2) for k in (1, 2, 3)]
     keys = [p + x + ".weight" for x in lin]
     keys += [p + x for x in ("attn.attn_sink", "attn.q_norm.weight", "attn.kv_norm.weight",
                              "attn_norm.weight", "ffn_norm.weight", "enorm.weight",
@@ -435,7 +451,7 @@ def _v4_layer(i):
     return keys
 
 
-def checkpoint_keys(family, quant=None, mtp_layers=1):
+def checkpoint_keys(family: str, quant: str | None = None, mtp_layers: int = 1) -> list[str]:
     """The key list of a checkpoint named as the published ones (the MTP
     layers and a few target-model keys); FP8: a scale beside each quantized
     weight (`weight_scale_inv`; compressed-tensors: `weight_scale`)."""
@@ -463,7 +479,8 @@ def checkpoint_keys(family, quant=None, mtp_layers=1):
     return keys
 
 
-def checkpoint_tensors(family, quant=None, mtp_layers=1):
+def checkpoint_tensors(family: str, quant: str | None = None,
+                       mtp_layers: int = 1) -> list[tuple[str, torch.dtype, tuple[int, ...]]]:
     """(key, dtype, shape) as checkpoint_keys names them: FP8 weights in
     float8_e4m3fn with a [2, 4] block scale (16 x 16 blocks of a [32, 64]
     weight), the rest bf16 [1]. Only the dtype and the weight/scale shape

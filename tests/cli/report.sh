@@ -9,6 +9,8 @@
 #   again      re-running over its own output, or over a merged report beside its
 #              inputs, counts every result once; a merged report read again gives
 #              the same columns
+#   markdown   the benchmarks page (--markdown) says what the bench files' records
+#              say, row by row, whatever the order of the files, and nothing else
 # Usage: report.sh TEST MTPCHECK SOURCE_DIR
 set -u
 T=$1 M=$2 SRC=$3
@@ -76,6 +78,15 @@ rows = [dict(b["rows"][0])]; del rows[0]["shape"]
 json.dump(dict(b, rows=rows), open("noshape.json", "w"))
 json.dump(dict(b, rows=[dict(b["rows"][0], median_s=-1)]), open("negmedian.json", "w"))
 json.dump(dict(b, rows=[dict(b["rows"][0], backend=None)]), open("nullbackend.json", "w"))
+json.dump(dict(b, record=[]), open("recordarr.json", "w"))
+json.dump(dict(b, record={"notes": ["a", 5]}), open("recnotes.json", "w"))
+json.dump(dict(b, record={"title": 5}), open("rectitle.json", "w"))
+json.dump(dict(b, record={"reason": "x" * 65537}), open("reclong.json", "w"))
+json.dump(dict(b, rows=[dict(b["rows"][0], prediction={})]), open("rowpred.json", "w"))
+json.dump({"format": "mtpcheck-bench-collection", "runs": {}}, open("collruns.json", "w"))
+json.dump({"format": "mtpcheck-bench-collection", "runs": [b, dict(b, format="x")]}, open("collrun.json", "w"))
+json.dump({"format": "mtpcheck-bench-collection", "runs": [dict(b, rows=[dict(b["rows"][0], median_s=None)])]},
+          open("collrow.json", "w"))
 PYEOF
 	mkdir folder; mkfifo fifo
 	while IFS='|' read -r f pat; do
@@ -112,6 +123,14 @@ mergecol.json|merge\.columns\[0\]\.backend: missing$
 noshape.json|rows\[0\]\.shape: missing$
 negmedian.json|rows\[0\]\.median_s: not a finite number >= 0$
 nullbackend.json|rows\[0\]\.backend: not a string$
+recordarr.json|record: not an object$
+recnotes.json|record\.notes: holds a non-string$
+rectitle.json|record\.title: not a string or array of strings$
+reclong.json|record\.reason: longer than 65536 bytes$
+rowpred.json|rows\[0\]\.prediction: not a string or array of strings$
+collruns.json|runs: missing or not an array$
+collrun.json|runs\[1\]: format: not an mtpcheck-bench document$
+collrow.json|runs\[0\]: rows\[0\]\.median_s: not a number$
 folder|cannot read: not a regular file \(a folder\)$
 fifo|cannot read: not a regular file \(a FIFO\)$
 EOF
@@ -217,6 +236,57 @@ PYEOF
 	$PY -c 'import json; print(json.dumps(json.load(open("g.json"))["merge"], indent=1))' >merge.txt
 	diff -u "$SRC/tests/cli/golden/report_merge.json" merge.txt || fail "the merge object differs from its golden file"
 	;;
+markdown) # the benchmarks page: the newest figure of each row, its run's record, its history
+	for i in 1 2; do
+		MTP_RUN_ID=b$i "$M" bench --backend ref --op rmsnorm,add_rmsnorm --T 1 --H 64 --reps 3 --min-time 0.001 \
+			--no-unfused --json raw$i.json >/dev/null || fail "bench $i"
+	done
+	$PY - <<'PYEOF' || fail "cannot write the records"
+import json
+old, new = json.load(open("raw1.json")), json.load(open("raw2.json"))
+old["record"] = {"section": "S", "title": "the old kernels", "date": "2026-01-01T00:00:00Z", "machine": "box",
+                 "prediction": "p-old", "notes": ["line one", "", "| a | b |", "|---|---|", "| 1 | 2 |"]}
+new["record"] = {"section": "S", "title": "the new kernels", "date": "2026-01-02T00:00:00Z",
+                 "commit": "abc1234", "command": "mtpcheck bench --op rmsnorm", "prediction": "2x faster",
+                 "reason": "missed: the row | fits L1"}
+new["rows"][0]["prediction"] = "row-pred"
+new["rows"][0]["reason"] = "row-why"
+json.dump(old, open("old.json", "w")); json.dump(new, open("new.json", "w"))
+side = dict(new, record={"section": "T", "variant": "warm", "date": "2026-01-03T00:00:00Z"},
+            meta=dict(new["meta"], run_id="c1"))
+side2 = dict(side, record={"variant": "warm", "date": "2026-01-04T00:00:00Z"}, meta=dict(new["meta"], run_id="c2"))
+json.dump({"format": "mtpcheck-bench-collection", "record": {"section": "T", "notes": ["collection notes"]},
+           "runs": [side, side2]}, open("coll.json", "w"))
+PYEOF
+	expect 0 "and 8 bench rows of 4 night" "$M" report new.json old.json coll.json --markdown a.md
+	"$M" report coll.json old.json new.json --markdown b.md >/dev/null || fail "report, other order"
+	cmp -s a.md b.md || { diff a.md b.md | head; fail "the page depends on the order of its files"; }
+	$PY - <<'PYEOF' || { cat a.md; fail "the page does not say what its records say"; }
+import re
+t = open("a.md").read()
+sec = t.split("\n## ")
+s = [x for x in sec if x.startswith("S\n")][0]
+rows = [l for l in s.split("\n") if l.startswith("| rmsnorm")]
+assert len(rows) == 1 and "[#2](#run-2)" in rows[0] and "row-pred" in rows[0] and "row-why" in rows[0], rows
+assert "[1](#row-" in rows[0], rows            # one earlier figure, one click away
+t_rows = [l for l in sec[[i for i, x in enumerate(sec) if x.startswith("T\n")][0]].split("\n") if "(warm)" in l]
+assert len(t_rows) == 2 and all("[#4](#run-4)" in l for l in t_rows), t_rows  # the collection's newer run
+run2 = t[t.index('<a id="run-2">'):t.index('<a id="run-1">')]
+for want in ("the new kernels", "- commit: `abc1234`", "- command: `mtpcheck bench --op rmsnorm`",
+             "- prediction: 2x faster", "- reason for a miss: missed: the row | fits L1"):
+    assert want in run2, want
+run1 = t[t.index('<a id="run-1">'):t.index("## Earlier figures")]
+assert "- machine: box" in run1 and "\n| a | b |\n|---|---|\n| 1 | 2 |\n" in run1, run1
+assert t.count("collection notes") == 1, "a collection's notes once"
+early = t[t.index("## Earlier figures"):]
+assert re.search(r"rmsnorm T=1 H=64 ref@[^:]*: [0-9.]+ µs[^;]*\[#1\]\(#run-1\); [0-9.]+ µs[^;]*\[#2\]", early), early
+PYEOF
+	# nothing in it depends on when or where it was written
+	"$M" report new.json old.json coll.json --markdown c.md >/dev/null && cmp -s a.md c.md || fail "not reproducible"
+	# results files among the inputs: the page is the bench files'
+	run_norms res.json
+	expect 0 "12 results and 8 bench rows" "$M" report res.json new.json old.json coll.json --markdown d.md
+	cmp -s a.md d.md || fail "a results file changed the benchmarks page" ;;
 *) fail "unknown test" ;;
 esac
 echo "ok [$T]"

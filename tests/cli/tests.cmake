@@ -12,12 +12,20 @@ foreach(t links storage membudget verify_empty sources rules pipe preflight
 endforeach()
 
 # mtpcheck report against hostile and repeated inputs (tests/cli/report.sh).
-foreach(t malformed weights scale again)
+foreach(t malformed weights scale again markdown)
   add_test(NAME report.${t}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/report.sh ${t}
                    $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR})
   set_tests_properties(report.${t} PROPERTIES LABELS "inputs" TIMEOUT 300)
 endforeach()
+
+# The report writers' outputs byte for byte against their golden files
+# (tests/cli/golden_writers.py; refresh: python3 tests/cli/golden_writers.py
+# build/mtpcheck . --update).
+add_test(NAME report.golden
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/cli/golden_writers.py
+                 $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR})
+set_tests_properties(report.golden PROPERTIES LABELS "inputs" TIMEOUT 120)
 
 # Empty batches (tests/cli/empty.sh, docs/CI.md "Guarantees: inputs"):
 # cases/empty.case, every op at T = 0, on each backend CI runs, every result

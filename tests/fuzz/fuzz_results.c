@@ -3,7 +3,8 @@
  * and bench files; docs/RESULTS.md "What mtpcheck report reads"): any input
  * file ends in a status; a refused one leaves one line naming the file; an
  * accepted one holds only verdicts that exist and no PASSED without a
- * compared element (but weights-only checks), and its run writes as JSON.
+ * compared element (but weights-only checks), and its run writes as JSON
+ * and its bench rows as the benchmarks page (report --markdown).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mtp/bench.h"
 #include "mtp/runner.h"
 
 static void check_accepted(const struct mtp_run *run)
@@ -61,7 +63,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	paths[0] = paths[1] = path; /* twice: the repeats are dropped */
 	if (mtp_run_merge(&run, paths, 2, err, sizeof(err)) == MTP_OK) {
 		check_accepted(&run);
-		if (mtp_report_json(&run, out, err, sizeof(err)) != MTP_OK)
+		if (mtp_report_json(&run, out, err, sizeof(err)) != MTP_OK ||
+		    mtp_bench_history_markdown(run.bench, out, err,
+					       sizeof(err)) != MTP_OK)
 			abort();
 	} else if (strncmp(err, path, strlen(path)) || strchr(err, '\n')) {
 		fprintf(stderr,

@@ -9,8 +9,9 @@
 #   NAME CAP COMMAND...       a step: COMMAND run by bash with $m (the built
 #                             mtpcheck), $out (the logs) and $py exported
 # Lines starting with # are comments. With STEPS="a b" only those steps run.
-# The dated tools/bench/h200_*.sh scripts are the earlier one-off form, kept
-# because docs/BENCHMARKS.md cites them as the commands behind its figures.
+# One profile per purpose (each file's comment says what it runs and which
+# of the earlier one-off scripts, now gone, it took over): reliability,
+# conformance, sanitizer, mhc, torch, side, table, validate.
 set -uo pipefail
 here=$(dirname "$0")
 . "$here/step.sh"

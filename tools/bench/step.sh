@@ -1,4 +1,4 @@
-# Sourced by the device scripts of tools/bench: `step NAME SECONDS COMMAND...`
+# Sourced by tools/bench/device.sh (the device driver): `step NAME SECONDS COMMAND...`
 # runs COMMAND with a time limit, its output in $out/NAME.txt, and prints its
 # exit status, its time and its last lines; a step cut short says so.
 step() {

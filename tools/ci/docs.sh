@@ -14,6 +14,13 @@
 #  5. the docs name only what exists (tools/ci/docrefs.py): every backquoted
 #     path under the repository's folders, every mtp_/MTP_ symbol, and the
 #     backend API and results schema versions they state.
+#  6. docs/BENCHMARKS.md is what `mtpcheck report docs/bench/*.json
+#     --markdown` makes of the bench files and their records (regenerated
+#     into a temporary file, compared byte for byte; docs/CI.md, "The
+#     benchmarks page").
+#  7. every profile of tools/bench/device.sh is data it can run: each line a
+#     comment, `budget SECONDS`, `torch` or `NAME CAP COMMAND` with CAP whole
+#     seconds and COMMAND valid bash (bash -n), no NAME twice.
 # Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
 #        tools/ci/docs.sh --fix                 rewrites the references of 1.
 #          in text files into docs/SPEC.md, docs/FORMAT.md and
@@ -99,8 +106,46 @@ fi
 # 5. every path, symbol and version the docs name exists as named
 /usr/bin/python3 tools/ci/docrefs.py || fail=1
 
+# 6. the benchmarks page as its bench files make it
+if [ -x "$bin" ]; then
+	page=$(mktemp /tmp/mtp-benchmarks.XXXXXX.md)
+	if ! why=$("$bin" report docs/bench/*.json --markdown "$page" 2>&1 >/dev/null); then
+		if [[ $why == *"built without libcjson"* ]]; then
+			echo "docs: SKIPPED the benchmarks page check: $bin was built without libcjson"
+		else
+			echo "docs: $bin report docs/bench/*.json --markdown failed: $why"
+			fail=1
+		fi
+	elif ! diff -q docs/BENCHMARKS.md "$page" >/dev/null; then
+		diff -u docs/BENCHMARKS.md "$page" | head -20
+		echo "docs: docs/BENCHMARKS.md is not what docs/bench/*.json make of it: mtpcheck report docs/bench/*.json --markdown docs/BENCHMARKS.md"
+		fail=1
+	fi
+	rm -f "$page"
+else
+	echo "docs: SKIPPED the benchmarks page check: no binary at $bin"
+fi
+
+# 7. the device profiles parse as device.sh reads them
+for prof in tools/bench/profiles/*.steps; do
+	seen=" "
+	while read -r step cap cmd; do
+		case $step in '' | '#'* | torch) continue ;; esac
+		where="$prof: step '$step'"
+		if [ "$step" = budget ]; then
+			[[ $cap =~ ^[0-9]+$ ]] || { echo "docs: $prof: budget '$cap' is not whole seconds"; fail=1; }
+			continue
+		fi
+		[[ $cap =~ ^[0-9]+$ ]] || { echo "docs: $where: cap '$cap' is not whole seconds"; fail=1; }
+		[ -n "$cmd" ] || { echo "docs: $where: no command"; fail=1; }
+		bash -n -c "$cmd" 2>/dev/null || { echo "docs: $where: not valid bash"; fail=1; }
+		[[ $seen == *" $step "* ]] && { echo "docs: $where: named twice"; fail=1; }
+		seen="$seen$step "
+	done <"$prof"
+done
+
 if [ $fail -ne 0 ]; then
 	echo "docs: FAILED"
 	exit 1
 fi
-echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; $(tail -1 /tmp/mtp-layers.log)"
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; docs/BENCHMARKS.md matches docs/bench; the device profiles parse; $(tail -1 /tmp/mtp-layers.log)"

@@ -6,7 +6,7 @@
 # on CPU, their own load_weights run over
 # checkpoint-named zeros by mtpcheck.weights, and `mtpcheck audit-weights`
 # on that mapping vs. its vllm@0.33 rules, also on safetensors checkpoint
-# folders (--checkpoint; python/tests_weights); then the command line once.
+# folders (--checkpoint; python/tests/weights); then the command line once.
 # Reuses the venv tools/ci/engines.sh builds
 # (/opt/mtpcheck-venvs/vllm-0.33); when it is absent and cannot be
 # installed: SKIPPED with the reason.
@@ -25,7 +25,7 @@ if [ ! -x build/mtpcheck ]; then
 fi
 "$V/bin/python" -m pip install -q --force-reinstall --no-deps ./python || exit 1
 export MTPCHECK_BIN="$PWD/build/mtpcheck" MTPCHECK_ENGINE_TESTS=1 VLLM_TARGET_DEVICE=cpu
-"$V/bin/python" -m pytest -q -rs -p no:cacheprovider python/tests_weights || exit 1
+"$V/bin/python" -m pytest -q -rs -p no:cacheprovider python/tests/weights || exit 1
 # the command line: a capture, and the audit line it prints (exit 0: clean)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,7 +39,7 @@ echo "weights CLI: $(tail -1 "$tmp/audit.txt")"
 V23=/opt/mtpcheck-venvs/vllm-0.23
 if [ -f "$V23/.complete" ]; then
 	"$V23/bin/python" -m pip install -q --force-reinstall --no-deps ./python || exit 1
-	"$V23/bin/python" -m pytest -q -rs -p no:cacheprovider python/tests_weights || exit 1
+	"$V23/bin/python" -m pytest -q -rs -p no:cacheprovider python/tests/weights || exit 1
 else
 	echo "SKIPPED weights capture tests on vllm 0.23: no cached venv at $V23 (manual install: docs/WEIGHTS.md)"
 fi

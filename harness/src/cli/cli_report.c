@@ -16,6 +16,7 @@
 static const char usage_report[] =
 	"usage: mtpcheck report FILE.json... [--html FILE] [--junit FILE] "
 	"[--json FILE]\n"
+	"                       [--markdown FILE]\n"
 	"\n"
 	"Merges results files written by `mtpcheck run --json` (one per "
 	"vendor\n"
@@ -32,6 +33,11 @@ static const char usage_report[] =
 	"(oldest first), and per op, shape and backend@host the median, GB/s "
 	"and\n"
 	"fraction of the copy bandwidth of each night.\n"
+	"--markdown writes the benchmarks page of the bench files: per "
+	"section of\n"
+	"their records the newest figure of each row with its run's machine,\n"
+	"commit, command, prediction and reason for a miss, and every row's\n"
+	"earlier figures (docs/RESULTS.md, \"Bench records\").\n"
 	"A result that several inputs hold (a file given twice, a merged "
 	"report\n"
 	"beside its inputs) counts once; an input that is one of the "
@@ -44,6 +50,8 @@ static const char usage_report[] =
 	"code: the merged run's (0, 1 if any FAILED, CRASHED or TIMEOUT, 2 if "
 	"any\n"
 	"INVALID, 125 if nothing passed; bench files alone: 0).\n";
+
+#define NOUT 4 /* --html, --junit, --json, --markdown */
 
 static int report_usage(const char *fmt, const char *arg)
 {
@@ -64,7 +72,7 @@ static int skip_outputs(const char **paths, int n, const char *const *outs,
 
 	for (int i = 0; i < n; i++) {
 		struct stat in, out;
-		int k = 3;
+		int k = NOUT;
 
 		while (k-- > 0)
 			if (outs[k] && stat(paths[i], &in) == 0 &&
@@ -86,15 +94,16 @@ static int skip_outputs(const char **paths, int n, const char *const *outs,
 
 int mtp_cli_report(int argc, char **argv)
 {
-	const char *outs[3] = {NULL, NULL, NULL}; /* html, junit, json */
-	static const char *const flags[3] = {"--html", "--junit", "--json"};
+	const char *outs[NOUT] = {NULL}; /* html, junit, json, markdown */
+	static const char *const flags[NOUT] = {"--html", "--junit", "--json",
+						"--markdown"};
 	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
 	struct mtp_run run = {0};
 	char err[MTP_ERR_MAX];
 	int n = 0, rc = -1;
 
 	for (int i = 0; paths && rc < 0 && i < argc; i++) {
-		int k = 3;
+		int k = NOUT;
 
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_report, stdout);
@@ -112,12 +121,12 @@ int mtp_cli_report(int argc, char **argv)
 		else
 			rc = report_usage("unknown argument '%s'", argv[i]);
 	}
-	if (rc < 0 && (!n || (!outs[0] && !outs[1] && !outs[2])))
+	if (rc < 0 && (!n || (!outs[0] && !outs[1] && !outs[2] && !outs[3])))
 		rc = report_usage(
-			"needs results or bench files and --html, --junit or "
-			"--json%s",
+			"needs results or bench files and --html, --junit, "
+			"--json or --markdown%s",
 			"");
-	if (rc < 0 && mtp_preflight_outputs(outs, 3, err, sizeof(err))) {
+	if (rc < 0 && mtp_preflight_outputs(outs, NOUT, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck report: %s\n", err);
 		rc = MTP_EXIT_USAGE;
 	}
@@ -129,7 +138,9 @@ int mtp_cli_report(int argc, char **argv)
 	if (mtp_run_merge(&run, paths, n, err, sizeof(err)) ||
 	    (outs[0] && mtp_report_html(&run, outs[0], err, sizeof(err))) ||
 	    (outs[1] && mtp_report_junit(&run, outs[1], err, sizeof(err))) ||
-	    (outs[2] && mtp_report_json(&run, outs[2], err, sizeof(err)))) {
+	    (outs[2] && mtp_report_json(&run, outs[2], err, sizeof(err))) ||
+	    (outs[3] && mtp_bench_history_markdown(run.bench, outs[3], err,
+						   sizeof(err)))) {
 		fprintf(stderr, "mtpcheck report: %s\n", err);
 		rc = MTP_EXIT_USAGE;
 	} else {

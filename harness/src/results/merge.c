@@ -309,6 +309,8 @@ static enum mtp_status add_file(struct mtp_run *run, const char *path,
 		return MTP_ERR_INVALID;
 	if (!strcmp(format, "mtpcheck-bench"))
 		return mtp_merge_bench(run, path, root, err, errn);
+	if (!strcmp(format, "mtpcheck-bench-collection"))
+		return mtp_merge_bench_collection(run, path, root, err, errn);
 	if (strcmp(format, "mtpcheck-results"))
 		return mtp_jw_refuse(&ff.w, "format",
 				     "not an mtpcheck results or bench file "

@@ -8,15 +8,18 @@
  * edited or cut, and a bad row is one line naming the file and the field.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "merge_int.h"
 #include "mtp/bench.h"
+#include "mtp/meta.h"
 #include "mtp/textsafe.h"
 
 #define MAX_SAMPLES 1000000 /* per row: far more than bench takes */
+#define MAX_TEXT 65536	    /* a record's field: far more than a page needs */
 
 static const char *sval(const cJSON *o, const char *k)
 {
@@ -77,10 +80,100 @@ static const char *device_of(const cJSON *root, const char *name)
 	return "";
 }
 
+/* Field k of o, a string or an array of strings (notes: the lines of a
+ * Markdown text), each cleaned and the strings joined by newlines, into
+ * *dst (malloc'ed); absent: *dst unchanged. False with the line for a field of another type, or longer
+ * than MAX_TEXT. */
+static bool rec_text(const struct mtp_jwhere *w, const cJSON *o, const char *k,
+		     char **dst)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	const cJSON *one = cJSON_IsString(v) ? v : NULL;
+	size_t cap = 1, len = 0;
+	char *s;
+
+	if (!v)
+		return true;
+	if (!one && !cJSON_IsArray(v))
+		return mtp_jw_refuse(w, k, "not a string or array of strings");
+	for (const cJSON *p = one ? one : v->child; p; p = one ? NULL : p->next)
+		if (!cJSON_IsString(p) || strlen(p->valuestring) > MAX_TEXT)
+			return mtp_jw_refuse(w, k,
+					     cJSON_IsString(p)
+						     ? "longer than 65536 bytes"
+						     : "holds a non-string");
+		else
+			cap += 4 * strlen(p->valuestring) + 3;
+	if (!(s = malloc(cap)))
+		return mtp_jw_refuse(w, k, "out of memory");
+	*s = '\0';
+	for (const cJSON *p = one ? one : v->child; p;
+	     p = one ? NULL : p->next) {
+		if (len)
+			s[len++] = '\n';
+		mtp_text_sanitize(s + len, cap - len, p->valuestring,
+				  strlen(p->valuestring) + 1);
+		len += strlen(s + len);
+	}
+	free(*dst);
+	*dst = s;
+	return true;
+}
+
+/* The fields of a record, by name (mtp/bench.h). */
+static const struct {
+	const char *name;
+	size_t at;
+} rec_fields[] = {
+	{"section", offsetof(struct mtp_bench_record, section)},
+	{"title", offsetof(struct mtp_bench_record, title)},
+	{"date", offsetof(struct mtp_bench_record, date)},
+	{"variant", offsetof(struct mtp_bench_record, variant)},
+	{"machine", offsetof(struct mtp_bench_record, machine)},
+	{"commit", offsetof(struct mtp_bench_record, commit)},
+	{"command", offsetof(struct mtp_bench_record, command)},
+	{"prediction", offsetof(struct mtp_bench_record, prediction)},
+	{"reason", offsetof(struct mtp_bench_record, reason)},
+	{"notes", offsetof(struct mtp_bench_record, notes)},
+};
+
+/* The night's record: the meta's date, commit and command line, then
+ * the collection's record (outer, or NULL), then the file's own. */
+static bool read_record(struct mtp_bench_record *rec, const cJSON *root,
+			const cJSON *outer, const char *path, char *err,
+			size_t errn)
+{
+	struct mtp_jwhere w = {.path = path, .err = err, .errn = errn};
+	const cJSON *meta = cJSON_GetObjectItem(root, "meta");
+	const cJSON *objs[] = {outer, cJSON_GetObjectItem(root, "record")};
+
+	snprintf(w.at, sizeof(w.at), "meta");
+	if (!rec_text(&w, meta, "date", &rec->date) ||
+	    !rec_text(&w, meta, "build_commit", &rec->commit) ||
+	    !rec_text(&w, meta, "command_line", &rec->command))
+		return false;
+	if (*sval(meta, "commit") &&
+	    !rec_text(&w, meta, "commit", &rec->commit))
+		return false;
+	snprintf(w.at, sizeof(w.at), "record");
+	for (int k = 0; k < 2; k++) {
+		if (objs[k] && !cJSON_IsObject(objs[k]))
+			return mtp_jw_refuse(&w, NULL, "not an object");
+		for (size_t i = 0;
+		     objs[k] && i < sizeof(rec_fields) / sizeof(rec_fields[0]);
+		     i++)
+			if (!rec_text(
+				    &w, objs[k], rec_fields[i].name,
+				    (char **)((char *)rec + rec_fields[i].at)))
+				return false;
+	}
+	return true;
+}
+
 /* One row into p (night, label backend@host); false with err. */
 static bool take_row(const cJSON *root, const cJSON *r, const char *host,
-		     struct mtp_bench_point *p, const char *path, int i,
-		     char *err, size_t errn)
+		     const char *variant, struct mtp_bench_point *p,
+		     const char *path, int i, char *err, size_t errn)
 {
 	struct mtp_jwhere w = {.path = path, .err = err, .errn = errn};
 	struct mtp_bench_row *row = &p->row;
@@ -107,22 +200,24 @@ static bool take_row(const cJSON *root, const cJSON *r, const char *host,
 	    !mtp_jw_num(&w, r, "fraction_of_peak", may, &row->frac_peak) ||
 	    !mtp_jw_num(&w, r, "speedup_vs_ref", may, &row->speedup_vs_ref) ||
 	    !mtp_jw_num(&w, r, "flops", may, &flops) ||
-	    !samples(r, p, path, i, err, errn))
+	    !samples(r, p, path, i, err, errn) ||
+	    !rec_text(&w, r, "prediction", &p->prediction) ||
+	    !rec_text(&w, r, "reason", &p->reason))
 		return false;
 	row->gflop_per_s = row->median > 0 ? flops / row->median / 1e9 : 0;
 	clean(p->device, sizeof(p->device),
 	      device_of(root, sval(r, "backend")));
-	if (*host)
-		snprintf(row->backend, sizeof(row->backend), "%.60s@%.60s", be,
-			 host);
-	else
-		snprintf(row->backend, sizeof(row->backend), "%s", be);
+	snprintf(row->backend, sizeof(row->backend), "%.60s%s%.60s%s%.40s%s",
+		 be, *host ? "@" : "", host, variant ? " (" : "",
+		 variant ? variant : "", variant ? ")" : "");
 	return true;
 }
 
-/* The night of this file: the one of its run_id, else a new one. */
+/* The night of this file: the one of its run_id, else a new one (with
+ * its record, outer the collection's); -1 out of memory, -2 with err. */
 static int night_of(struct mtp_bench_history *h, const cJSON *root,
-		    const char *path)
+		    const cJSON *outer, const char *path, char *err,
+		    size_t errn)
 {
 	const cJSON *meta = cJSON_GetObjectItem(root, "meta");
 	const char *id = sval(meta, "run_id"), *date = sval(meta, "date");
@@ -150,11 +245,15 @@ static int night_of(struct mtp_bench_history *h, const cJSON *root,
 	} else {
 		clean(n->label, sizeof(n->label), base);
 	}
-	return h->n_nights++;
+	h->n_nights++;
+	return read_record(&n->rec, root, outer, path, err, errn)
+		       ? h->n_nights - 1
+		       : -2;
 }
 
-enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
-				const cJSON *root, char *err, size_t errn)
+static enum mtp_status add_bench(struct mtp_run *run, const char *path,
+				 const cJSON *root, const cJSON *outer,
+				 char *err, size_t errn)
 {
 	const cJSON *rows = cJSON_GetObjectItem(root, "rows");
 	const char *host = sval(cJSON_GetObjectItem(root, "meta"), "host");
@@ -171,7 +270,9 @@ enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 	if (!run->bench && !(run->bench = calloc(1, sizeof(*run->bench))))
 		goto nomem;
 	h = run->bench;
-	night = night_of(h, root, path);
+	night = night_of(h, root, outer, path, err, errn);
+	if (night == -2)
+		return MTP_ERR_INVALID;
 	if (night < 0)
 		goto nomem;
 	for (const cJSON *r = rows->child; r; r = r->next, i++) {
@@ -179,8 +280,9 @@ enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 
 		memset(&p, 0, sizeof(p));
 		p.night = night;
-		if (!take_row(root, r, host, &p, path, i, err, errn)) {
-			free(p.samples);
+		if (!take_row(root, r, host, h->nights[night].rec.variant, &p,
+			      path, i, err, errn)) {
+			mtp_bench_point_fini(&p);
 			return MTP_ERR_INVALID;
 		}
 		if (h->n_points == h->cap_points) {
@@ -189,7 +291,7 @@ enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 					  (size_t)cap * sizeof(*h->points));
 
 			if (!v) {
-				free(p.samples);
+				mtp_bench_point_fini(&p);
 				goto nomem;
 			}
 			h->points = v;
@@ -201,4 +303,54 @@ enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 nomem:
 	snprintf(err, errn, "%s: out of memory", path);
 	return MTP_ERR_NOMEM;
+}
+
+enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
+				const cJSON *root, char *err, size_t errn)
+{
+	return add_bench(run, path, root, NULL, err, errn);
+}
+
+/* Run i (r) of collection path, its record's defaults in outer. */
+static enum mtp_status add_run(struct mtp_run *run, const char *path, int i,
+			       const cJSON *r, const cJSON *outer, char *err,
+			       size_t errn)
+{
+	char at[320];
+	struct mtp_jwhere w = {.path = at, .err = err, .errn = errn};
+	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(r, "schema_version");
+
+	snprintf(at, sizeof(at), "%s: runs[%d]", path, i);
+	if (!cJSON_IsObject(r) || strcmp(sval(r, "format"), "mtpcheck-bench"))
+		return mtp_jw_refuse(&w, "format",
+				     "not an mtpcheck-bench document"),
+		       MTP_ERR_INVALID;
+	if (!mtp_schema_accept(at, cJSON_GetStringValue(sv), sv, err, errn))
+		return MTP_ERR_INVALID;
+	return add_bench(run, at, r, outer, err, errn);
+}
+
+enum mtp_status mtp_merge_bench_collection(struct mtp_run *run,
+					   const char *path, const cJSON *root,
+					   char *err, size_t errn)
+{
+	struct mtp_jwhere w = {.path = path, .err = err, .errn = errn};
+	const cJSON *runs = cJSON_GetObjectItem(root, "runs");
+	const cJSON *outer = cJSON_GetObjectItem(root, "record");
+	cJSON *rest; /* outer without its notes: they show once */
+	enum mtp_status st = MTP_OK;
+	int i = 0;
+
+	if (!cJSON_IsArray(runs))
+		return mtp_jw_refuse(&w, "runs", "missing or not an array"),
+		       MTP_ERR_INVALID;
+	rest = cJSON_Duplicate(outer, true);
+	if (outer && !rest)
+		return mtp_jw_refuse(&w, "record", "out of memory"),
+		       MTP_ERR_NOMEM;
+	cJSON_DeleteItemFromObject(rest, "notes");
+	for (const cJSON *r = runs->child; !st && r; r = r->next, i++)
+		st = add_run(run, path, i, r, i ? rest : outer, err, errn);
+	cJSON_Delete(rest);
+	return st;
 }

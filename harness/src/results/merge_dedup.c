@@ -120,7 +120,7 @@ bool mtp_merge_drop_bench_repeats(struct mtp_bench_history *h)
 		return false;
 	for (int i = 0; i < h->n_points; i++) {
 		if (drop[i])
-			free(h->points[i].samples);
+			mtp_bench_point_fini(&h->points[i]);
 		else
 			h->points[kept++] = h->points[i];
 	}

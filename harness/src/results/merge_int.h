@@ -77,6 +77,13 @@ bool mtp_merge_result(const struct mtp_jwhere *w, const cJSON *o,
 enum mtp_status mtp_merge_bench(struct mtp_run *run, const char *path,
 				const cJSON *root, char *err, size_t errn);
 
+/* The same for each bench document in `runs` of a bench collection
+ * (format mtpcheck-bench-collection), its record the default of theirs;
+ * errors name "PATH: runs[i]". */
+enum mtp_status mtp_merge_bench_collection(struct mtp_run *run,
+					   const char *path, const cJSON *root,
+					   char *err, size_t errn);
+
 /* Drops every result whose column, file and case an earlier one has (the
  * same run given twice, or a merged report among its own inputs) and
  * recounts run->counts; the number dropped, or -1 when out of memory. */

@@ -518,13 +518,30 @@ bool mtp_run_set_device(struct mtp_run *run, const char *name,
 	return true;
 }
 
+void mtp_bench_point_fini(struct mtp_bench_point *p)
+{
+	free(p->samples);
+	free(p->prediction);
+	free(p->reason);
+}
+
 /* The bench history that `report` merged in (results/merge_bench.c). */
 void mtp_bench_history_free(struct mtp_bench_history *h)
 {
 	if (!h)
 		return;
 	for (int i = 0; i < h->n_points; i++)
-		free(h->points[i].samples);
+		mtp_bench_point_fini(&h->points[i]);
+	for (int k = 0; k < h->n_nights; k++) {
+		struct mtp_bench_record *r = &h->nights[k].rec;
+		char **f[] = {&r->section, &r->title,	   &r->date,
+			      &r->variant, &r->machine,	   &r->commit,
+			      &r->command, &r->prediction, &r->reason,
+			      &r->notes};
+
+		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+			free(*f[i]);
+	}
 	free(h->points);
 	free(h->nights);
 	free(h);

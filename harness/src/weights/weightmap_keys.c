@@ -159,7 +159,7 @@ enum mtp_status mtp_wm_map_keys(const struct mtp_wm_config *c,
 	 * models/deepseek_v32/nvidia/mtp.py DeepseekV32MTP.load_weights
 	 * (CUDA), which skip lm_head.weight (no spec layer, not embed_tokens),
 	 * not glm4_moe_mtp.py Glm4MoeMTP.load_weights, which loads it into
-	 * the MTP head (measured: the GLM-5 captures of python/tests_weights) */
+	 * the MTP head (measured: the GLM-5 captures of python/tests/weights) */
 	cc.glm_dsa = mtp_wm_glm_dsa(c, keys, params);
 	memset(out, 0, sizeof(*out));
 	for (int k = 0; k < keys->n && st == MTP_OK; k++)
