@@ -16,7 +16,7 @@ def _path(module, dotted):
 class LayerSpec:
     def __init__(self, engine, family, classes, layer_inputs, block_attr, block_input_args,
                  block_outputs, weights, conventions, source, layer_inputs_from=None,
-                 extra_attrs=None, notes=""):
+                 extra_attrs=None, notes="", block_tail=None):
         self.engine = engine
         self.family = family
         self.classes = classes
@@ -30,6 +30,11 @@ class LayerSpec:
         self.extra_attrs = extra_attrs or (lambda layer: {})
         self.source = source
         self.notes = notes
+        # where the block's outputs are taken: None = the block's return value;
+        # a dotted path = the positional arguments of that module's call (an
+        # engine whose block leaves its residual in a stream, read by the final
+        # add-norm: SGLang's shared_head.norm(hidden, residual))
+        self.block_tail = block_tail
 
     def block(self, layer):
         return _path(layer, self.block_attr)
@@ -210,7 +215,9 @@ def _sglang_embeds(module, named):
 # SGLang deepseek_nextn.py / glm4_moe_nextn.py: the previous hidden comes in
 # forward_batch.spec_info.hidden_states, the block is `decoder`, and the model
 # ends with shared_head.norm(hidden, residual) (add fused into the norm);
-# the head is the top-level lm_head.
+# the head is the top-level lm_head. In 0.5.23 the decoder leaves its residual
+# in forward_batch.residual_stream and `residual_batch.final_norm` hands the
+# pair to shared_head.norm: the block's outputs are read there (block_tail).
 SGLANG_NEXTN = LayerSpec(
     engine="sglang", family=_glm_or_v3,
     classes=("DeepseekModelNextN", "Glm4MoeModelNextN"),
@@ -218,7 +225,7 @@ SGLANG_NEXTN = LayerSpec(
                   "embeds": ("input_embeds",), "prev_hidden": ()},
     layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_embeds},
     block_attr="decoder", block_input_args=("hidden_states",),
-    block_outputs=("block_out", "block_residual"),
+    block_outputs=("block_out", "block_residual"), block_tail="shared_head.norm",
     weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
     conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
     source="python/sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py",
