@@ -99,7 +99,8 @@ def _v32_conventions(layer):
 _ROWS = {"Glm4MoeMultiTokenPredictorLayer": "glm",
          "Glm4MoeLiteMultiTokenPredictorLayer": "glm4_moe_lite",
          # GLM-OCR: glm's row (GQA block, target lm_head loaded as shared head)
-         "GlmOcrMultiTokenPredictorLayer": "glm"}
+         "GlmOcrMultiTokenPredictorLayer": "glm",
+         "Glm4MoeLiteModelNextN": "glm4_moe_lite"}
 
 
 def _glm_or_v3(layer):
@@ -220,7 +221,8 @@ def _sglang_embeds(module, named):
 # pair to shared_head.norm: the block's outputs are read there (block_tail).
 SGLANG_NEXTN = LayerSpec(
     engine="sglang", family=_glm_or_v3,
-    classes=("DeepseekModelNextN", "Glm4MoeModelNextN"),
+    classes=("DeepseekModelNextN", "Glm4MoeModelNextN", "Glm4MoeLiteModelNextN", "GlmOcrModelNextN",
+             "HYV3ModelNextN"),
     layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
                   "embeds": ("input_embeds",), "prev_hidden": ()},
     layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_embeds},
@@ -228,7 +230,8 @@ SGLANG_NEXTN = LayerSpec(
     block_outputs=("block_out", "block_residual"), block_tail="shared_head.norm",
     weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
     conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
-    source="python/sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py",
+    source="sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py, glm4_moe_lite_nextn.py, "
+           "glm_ocr_nextn.py, hunyuan_v3_nextn.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 

@@ -28,6 +28,9 @@ K, T = common.K, common.T
 FAMILIES = {
     "deepseek_v3": ("deepseek_v3", "deepseek_v3", "sglang/srt/models/deepseek_nextn.py"),
     "glm4_moe": ("glm4_moe", "glm", "sglang/srt/models/glm4_moe_nextn.py"),
+    "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite", "sglang/srt/models/glm4_moe_lite_nextn.py"),
+    "glm_ocr": ("glm_ocr", "glm", "sglang/srt/models/glm_ocr_nextn.py"),
+    "hy_v3": ("hy_v3", "deepseek_v3", "sglang/srt/models/hunyuan_v3_nextn.py"),
 }
 ENGINE = "sglang"
 

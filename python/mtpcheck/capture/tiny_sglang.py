@@ -35,10 +35,16 @@ from torch import nn
 from .tiny_vllm import CONFIGS, H, V  # noqa: F401  (one tiny config for both engines)
 
 # model type -> (SGLang module of the decoder block, attention class names to
-# replace, the decoder class whose `_is_layer_sparse` answers False)
+# replace, the decoder class whose `_is_layer_sparse` answers False, or
+# (MoE class, the dense FFN class built in its place) where the MoE is chosen
+# otherwise)
 BLOCKS = {
     "deepseek_v3": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
     "glm4_moe": ("glm4_moe", ("Glm4MoeAttention",), "Glm4MoeDecoderLayer"),
+    "glm4_moe_lite": ("glm4_moe_lite", ("DeepseekV2AttentionMLA",), "Glm4MoeLiteDecoderLayer"),
+    "glm_ocr": ("glm4", ("Glm4Attention",), None),  # Glm4DecoderLayer: dense already
+    # hunyuan_v3_nextn.py forces the MoE (first_k_dense_replace = 0 while it builds)
+    "hy_v3": ("hunyuan_v3", ("HYV3Attention",), ("HYV3MoEFused", "HYV3FeedForward")),
 }
 
 
@@ -74,8 +80,20 @@ def _patch_for_cpu(model_type):
     mod = importlib.import_module("sglang.srt.models." + mod_name)
     for name in attn_names:
         setattr(mod, name, LinearAttention)
-    cls = getattr(mod, decoder)
-    cls._is_layer_sparse = staticmethod(_dense)
+    if isinstance(decoder, str):
+        getattr(mod, decoder)._is_layer_sparse = staticmethod(_dense)
+    elif decoder is not None:
+        moe, ffn = decoder
+        setattr(mod, moe, _dense_ffn(getattr(mod, ffn)))
+
+
+def _dense_ffn(ffn):
+    """A constructor taking the MoE's arguments that builds the engine's own
+    dense FFN of the config's intermediate size."""
+    def build(config, quant_config=None, prefix="", **unused):
+        return ffn(hidden_size=config.hidden_size, intermediate_size=config.intermediate_size,
+                   hidden_act=config.hidden_act, quant_config=quant_config, prefix=prefix)
+    return build
 
 
 _DIST = []
