@@ -235,7 +235,19 @@ SGLANG_NEXTN = LayerSpec(
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 
-SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3), "sglang": (SGLANG_NEXTN,)}
+# SGLang longcat_flash_nextn.py: NextN's glue, the final add-norm the model's
+# own `final_layernorm(hidden, residual)`, the top-level lm_head.
+SGLANG_LONGCAT = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("LongcatFlashModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
+    weights=dict(SGLANG_NEXTN.weights, shared_head_norm_weight="final_layernorm.weight"),
+    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/longcat_flash_nextn.py",
+    extra_attrs=SGLANG_NEXTN.extra_attrs, notes=SGLANG_NEXTN.notes)
+
+SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3),
+         "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT)}
 
 
 def spec_for(engine, module):

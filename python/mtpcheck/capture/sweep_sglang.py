@@ -31,6 +31,8 @@ FAMILIES = {
     "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite", "sglang/srt/models/glm4_moe_lite_nextn.py"),
     "glm_ocr": ("glm_ocr", "glm", "sglang/srt/models/glm_ocr_nextn.py"),
     "hy_v3": ("hy_v3", "deepseek_v3", "sglang/srt/models/hunyuan_v3_nextn.py"),
+    # LongCat-Flash: V3's glue, the final norm the model's own `final_layernorm`
+    "longcat_flash": ("longcat_flash", "deepseek_v3", "sglang/srt/models/longcat_flash_nextn.py"),
 }
 ENGINE = "sglang"
 
@@ -129,11 +131,23 @@ def _capture_one(family, built, worker_cls, outdir):
         try:
             draft(model, worker_cls, mc.hf_config, ids, pos, hidden, K)
         except Exception as e:  # the engine's own draft step raised: a finding
-            raise common.EngineError("%s: %s" % (type(e).__name__, common._line(e))) from e
+            raise common.EngineError(_why(e)) from e
         cap.write()
     finally:
         cap.remove()
     return path
+
+
+def _why(e):
+    """One line: the exception and the innermost SGLang line that raised it."""
+    import traceback
+
+    where = ""
+    for frame in traceback.extract_tb(e.__traceback__):
+        i = frame.filename.find("/sglang/")
+        if i >= 0:
+            where = " (at %s:%d)" % (frame.filename[i + 1:], frame.lineno)
+    return "%s: %s%s" % (type(e).__name__, common._line(e), where)
 
 
 def _draft_name(worker):
@@ -163,8 +177,7 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
         built = tiny_sglang.build(FAMILIES[family][0], os.path.join(outdir, "models"), steps=K)
         worker = tiny_sglang.worker_class(built[1])
     except Exception as e:
-        return _record(family, verdict="NOT_RUN",
-                       why="not built: %s: %s" % (type(e).__name__, common._line(e)))
+        return _record(family, verdict="NOT_RUN", why="not built: " + _why(e))
     rec = _record(family, architecture=built[2].hf_config.architectures[0],
                   path="%s/%s" % (worker.__name__, _draft_name(worker)), path_source=worker.__module__.replace(".", "/") + ".py")
     try:

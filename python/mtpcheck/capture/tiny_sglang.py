@@ -43,6 +43,7 @@ BLOCKS = {
     "glm4_moe": ("glm4_moe", ("Glm4MoeAttention",), "Glm4MoeDecoderLayer"),
     "glm4_moe_lite": ("glm4_moe_lite", ("DeepseekV2AttentionMLA",), "Glm4MoeLiteDecoderLayer"),
     "glm_ocr": ("glm4", ("Glm4Attention",), None),  # Glm4DecoderLayer: dense already
+    "longcat_flash": ("longcat_flash_nextn", ("DeepseekV2AttentionMLA",), None),  # dense decoder
     # hunyuan_v3_nextn.py forces the MoE (first_k_dense_replace = 0 while it builds)
     "hy_v3": ("hunyuan_v3", ("HYV3Attention",), ("HYV3MoEFused", "HYV3FeedForward")),
 }
