@@ -107,8 +107,15 @@ class LogitsHook:
     def remove(self):
         self.handle.remove()
 
+    def step(self):
+        """The step these logits belong to: a layer still in flight (an engine
+        whose draft model is the layer computes them inside it), else the
+        last finished one."""
+        inflight = [a.step for a in self.capture.attached if a.step is not None]
+        return inflight[-1] if inflight else self.capture.last_step
+
     def _hook(self, module, args, kwargs, out):
-        step = self.capture.last_step
+        step = self.step()
         if step is None or "logits" in step.tensors:
             return
         named = bind(module, args, kwargs)

@@ -24,7 +24,7 @@ class _LogitsHook(LogitsHook):
     """LogitsHook that also keeps the hidden the output hands back."""
 
     def _hook(self, module, args, kwargs, out):
-        step = self.capture.last_step
+        step = self.step()
         fresh = step is not None and "logits" not in step.tensors
         super()._hook(module, args, kwargs, out)
         if fresh:

@@ -31,6 +31,9 @@ FAMILIES = {
     "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite", "sglang/srt/models/glm4_moe_lite_nextn.py"),
     "glm_ocr": ("glm_ocr", "glm", "sglang/srt/models/glm_ocr_nextn.py"),
     "hy_v3": ("hy_v3", "deepseek_v3", "sglang/srt/models/hunyuan_v3_nextn.py"),
+    # Qwen3-MoE MTP: the draft model is the layer (fc over [pre_fc_norm_embedding e,
+    # pre_fc_norm_hidden h], one decoder layer, model.norm, lm_head): V3's math
+    "qwen3_moe": ("qwen3_moe", "deepseek_v3", "sglang/srt/models/qwen3_moe_mtp.py"),
     # LongCat-Flash: V3's glue, the final norm the model's own `final_layernorm`
     "longcat_flash": ("longcat_flash", "deepseek_v3", "sglang/srt/models/longcat_flash_nextn.py"),
 }

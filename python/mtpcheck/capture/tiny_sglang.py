@@ -44,8 +44,23 @@ BLOCKS = {
     "glm4_moe_lite": ("glm4_moe_lite", ("DeepseekV2AttentionMLA",), "Glm4MoeLiteDecoderLayer"),
     "glm_ocr": ("glm4", ("Glm4Attention",), None),  # Glm4DecoderLayer: dense already
     "longcat_flash": ("longcat_flash_nextn", ("DeepseekV2AttentionMLA",), None),  # dense decoder
+    "qwen3_moe": ("qwen3_moe", ("Qwen3MoeAttention",), None),  # dense: mlp_only_layers [0]
     # hunyuan_v3_nextn.py forces the MoE (first_k_dense_replace = 0 while it builds)
     "hy_v3": ("hunyuan_v3", ("HYV3Attention",), ("HYV3MoEFused", "HYV3FeedForward")),
+}
+
+
+# tiny configs of families tiny_vllm does not build (same sizes); Qwen3-MoE's
+# MTP layer is dense by its own config (`mlp_only_layers`)
+SGLANG_CONFIGS = {
+    "qwen3_moe": {
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": H,
+        "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
+        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
+        "rms_norm_eps": 1e-6, "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 1,
+        "mlp_only_layers": [0], "norm_topk_prob": True, "hidden_act": "silu",
+        "max_position_embeddings": 512, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
+        "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1},
 }
 
 
@@ -152,7 +167,7 @@ def build(model_type, workdir, steps=3, seed=0):
     d = os.path.join(workdir, "%s.sglang" % model_type)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(CONFIGS[model_type], f)
+        json.dump(SGLANG_CONFIGS.get(model_type) or CONFIGS[model_type], f)
     args = publish(d, steps)
     mc = ModelConfig.from_server_args(args, is_draft_model=True)
     cls, _ = get_model_architecture(mc)
