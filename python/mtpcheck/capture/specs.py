@@ -258,12 +258,12 @@ def _sglang_model_embeds(module, named):
     return None if ids is None or table is None else table[ids.long()]
 
 
-# SGLang qwen3_moe_mtp.py: the draft model itself is the layer: fc over
+# SGLang qwen3_moe_mtp.py, exaone_moe_mtp.py: the draft model itself is the layer: fc over
 # [pre_fc_norm_embedding(e), pre_fc_norm_hidden(h)] (embedding first), the one
 # decoder layer model.layers.0, the final add-norm model.norm(hidden,
 # residual) via residual_batch.final_norm, lm_head; no position-0 mask.
-SGLANG_QWEN3_MOE = LayerSpec(
-    engine="sglang", family="deepseek_v3", classes=("Qwen3MoeForCausalLMMTP",),
+SGLANG_FC_MTP = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("Qwen3MoeForCausalLMMTP", "ExaoneMoEForCausalLMMTP"),
     layer_inputs=SGLANG_NEXTN.layer_inputs,
     layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_model_embeds},
     block_attr="model.layers.0", block_input_args=("hidden_states",),
@@ -272,12 +272,13 @@ SGLANG_QWEN3_MOE = LayerSpec(
              "hnorm_weight": "pre_fc_norm_hidden.weight", "eh_proj_weight": "fc.weight",
              "shared_head_norm_weight": "model.norm.weight", "head_weight": "lm_head.weight",
              "head_scale_inv": "lm_head.weight_scale_inv"},
-    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/qwen3_moe_mtp.py",
+    conventions=SGLANG_NEXTN.conventions,
+    source="sglang/srt/models/qwen3_moe_mtp.py, exaone_moe_mtp.py",
     extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="eager"),
     notes=SGLANG_NEXTN.notes)
 
 SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3),
-         "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_QWEN3_MOE)}
+         "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP)}
 
 
 def spec_for(engine, module):

@@ -34,6 +34,7 @@ FAMILIES = {
     # Qwen3-MoE MTP: the draft model is the layer (fc over [pre_fc_norm_embedding e,
     # pre_fc_norm_hidden h], one decoder layer, model.norm, lm_head): V3's math
     "qwen3_moe": ("qwen3_moe", "deepseek_v3", "sglang/srt/models/qwen3_moe_mtp.py"),
+    "exaone_moe": ("exaone_moe", "deepseek_v3", "sglang/srt/models/exaone_moe_mtp.py"),
     # LongCat-Flash: V3's glue, the final norm the model's own `final_layernorm`
     "longcat_flash": ("longcat_flash", "deepseek_v3", "sglang/srt/models/longcat_flash_nextn.py"),
 }

@@ -45,6 +45,7 @@ BLOCKS = {
     "glm_ocr": ("glm4", ("Glm4Attention",), None),  # Glm4DecoderLayer: dense already
     "longcat_flash": ("longcat_flash_nextn", ("DeepseekV2AttentionMLA",), None),  # dense decoder
     "qwen3_moe": ("qwen3_moe", ("Qwen3MoeAttention",), None),  # dense: mlp_only_layers [0]
+    "exaone_moe": ("exaone_moe", ("ExaoneMoEAttention",), None),  # dense: layer 0
     # hunyuan_v3_nextn.py forces the MoE (first_k_dense_replace = 0 while it builds)
     "hy_v3": ("hunyuan_v3", ("HYV3Attention",), ("HYV3MoEFused", "HYV3FeedForward")),
 }
@@ -61,6 +62,19 @@ SGLANG_CONFIGS = {
         "mlp_only_layers": [0], "norm_topk_prob": True, "hidden_act": "silu",
         "max_position_embeddings": 512, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
         "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1},
+    # EXAONE MoE: layer 0 dense by its own config (first_k_dense_replace, mlp_layer_types)
+    "exaone_moe": {
+        "architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "hidden_size": H,
+        "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
+        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
+        "rms_norm_eps": 1e-6, "num_experts": 4, "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1, "mlp_layer_types": ["dense", "sparse"],
+        "is_moe_layer": [False, True],  # what SGLang's ExaoneMoEDecoderLayer reads
+        "layer_types": ["full_attention", "full_attention"], "hidden_act": "silu",
+        "max_position_embeddings": 512, "rope_parameters": {"rope_type": "default",
+                                                            "rope_theta": 10000.0},
+        "torch_dtype": "bfloat16", "tie_word_embeddings": False, "bos_token_id": 0,
+        "eos_token_id": 1},
 }
 
 
@@ -123,7 +137,13 @@ def _free_port():
     return port
 
 
-def publish(model_dir, steps):
+# server arguments a family's own checks demand: SGLang refuses EXAONE MoE
+# unless the attention backend is one of its GPU ones; the attention is the
+# stand-in here whatever the backend says
+SERVER_ARGS = {"exaone_moe": {"attention_backend": "triton"}}
+
+
+def publish(model_dir, steps, **extra):
     """SGLang's ServerArgs for a NEXTN draft of `steps` tokens (top-1, CPU),
     published into the runtime context; the gloo group made once per process."""
     from sglang.srt.distributed import parallel_state as ps
@@ -134,7 +154,7 @@ def publish(model_dir, steps):
     args = ServerArgs(model_path=model_dir, speculative_algorithm="NEXTN",
                       speculative_num_steps=steps, speculative_eagle_topk=1,
                       speculative_num_draft_tokens=steps + 1, device="cpu",
-                      skip_tokenizer_init=True, disable_cuda_graph=True)
+                      skip_tokenizer_init=True, disable_cuda_graph=True, **extra)
     if ps.model_parallel_is_initialized():  # the groups of the previous family's context
         ps.destroy_model_parallel()
     reset_context()
@@ -168,7 +188,7 @@ def build(model_type, workdir, steps=3, seed=0):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(SGLANG_CONFIGS.get(model_type) or CONFIGS[model_type], f)
-    args = publish(d, steps)
+    args = publish(d, steps, **SERVER_ARGS.get(model_type, {}))
     mc = ModelConfig.from_server_args(args, is_draft_model=True)
     cls, _ = get_model_architecture(mc)
     torch.set_default_dtype(torch.bfloat16)
