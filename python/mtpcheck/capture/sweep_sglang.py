@@ -28,6 +28,8 @@ K, T = common.K, common.T
 FAMILIES = {
     "deepseek_v3": ("deepseek_v3", "deepseek_v3", "sglang/srt/models/deepseek_nextn.py"),
     "glm4_moe": ("glm4_moe", "glm", "sglang/srt/models/glm4_moe_nextn.py"),
+    # GLM-5 (glm_moe_dsa): GlmMoeDsaForCausalLMNextN subclasses DeepSeek's NextN model
+    "glm_moe_dsa": ("glm_moe_dsa", "deepseek_v3", "sglang/srt/models/glm4_moe.py"),
     "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite", "sglang/srt/models/glm4_moe_lite_nextn.py"),
     "glm_ocr": ("glm_ocr", "glm", "sglang/srt/models/glm_ocr_nextn.py"),
     "hy_v3": ("hy_v3", "deepseek_v3", "sglang/srt/models/hunyuan_v3_nextn.py"),

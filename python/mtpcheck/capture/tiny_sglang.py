@@ -41,6 +41,7 @@ from .tiny_vllm import CONFIGS, H, V  # noqa: F401  (one tiny config for both en
 BLOCKS = {
     "deepseek_v3": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
     "glm4_moe": ("glm4_moe", ("Glm4MoeAttention",), "Glm4MoeDecoderLayer"),
+    "glm_moe_dsa": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
     "glm4_moe_lite": ("glm4_moe_lite", ("DeepseekV2AttentionMLA",), "Glm4MoeLiteDecoderLayer"),
     "glm_ocr": ("glm4", ("Glm4Attention",), None),  # Glm4DecoderLayer: dense already
     "longcat_flash": ("longcat_flash_nextn", ("DeepseekV2AttentionMLA",), None),  # dense decoder
@@ -62,6 +63,11 @@ SGLANG_CONFIGS = {
         "mlp_only_layers": [0], "norm_topk_prob": True, "hidden_act": "silu",
         "max_position_embeddings": 512, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
         "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1},
+    # GLM-5 (DSA): DeepSeek V3's fields, the sparse-attention indexer's, dense MLP
+    "glm_moe_dsa": dict(CONFIGS["deepseek_v3"], architectures=["GlmMoeDsaForCausalLM"],
+                        model_type="glm_moe_dsa", q_lora_rank=16, index_head_dim=16,
+                        index_n_heads=2, index_topk=8, indexer_types=["full", "full"],
+                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
     # EXAONE MoE: layer 0 dense by its own config (first_k_dense_replace, mlp_layer_types)
     "exaone_moe": {
         "architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "hidden_size": H,
