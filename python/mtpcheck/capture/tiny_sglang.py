@@ -18,6 +18,8 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
 - the NextN block's sparse MoE -> SGLang's own dense MLP of the same decoder
   class (`_is_layer_sparse` answers False): the fused-MoE runner needs Triton
   GPU kernels;
+- GLM-5 (DSA): server-arg resolution asks the CUDA device capability to pick
+  its DSA kernels; answered as sm90 while the model is built (CAPABILITY);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
   calls the model's `forward(input_ids, positions, forward_batch)` with a
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
@@ -149,6 +151,26 @@ def _free_port():
 SERVER_ARGS = {"exaone_moe": {"attention_backend": "triton"}}
 
 
+# families whose server-arg resolution asks the GPU's compute capability (to
+# pick DSA kernels and KV-cache dtypes, GPU-only infrastructure the attention
+# stand-in never uses): answered as this value while the family is built
+CAPABILITY = {"glm_moe_dsa": (9, 0)}
+
+
+@contextlib.contextmanager
+def _capability(model_type):
+    answer = CAPABILITY.get(model_type)
+    if answer is None:
+        yield
+        return
+    orig = torch.cuda.get_device_capability
+    torch.cuda.get_device_capability = lambda *a, **k: answer
+    try:
+        yield
+    finally:
+        torch.cuda.get_device_capability = orig
+
+
 def publish(model_dir, steps, **extra):
     """SGLang's ServerArgs for a NEXTN draft of `steps` tokens (top-1, CPU),
     published into the runtime context; the gloo group made once per process."""
@@ -194,14 +216,15 @@ def build(model_type, workdir, steps=3, seed=0):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(SGLANG_CONFIGS.get(model_type) or CONFIGS[model_type], f)
-    args = publish(d, steps, **SERVER_ARGS.get(model_type, {}))
-    mc = ModelConfig.from_server_args(args, is_draft_model=True)
-    cls, _ = get_model_architecture(mc)
-    torch.set_default_dtype(torch.bfloat16)
-    try:
-        model = cls(mc.hf_config, quant_config=None)
-    finally:
-        torch.set_default_dtype(torch.float32)
+    with _capability(model_type):
+        args = publish(d, steps, **SERVER_ARGS.get(model_type, {}))
+        mc = ModelConfig.from_server_args(args, is_draft_model=True)
+        cls, _ = get_model_architecture(mc)
+        torch.set_default_dtype(torch.bfloat16)
+        try:
+            model = cls(mc.hf_config, quant_config=None)
+        finally:
+            torch.set_default_dtype(torch.float32)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
