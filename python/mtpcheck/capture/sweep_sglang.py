@@ -61,7 +61,7 @@ def _runner(model, config):
                                                                     model_is_mrope=False))
 
 
-def _worker_stub(cls, runner, steps, n):
+def _worker_stub(runner, steps, n):
     """The fields of the worker that `draft_forward` reads, for top-1 chains
     without hot-token maps, DSA top-k sharing or rejection sampling."""
     import torch
@@ -79,9 +79,7 @@ def draft_worker_class(worker_cls):
     """The class whose `draft_forward` the worker's draft loop runs: the one
     class of the worker's module defining it (EAGLEWorkerV2 -> EagleDraftWorker,
     MultiLayerEagleWorkerV2 -> MultiLayerEagleDraftWorker)."""
-    import sys as _sys
-
-    mod = _sys.modules[worker_cls.__module__]
+    mod = sys.modules[worker_cls.__module__]
     found = [c for c in vars(mod).values()
              if isinstance(c, type) and c.__module__ == mod.__name__ and "draft_forward" in vars(c)]
     if len(found) != 1:
@@ -114,7 +112,7 @@ def draft(model, worker_cls, config, ids, pos, hidden, steps):
                                        capture_hidden_mode=fb.capture_hidden_mode,
                                        num_tokens_per_req=1, num_tokens_for_logprob_per_req=1)
         fb.out_cache_loc = torch.arange(n * steps)
-        stub = _worker_stub(worker_cls, runner, steps, n)
+        stub = _worker_stub(runner, steps, n)
         return draft_worker_class(worker_cls).draft_forward(stub, fb)
 
 
@@ -185,7 +183,8 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
     except Exception as e:
         return _record(family, verdict="NOT_RUN", why="not built: " + _why(e))
     rec = _record(family, architecture=built[2].hf_config.architectures[0],
-                  path="%s/%s" % (worker.__name__, _draft_name(worker)), path_source=worker.__module__.replace(".", "/") + ".py")
+                  path="%s/%s" % (worker.__name__, _draft_name(worker)),
+                  path_source=worker.__module__.replace(".", "/") + ".py")
     try:
         dump = _capture_one(family, built, worker, outdir)
     except common.EngineError as e:
