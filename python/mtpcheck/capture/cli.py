@@ -23,9 +23,12 @@ def describe(engine, bounds):
         conv = ", ".join("%s=%s" % kv for kv in sorted(conv.items()))
         lines.append("    declares: block=captured, %s%s" % (conv, ", logits_dtype from the logits"))
         lines.append("    per step, from the layer call: %s" % ", ".join(spec.layer_inputs))
-        lines.append("    from the block (%s): %s" % (spec.block_attr,
-                                                    ", ".join(n for n in spec.block_outputs if n)
-                                                    + ", block_in"))
+        outs = ", ".join(n for n in spec.block_outputs if n)
+        if spec.block_tail:  # the outputs as the final add-norm receives them
+            lines.append("    from the block (%s): block_in; from the call of %s: %s"
+                         % (spec.block_attr, spec.block_tail, outs))
+        else:
+            lines.append("    from the block (%s): %s, block_in" % (spec.block_attr, outs))
         lines.append("    parameters: %s" % ", ".join(spec.weights))
         if spec.notes:
             lines.append("    note: " + spec.notes)

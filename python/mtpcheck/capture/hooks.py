@@ -36,6 +36,9 @@ class Attached:
         self.handles.append(layer_module.register_forward_hook(self._post, with_kwargs=True))
         if block is not None:
             self.handles.append(block.register_forward_hook(self._block, with_kwargs=True))
+        tail = spec.weight(layer_module, spec.block_tail) if spec.block_tail else None
+        if tail is not None:
+            self.handles.append(tail.register_forward_pre_hook(self._tail))
 
     def remove(self):
         for h in self.handles:
@@ -66,10 +69,18 @@ class Attached:
         rec = self.capture.recorder
         named = bind(module, args, kwargs)
         rec.keep(self.step, "block_in", _first(named, self.spec.block_input_args))
-        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if self.spec.block_tail is None:
+            self._keep_outputs(out if isinstance(out, (tuple, list)) else (out,))
+
+    def _tail(self, module, args):
+        """The block's outputs as the module after it receives them."""
+        if self.step is not None:
+            self._keep_outputs(args)
+
+    def _keep_outputs(self, outs):
         for name, value in zip(self.spec.block_outputs, outs):
             if name is not None and hasattr(value, "detach"):
-                rec.keep(self.step, name, value)
+                self.capture.recorder.keep(self.step, name, value)
 
     def _post(self, module, args, kwargs, out):
         if self.step is None:
@@ -96,8 +107,15 @@ class LogitsHook:
     def remove(self):
         self.handle.remove()
 
+    def step(self):
+        """The step these logits belong to: a layer still in flight (an engine
+        whose draft model is the layer computes them inside it), else the
+        last finished one."""
+        inflight = [a.step for a in self.capture.attached if a.step is not None]
+        return inflight[-1] if inflight else self.capture.last_step
+
     def _hook(self, module, args, kwargs, out):
-        step = self.capture.last_step
+        step = self.step()
         if step is None or "logits" in step.tensors:
             return
         named = bind(module, args, kwargs)

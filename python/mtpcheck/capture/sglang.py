@@ -1,11 +1,15 @@
 """SGLang integration of the capture hooks (NextN modules: deepseek_nextn.py,
-glm4_moe_nextn.py).
+glm4_moe_nextn.py, glm4_moe_lite_nextn.py, glm_ocr_nextn.py,
+hunyuan_v3_nextn.py).
 
 SGLang's EAGLE worker feeds the next draft step the hidden states that the
-logits processor hands back with the logits: for NextN, the model's return
-value (the normed hidden).  Inside a chain the hooks record what actually came
-in (`forward_batch.spec_info.hidden_states` of the next step); for the last
-step the model's return value is used.
+logits processor hands back with the logits (`LogitsProcessorOutput.
+hidden_states`: the hidden it was given, or `hidden_states_before_norm` when
+the model passes one, sglang/srt/layers/logits_processor.py).  Inside a chain
+the hooks record what actually came in (`forward_batch.spec_info.
+hidden_states` of the next step); for the last step, what the logits
+processor handed back, kept by its hook (the model's return value where the
+output carried none).
 """
 
 from . import vllm as _common
@@ -16,9 +20,20 @@ def find_root(module):
     return _common.find_root(module)
 
 
+class _LogitsHook(LogitsHook):
+    """LogitsHook that also keeps the hidden the output hands back."""
+
+    def _hook(self, module, args, kwargs, out):
+        step = self.step()
+        fresh = step is not None and "logits" not in step.tensors
+        super()._hook(module, args, kwargs, out)
+        if fresh:
+            self.capture.recorder.keep(step, "handed_back", getattr(out, "hidden_states", None))
+
+
 def logits_hook(capture, module):
-    return LogitsHook(capture, module, hidden_args=("hidden_states",),
-                      logits_attr="next_token_logits")
+    return _LogitsHook(capture, module, hidden_args=("hidden_states",),
+                       logits_attr="next_token_logits")
 
 
 def engine_info(capture, model):
@@ -32,7 +47,8 @@ def engine_info(capture, model):
 
 
 def recycled_of(capture, step):
-    return step.tensors.get("out.0")
+    kept = step.tensors.get("handed_back")
+    return kept if kept is not None else step.tensors.get("out.0")
 
 
 # the same rules as vLLM's: SiluAndMul rounding by device, the embedding table by name

@@ -16,7 +16,7 @@ def _path(module, dotted):
 class LayerSpec:
     def __init__(self, engine, family, classes, layer_inputs, block_attr, block_input_args,
                  block_outputs, weights, conventions, source, layer_inputs_from=None,
-                 extra_attrs=None, notes=""):
+                 extra_attrs=None, notes="", block_tail=None):
         self.engine = engine
         self.family = family
         self.classes = classes
@@ -30,6 +30,11 @@ class LayerSpec:
         self.extra_attrs = extra_attrs or (lambda layer: {})
         self.source = source
         self.notes = notes
+        # where the block's outputs are taken: None = the block's return value;
+        # a dotted path = the positional arguments of that module's call (an
+        # engine whose block leaves its residual in a stream, read by the final
+        # add-norm: SGLang's shared_head.norm(hidden, residual))
+        self.block_tail = block_tail
 
     def block(self, layer):
         return _path(layer, self.block_attr)
@@ -94,7 +99,8 @@ def _v32_conventions(layer):
 _ROWS = {"Glm4MoeMultiTokenPredictorLayer": "glm",
          "Glm4MoeLiteMultiTokenPredictorLayer": "glm4_moe_lite",
          # GLM-OCR: glm's row (GQA block, target lm_head loaded as shared head)
-         "GlmOcrMultiTokenPredictorLayer": "glm"}
+         "GlmOcrMultiTokenPredictorLayer": "glm",
+         "Glm4MoeLiteModelNextN": "glm4_moe_lite"}
 
 
 def _glm_or_v3(layer):
@@ -105,7 +111,11 @@ def _glm_or_v3(layer):
 
 
 def _eps(layer):
-    norm = getattr(layer, "enorm", None)
+    return _eps_of(layer, "enorm")
+
+
+def _eps_of(layer, name):
+    norm = getattr(layer, name, None)
     eps = getattr(norm, "variance_epsilon", None)
     if eps is None:
         eps = getattr(norm, "eps", None)
@@ -210,22 +220,65 @@ def _sglang_embeds(module, named):
 # SGLang deepseek_nextn.py / glm4_moe_nextn.py: the previous hidden comes in
 # forward_batch.spec_info.hidden_states, the block is `decoder`, and the model
 # ends with shared_head.norm(hidden, residual) (add fused into the norm);
-# the head is the top-level lm_head.
+# the head is the top-level lm_head. In 0.5.23 the decoder leaves its residual
+# in forward_batch.residual_stream and `residual_batch.final_norm` hands the
+# pair to shared_head.norm: the block's outputs are read there (block_tail).
 SGLANG_NEXTN = LayerSpec(
     engine="sglang", family=_glm_or_v3,
-    classes=("DeepseekModelNextN", "Glm4MoeModelNextN"),
+    classes=("DeepseekModelNextN", "Glm4MoeModelNextN", "Glm4MoeLiteModelNextN", "GlmOcrModelNextN",
+             "HYV3ModelNextN"),
     layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
                   "embeds": ("input_embeds",), "prev_hidden": ()},
     layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_embeds},
     block_attr="decoder", block_input_args=("hidden_states",),
-    block_outputs=("block_out", "block_residual"),
+    block_outputs=("block_out", "block_residual"), block_tail="shared_head.norm",
     weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
     conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
-    source="python/sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py",
+    source="sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py, glm4_moe_lite_nextn.py, "
+           "glm_ocr_nextn.py, hunyuan_v3_nextn.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 
-SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3), "sglang": (SGLANG_NEXTN,)}
+# SGLang longcat_flash_nextn.py: NextN's glue, the final add-norm the model's
+# own `final_layernorm(hidden, residual)`, the top-level lm_head.
+SGLANG_LONGCAT = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("LongcatFlashModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
+    weights=dict(SGLANG_NEXTN.weights, shared_head_norm_weight="final_layernorm.weight"),
+    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/longcat_flash_nextn.py",
+    extra_attrs=SGLANG_NEXTN.extra_attrs, notes=SGLANG_NEXTN.notes)
+
+
+
+def _sglang_model_embeds(module, named):
+    ids = named.get("input_ids")
+    table = _path(module, "model.embed_tokens.weight")
+    return None if ids is None or table is None else table[ids.long()]
+
+
+# SGLang qwen3_moe_mtp.py, exaone_moe_mtp.py: the draft model itself is the layer: fc over
+# [pre_fc_norm_embedding(e), pre_fc_norm_hidden(h)] (embedding first), the one
+# decoder layer model.layers.0, the final add-norm model.norm(hidden,
+# residual) via residual_batch.final_norm, lm_head; no position-0 mask.
+SGLANG_FC_MTP = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("Qwen3MoeForCausalLMMTP", "ExaoneMoEForCausalLMMTP"),
+    layer_inputs=SGLANG_NEXTN.layer_inputs,
+    layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_model_embeds},
+    block_attr="model.layers.0", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="model.norm",
+    weights={"enorm_weight": "pre_fc_norm_embedding.weight",
+             "hnorm_weight": "pre_fc_norm_hidden.weight", "eh_proj_weight": "fc.weight",
+             "shared_head_norm_weight": "model.norm.weight", "head_weight": "lm_head.weight",
+             "head_scale_inv": "lm_head.weight_scale_inv"},
+    conventions=SGLANG_NEXTN.conventions,
+    source="sglang/srt/models/qwen3_moe_mtp.py, exaone_moe_mtp.py",
+    extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="eager"),
+    notes=SGLANG_NEXTN.notes)
+
+SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3),
+         "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP)}
 
 
 def spec_for(engine, module):

@@ -300,9 +300,16 @@ def compare(records: list, expected_path: str) -> list:
 
 
 def main(argv: list | None = None) -> int:
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--engine", choices=("vllm", "sglang"), default="vllm")
+    if pre.parse_known_args(argv)[0].engine == "sglang":  # its own families and loop
+        from .sweep_sglang import main as sglang_main
+
+        return sglang_main(argv)
     p = argparse.ArgumentParser(prog="python -m mtpcheck.capture sweep", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--engine", choices=("vllm",), default="vllm")
+    p.add_argument("--engine", choices=("vllm", "sglang"), default="vllm",
+                   help="sglang: sweep_sglang.py (SGLang's NextN/MTP families)")
     p.add_argument("--family", action="append", choices=sorted(FAMILIES),
                    help="one family (repeatable; default: all of %s)" % ", ".join(FAMILIES))
     p.add_argument("--out", help="folder for the dumps, findings.json, findings.md (required)")

@@ -1,0 +1,244 @@
+"""`python -m mtpcheck.capture sweep --engine sglang`: SGLang's NextN/MTP
+draft families, built from SGLang's own classes (tiny_sglang), drafted by
+SGLang's own speculative worker loop and judged by `mtpcheck verify`.
+
+Why: SGLang ships its own NextN layers (not vLLM's), and its own draft loop:
+what the next draft step receives is whatever the `LogitsProcessor` hands back
+as `hidden_states` (the hidden it was given, or `hidden_states_before_norm`
+when the model passes one), and which worker runs the loop is SGLang's
+`create_worker` decision. The sweep asks that function which worker the
+server arguments select, runs step 0 as the worker's draft extend does (the
+target's hidden in `spec_info`, top-1 of the logits, the logits output's
+`hidden_states` kept), then the worker's own `draft_forward` for the other
+steps, bound to a stand-in holding the few fields it reads (no ModelRunner,
+KV pool or attention backend on a CPU: tiny_sglang says what is stubbed).
+Records have vLLM's schema (sweep.py); `--check FILE` compares them with
+docs/findings/sglang-0.5.23.json. Nothing here declares a verdict."""
+
+import argparse
+import json
+import os
+import sys
+import types
+
+from . import sweep as common
+
+K, T = common.K, common.T
+# sweep family -> (tiny model type, mtpcheck family row, the engine source)
+FAMILIES = {
+    "deepseek_v3": ("deepseek_v3", "deepseek_v3", "sglang/srt/models/deepseek_nextn.py"),
+    "glm4_moe": ("glm4_moe", "glm", "sglang/srt/models/glm4_moe_nextn.py"),
+    # GLM-5 (glm_moe_dsa): GlmMoeDsaForCausalLMNextN subclasses DeepSeek's NextN model
+    "glm_moe_dsa": ("glm_moe_dsa", "deepseek_v3", "sglang/srt/models/glm4_moe.py"),
+    "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite", "sglang/srt/models/glm4_moe_lite_nextn.py"),
+    "glm_ocr": ("glm_ocr", "glm", "sglang/srt/models/glm_ocr_nextn.py"),
+    "hy_v3": ("hy_v3", "deepseek_v3", "sglang/srt/models/hunyuan_v3_nextn.py"),
+    # Qwen3-MoE MTP: the draft model is the layer (fc over [pre_fc_norm_embedding e,
+    # pre_fc_norm_hidden h], one decoder layer, model.norm, lm_head): V3's math
+    "qwen3_moe": ("qwen3_moe", "deepseek_v3", "sglang/srt/models/qwen3_moe_mtp.py"),
+    "exaone_moe": ("exaone_moe", "deepseek_v3", "sglang/srt/models/exaone_moe_mtp.py"),
+    # LongCat-Flash: V3's glue, the final norm the model's own `final_layernorm`
+    "longcat_flash": ("longcat_flash", "deepseek_v3", "sglang/srt/models/longcat_flash_nextn.py"),
+}
+ENGINE = "sglang"
+
+
+def _version():
+    import sglang
+
+    return getattr(sglang, "__version__", "?")
+
+
+def _runner(model, config):
+    """What the worker calls as `draft_runner`: forward(batch) returns an
+    object with `logits_output`, as ModelRunner.forward does, by calling the
+    model as ModelRunner.forward_decode does."""
+    def forward(fb):
+        return types.SimpleNamespace(
+            logits_output=model(fb.input_ids, fb.positions, fb))
+    return types.SimpleNamespace(forward=forward, canary_manager=None,
+                                 model_config=types.SimpleNamespace(hf_config=config,
+                                                                    model_is_mrope=False))
+
+
+def _worker_stub(runner, steps, n):
+    """The fields of the worker that `draft_forward` reads, for top-1 chains
+    without hot-token maps, DSA top-k sharing or rejection sampling."""
+    import torch
+
+    return types.SimpleNamespace(
+        hot_token_id=None, topk=1, speculative_num_steps=steps,
+        speculative_num_draft_tokens=steps + 1, draft_runner=runner,
+        draft_attn_backend=types.SimpleNamespace(attn_backends=[None] * steps),
+        index_share_for_mtp_iteration=False, seed_dsa_topk_from_draft_extend=False,
+        _topk1_parents_prealloc=torch.zeros(n, steps, dtype=torch.long),
+        _topk1_score_indices_prealloc=torch.zeros(n, steps, dtype=torch.long))
+
+
+def draft_worker_class(worker_cls):
+    """The class whose `draft_forward` the worker's draft loop runs: the one
+    class of the worker's module defining it (EAGLEWorkerV2 -> EagleDraftWorker,
+    MultiLayerEagleWorkerV2 -> MultiLayerEagleDraftWorker)."""
+    mod = sys.modules[worker_cls.__module__]
+    found = [c for c in vars(mod).values()
+             if isinstance(c, type) and c.__module__ == mod.__name__ and "draft_forward" in vars(c)]
+    if len(found) != 1:
+        raise RuntimeError("%s: %d classes define draft_forward" % (mod.__name__, len(found)))
+    return found[0]
+
+
+def draft(model, worker_cls, config, ids, pos, hidden, steps):
+    """Step 0 as the worker's draft extend runs it, then the worker's own
+    `draft_forward` for steps 1..steps-1; returns the drafted tokens."""
+    import torch
+    from sglang.srt.model_executor.forward_context import ForwardContext, forward_context
+    from sglang.srt.speculative.eagle_info import EagleDraftInput
+    from sglang.srt.speculative.spec_utils import fast_topk
+
+    from .tiny_sglang import forward_batch
+
+    runner = _runner(model, config)
+    n = ids.shape[0]
+    with torch.no_grad():
+        fb = forward_batch(ids, pos, hidden)
+        with forward_context(ForwardContext(attn_backend=None), forward_batch=fb):
+            out = runner.forward(fb).logits_output
+        # _draft_extend_for_prefill: top-k of the probabilities, the logits
+        # output's hidden_states kept for the next step
+        topk_p, topk_index = fast_topk(torch.softmax(out.next_token_logits.float(), -1), 1, dim=-1)
+        fb = forward_batch(topk_index.flatten(), pos + 1, out.hidden_states)
+        fb.spec_info = EagleDraftInput(topk_p=topk_p, topk_index=topk_index,
+                                       hidden_states=out.hidden_states,
+                                       capture_hidden_mode=fb.capture_hidden_mode,
+                                       num_tokens_per_req=1, num_tokens_for_logprob_per_req=1)
+        fb.out_cache_loc = torch.arange(n * steps)
+        stub = _worker_stub(runner, steps, n)
+        return draft_worker_class(worker_cls).draft_forward(stub, fb)
+
+
+def _capture_one(family, built, worker_cls, outdir):
+    import torch
+
+    from .. import capture
+    from . import tiny_sglang
+
+    model, args, mc = built
+    path = os.path.join(outdir, "%s.sglang.h5" % family)
+    cap = capture.install(engine=ENGINE, path=path, steps=K, model=model)
+    draft_worker_class(worker_cls)  # a setup error if it cannot be found, not the engine's
+    cap.engine_info["notes"].append("speculative worker %s" % worker_cls.__name__)
+    gen = torch.Generator().manual_seed(11)
+    ids = torch.randint(2, tiny_sglang.V, (T,), generator=gen)
+    pos = torch.tensor([0, 7, 8, 20])
+    hidden = torch.randn(T, tiny_sglang.H, generator=gen).to(torch.bfloat16)
+    try:
+        try:
+            draft(model, worker_cls, mc.hf_config, ids, pos, hidden, K)
+        except Exception as e:  # the engine's own draft step raised: a finding
+            raise common.EngineError(_why(e)) from e
+        cap.write()
+    finally:
+        cap.remove()
+    return path
+
+
+def _why(e):
+    """One line: the exception and the innermost SGLang line that raised it."""
+    import traceback
+
+    where = ""
+    for frame in traceback.extract_tb(e.__traceback__):
+        i = frame.filename.find("/sglang/")
+        if i >= 0:
+            where = " (at %s:%d)" % (frame.filename[i + 1:], frame.lineno)
+    return "%s: %s%s" % (type(e).__name__, common._line(e), where)
+
+
+def _draft_name(worker):
+    try:
+        return draft_worker_class(worker).__name__
+    except Exception:
+        return "?"
+
+
+def _record(family, **kw):
+    mt, row, source = FAMILIES[family]
+    rec = {"engine": ENGINE, "version": _version(), "family": family, "row": row,
+           "source": source, "architecture": None, "path": "-", "cases": {}, "diagnoses": [],
+           "repro": "python -m mtpcheck.capture sweep --engine sglang --family %s --out DIR"
+                    % family}
+    rec.update(kw)
+    return rec
+
+
+def judge_one(family: str, outdir: str, binary: str) -> dict:
+    """Builds, captures and verifies one family; a family that does not build
+    or whose step raises is a record saying why."""
+    from .. import verify
+    from . import tiny_sglang
+
+    try:
+        built = tiny_sglang.build(FAMILIES[family][0], os.path.join(outdir, "models"), steps=K)
+        worker = tiny_sglang.worker_class(built[1])
+    except Exception as e:
+        return _record(family, verdict="NOT_RUN", why="not built: " + _why(e))
+    rec = _record(family, architecture=built[2].hf_config.architectures[0],
+                  path="%s/%s" % (worker.__name__, _draft_name(worker)),
+                  path_source=worker.__module__.replace(".", "/") + ".py")
+    try:
+        dump = _capture_one(family, built, worker, outdir)
+    except common.EngineError as e:
+        rec.update(verdict="ENGINE_ERROR", why=str(e))
+        return rec
+    except Exception as e:
+        rec.update(verdict="NOT_RUN", why="%s: %s" % (type(e).__name__, common._line(e)))
+        return rec
+    rec["dump"] = os.path.basename(dump)
+    v = verify.run(dump, binary)
+    rec["cases"] = dict(sorted(v.cases.items()))
+    rec["diagnoses"] = sorted(set(v.diagnoses))
+    rec["verdict"] = {0: "PASSED", 1: "FAILED"}.get(v.returncode, "ERROR (exit %d)" % v.returncode)
+    if v.returncode not in (0, 1):
+        rec["why"] = v.text.strip().splitlines()[:1]
+    return rec
+
+
+def main(argv: list | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mtpcheck.capture sweep --engine sglang",
+                                description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--engine", choices=(ENGINE,), default=ENGINE)
+    p.add_argument("--family", action="append", choices=sorted(FAMILIES),
+                   help="one family (repeatable; default: all of %s)" % ", ".join(FAMILIES))
+    p.add_argument("--out", help="folder for the dumps, findings.json, findings.md (required)")
+    p.add_argument("--check", default=None,
+                   help="compare with this committed findings file; exit 1 on a difference")
+    p.add_argument("--list", action="store_true", help="print the families and exit")
+    a = p.parse_args(argv)
+    if a.list:
+        for name, (mt, row, src) in FAMILIES.items():
+            print("%-14s row %-14s model_type %-14s %s" % (name, row, mt, src))
+        return 0
+    if a.out is None:
+        p.error("--out DIR is required")
+    from .. import verify
+
+    binary = verify.find_binary()
+    if binary is None:
+        print("mtpcheck.capture sweep: no mtpcheck binary (set MTPCHECK_BIN)", file=sys.stderr)
+        return 2
+    os.makedirs(a.out, exist_ok=True)
+    records = [judge_one(f, a.out, binary) for f in (a.family or list(FAMILIES))]
+    out = {"engine": ENGINE, "version": _version(), "steps": K, "records": records}
+    with open(os.path.join(a.out, "findings.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(a.out, "findings.md"), "w") as f:
+        f.write(common.markdown(records))
+    sys.stdout.write(common.markdown(records))
+    if a.check is None:
+        return 0
+    diffs = common.compare(records, a.check)
+    for d in diffs:
+        print("sweep differs: " + d, file=sys.stderr)
+    return 1 if diffs else 0
