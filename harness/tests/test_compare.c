@@ -136,6 +136,14 @@ Test(compare, draft_agreement_per_step_and_margins)
 			   "rows 3 (margin 2) and 5 (margin 1) missed");
 	cr_expect(mtp_agreement_text(&c, 1, text, sizeof(text)));
 	cr_expect(strstr(text, "3/3, 1/3") != NULL, "%s", text);
+	/* no token missed, beside an output that is no token: no margin */
+	struct mtp_cmp two[2];
+
+	memset(two, 0, sizeof(two));
+
+	mtp_cmp_agreement(&two[0], &tw, &tw, &tl);
+	cr_expect(mtp_agreement_text(two, 2, text, sizeof(text)));
+	cr_expect_str_eq(text, "3/3, 3/3");
 	/* no logits: the counts, no margins */
 	mtp_cmp_agreement(&c, &tg, &tw, NULL);
 	cr_expect_eq(c.agreement.agree[1], 1);

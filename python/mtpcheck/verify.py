@@ -37,12 +37,19 @@ class Verdict:
         self.text = text
         self.diagnoses = re.findall(r"diagnosis: ([A-Z0-9_]+)", text)
         self.cases: dict[str, str] = {}
+        # each case's draft agreement, as printed: "3/3, 3/3, 1/3 (the
+        # reference's top-1 margin on a missed token: up to 0.106)"
+        self.agreement: dict[str, str] = {}
         # "[  1/2] FAILED        dump       FILE:case  ..."
         pat = re.compile(r"^\[\s*\d+/\d+\]\s+({})\s+\S+\s+(\S+)".format("|".join(VERDICTS)))
+        case = None
         for line in text.splitlines():
             m = pat.match(line.strip())
             if m and ":" in m.group(2):
-                self.cases[m.group(2).rsplit(":", 1)[1]] = m.group(1)
+                case = m.group(2).rsplit(":", 1)[1]
+                self.cases[case] = m.group(1)
+            elif case and line.strip().startswith("draft agreement by step: "):
+                self.agreement[case] = line.strip()[len("draft agreement by step: "):]
 
     def diagnoses_of(self, case: str) -> list[str]:
         """The diagnoses printed under one case's verdict line."""

@@ -101,7 +101,7 @@ bool mtp_agreement_text(const struct mtp_cmp *cmp, int n_cmp, char *buf,
 					      steps ? ", " : "",
 					      (long long)a->agree[s],
 					      (long long)a->rows);
-		if (a->disagree_margin_max > miss)
+		if (a->steps && a->disagree_margin_max > miss) /* NaN: none */
 			miss = a->disagree_margin_max;
 	}
 	if (steps && miss >= 0 && k + 64 < n)

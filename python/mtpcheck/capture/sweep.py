@@ -214,8 +214,6 @@ def _version():
 
 def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
               binary: str) -> dict:
-    from .. import verify
-
     row = FAMILIES[family][1]
     rec = {"engine": "vllm", "version": _version(), "family": family, "row": row,
            "path": path_name, "path_source": runner if isinstance(runner, str) else None,
@@ -233,11 +231,20 @@ def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
     except Exception as e:
         rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, _line(e)))
         return rec
-    rec["dump"] = os.path.basename(dump)
+    rec.update(verdict_of(dump, binary))
+    return rec
+
+
+def verdict_of(dump: str, binary: str) -> dict:
+    """What `mtpcheck verify` says of a captured dump, as a findings record's
+    fields: the dump, each case's verdict, the diagnoses, each case's draft
+    agreement by step, and the overall verdict (the exit code's)."""
+    from .. import verify
+
     v = verify.run(dump, binary)
-    rec["cases"] = dict(sorted(v.cases.items()))
-    rec["diagnoses"] = sorted(set(v.diagnoses))
-    rec["verdict"] = {0: "PASSED", 1: "FAILED"}.get(v.returncode, "ERROR (exit %d)" % v.returncode)
+    rec = {"dump": os.path.basename(dump), "cases": dict(sorted(v.cases.items())),
+           "diagnoses": sorted(set(v.diagnoses)), "agreement": dict(sorted(v.agreement.items())),
+           "verdict": {0: "PASSED", 1: "FAILED"}.get(v.returncode, "ERROR (exit %d)" % v.returncode)}
     if v.returncode not in (0, 1):
         rec["why"] = v.text.strip().splitlines()[:1]
     return rec

@@ -174,7 +174,6 @@ def _record(family, **kw):
 def judge_one(family: str, outdir: str, binary: str) -> dict:
     """Builds, captures and verifies one family; a family that does not build
     or whose step raises is a record saying why."""
-    from .. import verify
     from . import tiny_sglang
 
     try:
@@ -193,13 +192,7 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
     except Exception as e:
         rec.update(verdict="NOT_RUN", why="%s: %s" % (type(e).__name__, common._line(e)))
         return rec
-    rec["dump"] = os.path.basename(dump)
-    v = verify.run(dump, binary)
-    rec["cases"] = dict(sorted(v.cases.items()))
-    rec["diagnoses"] = sorted(set(v.diagnoses))
-    rec["verdict"] = {0: "PASSED", 1: "FAILED"}.get(v.returncode, "ERROR (exit %d)" % v.returncode)
-    if v.returncode not in (0, 1):
-        rec["why"] = v.text.strip().splitlines()[:1]
+    rec.update(common.verdict_of(dump, binary))
     return rec
 
 
