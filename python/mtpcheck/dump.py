@@ -39,7 +39,11 @@ CASE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 # a tensor name: NAME or GROUP/NAME (layer.<l>/, step.<s>/: one group deep)
 NAME_PART = re.compile(r"^[A-Za-z0-9_.-]+$")
 PARAM_MAX = 1000.0  # the reader's bound on epsilons and post_mult
-FAMILIES = ("deepseek_v3", "glm", "deepseek_v4", "glm4_moe_lite")  # families/, mtpcheck list families
+# The family rows of families/*.c as far as the writer needs them: the name
+# and whether the layer carries mHC streams (test_dump checks both against
+# `mtpcheck list families`).
+FAMILY_MHC = {"deepseek_v3": False, "glm": False, "deepseek_v4": True, "glm4_moe_lite": False}
+FAMILIES = tuple(FAMILY_MHC)
 
 # FORMAT.md v2 conventions: attribute -> allowed values
 CONVENTIONS = {

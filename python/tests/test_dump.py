@@ -217,3 +217,21 @@ def test_verify_reads_fp8(tmp_path):
         assert np.array_equal(f["cases/good/inputs/weight"][()], w)
     v = verify.run(path, binary)
     assert v.returncode == 0 and v.cases == {"good": "PASSED"}, v.text
+
+
+def test_family_names_are_the_binarys():
+    """dump.FAMILIES is the writer's copy of the family rows (families/*.c):
+    it must name exactly the families `mtpcheck list families` prints, so a
+    new row cannot be refused by the writer or accepted only here."""
+    import subprocess
+
+    from mtpcheck import dump
+
+    binary = verify.find_binary()
+    if binary is None:
+        pytest.skip("no mtpcheck binary")
+    out = subprocess.run([binary, "list", "families"], stdout=subprocess.PIPE, text=True,
+                         check=True).stdout.splitlines()
+    rows = {line.split()[0]: line.split()[2] == "yes" for line in out[1:]
+            if line and not line[0].isspace()}
+    assert rows == dump.FAMILY_MHC

@@ -12,7 +12,7 @@ attributes."""
 
 import numpy as np
 
-from ..dump import Dump, Tensor, set_attr
+from ..dump import FAMILY_MHC, Dump, Tensor, set_attr
 
 V3_BLOCK = ("block_in", "block_out", "block_residual")
 V4_BLOCK = ("block_in", "block_out", "block_residual", "post_mix", "comb_mix")
@@ -67,7 +67,7 @@ def case_attrs(capture, step, family):
         if tag in ("bfloat16", "float32"):
             attrs["logits_dtype"] = tag
     attrs.update(capture.engine_conventions(step))
-    if family != "deepseek_v4":
+    if not FAMILY_MHC[family]:
         for key in ("hc_mult", "hc_eps", "sinkhorn_iters", "block_contract", "post_mult",
                     "hc_head_variant"):
             attrs.pop(key, None)
@@ -75,7 +75,7 @@ def case_attrs(capture, step, family):
 
 
 def _block_tensors(step, family):
-    names = V4_BLOCK if family == "deepseek_v4" else V3_BLOCK
+    names = V4_BLOCK if FAMILY_MHC[family] else V3_BLOCK
     out = {}
     for name in names:
         t = step.tensors.get(name)
@@ -105,7 +105,7 @@ def _observed(capture, chain, s, family, head_rows=None):
         if head_rows is not None:
             obs["logits"] = obs["logits"][:, torch_rows(head_rows, "cpu")]
             obs["logits_rows"] = Tensor(head_rows, "int64")
-        if family != "deepseek_v4" and "hidden_post" in step.tensors:
+        if not FAMILY_MHC[family] and "hidden_post" in step.tensors:
             obs["hidden_post"] = step.tensors["hidden_post"]
     return obs
 
