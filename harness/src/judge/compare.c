@@ -39,8 +39,10 @@ static void dtype_default(enum mtp_dtype dt, double *rtol, double *atol)
 }
 
 /* Rounding steps of the activation dtype along the flow to each output of
- * the composite ops (SPEC.md §10): norms, GEMMs, adds, SwiGLU, mHC stores.
- * A draft_chain step s adds s steps' worth on top (the recycled input). */
+ * the composite ops (SPEC.md §10): norms, GEMMs, adds, SwiGLU, mHC stores;
+ * the op's row gives its depth (op->budget_depth), or MTP_DEPTH_FLOW: by
+ * the output's name. A draft_chain step s ("step.s/...") adds s steps'
+ * worth on top (the recycled input). */
 static int flow_depth(const struct mtp_op *op, const char *output)
 {
 	static const struct {
@@ -57,14 +59,9 @@ static int flow_depth(const struct mtp_op *op, const char *output)
 	const char *base = slash ? slash + 1 : output;
 	int step = 0, depth = 12;
 
-	if (op->id == MTP_OP_EH_PROJ_HC)
-		return 2; /* two GEMM roundings, then the add's */
-	if (op->id == MTP_OP_HC_FUSED_POST_PRE)
-		return 3; /* hc_post's rounding feeds hc_pre */
-	if (op->id == MTP_OP_HC_HEAD)
-		return 2; /* rocm: bf16(x*rho) feeds the mixes; then the store */
-
-	if (op->id == MTP_OP_DRAFT_CHAIN && strncmp(output, "step.", 5) == 0)
+	if (op->budget_depth != MTP_DEPTH_FLOW)
+		return op->budget_depth;
+	if (strncmp(output, "step.", 5) == 0)
 		step = atoi(output + 5);
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
 		if (strcmp(d[i].name, base) == 0)
@@ -80,11 +77,10 @@ static double unit_roundoff(enum mtp_dtype act)
 				: ldexp(1, -53);
 }
 
+/* Judged under an error budget rather than the dtype's tolerance. */
 static bool is_composite(const struct mtp_op *op)
 {
-	return op->id == MTP_OP_MTP_BLOCK || op->id == MTP_OP_MTP_STEP ||
-	       op->id == MTP_OP_DRAFT_CHAIN || op->id == MTP_OP_EH_PROJ_HC ||
-	       op->id == MTP_OP_HC_FUSED_POST_PRE || op->id == MTP_OP_HC_HEAD;
+	return op->budget_depth != 0;
 }
 
 int64_t mtp_call_k_accum(const struct mtp_call *c)
