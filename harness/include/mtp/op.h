@@ -177,6 +177,9 @@ struct mtp_op {
 	const struct mtp_tspec *sig;
 	void (*build_sig)(struct mtp_sig_build *b, const struct mtp_params *p,
 			  const struct mtp_tensor_list *present);
+	/* It has the captured-block form (block = "captured", SPEC.md
+	 * §12.3): its reference is then the captured steps (refglue). */
+	bool captured_form;
 	/* The shape symbols its attributes bind (draft_chain: "KL"). */
 	const char *attr_dims;
 	/* The scalar reference on a widened call (NULL: unsupported). */

@@ -38,9 +38,10 @@ enum mtp_status mtp_reference_run(const struct mtp_call *c)
 	if (st)
 		return st;
 	unmask_positions(&io);
-	/* the captured form exists for the steps and chains alone
-	 * (params_v2.c) */
-	st = c->params->v2.captured ? mtp_captured_run(&io) : c->op->ref(&io);
+	/* a sub-call of a captured step (a mutant's) copies its params */
+	st = c->params->v2.captured && c->op->captured_form
+		     ? mtp_captured_run(&io)
+		     : c->op->ref(&io);
 	if (st == MTP_OK)
 		mtp_refio_store(&io);
 	mtp_refio_close(&io);

@@ -120,6 +120,7 @@ const struct mtp_op mtp_row_draft_chain = {
 	.attrs_v4 = ROW_V4_STEP_ATTRS " hc_head_variant",
 	.rows = MTP_ROWS_INDEPENDENT,
 	.build_sig = build_sig,
+	.captured_form = true,
 	.attr_dims = "KL",
 	.ref = ref,
 	.flops = flops,

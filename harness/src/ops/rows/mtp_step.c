@@ -71,6 +71,7 @@ const struct mtp_op mtp_row_mtp_step = {
 	.attrs_v4 = ROW_V4_STEP_ATTRS " hc_head_variant",
 	.rows = MTP_ROWS_INDEPENDENT,
 	.build_sig = build_sig,
+	.captured_form = true,
 	.ref = ref,
 	.flops = flops,
 	.budget_depth = MTP_DEPTH_FLOW,
