@@ -307,6 +307,13 @@ Test(ops, every_op_is_one_complete_row)
 				  (op->bias == MTP_BIAS_ALL && op->sig &&
 				   sig_has_output(op->sig, op->bias_skip)),
 			  "%s: bias_skip", op->name);
+		cr_assert(!op->accum_output ||
+				  (op->sig &&
+				   sig_has_output(op->sig, op->accum_output)),
+			  "%s: accum_output", op->name);
+		cr_assert((op->scope == MTP_SCOPE_CHAIN) ==
+				  (op->attr_dims != NULL),
+			  "%s: a chain's attributes bind K and L", op->name);
 		cr_assert(!op->unfused[0].op == !op->unfused_what, "%s",
 			  op->name);
 		for (int k = 0; k < MTP_OP_UNFUSED_MAX && op->unfused[k].op;

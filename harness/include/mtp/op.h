@@ -130,6 +130,14 @@ enum mtp_rows {
 	MTP_ROWS_MIXED,	      /* any row reads any row */
 };
 
+/* How much of an MTP layer an op computes (SPEC.md §10, §3, §5). */
+enum mtp_op_scope {
+	MTP_SCOPE_PIECE, /* one piece of a layer: a norm, a projection, ... */
+	MTP_SCOPE_BLOCK, /* the transformer block alone */
+	MTP_SCOPE_STEP,	 /* a whole draft step: inputs to logits, recycled */
+	MTP_SCOPE_CHAIN, /* K steps with recycling: outputs "step.s/..." */
+};
+
 struct mtp_ref_io;    /* a call widened for the reference (ops: ref_io.h) */
 struct mtp_sig_build; /* a signature being built (ops: rows/rows.h) */
 
@@ -170,6 +178,7 @@ struct mtp_op {
 	unsigned families;
 	enum mtp_rows rows;
 
+	enum mtp_op_scope scope;
 	/* The family of a generated problem that names none. */
 	enum mtp_family default_family;
 	/* Its tensors: a fixed list (inputs, {NULL}, outputs, {NULL}), or,
@@ -195,6 +204,9 @@ struct mtp_op {
 	int budget_depth;
 	enum mtp_bias_scope bias;
 	const char *bias_skip;
+	/* The output of its GEMM [T, N] = x [T, K] * weight [N, K]^T that
+	 * gets the accumulation allowance (mtp_tol_accum), or NULL. */
+	const char *accum_output;
 	/* bench --unfused: the same math as separate ops. */
 	const char *unfused_what;
 	struct mtp_op_unfused unfused[MTP_OP_UNFUSED_MAX];

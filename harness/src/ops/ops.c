@@ -1,37 +1,43 @@
 /*
  * The op table (SPEC.md §11, FORMAT.md): one row per op, each defined in its
  * own file, rows/<name>.c (docs/ARCHITECTURE.md, "Adding an op"). This file
- * only collects them, in enum order, and finds them by id and by name.
+ * only collects them, at their ids, and finds them by id and by name.
  */
 #include "rows/rows.h"
 
 #include <string.h>
 
-static const struct mtp_op *const op_table[MTP_OP_COUNT] = {
-	[MTP_OP_RMSNORM] = &mtp_row_rmsnorm,
-	[MTP_OP_ADD_RMSNORM] = &mtp_row_add_rmsnorm,
-	[MTP_OP_EMBED] = &mtp_row_embed,
-	[MTP_OP_FUSED_EH_NORM] = &mtp_row_fused_eh_norm,
-	[MTP_OP_FUSED_EMBED_EH_NORM] = &mtp_row_fused_embed_eh_norm,
-	[MTP_OP_EH_PROJ] = &mtp_row_eh_proj,
-	[MTP_OP_FUSED_MTP_INPUT_RMSNORM] = &mtp_row_fused_mtp_input_rmsnorm,
-	[MTP_OP_EH_PROJ_HC] = &mtp_row_eh_proj_hc,
-	[MTP_OP_HC_PRE] = &mtp_row_hc_pre,
-	[MTP_OP_HC_POST] = &mtp_row_hc_post,
-	[MTP_OP_HC_FUSED_POST_PRE] = &mtp_row_hc_fused_post_pre,
-	[MTP_OP_HC_HEAD] = &mtp_row_hc_head,
-	[MTP_OP_MTP_SHARED_HEAD_RMSNORM] = &mtp_row_mtp_shared_head_rmsnorm,
-	[MTP_OP_LM_HEAD] = &mtp_row_lm_head,
-	[MTP_OP_ALL_REDUCE] = &mtp_row_all_reduce,
-	[MTP_OP_MTP_BLOCK] = &mtp_row_mtp_block,
-	[MTP_OP_MTP_STEP] = &mtp_row_mtp_step,
-	[MTP_OP_DRAFT_CHAIN] = &mtp_row_draft_chain,
-	[MTP_OP_MAIN_PROJ_NORM] = &mtp_row_main_proj_norm,
-	[MTP_OP_HC_COLLAPSE] = &mtp_row_hc_collapse,
-	[MTP_OP_MARKOV_BIAS] = &mtp_row_markov_bias,
-	[MTP_OP_CONFIDENCE] = &mtp_row_confidence,
-	[MTP_OP_HC_PRE_DELAYED] = &mtp_row_hc_pre_delayed,
-};
+/* Every row: its id (MTP_OP_<ID>) and its file's row (mtp_row_<name>). */
+#define OP_ROWS(X)                                                             \
+	X(RMSNORM, rmsnorm)                                                    \
+	X(ADD_RMSNORM, add_rmsnorm)                                            \
+	X(EMBED, embed)                                                        \
+	X(FUSED_EH_NORM, fused_eh_norm)                                        \
+	X(FUSED_EMBED_EH_NORM, fused_embed_eh_norm)                            \
+	X(EH_PROJ, eh_proj)                                                    \
+	X(FUSED_MTP_INPUT_RMSNORM, fused_mtp_input_rmsnorm)                    \
+	X(EH_PROJ_HC, eh_proj_hc)                                              \
+	X(HC_PRE, hc_pre)                                                      \
+	X(HC_POST, hc_post)                                                    \
+	X(HC_FUSED_POST_PRE, hc_fused_post_pre)                                \
+	X(HC_HEAD, hc_head)                                                    \
+	X(MTP_SHARED_HEAD_RMSNORM, mtp_shared_head_rmsnorm)                    \
+	X(LM_HEAD, lm_head)                                                    \
+	X(ALL_REDUCE, all_reduce)                                              \
+	X(MTP_BLOCK, mtp_block)                                                \
+	X(MTP_STEP, mtp_step)                                                  \
+	X(DRAFT_CHAIN, draft_chain)                                            \
+	X(MAIN_PROJ_NORM, main_proj_norm)                                      \
+	X(HC_COLLAPSE, hc_collapse)                                            \
+	X(MARKOV_BIAS, markov_bias)                                            \
+	X(CONFIDENCE, confidence)                                              \
+	X(HC_PRE_DELAYED, hc_pre_delayed)
+
+#define DECLARE(id, name) extern const struct mtp_op mtp_row_##name;
+OP_ROWS(DECLARE)
+
+#define ENTRY(id, name) [MTP_OP_##id] = &mtp_row_##name,
+static const struct mtp_op *const op_table[MTP_OP_COUNT] = {OP_ROWS(ENTRY)};
 
 const struct mtp_op *mtp_op_get(enum mtp_op_id id)
 {

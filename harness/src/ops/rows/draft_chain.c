@@ -119,6 +119,7 @@ const struct mtp_op mtp_row_draft_chain = {
 		 "pass_step_idx " ROW_QUANT_ATTRS,
 	.attrs_v4 = ROW_V4_STEP_ATTRS " hc_head_variant",
 	.rows = MTP_ROWS_INDEPENDENT,
+	.scope = MTP_SCOPE_CHAIN,
 	.build_sig = build_sig,
 	.captured_form = true,
 	.attr_dims = "KL",

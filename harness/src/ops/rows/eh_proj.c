@@ -42,4 +42,5 @@ const struct mtp_op mtp_row_eh_proj = {
 	.sig = sig,
 	.ref = ref,
 	.flops = flops,
+	.accum_output = "y",
 };

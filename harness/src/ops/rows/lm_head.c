@@ -44,4 +44,5 @@ const struct mtp_op mtp_row_lm_head = {
 	.sig = sig,
 	.ref = ref,
 	.flops = flops,
+	.accum_output = "logits",
 };

@@ -113,6 +113,7 @@ const struct mtp_op mtp_row_mtp_block = {
 	.attrs = "eps rounding",
 	.attrs_v4 = ROW_V4_STEP_ATTRS,
 	.rows = MTP_ROWS_INDEPENDENT,
+	.scope = MTP_SCOPE_BLOCK,
 	.build_sig = build_sig,
 	.ref = ref,
 	.flops = flops,

@@ -70,6 +70,7 @@ const struct mtp_op mtp_row_mtp_step = {
 	.attrs = "eps rounding " ROW_QUANT_ATTRS,
 	.attrs_v4 = ROW_V4_STEP_ATTRS " hc_head_variant",
 	.rows = MTP_ROWS_INDEPENDENT,
+	.scope = MTP_SCOPE_STEP,
 	.build_sig = build_sig,
 	.captured_form = true,
 	.ref = ref,

@@ -74,15 +74,4 @@ double mtp_flops_hc_head(const struct mtp_flop_shape *s);
 double mtp_flops_block(const struct mtp_flop_shape *s, bool v4);
 double mtp_flops_step(const struct mtp_flop_shape *s, bool v4);
 
-/* ---- the rows (ops.c collects them) -------------------------------------- */
-
-extern const struct mtp_op mtp_row_rmsnorm, mtp_row_add_rmsnorm, mtp_row_embed,
-	mtp_row_fused_eh_norm, mtp_row_fused_embed_eh_norm, mtp_row_eh_proj,
-	mtp_row_fused_mtp_input_rmsnorm, mtp_row_eh_proj_hc, mtp_row_hc_pre,
-	mtp_row_hc_post, mtp_row_hc_fused_post_pre, mtp_row_hc_head,
-	mtp_row_mtp_shared_head_rmsnorm, mtp_row_lm_head, mtp_row_all_reduce,
-	mtp_row_mtp_block, mtp_row_mtp_step, mtp_row_draft_chain,
-	mtp_row_main_proj_norm, mtp_row_hc_collapse, mtp_row_markov_bias,
-	mtp_row_confidence, mtp_row_hc_pre_delayed;
-
 #endif
