@@ -268,3 +268,100 @@ Test(ops, every_family_is_one_consistent_row)
 		cr_assert(strstr(mtp_family_names(), d->name), "%s", d->name);
 	}
 }
+
+/* Whether sig (inputs, end, outputs, end) has an output named name. */
+static bool sig_has_output(const struct mtp_tspec *s, const char *name)
+{
+	while (s->name)
+		s++;
+	for (s++; s->name; s++)
+		if (strcmp(s->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Each op is one row (harness/src/ops/rows/): at its id, found by its name,
+ * with a signature, a reference, and fields that name what exists. */
+Test(ops, every_op_is_one_complete_row)
+{
+	cr_assert_null(mtp_op_get(MTP_OP_COUNT));
+	for (int i = 0; i < MTP_OP_COUNT; i++) {
+		const struct mtp_op *op = mtp_op_get(i);
+
+		cr_assert_not_null(op, "op %d has no row", i);
+		cr_assert_eq((int)op->id, i, "%s: id %d at %d", op->name,
+			     op->id, i);
+		cr_assert_eq(mtp_op_find(op->name), op);
+		cr_assert(op->section && op->summary && op->attrs &&
+				  op->attrs_v4,
+			  "%s", op->name);
+		cr_assert((op->sig != NULL) != (op->build_sig != NULL),
+			  "%s: a fixed signature or a builder, not both",
+			  op->name);
+		cr_assert_not_null(op->ref, "%s: no reference", op->name);
+		cr_assert_neq(op->rows, MTP_ROWS_UNDECLARED, "%s", op->name);
+		cr_assert(op->default_family < MTP_FAMILY_COUNT, "%s",
+			  op->name);
+		cr_assert(op->budget_depth >= MTP_DEPTH_FLOW, "%s", op->name);
+		cr_assert(!op->bias_skip ||
+				  (op->bias == MTP_BIAS_ALL && op->sig &&
+				   sig_has_output(op->sig, op->bias_skip)),
+			  "%s: bias_skip", op->name);
+		cr_assert(!op->accum_output ||
+				  (op->sig &&
+				   sig_has_output(op->sig, op->accum_output)),
+			  "%s: accum_output", op->name);
+		cr_assert((op->scope == MTP_SCOPE_CHAIN) ==
+				  (op->attr_dims != NULL),
+			  "%s: a chain's attributes bind K and L", op->name);
+		cr_assert(!op->unfused[0].op == !op->unfused_what, "%s",
+			  op->name);
+		for (int k = 0; k < MTP_OP_UNFUSED_MAX && op->unfused[k].op;
+		     k++)
+			cr_assert_not_null(mtp_op_find(op->unfused[k].op),
+					   "%s: unfused %s", op->name,
+					   op->unfused[k].op);
+	}
+}
+
+/* A sub-call that a mutant makes of a captured step copies the step's
+ * params, block = captured included; a single op still runs its own
+ * reference (the captured steps ran on an rmsnorm and crashed). */
+Test(ops, a_single_op_ignores_a_captured_flag)
+{
+	const struct mtp_op *op = mtp_op_find("rmsnorm");
+	struct mtp_params p = {.eps = 1e-6, .rounding = MTP_ROUNDING_EAGER};
+	struct mtp_signature sig;
+	struct mtp_tensor in[2] = {{0}}, out[1] = {{0}};
+	const int64_t xs[2] = {2, 4}, ws[1] = {4};
+	char err[128];
+	float *y;
+
+	cr_assert_eq(mtp_signature_build(op, &p, NULL, &sig, err, sizeof(err)),
+		     MTP_OK);
+	cr_assert_eq(mtp_tensor_alloc(&in[0], MTP_F32, 2, xs), MTP_OK);
+	cr_assert_eq(mtp_tensor_alloc(&in[1], MTP_F32, 1, ws), MTP_OK);
+	cr_assert_eq(mtp_tensor_alloc(&out[0], MTP_F32, 2, xs), MTP_OK);
+	for (int i = 0; i < 8; i++)
+		((float *)in[0].data)[i] = 3.0f;
+	for (int i = 0; i < 4; i++)
+		((float *)in[1].data)[i] = 1.0f;
+	p.v2.captured = true;
+	struct mtp_call c = {.op = op,
+			     .params = &p,
+			     .sig = &sig,
+			     .dims = {.r = 2, .h = 4},
+			     .act = MTP_F32,
+			     .n_in = 2,
+			     .n_out = 1,
+			     .in = in,
+			     .out = out};
+
+	cr_assert_eq(mtp_reference_run(&c), MTP_OK);
+	y = out[0].data;
+	for (int i = 0; i < 8; i++)
+		cr_expect_float_eq(y[i], 1.0f, 1e-5, "y[%d] = %g", i, y[i]);
+	mtp_tensor_fini(&in[0]);
+	mtp_tensor_fini(&in[1]);
+	mtp_tensor_fini(&out[0]);
+}

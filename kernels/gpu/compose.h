@@ -30,8 +30,6 @@ struct gpu_cfg {
 
 void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg);
 
-enum mtp_status mtp_gpu_op_simple(struct mtp_backend *be,
-				  const struct mtp_call *c);
 enum mtp_status mtp_gpu_op_block(struct mtp_backend *be,
 				 const struct mtp_call *c);
 enum mtp_status mtp_gpu_op_step(struct mtp_backend *be,

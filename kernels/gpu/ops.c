@@ -51,7 +51,9 @@ void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg)
 	cfg->rocm_head = p->variant == MTP_HC_HEAD_ROCM;
 }
 
-/* ---- supports(), launch(), scratch --------------------------------------- */
+/* ---- scratch ------------------------------------------------------------- */
+
+/* ---- scratch ------------------------------------------------------------- */
 
 static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
 		       int n)
@@ -69,54 +71,6 @@ static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
 			return false;
 	}
 	return true;
-}
-
-/* Whether the layer composes the op from its primitives; the DSpark ops
- * (SPEC.md §13) have no GPU kernels yet, so they are UNIMPLEMENTED here. */
-static bool composed(enum mtp_op_id op)
-{
-	switch (op) {
-	case MTP_OP_MAIN_PROJ_NORM:
-	case MTP_OP_HC_COLLAPSE:
-	case MTP_OP_MARKOV_BIAS:
-	case MTP_OP_CONFIDENCE:
-	case MTP_OP_HC_PRE_DELAYED: return false;
-	default: return true;
-	}
-}
-
-bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
-{
-	const struct gpu_prims *pr = gpu_prims(be);
-
-	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
-		return false;
-	if (mtp_call_has_fp8(c)) /* no FP8 kernels here (SPEC.md §12.2) */
-		return false;
-	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
-	    !tensors_ok(c->sig->out, c->out, c->n_out))
-		return false;
-	if (c->dims.m > pr->max_m || !composed(c->op->id))
-		return false;
-	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
-}
-
-enum mtp_status mtp_gpu_launch(struct mtp_backend *be, const struct mtp_call *c)
-{
-	enum mtp_status st, rel;
-
-	/* an empty batch (an idle rank's T = 0): no kernel on an empty grid,
-	 * which CUDA and HIP refuse (SGLang #38952) */
-	if (mtp_call_empty(c))
-		return MTP_OK;
-	switch (c->op->id) {
-	case MTP_OP_MTP_BLOCK: st = mtp_gpu_op_block(be, c); break;
-	case MTP_OP_MTP_STEP: st = mtp_gpu_op_step(be, c); break;
-	case MTP_OP_DRAFT_CHAIN: st = mtp_gpu_op_chain(be, c); break;
-	default: st = mtp_gpu_op_simple(be, c); break;
-	}
-	rel = mtp_gpu_scratch_release(be);
-	return st ? st : rel;
 }
 
 enum mtp_status mtp_gpu_scratch(struct mtp_backend *be, size_t bytes,
@@ -328,84 +282,244 @@ static void hc_args(const struct mtp_call *c, const char *residual,
 	a->sinkhorn_iters = p->sinkhorn_iters;
 }
 
-/* hc_pre, hc_post, and hc_fused_post_pre [§4.4.3]: hc_post, then hc_pre
- * reading the rounded new streams. */
-static enum mtp_status op_hc(struct mtp_backend *be, const struct mtp_call *c,
-			     const struct gpu_cfg *cfg)
+/* hc_pre [§4.4.1] */
+static enum mtp_status op_hc_pre(struct mtp_backend *be,
+				 const struct mtp_call *c,
+				 const struct gpu_cfg *cfg)
 {
-	const struct gpu_prims *pr = gpu_prims(be);
-	const bool post_only = c->op->id == MTP_OP_HC_POST;
 	struct gpu_hc_pre_args a;
 
-	if (c->op->id == MTP_OP_HC_PRE) {
-		hc_args(c, "residual", "post_mix", "comb_mix", &a);
-		return pr->hc_pre(be, cfg->act, &a);
-	}
-	GPU_TRY(pr->hc_post(be, cfg->act, IN("x"), IN("residual"),
-			    IN("post_mix"), IN("comb_mix"),
-			    OUT(post_only ? "out" : "residual_out"), cfg->t,
-			    cfg->m, cfg->h));
-	if (post_only)
-		return MTP_OK;
-	hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
-	return pr->hc_pre(be, cfg->act, &a);
+	hc_args(c, "residual", "post_mix", "comb_mix", &a);
+	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
 }
 
-enum mtp_status mtp_gpu_op_simple(struct mtp_backend *be,
-				  const struct mtp_call *c)
+/* hc_post [§4.4.2] into `out` */
+static enum mtp_status hc_post_into(struct mtp_backend *be,
+				    const struct mtp_call *c,
+				    const struct gpu_cfg *cfg, const char *out)
 {
-	const struct gpu_prims *pr = gpu_prims(be);
+	return gpu_prims(be)->hc_post(be, cfg->act, IN("x"), IN("residual"),
+				      IN("post_mix"), IN("comb_mix"), OUT(out),
+				      cfg->t, cfg->m, cfg->h);
+}
+
+static enum mtp_status op_hc_post(struct mtp_backend *be,
+				  const struct mtp_call *c,
+				  const struct gpu_cfg *cfg)
+{
+	return hc_post_into(be, c, cfg, "out");
+}
+
+/* hc_fused_post_pre [§4.4.3]: hc_post, then hc_pre reading the rounded new
+ * streams. */
+static enum mtp_status op_hc_fused_post_pre(struct mtp_backend *be,
+					    const struct mtp_call *c,
+					    const struct gpu_cfg *cfg)
+{
+	struct gpu_hc_pre_args a;
+
+	GPU_TRY(hc_post_into(be, c, cfg, "residual_out"));
+	hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
+	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
+}
+
+static enum mtp_status op_rmsnorm(struct mtp_backend *be,
+				  const struct mtp_call *c,
+				  const struct gpu_cfg *cfg)
+{
+	return mtp_gpu_norm_rows(be, cfg, IN("x"), IN("weight"), OUT("y"),
+				 c->dims.r);
+}
+
+static enum mtp_status op_shared_head_rmsnorm(struct mtp_backend *be,
+					      const struct mtp_call *c,
+					      const struct gpu_cfg *cfg)
+{
+	struct gpu_cfg fused = *cfg;
+
+	fused.rounding = GPU_FUSED; /* §7.4 */
+	return mtp_gpu_norm_rows(be, &fused, IN("x"), IN("weight"), OUT("y"),
+				 c->dims.t);
+}
+
+static enum mtp_status op_add_rmsnorm(struct mtp_backend *be,
+				      const struct mtp_call *c,
+				      const struct gpu_cfg *cfg)
+{
+	return gpu_prims(be)->add_rmsnorm(be, cfg->act, IN("x"), IN("residual"),
+					  IN("weight"), OUT("y"),
+					  OUT("residual_out"), c->dims.r,
+					  c->dims.h, cfg->eps, cfg->rounding);
+}
+
+static enum mtp_status op_embed(struct mtp_backend *be,
+				const struct mtp_call *c,
+				const struct gpu_cfg *cfg)
+{
+	return gpu_prims(be)->embed(be, cfg->act, IN("embed_table"),
+				    IN("input_ids"), IS64("input_ids"),
+				    OUT("out"), c->dims.t, c->dims.h);
+}
+
+static enum mtp_status op_fused_eh_norm(struct mtp_backend *be,
+					const struct mtp_call *c,
+					const struct gpu_cfg *cfg)
+{
+	return op_eh_norm(be, c, cfg, false);
+}
+
+static enum mtp_status op_fused_embed_eh_norm(struct mtp_backend *be,
+					      const struct mtp_call *c,
+					      const struct gpu_cfg *cfg)
+{
+	return op_eh_norm(be, c, cfg, true);
+}
+
+static enum mtp_status op_fused_mtp_input_rmsnorm(struct mtp_backend *be,
+						  const struct mtp_call *c,
+						  const struct gpu_cfg *cfg)
+{
+	return op_mtp_input_norm(be, c, cfg);
+}
+
+static enum mtp_status op_eh_proj(struct mtp_backend *be,
+				  const struct mtp_call *c,
+				  const struct gpu_cfg *cfg)
+{
+	return gpu_prims(be)->linear(be, cfg->act, false, IN("x"), IN("weight"),
+				     OUT("y"), c->dims.t, 2 * c->dims.h,
+				     c->dims.h);
+}
+
+static enum mtp_status op_eh_proj_hc(struct mtp_backend *be,
+				     const struct mtp_call *c,
+				     const struct gpu_cfg *cfg)
+{
+	return mtp_gpu_eh_proj_hc(be, cfg, IN("e"), IN("p"),
+				  IN("e_proj_weight"), IN("h_proj_weight"),
+				  OUT("x"));
+}
+
+static enum mtp_status op_hc_head(struct mtp_backend *be,
+				  const struct mtp_call *c,
+				  const struct gpu_cfg *cfg)
+{
 	const struct mtp_params *p = c->params;
 	const struct mtp_dims *d = &c->dims;
-	struct gpu_cfg cfg;
 
-	mtp_gpu_cfg_init(c, &cfg);
-	switch (c->op->id) {
-	case MTP_OP_RMSNORM:
-		return mtp_gpu_norm_rows(be, &cfg, IN("x"), IN("weight"),
-					 OUT("y"), d->r);
-	case MTP_OP_MTP_SHARED_HEAD_RMSNORM:
-		cfg.rounding = GPU_FUSED; /* §7.4 */
-		return mtp_gpu_norm_rows(be, &cfg, IN("x"), IN("weight"),
-					 OUT("y"), d->t);
-	case MTP_OP_ADD_RMSNORM:
-		return pr->add_rmsnorm(be, cfg.act, IN("x"), IN("residual"),
-				       IN("weight"), OUT("y"),
-				       OUT("residual_out"), d->r, d->h, cfg.eps,
-				       cfg.rounding);
-	case MTP_OP_EMBED:
-		return pr->embed(be, cfg.act, IN("embed_table"),
-				 IN("input_ids"), IS64("input_ids"), OUT("out"),
-				 d->t, d->h);
-	case MTP_OP_FUSED_EH_NORM: return op_eh_norm(be, c, &cfg, false);
-	case MTP_OP_FUSED_EMBED_EH_NORM: return op_eh_norm(be, c, &cfg, true);
-	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
-		return op_mtp_input_norm(be, c, &cfg);
-	case MTP_OP_EH_PROJ:
-		return pr->linear(be, cfg.act, false, IN("x"), IN("weight"),
-				  OUT("y"), d->t, 2 * d->h, d->h);
-	case MTP_OP_EH_PROJ_HC:
-		return mtp_gpu_eh_proj_hc(be, &cfg, IN("e"), IN("p"),
-					  IN("e_proj_weight"),
-					  IN("h_proj_weight"), OUT("x"));
-	case MTP_OP_HC_PRE:
-	case MTP_OP_HC_POST:
-	case MTP_OP_HC_FUSED_POST_PRE: return op_hc(be, c, &cfg);
-	case MTP_OP_HC_HEAD:
-		return pr->hc_head(be, cfg.act, IN("x"), IN("fn"), IN("scale"),
-				   IN("base"), OUT("y"), d->t, d->m, d->h,
-				   (float)p->hc.rms_eps, (float)p->hc_eps,
-				   cfg.rocm_head);
-	case MTP_OP_LM_HEAD:
-		return mtp_gpu_lm_head(be, &cfg, IN("x"), IN("weight"),
-				       OUT("logits"), OUT("token"),
-				       mtp_gpu_is64(c, true, NULL, "token"));
-	case MTP_OP_ALL_REDUCE:
-		return pr->all_reduce(be, cfg.act, IN("parts"), d->p,
-				      d->r * d->h, OUT("out"));
-	default:
+	return gpu_prims(be)->hc_head(be, cfg->act, IN("x"), IN("fn"),
+				      IN("scale"), IN("base"), OUT("y"), d->t,
+				      d->m, d->h, (float)p->hc.rms_eps,
+				      (float)p->hc_eps, cfg->rocm_head);
+}
+
+static enum mtp_status op_lm_head(struct mtp_backend *be,
+				  const struct mtp_call *c,
+				  const struct gpu_cfg *cfg)
+{
+	return mtp_gpu_lm_head(be, cfg, IN("x"), IN("weight"), OUT("logits"),
+			       OUT("token"),
+			       mtp_gpu_is64(c, true, NULL, "token"));
+}
+
+static enum mtp_status op_all_reduce(struct mtp_backend *be,
+				     const struct mtp_call *c,
+				     const struct gpu_cfg *cfg)
+{
+	return gpu_prims(be)->all_reduce(be, cfg->act, IN("parts"), c->dims.p,
+					 c->dims.r * c->dims.h, OUT("out"));
+}
+
+/* ---- the kernel table, supports(), launch() ------------------------------- */
+
+typedef enum mtp_status (*gpu_op_fn)(struct mtp_backend *be,
+				     const struct mtp_call *c,
+				     const struct gpu_cfg *cfg);
+
+/* The blocks, steps and chain set up their own configuration per layer. */
+static enum mtp_status op_block(struct mtp_backend *be,
+				const struct mtp_call *c,
+				const struct gpu_cfg *cfg)
+{
+	(void)cfg;
+	return mtp_gpu_op_block(be, c);
+}
+
+static enum mtp_status op_step(struct mtp_backend *be, const struct mtp_call *c,
+			       const struct gpu_cfg *cfg)
+{
+	(void)cfg;
+	return mtp_gpu_op_step(be, c);
+}
+
+static enum mtp_status op_chain(struct mtp_backend *be,
+				const struct mtp_call *c,
+				const struct gpu_cfg *cfg)
+{
+	(void)cfg;
+	return mtp_gpu_op_chain(be, c);
+}
+
+/* What composes each op of the table (harness/src/ops/rows/), one entry per
+ * op; NULL: not composed here. The DSpark ops (SPEC.md §13) have no GPU
+ * kernels yet, so they are UNIMPLEMENTED. */
+static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
+	[MTP_OP_RMSNORM] = op_rmsnorm,
+	[MTP_OP_ADD_RMSNORM] = op_add_rmsnorm,
+	[MTP_OP_EMBED] = op_embed,
+	[MTP_OP_FUSED_EH_NORM] = op_fused_eh_norm,
+	[MTP_OP_FUSED_EMBED_EH_NORM] = op_fused_embed_eh_norm,
+	[MTP_OP_EH_PROJ] = op_eh_proj,
+	[MTP_OP_FUSED_MTP_INPUT_RMSNORM] = op_fused_mtp_input_rmsnorm,
+	[MTP_OP_EH_PROJ_HC] = op_eh_proj_hc,
+	[MTP_OP_HC_PRE] = op_hc_pre,
+	[MTP_OP_HC_POST] = op_hc_post,
+	[MTP_OP_HC_FUSED_POST_PRE] = op_hc_fused_post_pre,
+	[MTP_OP_HC_HEAD] = op_hc_head,
+	[MTP_OP_MTP_SHARED_HEAD_RMSNORM] = op_shared_head_rmsnorm,
+	[MTP_OP_LM_HEAD] = op_lm_head,
+	[MTP_OP_ALL_REDUCE] = op_all_reduce,
+	[MTP_OP_MTP_BLOCK] = op_block,
+	[MTP_OP_MTP_STEP] = op_step,
+	[MTP_OP_DRAFT_CHAIN] = op_chain,
+};
+
+static gpu_op_fn kernel_of(const struct mtp_call *c)
+{
+	return (unsigned)c->op->id < MTP_OP_COUNT ? gpu_ops[c->op->id] : NULL;
+}
+
+bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+
+	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
+		return false;
+	if (mtp_call_has_fp8(c)) /* no FP8 kernels here (SPEC.md §12.2) */
+		return false;
+	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
+	    !tensors_ok(c->sig->out, c->out, c->n_out))
+		return false;
+	if (c->dims.m > pr->max_m || !kernel_of(c))
+		return false;
+	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
+}
+
+enum mtp_status mtp_gpu_launch(struct mtp_backend *be, const struct mtp_call *c)
+{
+	struct gpu_cfg cfg;
+	enum mtp_status st, rel;
+
+	/* an empty batch (an idle rank's T = 0): no kernel on an empty grid,
+	 * which CUDA and HIP refuse (SGLang #38952) */
+	if (mtp_call_empty(c))
+		return MTP_OK;
+	if (!kernel_of(c))
 		return mtp_backend_fail(be, MTP_ERR_UNSUPPORTED,
 					"op %s is not implemented",
 					c->op->name);
-	}
+	mtp_gpu_cfg_init(c, &cfg);
+	st = kernel_of(c)(be, c, &cfg);
+	rel = mtp_gpu_scratch_release(be);
+	return st ? st : rel;
 }

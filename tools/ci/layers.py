@@ -8,8 +8,9 @@ A subsystem is a folder of harness/src (and reports/). Its public header,
 Checks, from the sources alone:
   1. every subsystem folder has its public header and that line, naming only
      subsystems that exist, and the declared graph has no circle;
-  2. every #include "..." of a harness file is its own folder's header, a
-     public API header (mtp/...), or another subsystem's public header
+  2. every #include "..." of a harness file is its own folder's header (a
+     subfolder's, such as ops/rows/, by a path from the file), a public API
+     header (mtp/...), or another subsystem's public header
      ("judge/judge.h") that its "May depend on" line names: never another
      folder's private header;
 and, with --objects BUILD_DIR (the object files of a build, read with nm):
@@ -54,7 +55,21 @@ def subsystems():
 
 
 def files_of(path):
-    return sorted(f for f in os.listdir(path) if f.endswith((".c", ".h")))
+    """The C files of a subsystem folder and of its subfolders (ops/rows/),
+    as paths relative to the folder."""
+    out = []
+    for d, _, names in os.walk(path):
+        out += [os.path.relpath(os.path.join(d, f), path) for f in names
+                if f.endswith((".c", ".h"))]
+    return sorted(out)
+
+
+def own_header(path, f, inc):
+    """Whether an include of file f (relative to subsystem folder path) names
+    a header of the same folder by a path from f ("rows.h", "../ref_io.h",
+    "rows/rows.h")."""
+    full = os.path.normpath(os.path.join(path, os.path.dirname(f), inc))
+    return full.startswith(path + os.sep) and os.path.isfile(full)
 
 
 def rel(path):
@@ -143,9 +158,10 @@ def check_includes(subs, deps, errors):
                 where = f"{rel(os.path.join(path, f))}: #include \"{inc}\""
                 if inc.startswith("mtp/"):
                     continue  # the public API (harness/include/mtp)
-                if "/" not in inc:
-                    if not os.path.isfile(os.path.join(path, inc)):
-                        errors.append(f"{where}: not a header of {rel(path)}")
+                if own_header(path, f, inc):
+                    continue  # this folder's, by a path from the file
+                if "/" not in inc or inc.startswith("../"):
+                    errors.append(f"{where}: not a header of {rel(path)}")
                     continue
                 other, header = inc.split("/", 1)
                 if other not in subs or other == name:
@@ -174,6 +190,8 @@ def object_graph(build, subs):
     for obj in glob.glob(os.path.join(build, "**", "*.c.o"), recursive=True):
         parts = obj.replace(os.sep, "/").split("/")
         key = f"{parts[-2]}/{parts[-1][:-2]}"
+        if key not in owner:  # a subfolder's file: ops/rows/rmsnorm.c
+            key = f"{parts[-3]}/{key}"
         if key not in owner:
             continue
         # only the subsystem's own library (stale objects of other targets

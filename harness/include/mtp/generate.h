@@ -41,8 +41,9 @@ struct mtp_gen_spec {
 #define MTP_GEN_EMPTY_T 1u
 #define MTP_GEN_EMPTY_R 2u
 
-/* Zeroes spec and sets op, the op's default family (deepseek_v4 for the mHC
- * and V4 input ops, deepseek_v3 otherwise), bfloat16 and the default seed. */
+/* Zeroes spec and sets op, the op's default family (its row's
+ * default_family: deepseek_v4 for the mHC and V4 input ops, deepseek_v3
+ * otherwise), bfloat16 and the default seed. */
 void mtp_gen_spec_init(struct mtp_gen_spec *spec, const struct mtp_op *op);
 
 /* The family a spec of `op` takes when none is named. */

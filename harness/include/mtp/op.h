@@ -130,6 +130,41 @@ enum mtp_rows {
 	MTP_ROWS_MIXED,	      /* any row reads any row */
 };
 
+/* How much of an MTP layer an op computes (SPEC.md §10, §3, §5). */
+enum mtp_op_scope {
+	MTP_SCOPE_PIECE, /* one piece of a layer: a norm, a projection, ... */
+	MTP_SCOPE_BLOCK, /* the transformer block alone */
+	MTP_SCOPE_STEP,	 /* a whole draft step: inputs to logits, recycled */
+	MTP_SCOPE_CHAIN, /* K steps with recycling: outputs "step.s/..." */
+};
+
+struct mtp_ref_io;    /* a call widened for the reference (ops: ref_io.h) */
+struct mtp_sig_build; /* a signature being built (ops: rows/rows.h) */
+
+/* Which outputs of an op come out of the mHC mix GEMMs (SPEC.md §4.4.1),
+ * where the signed rounding-bias test applies (mtp/bias.h). */
+enum mtp_bias_scope {
+	MTP_BIAS_NONE,
+	MTP_BIAS_ALL, /* every output but bias_skip */
+	MTP_BIAS_MHC, /* every output, under an mHC family */
+};
+
+/* The error-budget depth of an op whose outputs are judged under a budget
+ * (docs/DIAGNOSES.md): by the output's name along the flow (SPEC.md §10). */
+#define MTP_DEPTH_FLOW (-1)
+
+/* One op of the unfused sequence that bench times a fused op against (at
+ * most MTP_OP_UNFUSED_MAX). */
+#define MTP_OP_UNFUSED_MAX 3
+struct mtp_op_unfused {
+	const char *op;	 /* NULL: the end */
+	bool per_stream; /* T*M rows rather than T */
+	int64_t parts;	 /* P of an all_reduce */
+};
+
+/* One row of the op table: one file per op, harness/src/ops/rows/<name>.c
+ * (docs/ARCHITECTURE.md, "Adding an op"). The first fields are what a
+ * backend reads; the rest is how the harness treats the op. */
 struct mtp_op {
 	enum mtp_op_id id;
 	const char *name;
@@ -142,6 +177,39 @@ struct mtp_op {
 	/* Which families the op belongs to (bitmask of 1 << family); 0: any. */
 	unsigned families;
 	enum mtp_rows rows;
+
+	enum mtp_op_scope scope;
+	/* The family of a generated problem that names none. */
+	enum mtp_family default_family;
+	/* Its tensors: a fixed list (inputs, {NULL}, outputs, {NULL}), or,
+	 * when sig is NULL, build_sig expands them per problem. */
+	const struct mtp_tspec *sig;
+	void (*build_sig)(struct mtp_sig_build *b, const struct mtp_params *p,
+			  const struct mtp_tensor_list *present);
+	/* It has the captured-block form (block = "captured", SPEC.md
+	 * §12.3): its reference is then the captured steps (refglue). */
+	bool captured_form;
+	/* The shape symbols its attributes bind (draft_chain: "KL"). */
+	const char *attr_dims;
+	/* The scalar reference on a widened call (NULL: unsupported). */
+	enum mtp_status (*ref)(const struct mtp_ref_io *io);
+	/* It reads positions only for the pos-0 mask (SPEC.md §12.1). */
+	bool pos_mask_only;
+	/* Flops of the math as the spec writes it (mtp_op_cost), and the
+	 * input of which only the batch's rows are read (a gather). */
+	double (*flops)(const struct mtp_call *c);
+	const char *gathered;
+	/* 0: judged under the dtype's tolerance; else the error budget's
+	 * rounding steps, or MTP_DEPTH_FLOW. */
+	int budget_depth;
+	enum mtp_bias_scope bias;
+	const char *bias_skip;
+	/* The output of its GEMM [T, N] = x [T, K] * weight [N, K]^T that
+	 * gets the accumulation allowance (mtp_tol_accum), or NULL. */
+	const char *accum_output;
+	/* bench --unfused: the same math as separate ops. */
+	const char *unfused_what;
+	struct mtp_op_unfused unfused[MTP_OP_UNFUSED_MAX];
 };
 
 const struct mtp_op *mtp_op_get(enum mtp_op_id id);

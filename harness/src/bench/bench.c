@@ -301,48 +301,25 @@ static double warm_beside(struct bench *b, int i, struct problem *p,
 	return med;
 }
 
-struct seq_item {
-	const char *op;
-	int64_t rows, parts;
-};
-
-/* The same math as unfused ops: returns the sum of their medians, or 0. */
+/* The same math as unfused ops, the op row's sequence (op->unfused): returns
+ * the sum of their medians, or 0. */
 static double unfused_time(struct bench *b, int i, const struct mtp_op *op,
 			   int64_t t, int64_t h, const char **what)
 {
-	struct seq_item seq[3] = {{0}};
+	const struct mtp_op_unfused *seq = op->unfused;
 	double sum = 0;
 
-	switch (op->id) {
-	case MTP_OP_FUSED_EH_NORM:
-		*what = "2 x rmsnorm";
-		seq[0] = (struct seq_item){"rmsnorm", t, 0};
-		seq[1] = seq[0];
-		break;
-	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
-		*what = "rmsnorm [T] + rmsnorm [T*M]";
-		seq[0] = (struct seq_item){"rmsnorm", t, 0};
-		seq[1] = (struct seq_item){"rmsnorm", t * b->m, 0};
-		break;
-	case MTP_OP_ADD_RMSNORM:
-		*what = "add (all_reduce of 2) + rmsnorm";
-		seq[0] = (struct seq_item){"all_reduce", t, 2};
-		seq[1] = (struct seq_item){"rmsnorm", t, 0};
-		break;
-	case MTP_OP_HC_FUSED_POST_PRE:
-		*what = "hc_post + hc_pre";
-		seq[0] = (struct seq_item){"hc_post", t, 0};
-		seq[1] = (struct seq_item){"hc_pre", t, 0};
-		break;
-	default: return 0;
-	}
-	for (int k = 0; k < 3 && seq[k].op; k++) {
+	if (!seq[0].op)
+		return 0;
+	*what = op->unfused_what;
+	for (int k = 0; k < MTP_OP_UNFUSED_MAX && seq[k].op; k++) {
 		struct problem p;
 		struct mtp_timing tm;
 		struct mtp_tensor out[MAXO] = {0};
 		char err[MTP_ERR_MAX];
 
-		if (problem_make(b, mtp_op_find(seq[k].op), t, seq[k].rows, h,
+		if (problem_make(b, mtp_op_find(seq[k].op), t,
+				 seq[k].per_stream ? t * b->m : t, h,
 				 seq[k].parts, &p, err, sizeof(err)) ||
 		    !mtp_backend_supports(b->be[i], &p.cc.call) ||
 		    time_on(b, i, &p, &tm, out)) {

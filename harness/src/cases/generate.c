@@ -19,18 +19,7 @@
 
 enum mtp_family mtp_gen_default_family(const struct mtp_op *op)
 {
-	switch (op->id) {
-	case MTP_OP_FUSED_MTP_INPUT_RMSNORM:
-	case MTP_OP_EH_PROJ_HC:
-	case MTP_OP_HC_PRE:
-	case MTP_OP_HC_POST:
-	case MTP_OP_HC_FUSED_POST_PRE:
-	case MTP_OP_HC_HEAD:
-	case MTP_OP_HC_COLLAPSE:
-	case MTP_OP_HC_PRE_DELAYED:
-	case MTP_OP_MTP_SHARED_HEAD_RMSNORM: return MTP_FAMILY_DEEPSEEK_V4;
-	default: return MTP_FAMILY_DEEPSEEK_V3;
-	}
+	return op->default_family;
 }
 
 void mtp_gen_spec_init(struct mtp_gen_spec *spec, const struct mtp_op *op)
@@ -379,8 +368,8 @@ static void id_dims(const struct mtp_gen_spec *sp, const struct plan *pl,
 
 	if (pl->params.hc_mult > 0)
 		strcat(used, "M");
-	if (sp->op->id == MTP_OP_DRAFT_CHAIN)
-		strcat(used, "KL");
+	if (sp->op->attr_dims)
+		strcat(used, sp->op->attr_dims);
 	for (int i = 0; i < sig->n_in + sig->n_out; i++) {
 		const struct mtp_tspec *s =
 			i < sig->n_in ? &sig->in[i] : &sig->out[i - sig->n_in];

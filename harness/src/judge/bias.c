@@ -23,22 +23,17 @@ static double ulp_at(enum mtp_dtype dt, double v)
 	return ldexp(1.0, e - mant);
 }
 
-/* Outputs computed through the mHC mix GEMMs (§4.4.1): everything of the
- * hc ops but hc_post's own output, and every output of a V4 block, step or
- * chain (they all lie downstream of an hc_pre). */
+/* Outputs computed through the mHC mix GEMMs (§4.4.1), as the op's row says
+ * (op->bias): everything of the hc ops but hc_post's own output, and every
+ * output of a V4 block, step or chain (they all lie downstream of an
+ * hc_pre). */
 static bool through_mix_gemm(const struct mtp_op *op, enum mtp_family fam,
 			     const char *output)
 {
-	switch (op->id) {
-	case MTP_OP_HC_PRE:
-	case MTP_OP_HC_HEAD: return true;
-	case MTP_OP_HC_FUSED_POST_PRE:
-		return strcmp(output, "residual_out") != 0;
-	case MTP_OP_MTP_BLOCK:
-	case MTP_OP_MTP_STEP:
-	case MTP_OP_DRAFT_CHAIN: return mtp_family_mhc(fam);
-	default: return false;
-	}
+	if (op->bias == MTP_BIAS_MHC)
+		return mtp_family_mhc(fam);
+	return op->bias == MTP_BIAS_ALL &&
+	       !(op->bias_skip && strcmp(output, op->bias_skip) == 0);
 }
 
 struct series {

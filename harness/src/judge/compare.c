@@ -39,8 +39,10 @@ static void dtype_default(enum mtp_dtype dt, double *rtol, double *atol)
 }
 
 /* Rounding steps of the activation dtype along the flow to each output of
- * the composite ops (SPEC.md §10): norms, GEMMs, adds, SwiGLU, mHC stores.
- * A draft_chain step s adds s steps' worth on top (the recycled input). */
+ * the composite ops (SPEC.md §10): norms, GEMMs, adds, SwiGLU, mHC stores;
+ * the op's row gives its depth (op->budget_depth), or MTP_DEPTH_FLOW: by
+ * the output's name. A draft_chain step s ("step.s/...") adds s steps'
+ * worth on top (the recycled input). */
 static int flow_depth(const struct mtp_op *op, const char *output)
 {
 	static const struct {
@@ -57,14 +59,9 @@ static int flow_depth(const struct mtp_op *op, const char *output)
 	const char *base = slash ? slash + 1 : output;
 	int step = 0, depth = 12;
 
-	if (op->id == MTP_OP_EH_PROJ_HC)
-		return 2; /* two GEMM roundings, then the add's */
-	if (op->id == MTP_OP_HC_FUSED_POST_PRE)
-		return 3; /* hc_post's rounding feeds hc_pre */
-	if (op->id == MTP_OP_HC_HEAD)
-		return 2; /* rocm: bf16(x*rho) feeds the mixes; then the store */
-
-	if (op->id == MTP_OP_DRAFT_CHAIN && strncmp(output, "step.", 5) == 0)
+	if (op->budget_depth != MTP_DEPTH_FLOW)
+		return op->budget_depth;
+	if (strncmp(output, "step.", 5) == 0)
 		step = atoi(output + 5);
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
 		if (strcmp(d[i].name, base) == 0)
@@ -80,11 +77,10 @@ static double unit_roundoff(enum mtp_dtype act)
 				: ldexp(1, -53);
 }
 
+/* Judged under an error budget rather than the dtype's tolerance. */
 static bool is_composite(const struct mtp_op *op)
 {
-	return op->id == MTP_OP_MTP_BLOCK || op->id == MTP_OP_MTP_STEP ||
-	       op->id == MTP_OP_DRAFT_CHAIN || op->id == MTP_OP_EH_PROJ_HC ||
-	       op->id == MTP_OP_HC_FUSED_POST_PRE || op->id == MTP_OP_HC_HEAD;
+	return op->budget_depth != 0;
 }
 
 int64_t mtp_call_k_accum(const struct mtp_call *c)
@@ -120,10 +116,10 @@ static int fp8_act_points(const struct mtp_call *c, const char *output)
 	int n;
 
 	if (!c->params || c->params->proj_quant != MTP_PROJ_QUANT_FP8_W8A8 ||
-	    (c->op->id != MTP_OP_MTP_STEP && c->op->id != MTP_OP_DRAFT_CHAIN))
+	    c->op->scope < MTP_SCOPE_STEP)
 		return 0;
 	n = has_fp8_input(c, "proj_weight");
-	if (n && c->op->id == MTP_OP_DRAFT_CHAIN &&
+	if (n && c->op->scope == MTP_SCOPE_CHAIN &&
 	    strncmp(output, "step.", 5) == 0)
 		n += atoi(output + 5);
 	if (strcmp(base, "logits") == 0 && has_fp8_input(c, "head_weight"))
@@ -209,28 +205,21 @@ static bool row_norms(const struct mtp_tensor *t, int64_t n, int64_t k,
 	return true;
 }
 
-/* The GEMM outputs that get the accumulation allowance: an output [T, N] =
+/* The GEMM output that gets the accumulation allowance (op->accum_output:
+ * eh_proj's y, lm_head's logits): an output [T, N] =
  * x [T, K] times weight [N, K] transposed, summed in float32. The tensor
  * cores' sums truncate (docs/BENCHMARKS.md, eh_proj at T = 512 and lm_head's
  * logits at T >= 512 on the H200), so a sum that cancels to near zero can be
  * off by far more than the output's rounding. */
-static const struct {
-	enum mtp_op_id op;
-	const char *output;
-} accum_outputs[] = {{MTP_OP_EH_PROJ, "y"}, {MTP_OP_LM_HEAD, "logits"}};
-
 bool mtp_tol_accum(const struct mtp_call *c, const char *output,
 		   struct mtp_tol *tol, double **buf)
 {
 	const struct mtp_tensor *x, *w, *sc;
 	int64_t t, n, k;
-	bool listed = false;
+	bool listed =
+		c->op->accum_output && strcmp(output, c->op->accum_output) == 0;
 
 	*buf = NULL;
-	for (size_t i = 0; i < sizeof(accum_outputs) / sizeof(*accum_outputs);
-	     i++)
-		listed |= c->op->id == accum_outputs[i].op &&
-			  strcmp(output, accum_outputs[i].output) == 0;
 	if (tol->budget || !listed)
 		return true;
 	x = mtp_call_tensor(c, false, NULL, "x");

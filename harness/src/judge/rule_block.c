@@ -19,9 +19,9 @@ bool mtp_rule_block_applies(const struct mtp_case *c)
 {
 	if (c->params.v2.captured) /* a captured block cannot be called */
 		return false;
-	if (c->op->id == MTP_OP_MTP_STEP || c->op->id == MTP_OP_DRAFT_CHAIN)
+	if (c->op->scope >= MTP_SCOPE_STEP)
 		return true;
-	return c->op->id == MTP_OP_MTP_BLOCK &&
+	return c->op->scope == MTP_SCOPE_BLOCK &&
 	       !mtp_list_find(&c->inputs, "residual");
 }
 
@@ -71,12 +71,12 @@ static enum mtp_status x0_of(const struct mtp_case *c, bool v4, int64_t m,
 {
 	const struct mtp_named *x = mtp_list_find(
 		&c->inputs,
-		c->op->id == MTP_OP_MTP_BLOCK ? "x" : "prev_hidden");
+		c->op->scope == MTP_SCOPE_BLOCK ? "x" : "prev_hidden");
 
 	if (!x)
 		return MTP_ERR_INVALID;
 	*x0 = x->t;
-	if (v4 && c->op->id != MTP_OP_MTP_BLOCK) {
+	if (v4 && c->op->scope != MTP_SCOPE_BLOCK) {
 		x0->ndim = 3;
 		x0->shape[2] = x->t.shape[1] / m;
 		x0->shape[1] = m;
@@ -123,7 +123,7 @@ static enum mtp_status probe_build(struct probe *pr, const struct mtp_case *c,
 					    x0.shape, 0, &x0);
 	/* a chain's block is layer 0's */
 	const char *pfx =
-		c->op->id == MTP_OP_DRAFT_CHAIN ? "layer.0/block." : "block.";
+		c->op->scope == MTP_SCOPE_CHAIN ? "layer.0/block." : "block.";
 
 	for (int i = 0; !st && i < c->inputs.n; i++) {
 		const struct mtp_named *w = &c->inputs.items[i];

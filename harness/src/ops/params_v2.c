@@ -21,11 +21,6 @@ static const struct mtp_attr *find(const struct mtp_attr_list *l,
 	return NULL;
 }
 
-static bool is_step_op(const struct mtp_op *op)
-{
-	return op->id == MTP_OP_MTP_STEP || op->id == MTP_OP_DRAFT_CHAIN;
-}
-
 static enum mtp_status parse_block(const struct mtp_op *op,
 				   const struct mtp_attr *a,
 				   struct mtp_v2_params *v, char *err,
@@ -39,7 +34,7 @@ static enum mtp_status parse_block(const struct mtp_op *op,
 		return MTP_ERR_INVALID;
 	}
 	v->captured = strcmp(a->str, "captured") == 0;
-	if (v->captured && !is_step_op(op)) {
+	if (v->captured && !op->captured_form) {
 		snprintf(err, errn,
 			 "attribute 'block': captured applies to mtp_step and "
 			 "draft_chain only, not %s",

@@ -96,13 +96,13 @@ int64_t mtp_subset_find(const struct mtp_tensor *rows, int64_t id)
 
 int64_t mtp_subset_steps(const struct mtp_case *c)
 {
-	return c->op->id == MTP_OP_DRAFT_CHAIN ? c->params.num_steps : 1;
+	return c->op->scope == MTP_SCOPE_CHAIN ? c->params.num_steps : 1;
 }
 
 void mtp_subset_step_names(const struct mtp_case *c, int64_t s, char *step,
 			   char *layer, size_t n)
 {
-	bool chain = c->op->id == MTP_OP_DRAFT_CHAIN;
+	bool chain = c->op->scope == MTP_SCOPE_CHAIN;
 	int64_t l =
 		chain && c->params.pass_step_idx
 			? s % (c->params.num_layers ? c->params.num_layers : 1)
@@ -283,7 +283,7 @@ enum mtp_status mtp_subset_check(const struct mtp_case *c, char *err,
 
 	if (!mtp_subset_present(c))
 		return MTP_OK;
-	if (c->op->id != MTP_OP_MTP_STEP && c->op->id != MTP_OP_DRAFT_CHAIN)
+	if (c->op->scope < MTP_SCOPE_STEP)
 		return refuse(err, errn, c->op->name,
 			      "weights by subset are judged on mtp_step and "
 			      "draft_chain only");

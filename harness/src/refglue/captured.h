@@ -9,7 +9,7 @@
 
 #include "mtp/diagnose.h"
 #include "mtp/fixture.h"
-#include "ref_io.h"
+#include "ops/ops.h"
 
 /* The reference on a captured call (outputs into io's double arrays). */
 enum mtp_status mtp_captured_run(const struct mtp_ref_io *io);

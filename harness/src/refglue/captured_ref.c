@@ -67,7 +67,7 @@ static void step_io(const struct mtp_ref_io *io, const char *pfx,
 static enum mtp_status setup(const struct mtp_ref_io *io, struct cap_setup *s)
 {
 	const struct mtp_params *p = io->c->params;
-	bool chain = io->c->op->id == MTP_OP_DRAFT_CHAIN;
+	bool chain = io->c->op->scope == MTP_SCOPE_CHAIN;
 	int64_t k = chain ? p->num_steps : 1, l = chain ? p->num_layers : 1;
 	char pfx[PFX_MAX] = "";
 

@@ -1,16 +1,15 @@
 /*
- * Subsystem refglue: the glue between a call and the scalar reference
- * (reference/, the library mtp_reference): binding a call's tensors to the
- * reference's double arrays and back (ref_io), the dispatch of every op
- * (ops_ref.c), and the captured-block form of steps and chains.
+ * Subsystem refglue: the reference run of a call (ops_ref.c: the call
+ * widened by ops' ref_io, then its op row's reference or, for a captured
+ * block, the captured-block form of steps and chains, captured_*.c).
  *
  * May depend on: core, ops
- * Its interface: the declarations of ref_io.h and captured.h, included here.
+ * Its interface: the declarations of captured.h (which brings ops' ref_io.h),
+ *   included here.
  */
 #ifndef MTP_SUBSYSTEM_REFGLUE_H
 #define MTP_SUBSYSTEM_REFGLUE_H
 
 #include "captured.h"
-#include "ref_io.h"
 
 #endif

@@ -4,6 +4,8 @@
  */
 #include "ref_io.h"
 
+#include "mtp/quant.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,17 @@ void mtp_refio_cfg(const struct mtp_call *c, struct mtp_ref_step_cfg *cfg,
 	d->m = c->dims.m ? c->dims.m : 1;
 	d->v = c->dims.v;
 	d->f = c->dims.f;
+}
+
+struct mtp_ref_qweight mtp_refio_qweight(const struct mtp_ref_io *io,
+					 const char *name)
+{
+	char sname[MTP_NAME_MAX];
+	struct mtp_ref_qweight w = {mtp_refio_in(io, name), NULL};
+
+	if (mtp_quant_scale_name(name, sname, sizeof(sname)))
+		w.scale_inv = mtp_refio_in(io, sname);
+	return w;
 }
 
 const double *mtp_refio_inp(const struct mtp_ref_io *io, const char *pfx,

@@ -1,8 +1,9 @@
 /*
  * Internal to the harness: a call's host tensors widened for the reference
  * (floats to double, indices to int64), looked up by name, and the outputs
- * narrowed back. Shared by the reference run (ops_ref.c) and the bug
- * hypotheses of the diagnoses (diag_hyp.c), which compose the same pieces.
+ * narrowed back. Shared by the op rows' reference runners (rows/<name>.c), the
+ * reference run (refglue) and the bug hypotheses of the diagnoses
+ * (diag_hyp.c), which compose the same pieces.
  */
 #ifndef MTP_REF_IO_H
 #define MTP_REF_IO_H
@@ -27,6 +28,9 @@ const double *mtp_refio_in(const struct mtp_ref_io *io, const char *name);
 const int64_t *mtp_refio_iin(const struct mtp_ref_io *io, const char *name);
 double *mtp_refio_out(const struct mtp_ref_io *io, const char *name);
 int64_t *mtp_refio_iout(const struct mtp_ref_io *io, const char *name);
+/* A weight input and its block scale, if it has one [§12.2]. */
+struct mtp_ref_qweight mtp_refio_qweight(const struct mtp_ref_io *io,
+					 const char *name);
 /* The same with a "layer.1/" or "step.0/" prefix. */
 const double *mtp_refio_inp(const struct mtp_ref_io *io, const char *pfx,
 			    const char *name);

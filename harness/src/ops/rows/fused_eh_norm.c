@@ -1,0 +1,50 @@
+/*
+ * The op fused_eh_norm (SPEC.md §7.1): the pos-0 mask, enorm of the
+ * embeddings and hnorm of the previous hidden state, concatenated into
+ * [T, 2H]. Positions are read only for the mask. Bench times it against two
+ * rmsnorms.
+ */
+#include "rows.h"
+
+static const struct mtp_tspec sig[] = {{"positions", "T", MTP_TC_INDEX, 0},
+				       {"embeds", "T,H", MTP_TC_ACT, 0},
+				       {"prev_hidden", "T,H", MTP_TC_ACT, 0},
+				       {"enorm_weight", "H", MTP_TC_ACT, 0},
+				       {"hnorm_weight", "H", MTP_TC_ACT, 0},
+				       ROW_END,
+				       {"out", "T,2*H", MTP_TC_ACT, 0},
+				       ROW_END};
+
+static enum mtp_status ref(const struct mtp_ref_io *io)
+{
+	const struct mtp_call *c = io->c;
+
+	mtp_ref_fused_eh_norm(
+		mtp_refio_iin(io, "positions"), mtp_refio_in(io, "embeds"),
+		mtp_refio_in(io, "prev_hidden"),
+		mtp_refio_in(io, "enorm_weight"),
+		mtp_refio_in(io, "hnorm_weight"), c->dims.t, c->dims.h,
+		c->params->eps, c->act, mtp_refio_out(io, "out"));
+	return MTP_OK;
+}
+
+static double flops(const struct mtp_call *c)
+{
+	return 8 * (double)c->dims.t * (double)c->dims.h;
+}
+
+const struct mtp_op mtp_row_fused_eh_norm = {
+	.id = MTP_OP_FUSED_EH_NORM,
+	.name = "fused_eh_norm",
+	.section = "§7.1",
+	.summary = "pos-0 mask + enorm + hnorm + concat -> [T,2H]",
+	.attrs = "eps",
+	.attrs_v4 = "",
+	.rows = MTP_ROWS_INDEPENDENT,
+	.sig = sig,
+	.ref = ref,
+	.pos_mask_only = true,
+	.flops = flops,
+	.unfused_what = "2 x rmsnorm",
+	.unfused = {{"rmsnorm", false, 0}, {"rmsnorm", false, 0}},
+};

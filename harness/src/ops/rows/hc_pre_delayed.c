@@ -1,0 +1,56 @@
+/*
+ * The op hc_pre_delayed (SPEC.md §13 Step DS-4): hc_pre whose layer input
+ * uses the carried pre-mix (or stream 0 when none is carried); generated
+ * problems are deepseek_v4's.
+ */
+#include "rows.h"
+
+static const struct mtp_tspec sig[] = {{"residual", "T,M,H", MTP_TC_ACT, 0},
+				       {"fn", "2*M+M*M,M*H", MTP_TC_PARAM, 0},
+				       {"scale", "3", MTP_TC_PARAM, 0},
+				       {"base", "2*M+M*M", MTP_TC_PARAM, 0},
+				       {"pre_mix_in", "T,M", MTP_TC_PARAM, 1},
+				       {"norm_weight", "H", MTP_TC_ACT, 1},
+				       ROW_END,
+				       {"post_mix", "T,M", MTP_TC_PARAM, 0},
+				       {"comb_mix", "T,M,M", MTP_TC_PARAM, 0},
+				       {"layer_input", "T,H", MTP_TC_ACT, 0},
+				       {"pre_mix", "T,M", MTP_TC_PARAM, 0},
+				       ROW_END};
+
+static enum mtp_status ref(const struct mtp_ref_io *io)
+{
+	const struct mtp_call *c = io->c;
+
+	mtp_ref_hc_pre_delayed(
+		mtp_refio_in(io, "residual"), mtp_refio_in(io, "fn"),
+		mtp_refio_in(io, "scale"), mtp_refio_in(io, "base"),
+		mtp_refio_in(io, "norm_weight"), mtp_refio_in(io, "pre_mix_in"),
+		&c->params->hc, c->dims.t, c->dims.m, c->dims.h, c->act,
+		mtp_refio_out(io, "post_mix"), mtp_refio_out(io, "comb_mix"),
+		mtp_refio_out(io, "layer_input"), mtp_refio_out(io, "pre_mix"));
+	return MTP_OK;
+}
+
+static double flops(const struct mtp_call *c)
+{
+	struct mtp_flop_shape s;
+
+	mtp_flop_shape(c, &s);
+	return mtp_flops_hc_pre(&s);
+}
+
+const struct mtp_op mtp_row_hc_pre_delayed = {
+	.id = MTP_OP_HC_PRE_DELAYED,
+	.name = "hc_pre_delayed",
+	.section = "§13 Step DS-4",
+	.summary = "hc_pre whose layer input uses the carried pre-mix (or "
+		   "stream 0)",
+	.attrs = ROW_HC_ATTRS,
+	.attrs_v4 = "",
+	.rows = MTP_ROWS_INDEPENDENT,
+	.default_family = MTP_FAMILY_DEEPSEEK_V4,
+	.sig = sig,
+	.ref = ref,
+	.flops = flops,
+};

@@ -1,0 +1,48 @@
+/*
+ * The op lm_head (Step V3-6): the logits [T, V] in float32 (or the engine's
+ * logits dtype, §12.1) and the greedy token.
+ */
+#include "rows.h"
+
+static const struct mtp_tspec sig[] = {
+	{"x", "T,H", MTP_TC_ACT, 0},
+	{"weight", "V,H", MTP_TC_QWEIGHT, 0},
+	{"weight_scale_inv", "V,H", MTP_TC_QSCALE, 1},
+	ROW_END,
+	{"logits", "T,V", MTP_TC_LOGITS, 0},
+	{"token", "T", MTP_TC_TOKEN, 0},
+	ROW_END};
+
+static enum mtp_status ref(const struct mtp_ref_io *io)
+{
+	const struct mtp_call *c = io->c;
+	const struct mtp_params *p = c->params;
+	const struct mtp_ref_quant q = {p->proj_quant, p->act_quant_eps};
+
+	mtp_ref_lm_head_q(mtp_refio_in(io, "x"),
+			  mtp_refio_qweight(io, "weight"), c->dims.t, c->dims.v,
+			  c->dims.h, &q, mtp_conv_logits_dtype(&p->conv),
+			  mtp_refio_out(io, "logits"),
+			  mtp_refio_iout(io, "token"));
+	return MTP_OK;
+}
+
+static double flops(const struct mtp_call *c)
+{
+	return mtp_flops_gemm((double)c->dims.t, (double)c->dims.h,
+			      (double)c->dims.v);
+}
+
+const struct mtp_op mtp_row_lm_head = {
+	.id = MTP_OP_LM_HEAD,
+	.name = "lm_head",
+	.section = "Step V3-6",
+	.summary = "logits [T,V] (float32) and greedy token",
+	.attrs = ROW_QUANT_ATTRS,
+	.attrs_v4 = "",
+	.rows = MTP_ROWS_INDEPENDENT,
+	.sig = sig,
+	.ref = ref,
+	.flops = flops,
+	.accum_output = "logits",
+};
