@@ -62,6 +62,21 @@ static enum mtp_status sub_run(struct mtp_backend *base, struct subcall *s)
 	return st ? st : mtp_backend_synchronize(base);
 }
 
+enum mtp_status mtp_mutant_sub(struct mtp_backend *base, enum mtp_op_id op,
+			       const struct mtp_call *parent,
+			       const struct mtp_sub_bind *b, int n)
+{
+	struct subcall *s = malloc(sizeof(*s));
+	enum mtp_status st = s ? sub_init(s, op, parent) : MTP_ERR_NOMEM;
+
+	for (int i = 0; !st && i < n; i++)
+		sub_set(s, b[i].out, b[i].name, b[i].t);
+	if (!st)
+		st = sub_run(base, s);
+	free(s);
+	return st;
+}
+
 /* A tensor of the parent call by prefix + name (inputs, then outputs). */
 static const struct mtp_tensor *T(const struct mtp_call *c, const char *pfx,
 				  const char *name)
@@ -430,7 +445,9 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 	enum mtp_op_id op = c->op->id;
 	enum mtp_status st;
 
-	if (mtp_mutant_field(m->bug))
+	if (mtp_diag_tp(m->bug))
+		st = mtp_mutant_tp_launch(base, m->bug, c);
+	else if (mtp_mutant_field(m->bug))
 		st = mtp_mutant_field_launch(base, m->bug, c);
 	else if (m->bug == MTP_DIAG_MISSING_POS0_MASK &&
 		 mtp_call_in_index(c, "positions") >= 0)
@@ -550,7 +567,8 @@ bool mtp_mutant_exists(enum mtp_diag d)
 	       d == MTP_DIAG_DOUBLE_FINAL_NORM ||
 	       d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE ||
 	       d == MTP_DIAG_HC_STATE_DEFAULTS || d == MTP_DIAG_HC_HEAD_OWNER ||
-	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d);
+	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d) ||
+	       mtp_diag_tp(d);
 }
 
 enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,

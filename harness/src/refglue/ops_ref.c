@@ -310,8 +310,9 @@ static enum mtp_status run_op(const struct mtp_ref_io *io)
 				  mtp_refio_iout(io, "token"));
 		break;
 	case MTP_OP_ALL_REDUCE:
-		mtp_ref_all_reduce(mtp_refio_in(io, "parts"), d->p, d->r, d->h,
-				   act, mtp_refio_out(io, "out"));
+		mtp_ref_all_reduce_order(mtp_refio_in(io, "parts"), d->p, d->r,
+					 d->h, p->tp.order, act, NULL,
+					 mtp_refio_out(io, "out"));
 		break;
 	case MTP_OP_MTP_BLOCK: return run_block(io);
 	case MTP_OP_MTP_STEP:
