@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""Regenerates the tensor-parallel goldens and per-rank dumps (tp.py) into a
+temporary folder and checks how mtpcheck treats them (SPEC.md §2.5, Step
+V3-8, §8.8):
+
+  goldens, ref and cpu         every case PASSED (P = 2, 4, 8; every order)
+  goldens, order swapped       every all_reduce and step case with P >= 4 run
+                               under another declared order FAILED: the
+                               values tell the orders apart
+  dumps, verify                `.ok.` PASSED; `.<DIAGNOSIS>.` FAILED and named
+                               so; `.ALLREDUCE_MISSING_rank1.` FAILED and
+                               ALLREDUCE_MISSING on rank 1 only, the others
+                               PASSED (one rank's MoE reduction removed)
+  goldens, selftest            every mutant over ref and cpu caught and named
+                               only as itself (the four ALLREDUCE_* included)
+
+  /usr/bin/python3 tools/gen/check_tp.py build/mtpcheck
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORDERS = ("one_shot", "two_shot", "ring", "tree")
+
+
+def run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def results(path):
+    with open(path) as f:
+        return json.load(f)["results"]
+
+
+def expect_dump(r):
+    """The reason r is wrong, or None."""
+    cid, verdict = r["case"], r["verdict"]
+    diag = (r.get("diagnosis") or {}).get("code")
+    what, rank = cid.split(".")[-2], cid.split(".")[-1]
+    if what == "ok" or (what == "ALLREDUCE_MISSING_rank1" and rank != "rank1"):
+        return None if verdict == "PASSED" else "%s, not PASSED" % verdict
+    want = "ALLREDUCE_MISSING" if what == "ALLREDUCE_MISSING_rank1" else what
+    if verdict != "FAILED" or diag != want:
+        return "%s %s, not FAILED %s" % (verdict, diag, want)
+    return None
+
+
+def swap_orders(src, dst):
+    """A copy of the goldens with every declared order of P >= 4 replaced by
+    the next one; returns the case ids changed."""
+    changed = []
+    with h5py.File(src, "r") as a, h5py.File(dst, "w") as b:
+        for k, v in a.attrs.items():
+            b.attrs[k] = v
+        for cid in a["cases"]:
+            a.copy(a["cases"][cid], b.require_group("cases"), name=cid)
+            g = b["cases"][cid]
+            order = g.attrs.get("reduce_order")
+            if isinstance(order, bytes):
+                order = order.decode()
+            parts = g["inputs"].get("parts", g["inputs"].get("block_out_parts"))
+            if order and parts is not None and parts.shape[0] >= 4:
+                nxt = ORDERS[(ORDERS.index(order) + 1) % len(ORDERS)]
+                g.attrs.modify("reduce_order", nxt)
+                changed.append(cid)
+    return changed
+
+
+def check(mtpcheck, tmp):
+    gold, dump = os.path.join(tmp, "tp_goldens.h5"), os.path.join(tmp, "tp_dumps.h5")
+    js, bad = os.path.join(tmp, "out.json"), []
+    subprocess.run([sys.executable, os.path.join(HERE, "tp.py"), "--goldens", gold,
+                    "--dumps", dump], check=True)
+    p = run([mtpcheck, "run", "--backend", "ref,cpu", "--fixtures", gold, "--json", js])
+    if p.returncode != 0:
+        bad.append("goldens: exit %d\n%s" % (p.returncode, p.stdout[-2000:]))
+    swapped = os.path.join(tmp, "tp_swapped.h5")
+    changed = set(swap_orders(gold, swapped))
+    run([mtpcheck, "run", "--backend", "ref", "--fixtures", swapped, "--json", js])
+    for r in results(js):
+        if r["case"] in changed and r["verdict"] != "FAILED":
+            bad.append("%s under another order: %s, not FAILED" % (r["case"], r["verdict"]))
+    if not changed:
+        bad.append("no case with a declared order and P >= 4")
+    run([mtpcheck, "verify", dump, "--json", js])
+    for r in results(js):
+        why = expect_dump(r)
+        if why:
+            bad.append("%s: %s" % (r["case"], why))
+    # filtered: the mutants of other ops find nothing to break here
+    p = run([mtpcheck, "selftest", "--backend", "ref,cpu", "--fixtures", gold,
+             "--filter", "tp_goldens.h5:*"])
+    if p.returncode != 0 or "selftest PASSED" not in p.stdout:
+        bad.append("selftest: exit %d\n%s" % (p.returncode, p.stdout[-3000:]))
+    for m in ("ALLREDUCE_MISSING", "ALLREDUCE_TWICE", "ALLREDUCE_SCALED",
+              "ALLREDUCE_AFTER_NORM"):
+        rows = [ln for ln in p.stdout.splitlines() if ln.startswith("mutant:%s:" % m)]
+        if len(rows) != 2 or not all(ln.rstrip().endswith(" ok") for ln in rows):
+            bad.append("selftest rows of %s: %r" % (m, rows))
+    return bad, len(changed)
+
+
+def main(mtpcheck):
+    with tempfile.TemporaryDirectory() as tmp:
+        bad, n = check(mtpcheck, tmp)
+    for b in bad:
+        print("check_tp: " + b)
+    if not bad:
+        print("check_tp: goldens pass on ref and cpu; %d cases fail under another order; "
+              "every dump named as its id says; the four mutants caught and named" % n)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
