@@ -8,6 +8,8 @@
  */
 #include "cpu_internal.h"
 
+#include <stdlib.h>
+
 struct ar_args {
 	enum mtp_dtype act;
 	const void *parts;
@@ -16,8 +18,7 @@ struct ar_args {
 	enum mtp_reduce_order order;
 };
 
-/* v rounded to act (a store and a load of one element). */
-static float rnd(enum mtp_dtype act, float v)
+float mtp_cpu_round1(enum mtp_dtype act, float v)
 {
 	float out;
 	double tmp;
@@ -37,7 +38,7 @@ static float ordered(enum mtp_dtype act, const float *x, int64_t p, int64_t h,
 	if (order == MTP_REDUCE_RING) {
 		s = x[((c + 1) % p) * h];
 		for (int64_t k = 2; k <= p; k++)
-			s = rnd(act, s + x[((c + k) % p) * h]);
+			s = mtp_cpu_round1(act, s + x[((c + k) % p) * h]);
 		return s;
 	}
 	if (order != MTP_REDUCE_TREE) {
@@ -54,7 +55,7 @@ static float ordered(enum mtp_dtype act, const float *x, int64_t p, int64_t h,
 		int64_t m = 0;
 
 		for (int64_t i = 0; i + 1 < n; i += 2)
-			tree[m++] = rnd(act, tree[i] + tree[i + 1]);
+			tree[m++] = mtp_cpu_round1(act, tree[i] + tree[i + 1]);
 		if (n % 2)
 			tree[m++] = tree[n - 1];
 		n = m;
@@ -93,7 +94,15 @@ enum mtp_status mtp_cpu_reduce(enum mtp_dtype act, const void *parts, int64_t p,
 			       enum mtp_reduce_order order, void *out)
 {
 	const struct ar_args g = {act, parts, out, p, rows * h, h, order};
+	const char *procs = getenv("MTP_CPU_TP_PROCS");
 
+	if (procs && strcmp(procs, "1") == 0) { /* P ranks (tp_shm.c) */
+		enum mtp_status st = mtp_cpu_reduce_procs(act, parts, p, rows,
+							  h, order, out);
+
+		if (st != MTP_ERR_UNSUPPORTED)
+			return st;
+	}
 	if (p == 0) {
 		memset(out, 0, (size_t)g.n * mtp_dtype_size(act));
 		return MTP_OK;

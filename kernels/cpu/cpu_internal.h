@@ -392,10 +392,19 @@ struct mtp_cpu_captured {
 bool mtp_cpu_captured_get(const struct mtp_call *c, const char *pfx,
 			  struct mtp_cpu_captured *cap);
 
+/* v rounded to act (a store and a load of one element). */
+float mtp_cpu_round1(enum mtp_dtype act, float v);
 /* [§2.5] parts [p, rows, h] reduced in `order` into out (act dtype). */
 enum mtp_status mtp_cpu_reduce(enum mtp_dtype act, const void *parts, int64_t p,
 			       int64_t rows, int64_t h,
 			       enum mtp_reduce_order order, void *out);
+/* [§2.5] The same over p worker processes in shared memory, each holding
+ * its own partial (tp_shm.c; MTP_CPU_TP_PROCS=1 makes mtp_cpu_reduce use
+ * it). MTP_ERR_UNSUPPORTED: p outside [1, 64] or nothing to reduce;
+ * MTP_ERR_DEVICE: a rank failed or the ranks disagree. */
+enum mtp_status mtp_cpu_reduce_procs(enum mtp_dtype act, const void *parts,
+				     int64_t p, int64_t rows, int64_t h,
+				     enum mtp_reduce_order order, void *out);
 /* [Step V3-8] A tensor-parallel captured step's block output reduced from
  * its partials into cap->block_out (returned, to mtp_cpu_free), cfg's final
  * add fused under reduce_at = final_norm; *st the status. */

@@ -3,14 +3,20 @@
 temporary folder and checks how mtpcheck treats them (SPEC.md §2.5, Step
 V3-8, §8.8):
 
-  goldens, ref and cpu         every case PASSED (P = 2, 4, 8; every order)
+  goldens, ref and cpu         every case PASSED (P = 2, 4, 8; every order),
+                               cpu also with MTP_CPU_TP_PROCS=1 (the sums
+                               made by P worker processes in shared memory)
   goldens, order swapped       every all_reduce and step case with P >= 4 run
-                               under another declared order FAILED: the
-                               values tell the orders apart
+                               under another declared order FAILED on ref and
+                               on cpu over P processes: the values tell the
+                               orders apart, and the processes keep them
   dumps, verify                `.ok.` PASSED; `.<DIAGNOSIS>.` FAILED and named
                                so; `.ALLREDUCE_MISSING_rank1.` FAILED and
                                ALLREDUCE_MISSING on rank 1 only, the others
-                               PASSED (one rank's MoE reduction removed)
+                               PASSED (one rank's MoE reduction removed);
+                               `.ALLREDUCE_AFTER_NORM_tokens_right.` (partials
+                               far below the residual: every token right, as
+                               tp.py asserts) FAILED ALLREDUCE_AFTER_NORM
   goldens, selftest            every mutant over ref and cpu caught and named
                                only as itself (the four ALLREDUCE_* included)
 
@@ -29,8 +35,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORDERS = ("one_shot", "two_shot", "ring", "tree")
 
 
-def run(cmd):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run(cmd, env=None):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env, check=False)
+
+
+# the cpu backend's reductions over P worker processes in shared memory
+PROCS = dict(os.environ, MTP_CPU_TP_PROCS="1")
 
 
 def results(path):
@@ -45,7 +56,7 @@ def expect_dump(r):
     what, rank = cid.split(".")[-2], cid.split(".")[-1]
     if what == "ok" or (what == "ALLREDUCE_MISSING_rank1" and rank != "rank1"):
         return None if verdict == "PASSED" else "%s, not PASSED" % verdict
-    want = "ALLREDUCE_MISSING" if what == "ALLREDUCE_MISSING_rank1" else what
+    want = what.replace("_rank1", "").replace("_tokens_right", "")
     if verdict != "FAILED" or diag != want:
         return "%s %s, not FAILED %s" % (verdict, diag, want)
     return None
@@ -80,12 +91,18 @@ def check(mtpcheck, tmp):
     p = run([mtpcheck, "run", "--backend", "ref,cpu", "--fixtures", gold, "--json", js])
     if p.returncode != 0:
         bad.append("goldens: exit %d\n%s" % (p.returncode, p.stdout[-2000:]))
+    p = run([mtpcheck, "run", "--backend", "cpu", "--fixtures", gold], PROCS)
+    if p.returncode != 0:
+        bad.append("goldens, cpu over P processes: exit %d\n%s" % (p.returncode,
+                                                                 p.stdout[-2000:]))
     swapped = os.path.join(tmp, "tp_swapped.h5")
     changed = set(swap_orders(gold, swapped))
-    run([mtpcheck, "run", "--backend", "ref", "--fixtures", swapped, "--json", js])
-    for r in results(js):
-        if r["case"] in changed and r["verdict"] != "FAILED":
-            bad.append("%s under another order: %s, not FAILED" % (r["case"], r["verdict"]))
+    for backend, env in (("ref", None), ("cpu", PROCS)):
+        run([mtpcheck, "run", "--backend", backend, "--fixtures", swapped, "--json", js], env)
+        for r in results(js):
+            if r["case"] in changed and r["verdict"] != "FAILED":
+                bad.append("%s on %s under another order: %s, not FAILED" % (
+                    r["case"], backend, r["verdict"]))
     if not changed:
         bad.append("no case with a declared order and P >= 4")
     run([mtpcheck, "verify", dump, "--json", js])

@@ -152,14 +152,17 @@ def rank_outputs(x, rank, r1, w, a, bug):
     return tail(h, u, r1, w, a)
 
 
-def step_group(rng, p, order, at, t, h, v, seed, bugs_of_rank, section):
-    """The P cases (one per rank) of one TP step."""
+def step_group(rng, p, order, at, t, h, v, seed, bugs_of_rank, section, small=False):
+    """The P cases (one per rank) of one TP step; `small`: partials far below
+    the residual (where AFTER_NORM keeps every token, only scaling logits)."""
     w = weights(rng, h, v)
     E = nx.rnd(rng.standard_normal((t, h)), BF)
     pos = np.concatenate([[0], rng.integers(1, 4000, t - 1)]).astype(np.int64)
     prev = nx.rnd(rng.standard_normal((t, h)), BF)
     r1 = nx.rnd(rng.standard_normal((t, h)), BF)
     x = mixed_parts(rng, p, (t, h), BIG if order else 256.0)
+    if small:
+        x = nx.rnd(rng.uniform(-0.02, 0.02, x.shape), BF)
     a = {"op": "mtp_step", "family": "deepseek_v3", "seed": seed, "eps": EPS,
          "rounding": "fused", "block": "captured", "pos0_mask": 1, "reduce_at": at}
     if order:
@@ -169,10 +172,13 @@ def step_group(rng, p, order, at, t, h, v, seed, bugs_of_rank, section):
            "block_in": (block_in, BF), "block_out_parts": (x, BF), "block_residual": (r1, BF)}
     ins.update({n: (val, BF) for n, val in w.items()})
     cases = []
+    right = ops.lm_head(rank_outputs(x, 0, r1, w, a, None)[1], w["head_weight"])[1]
     for rank in range(p):
         bug = bugs_of_rank(rank)
         pre, post = rank_outputs(x, rank, r1, w, a, bug)
         logits, token = ops.lm_head(post, w["head_weight"])
+        # the case whose tokens alone look right (SPEC.md Step V3-8)
+        assert not small or np.array_equal(token, right), (token, right)
         outs = {"hidden_pre": (pre, BF), "hidden_post": (post, BF),
                 "recycled": (post, BF), "logits": (logits, F32), "token": (token, I64)}
         cases.append((rank, dict(a, tp_rank=rank), ins, outs, section))
@@ -249,9 +255,9 @@ def dumps(path):
     rng = np.random.default_rng(8900)
     cases = []
     for order, at in (("ring", "moe"), ("one_shot", "final_norm")):
-        for what, bugs in DUMPS:
+        for what, bugs in DUMPS + (("ALLREDUCE_AFTER_NORM_tokens_right", DUMPS[-1][1]),):
             for rank, a, ins, outs, sect in step_group(rng, 4, order, at, 4, 64, 64, 8901, bugs,
-                                                       "observed"):
+                                                       "observed", what.endswith("right")):
                 cases.append(("tp.%s.%s.P4.%s.rank%d" % (order, at, what, rank), a, ins, outs,
                               sect))
     write(path, "tensor-parallel per-rank dumps: controls and each all-reduce bug", cases)
