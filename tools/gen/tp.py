@@ -40,6 +40,7 @@ import writer  # noqa: E402
 
 BF, F32, I64 = "bfloat16", "float32", "int64"
 ORDERS = ("one_shot", "two_shot", "ring", "tree")
+PARTIAL = ("parts", "block_out_parts")  # every other tensor is replicated
 EPS = 1e-6
 # past fp32's 24 bits from the small terms: every order loses other ones
 BIG = 2.0 ** 25
@@ -219,6 +220,10 @@ def write(path, description, cases):
             go = g.create_group(section)
             for name, (val, dt) in outs.items():
                 w.dataset(go, name, val, dt)
+            for grp in (gi, go):  # FORMAT.md: the role of each tensor
+                for name in grp:
+                    writer._set_attr(grp[name], "tp", "partial" if name in PARTIAL
+                                     else "replicated")
     finally:
         w.close()
 
