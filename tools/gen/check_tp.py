@@ -17,6 +17,9 @@ V3-8, §8.8):
                                `.ALLREDUCE_AFTER_NORM_tokens_right.` (partials
                                far below the residual: every token right, as
                                tp.py asserts) FAILED ALLREDUCE_AFTER_NORM
+  bad attributes               tp_rank >= P, an unknown reduce_order or
+                               reduce_at, tp_rank on a synthetic step: one
+                               line naming the case, exit 2
   goldens, selftest            every mutant over ref and cpu caught and named
                                only as itself (the four ALLREDUCE_* included)
 
@@ -25,6 +28,7 @@ V3-8, §8.8):
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +87,31 @@ def swap_orders(src, dst):
     return changed
 
 
+BAD = (("tp_rank", 9, "9 is not below P = 4"),
+       ("reduce_order", "zigzag", "'zigzag' is not one of"),
+       ("reduce_at", "lm_head", "'lm_head' is not one of"),
+       ("block", "synthetic", "tensor parallelism is judged"))
+
+
+def bad_inputs(mtpcheck, dump, tmp):
+    """Each bad TP attribute: one line naming the file, the case and the
+    attribute, exit 2."""
+    bad, path, cid = [], os.path.join(tmp, "bad.h5"), "tp.ring.moe.P4.ok.rank1"
+    for attr, val, why in BAD:
+        shutil.copy(dump, path)
+        with h5py.File(path, "r+") as f:
+            g = f["cases"][cid]
+            if isinstance(val, str):
+                g.attrs.create(attr, data=val, dtype=h5py.string_dtype())
+            else:
+                g.attrs[attr] = val
+        p = run([mtpcheck, "verify", path, "--filter", cid])
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("mtpcheck: ")]
+        if p.returncode != 2 or not lines or why not in lines[0] or cid not in lines[0]:
+            bad.append("bad %s = %r: exit %d, %r" % (attr, val, p.returncode, lines[:1]))
+    return bad
+
+
 def check(mtpcheck, tmp):
     gold, dump = os.path.join(tmp, "tp_goldens.h5"), os.path.join(tmp, "tp_dumps.h5")
     js, bad = os.path.join(tmp, "out.json"), []
@@ -105,6 +134,7 @@ def check(mtpcheck, tmp):
                     r["case"], backend, r["verdict"]))
     if not changed:
         bad.append("no case with a declared order and P >= 4")
+    bad += bad_inputs(mtpcheck, dump, tmp)
     run([mtpcheck, "verify", dump, "--json", js])
     for r in results(js):
         why = expect_dump(r)
