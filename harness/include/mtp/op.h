@@ -200,8 +200,8 @@ enum mtp_status mtp_params_parse_tp(const struct mtp_op *op,
 				    struct mtp_params *out, char *err,
 				    size_t errn);
 
-/* Whether op takes the tensor-parallel attribute `name` (for the generated
- * problems: block = captured too, on mtp_step, to generate its TP form). */
+/* Whether a generated problem of op may set the tensor-parallel attribute
+ * `name` (all_reduce's tp_rank and reduce_order; params_tp.c). */
 bool mtp_params_tp_takes(const struct mtp_op *op, const char *name);
 
 /* Builds the signature; `present` tells which optional inputs exist

@@ -114,11 +114,9 @@ enum mtp_status mtp_params_parse_tp(const struct mtp_op *op,
 
 bool mtp_params_tp_takes(const struct mtp_op *op, const char *name)
 {
-	if (op->id == MTP_OP_ALL_REDUCE)
-		return strcmp(name, "tp_rank") == 0 ||
-		       strcmp(name, "reduce_order") == 0;
-	return op->id == MTP_OP_MTP_STEP &&
+	/* the tensor-parallel step is captured-only, which the generated
+	 * problems are not: all_reduce's alone */
+	return op->id == MTP_OP_ALL_REDUCE &&
 	       (strcmp(name, "tp_rank") == 0 ||
-		strcmp(name, "reduce_order") == 0 ||
-		strcmp(name, "reduce_at") == 0 || strcmp(name, "block") == 0);
+		strcmp(name, "reduce_order") == 0);
 }
