@@ -413,6 +413,25 @@ struct mtp_cpu_captured {
 bool mtp_cpu_captured_get(const struct mtp_call *c, const char *pfx,
 			  struct mtp_cpu_captured *cap);
 
+/* v rounded to act (a store and a load of one element). */
+float mtp_cpu_round1(enum mtp_dtype act, float v);
+/* [§2.5] parts [p, rows, h] reduced in `order` into out (act dtype). */
+enum mtp_status mtp_cpu_reduce(enum mtp_dtype act, const void *parts, int64_t p,
+			       int64_t rows, int64_t h,
+			       enum mtp_reduce_order order, void *out);
+/* [§2.5] The same over p worker processes in shared memory, each holding
+ * its own partial (tp_shm.c; MTP_CPU_TP_PROCS=1 makes mtp_cpu_reduce use
+ * it). MTP_ERR_UNSUPPORTED: p outside [1, 64] or nothing to reduce;
+ * MTP_ERR_DEVICE: a rank failed or the ranks disagree. */
+enum mtp_status mtp_cpu_reduce_procs(enum mtp_dtype act, const void *parts,
+				     int64_t p, int64_t rows, int64_t h,
+				     enum mtp_reduce_order order, void *out);
+/* [Step V3-8] A tensor-parallel captured step's block output reduced from
+ * its partials into cap->block_out (returned, to mtp_cpu_free), cfg's final
+ * add fused under reduce_at = final_norm; *st the status. */
+void *mtp_cpu_tp_block_out(const struct mtp_call *c, struct mtp_cpu_cfg *cfg,
+			   struct mtp_cpu_captured *cap, enum mtp_status *st);
+
 /* The glue before the block, writing x0 (V3 [T,H], V4 [T,M,H]), and
  * everything after it from the block's outputs (V3: h and r1; V4: the
  * streams after the one final hc_post). */

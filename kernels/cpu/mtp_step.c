@@ -239,16 +239,22 @@ enum mtp_status mtp_cpu_op_mtp_step(const struct mtp_call *c)
 	struct mtp_cpu_step_out o;
 	struct mtp_cpu_captured cap;
 	int64_t *pos = mtp_cpu_indices(mtp_cpu_in_tensor(c, "positions"));
-	enum mtp_status st;
+	enum mtp_status st = MTP_OK;
+	bool captured = mtp_cpu_captured_get(c, "", &cap);
+	void *tp_h = NULL;
 
 	if (!pos)
 		return MTP_ERR_NOMEM;
 	mtp_cpu_cfg_init(c, &cfg);
+	if (captured && c->params->tp.step) /* Step V3-8 */
+		tp_h = mtp_cpu_tp_block_out(c, &cfg, &cap, &st);
 	mtp_cpu_layer_get(c, "", &w);
 	mtp_cpu_step_out_get(c, "", &o);
-	st = mtp_cpu_step(&cfg, &w, mtp_cpu_in(c, "", "embeds"), pos,
-			  mtp_cpu_in(c, "", "prev_hidden"),
-			  mtp_cpu_captured_get(c, "", &cap) ? &cap : NULL, &o);
+	if (!st)
+		st = mtp_cpu_step(&cfg, &w, mtp_cpu_in(c, "", "embeds"), pos,
+				  mtp_cpu_in(c, "", "prev_hidden"),
+				  captured ? &cap : NULL, &o);
+	mtp_cpu_free(tp_h);
 	mtp_cpu_free(pos);
 	return st;
 }

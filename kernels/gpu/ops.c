@@ -497,6 +497,8 @@ bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 		return false;
 	if (mtp_call_has_fp8(c)) /* no FP8 kernels here (SPEC.md §12.2) */
 		return false;
+	if (c->params && (c->params->tp.order || c->params->tp.step))
+		return false; /* no declared reduction order (SPEC.md §2.5) */
 	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
 	    !tensors_ok(c->sig->out, c->out, c->n_out))
 		return false;

@@ -204,13 +204,17 @@ static PyObject *attrs(const struct mtp_call *c)
 static PyObject *attrs_v2(const struct mtp_params *p)
 {
 	static const char *const quant[] = {"none", "fp8_w", "fp8_w8a8"};
+	/* SPEC.md §2.5, Step V3-8: "" is the undeclared (exact) order */
+	static const char *const order[] = {"", "one_shot", "two_shot", "ring",
+					    "tree"};
+	static const char *const at[] = {"moe", "after_block", "final_norm"};
 	const struct mtp_conventions *cv = &p->conv;
 	unsigned q = (unsigned)p->proj_quant;
 
 	return Py_BuildValue(
-		"{s:s,s:L,s:s,s:d,s:s,s:s,s:s,s:s,s:i}", "block",
-		p->v2.captured ? "captured" : "synthetic", "max_position",
-		(long long)p->v2.max_position, "proj_quant",
+		"{s:s,s:L,s:s,s:d,s:s,s:s,s:s,s:s,s:i,s:i,s:L,s:s,s:s}",
+		"block", p->v2.captured ? "captured" : "synthetic",
+		"max_position", (long long)p->v2.max_position, "proj_quant",
 		q < sizeof(quant) / sizeof(quant[0]) ? quant[q] : "?",
 		"act_quant_eps", p->act_quant_eps, "add_norm_input",
 		cv->add_norm_input == MTP_ADD_NORM_SUM ? "sum" : "residual",
@@ -221,7 +225,9 @@ static PyObject *attrs_v2(const struct mtp_params *p)
 		"logits_dtype",
 		cv->logits_dtype == MTP_LOGITS_BFLOAT16 ? "bfloat16"
 							: "float32",
-		"pos0_mask", cv->pos0_mask == MTP_POS0_UNMASKED ? 0 : 1);
+		"pos0_mask", cv->pos0_mask == MTP_POS0_UNMASKED ? 0 : 1,
+		"tp_step", p->tp.step ? 1 : 0, "tp_rank", (long long)p->tp.rank,
+		"reduce_order", order[p->tp.order], "reduce_at", at[p->tp.at]);
 }
 
 /* hc_head_variant is the step's name for the same attribute. */
@@ -393,9 +399,13 @@ static PyObject *tensor_kinds(const struct mtp_call *c)
 
 bool mtp_py_supports(struct mtp_backend *be, const struct mtp_call *c)
 {
-	PyGILState_STATE g = PyGILState_Ensure();
-	PyObject *a = attrs_full(c), *k = tensor_kinds(c), *r = NULL;
+	PyGILState_STATE g;
+	PyObject *a, *k, *r = NULL;
 	bool yes = false;
+
+	g = PyGILState_Ensure();
+	a = attrs_full(c);
+	k = tensor_kinds(c);
 
 	if (a && k)
 		r = mtp_py_method(py_ctx(be), "supports",

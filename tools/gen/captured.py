@@ -43,6 +43,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tp  # noqa: E402
 import writer  # noqa: E402
 from captured_cases import PLAN, SMALL_ONLY, build  # noqa: E402
 from captured_engine import BF, CHUNK, Mat, Pending, resolve_pending  # noqa: E402
@@ -130,7 +131,7 @@ def write(path, cases, section, description, live=False):
 def write_fixture(path):
     """fixtures/captured.h5: the passing cases as goldens (expected/)."""
     plan = [e for e in PLAN if e[5] is None and ".sub_" not in e[0]]  # subsets: dumps only
-    write(path, build(plan, 64, 512, 5, 7100, True), "expected",
+    write(path, build(plan, 64, 512, 5, 7100, True) + tp.fixture_cases(), "expected",
           "captured-block mtp_step and draft_chain goldens (FORMAT.md v2)")
 
 

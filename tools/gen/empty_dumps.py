@@ -41,10 +41,11 @@ LM_TIES = "lm_head.bf16.edge_ties.T3.H64.V97"
 # the chain's inputs with a token dim, and which dim it is (FORMAT.md)
 CHAIN_T = {"input_ids": 0, "positions": 0, "prev_hidden": 0, "next_tokens": 1}
 # every op's inputs with a token dim (FORMAT.md): the chain's, the single
-# ops', the captured block's; every output has it first
+# ops', the captured block's (a tensor-parallel one's partials: [P,T,H]); every
+# output has it first
 TOKEN_INPUTS = dict(CHAIN_T, x=0, e=0, p=0, embeds=0, residual=0, post_mix=0,
                     comb_mix=0, res_mix=0, block_in=0, block_out=0,
-                    block_residual=0, aux=0)
+                    block_residual=0, aux=0, block_out_parts=1)
 
 
 def cut(vals, axis):

@@ -45,6 +45,11 @@ enum mtp_diag {
 	 * found by calling the backend again, no hypothesis */
 	MTP_DIAG_BATCH_VARIANT,
 	MTP_DIAG_NONDETERMINISTIC,
+	/* SPEC.md §8.8, tensor parallelism (diag_tp.c, mutant_tp.c) */
+	MTP_DIAG_ALLREDUCE_MISSING,
+	MTP_DIAG_ALLREDUCE_TWICE,
+	MTP_DIAG_ALLREDUCE_SCALED,
+	MTP_DIAG_ALLREDUCE_AFTER_NORM,
 	MTP_DIAG_COUNT
 };
 
@@ -121,6 +126,15 @@ bool mtp_diag_field_applies(enum mtp_diag d, const struct mtp_call *c);
 enum mtp_status mtp_diag_field_hypothesis(enum mtp_diag d,
 					  const struct mtp_call *c,
 					  struct mtp_tensor *hyp);
+
+/* [§8.8] The all-reduce classes (diag_tp.c): whether d is one, whether it
+ * applies to the call (rank tp_rank of an all_reduce or of a tensor-parallel
+ * captured mtp_step, P >= 2), and its outputs into hyp (allocated). */
+bool mtp_diag_tp(enum mtp_diag d);
+bool mtp_diag_tp_applies(enum mtp_diag d, const struct mtp_call *c);
+enum mtp_status mtp_diag_tp_hypothesis(enum mtp_diag d,
+				       const struct mtp_call *c,
+				       struct mtp_tensor *hyp);
 
 /*
  * SHARED_HEAD_UNINIT as a parameter sanity rule over a problem's head and

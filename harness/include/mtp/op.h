@@ -85,6 +85,21 @@ struct mtp_v2_params {
 	int pos0_mask;	      /* -1 undeclared, else 0 or 1 */
 };
 
+/* [Step V3-8] Where the block's partial output is reduced. */
+enum mtp_reduce_at {
+	MTP_REDUCE_AT_MOE,	   /* at the end of the MoE (deepseek_mtp.py) */
+	MTP_REDUCE_AT_AFTER_BLOCK, /* explicitly after the block (V3.2 ROCm) */
+	MTP_REDUCE_AT_FINAL_NORM,  /* fused into the final norm (V3.2 CUDA) */
+};
+
+/* [Step V3-8, §2.5] tp_rank, reduce_order, reduce_at (params_tp.c). */
+struct mtp_tp_params {
+	bool step;    /* a tensor-parallel captured mtp_step (tp_rank set) */
+	int64_t rank; /* tp_rank; 0 when absent */
+	enum mtp_reduce_order order;
+	enum mtp_reduce_at at;
+};
+
 /* A problem's attributes, parsed and range-checked. */
 struct mtp_params {
 	enum mtp_family family;
@@ -98,6 +113,7 @@ struct mtp_params {
 	int64_t num_steps, num_layers;
 	bool pass_step_idx;
 	struct mtp_v2_params v2;     /* FORMAT.md version 2 (params_v2.c) */
+	struct mtp_tp_params tp;     /* tensor parallelism (params_tp.c) */
 	struct mtp_conventions conv; /* SPEC.md §12.1; zeroed: v1 */
 	/* [§12.2] FORMAT.md proj_quant and act_quant_eps (default 1e-10);
 	 * proj_quant_declared is false when the attribute is absent */
@@ -244,6 +260,17 @@ enum mtp_status mtp_params_parse_v2(const struct mtp_op *op,
 				    const struct mtp_attr_list *attrs,
 				    struct mtp_params *out, char *err,
 				    size_t errn);
+
+/* The tensor-parallel attributes into out->tp (params_tp.c); called by
+ * mtp_params_parse_v2. */
+enum mtp_status mtp_params_parse_tp(const struct mtp_op *op,
+				    const struct mtp_attr_list *attrs,
+				    struct mtp_params *out, char *err,
+				    size_t errn);
+
+/* Whether a generated problem of op may set the tensor-parallel attribute
+ * `name` (all_reduce's tp_rank and reduce_order; params_tp.c). */
+bool mtp_params_tp_takes(const struct mtp_op *op, const char *name);
 
 /* Builds the signature; `present` tells which optional inputs exist
  * (it may be NULL: none). */

@@ -274,6 +274,22 @@ void mtp_ref_confidence(const double *hidden, const double *embed,
 void mtp_ref_all_reduce(const double *parts, int64_t p, int64_t rows,
 			int64_t cols, enum mtp_dtype act, double *out);
 
+/* [§2.5] The declared order of a tensor-parallel sum. */
+enum mtp_reduce_order {
+	MTP_REDUCE_EXACT,    /* undeclared: the exact sum, rounded once */
+	MTP_REDUCE_ONE_SHOT, /* rank order, fp32, one rounding */
+	MTP_REDUCE_TWO_SHOT, /* the chunk's owner first, fp32, one rounding */
+	MTP_REDUCE_RING,     /* from the owner + 1, rounded at every hop */
+	MTP_REDUCE_TREE,     /* pairwise levels, rounded at every level */
+};
+
+/* [§2.5] parts [p, rows, cols] summed in `order`: out = the act-dtype
+ * result, u (may be NULL) = the fp32 value before its last rounding (what
+ * a fused all-reduce + norm adds to the residual). */
+void mtp_ref_all_reduce_order(const double *parts, int64_t p, int64_t rows,
+			      int64_t cols, enum mtp_reduce_order order,
+			      enum mtp_dtype act, double *u, double *out);
+
 /* ---- the synthetic block [§10] ---------------------------------------- */
 
 struct mtp_ref_dims {

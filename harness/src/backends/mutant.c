@@ -17,51 +17,6 @@ struct mutant {
 	enum mtp_diag bug;
 };
 
-/* An op call on the base backend, built from the op table. */
-struct subcall {
-	struct mtp_signature sig;
-	struct mtp_call c;
-	struct mtp_tensor in[MTP_SIG_MAX], out[MTP_SIG_MAX];
-};
-
-static enum mtp_status sub_init(struct subcall *s, enum mtp_op_id op,
-				const struct mtp_call *parent)
-{
-	char err[256];
-	enum mtp_status st;
-
-	memset(s->in, 0, sizeof(s->in));
-	memset(s->out, 0, sizeof(s->out));
-	st = mtp_signature_build(mtp_op_get(op), parent->params, NULL, &s->sig,
-				 err, sizeof(err));
-	s->c = *parent;
-	s->c.op = mtp_op_get(op);
-	s->c.sig = &s->sig;
-	s->c.n_in = s->sig.n_in;
-	s->c.n_out = s->sig.n_out;
-	s->c.in = s->in;
-	s->c.out = s->out;
-	s->c.dims.r = parent->dims.t;
-	return st;
-}
-
-static void sub_set(struct subcall *s, bool out, const char *name,
-		    const struct mtp_tensor *t)
-{
-	int i = out ? mtp_call_out_index(&s->c, name)
-		    : mtp_call_in_index(&s->c, name);
-
-	if (i >= 0 && t)
-		(out ? s->out : s->in)[i] = *t;
-}
-
-static enum mtp_status sub_run(struct mtp_backend *base, struct subcall *s)
-{
-	enum mtp_status st = mtp_backend_launch(base, &s->c);
-
-	return st ? st : mtp_backend_synchronize(base);
-}
-
 /* A tensor of the parent call by prefix + name (inputs, then outputs). */
 static const struct mtp_tensor *T(const struct mtp_call *c, const char *pfx,
 				  const char *name)
@@ -111,31 +66,31 @@ static enum mtp_status head_logits(struct mtp_backend *base,
 				   const struct mtp_call *c, const char *lp,
 				   const char *sp, const struct mtp_tensor *x)
 {
-	struct subcall *s = malloc(sizeof(*s));
+	struct mtp_subcall *s = malloc(sizeof(*s));
 	struct mtp_tensor tmp;
 	int64_t th[2] = {c->dims.t, c->dims.h};
 	enum mtp_status st =
 		s ? scratch(base, &tmp, c->act, 2, th) : MTP_ERR_NOMEM;
 
 	if (!st)
-		st = sub_init(s, MTP_OP_RMSNORM, c);
+		st = mtp_mutant_sub_init(s, MTP_OP_RMSNORM, c);
 	if (!st) {
-		sub_set(s, false, "x", x);
-		sub_set(s, false, "weight",
-			T(c, lp, "shared_head_norm_weight"));
-		sub_set(s, true, "y", &tmp);
-		st = sub_run(base, s);
+		mtp_mutant_sub_set(s, false, "x", x);
+		mtp_mutant_sub_set(s, false, "weight",
+				   T(c, lp, "shared_head_norm_weight"));
+		mtp_mutant_sub_set(s, true, "y", &tmp);
+		st = mtp_mutant_sub_run(base, s);
 	}
 	if (!st)
-		st = sub_init(s, MTP_OP_LM_HEAD, c);
+		st = mtp_mutant_sub_init(s, MTP_OP_LM_HEAD, c);
 	if (!st) {
-		sub_set(s, false, "x", &tmp);
-		sub_set(s, false, "weight", T(c, lp, "head_weight"));
-		sub_set(s, false, "weight_scale_inv",
-			T(c, lp, "head_scale_inv"));
-		sub_set(s, true, "logits", T(c, sp, "logits"));
-		sub_set(s, true, "token", T(c, sp, "token"));
-		st = sub_run(base, s);
+		mtp_mutant_sub_set(s, false, "x", &tmp);
+		mtp_mutant_sub_set(s, false, "weight", T(c, lp, "head_weight"));
+		mtp_mutant_sub_set(s, false, "weight_scale_inv",
+				   T(c, lp, "head_scale_inv"));
+		mtp_mutant_sub_set(s, true, "logits", T(c, sp, "logits"));
+		mtp_mutant_sub_set(s, true, "token", T(c, sp, "token"));
+		st = mtp_mutant_sub_run(base, s);
 	}
 	if (s)
 		mtp_backend_free(base, tmp.data);
@@ -149,16 +104,18 @@ static enum mtp_status v4_head(struct mtp_backend *base,
 			       const struct mtp_call *c, const char *lp,
 			       const char *hp, const char *sp)
 {
-	struct subcall *s = malloc(sizeof(*s));
-	enum mtp_status st = s ? sub_init(s, MTP_OP_HC_HEAD, c) : MTP_ERR_NOMEM;
+	struct mtp_subcall *s = malloc(sizeof(*s));
+	enum mtp_status st =
+		s ? mtp_mutant_sub_init(s, MTP_OP_HC_HEAD, c) : MTP_ERR_NOMEM;
 
 	if (!st) {
-		sub_set(s, false, "x", T(c, sp, "streams"));
-		sub_set(s, false, "fn", T(c, hp, "hc_head_fn"));
-		sub_set(s, false, "scale", T(c, hp, "hc_head_scale"));
-		sub_set(s, false, "base", T(c, hp, "hc_head_base"));
-		sub_set(s, true, "y", T(c, sp, "head_hidden"));
-		st = sub_run(base, s);
+		mtp_mutant_sub_set(s, false, "x", T(c, sp, "streams"));
+		mtp_mutant_sub_set(s, false, "fn", T(c, hp, "hc_head_fn"));
+		mtp_mutant_sub_set(s, false, "scale",
+				   T(c, hp, "hc_head_scale"));
+		mtp_mutant_sub_set(s, false, "base", T(c, hp, "hc_head_base"));
+		mtp_mutant_sub_set(s, true, "y", T(c, sp, "head_hidden"));
+		st = mtp_mutant_sub_run(base, s);
 	}
 	free(s);
 	return st ? st : head_logits(base, c, lp, sp, T(c, sp, "head_hidden"));
@@ -168,21 +125,21 @@ static enum mtp_status v4_head(struct mtp_backend *base,
 static enum mtp_status post_again(struct mtp_backend *base,
 				  const struct mtp_call *c, const char *sp)
 {
-	struct subcall *s = malloc(sizeof(*s));
+	struct mtp_subcall *s = malloc(sizeof(*s));
 	const struct mtp_tensor *streams = T(c, sp, "streams");
 	struct mtp_tensor tmp;
 	enum mtp_status st = s ? scratch(base, &tmp, c->act, 3, streams->shape)
 			       : MTP_ERR_NOMEM;
 
 	if (!st)
-		st = sub_init(s, MTP_OP_HC_POST, c);
+		st = mtp_mutant_sub_init(s, MTP_OP_HC_POST, c);
 	if (!st) {
-		sub_set(s, false, "x", T(c, sp, "block_out"));
-		sub_set(s, false, "residual", streams);
-		sub_set(s, false, "post_mix", T(c, sp, "post_mix"));
-		sub_set(s, false, "comb_mix", T(c, sp, "comb_mix"));
-		sub_set(s, true, "out", &tmp);
-		st = sub_run(base, s);
+		mtp_mutant_sub_set(s, false, "x", T(c, sp, "block_out"));
+		mtp_mutant_sub_set(s, false, "residual", streams);
+		mtp_mutant_sub_set(s, false, "post_mix", T(c, sp, "post_mix"));
+		mtp_mutant_sub_set(s, false, "comb_mix", T(c, sp, "comb_mix"));
+		mtp_mutant_sub_set(s, true, "out", &tmp);
+		st = mtp_mutant_sub_run(base, s);
 	}
 	if (!st)
 		st = dcopy(base, streams, &tmp);
@@ -247,7 +204,7 @@ struct chain_state {
 	int64_t *pos,
 		*ids; /* host: positions [T]; input_ids then next_tokens */
 	struct mtp_tensor dpos, dids, emb;
-	struct subcall *sub;
+	struct mtp_subcall *sub;
 };
 
 static void chain_free(struct mtp_backend *base, struct chain_state *cs)
@@ -268,7 +225,7 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 				  const struct mtp_tensor *prev)
 {
 	int64_t t = c->dims.t;
-	struct subcall *sc = cs->sub;
+	struct mtp_subcall *sc = cs->sub;
 	enum mtp_status st;
 
 	mtp_backend_free(base, cs->dpos.data);
@@ -282,15 +239,16 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 	if (!st)
 		st = upload_i64(base, &cs->dids, cs->ids + s * t, t);
 	if (!st)
-		st = sub_init(sc, MTP_OP_EMBED, c);
+		st = mtp_mutant_sub_init(sc, MTP_OP_EMBED, c);
 	if (!st) {
-		sub_set(sc, false, "input_ids", &cs->dids);
-		sub_set(sc, false, "embed_table", T(c, "", "embed_table"));
-		sub_set(sc, true, "out", &cs->emb);
-		st = sub_run(base, sc);
+		mtp_mutant_sub_set(sc, false, "input_ids", &cs->dids);
+		mtp_mutant_sub_set(sc, false, "embed_table",
+				   T(c, "", "embed_table"));
+		mtp_mutant_sub_set(sc, true, "out", &cs->emb);
+		st = mtp_mutant_sub_run(base, sc);
 	}
 	if (!st)
-		st = sub_init(sc, MTP_OP_MTP_STEP, c);
+		st = mtp_mutant_sub_init(sc, MTP_OP_MTP_STEP, c);
 	if (st)
 		return st;
 	for (int i = 0; i < sc->sig.n_in; i++) {
@@ -301,12 +259,12 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 		if (w)
 			sc->in[i] = *w; /* layer l's weights */
 	}
-	sub_set(sc, false, "embeds", &cs->emb);
-	sub_set(sc, false, "positions", &cs->dpos);
-	sub_set(sc, false, "prev_hidden", prev);
+	mtp_mutant_sub_set(sc, false, "embeds", &cs->emb);
+	mtp_mutant_sub_set(sc, false, "positions", &cs->dpos);
+	mtp_mutant_sub_set(sc, false, "prev_hidden", prev);
 	for (int i = 0; i < sc->sig.n_out; i++)
 		sc->out[i] = *mtp_call_tensor(c, true, sp, sc->sig.out[i].name);
-	return sub_run(base, sc);
+	return mtp_mutant_sub_run(base, sc);
 }
 
 /* The chain run step by step, the bug applied to each step before the next
@@ -430,7 +388,9 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 	enum mtp_op_id op = c->op->id;
 	enum mtp_status st;
 
-	if (mtp_mutant_field(m->bug))
+	if (mtp_diag_tp(m->bug))
+		st = mtp_mutant_tp_launch(base, m->bug, c);
+	else if (mtp_mutant_field(m->bug))
 		st = mtp_mutant_field_launch(base, m->bug, c);
 	else if (m->bug == MTP_DIAG_MISSING_POS0_MASK &&
 		 mtp_call_in_index(c, "positions") >= 0)
@@ -550,7 +510,8 @@ bool mtp_mutant_exists(enum mtp_diag d)
 	       d == MTP_DIAG_DOUBLE_FINAL_NORM ||
 	       d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE ||
 	       d == MTP_DIAG_HC_STATE_DEFAULTS || d == MTP_DIAG_HC_HEAD_OWNER ||
-	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d);
+	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d) ||
+	       mtp_diag_tp(d);
 }
 
 enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,

@@ -85,7 +85,9 @@ static bool in_list(const char *list, const char *name)
 static bool op_takes(const struct mtp_gen_spec *sp, const char *name)
 {
 	return in_list(sp->op->attrs, name) ||
-	       (mtp_family_mhc(sp->family) && in_list(sp->op->attrs_v4, name));
+	       (mtp_family_mhc(sp->family) &&
+		in_list(sp->op->attrs_v4, name)) ||
+	       mtp_params_tp_takes(sp->op, name);
 }
 
 /* The default of one attribute; the dims M, K, L of the spec win. */

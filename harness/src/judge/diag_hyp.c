@@ -205,6 +205,8 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 	const struct mtp_params *p = c->params;
 	bool v4 = mtp_family_mhc(p->family);
 
+	if (mtp_diag_tp(d))
+		return mtp_diag_tp_applies(d, c);
 	if (!mtp_captured_diag_applies(d, c))
 		return false;
 	switch (d) {
@@ -319,6 +321,8 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 	}
 	if (mtp_diag_field_applies(d, c))
 		return mtp_diag_field_hypothesis(d, c, hyp);
+	if (mtp_diag_tp(d))
+		return mtp_diag_tp_hypothesis(d, c, hyp);
 	h.out = hyp;
 	st = mtp_refio_open(&io, &h);
 	if (st)

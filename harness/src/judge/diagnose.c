@@ -130,6 +130,28 @@ static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
 		 "split-K order, uninitialised scratch; run --repeat N "
 		 "--bitwise)",
 		 false},
+	/* §8.8: tensor parallelism (diag_tp.c) */
+	[MTP_DIAG_ALLREDUCE_MISSING] =
+		{"ALLREDUCE_MISSING", "§8.8, Step V3-8",
+		 "a rank's partial never all-reduced: the output is its own "
+		 "partial (TRT-LLM #16617, draft MoE under plain TP; "
+		 "acceptance about halved)",
+		 true},
+	[MTP_DIAG_ALLREDUCE_TWICE] =
+		{"ALLREDUCE_TWICE", "§8.8, Step V3-8",
+		 "an already-reduced tensor all-reduced again: P times the sum "
+		 "(ROCm/ATOM #1764, 2.94 -> 2.08 tokens per forward)",
+		 true},
+	[MTP_DIAG_ALLREDUCE_SCALED] = {"ALLREDUCE_SCALED", "§8.8, Step V3-8",
+				       "the all-reduce replaced by a "
+				       "multiplication by the world size "
+				       "(vLLM #48763, caught in review)",
+				       true},
+	[MTP_DIAG_ALLREDUCE_AFTER_NORM] =
+		{"ALLREDUCE_AFTER_NORM", "§8.8, Step V3-8",
+		 "the all-reduce moved past the final norm: logits right up to "
+		 "scale, the pre-norm and recycled hidden wrong",
+		 true},
 };
 
 const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d)

@@ -81,5 +81,7 @@ enum mtp_status mtp_params_parse_v2(const struct mtp_op *op,
 		st = parse_int(a, 0, 1, &x, err, errn);
 		v->pos0_mask = (int)x;
 	}
+	if (!st)
+		st = mtp_params_parse_tp(op, attrs, out, err, errn);
 	return st;
 }

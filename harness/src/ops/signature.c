@@ -85,6 +85,12 @@ static const struct mtp_tspec v3_cap_in[] = {{"block_in", "T,H", A, 0},
 					     {"block_out", "T,H", A, 0},
 					     {"block_residual", "T,H", A, 0},
 					     END};
+/* [Step V3-8] the tensor-parallel captured step: the block's partials */
+static const struct mtp_tspec v3_cap_tp_in[] = {
+	{"block_in", "T,H", A, 0},
+	{"block_out_parts", "P,T,H", A, 0},
+	{"block_residual", "T,H", A, 0},
+	END};
 static const struct mtp_tspec v4_cap_deferred[] = {
 	{"block_in", "T,M,H", A, 0},	   {"block_out", "T,H", A, 0},
 	{"block_residual", "T,M,H", A, 0}, {"post_mix", "T,M", P, 0},
@@ -160,10 +166,10 @@ void mtp_sig_push_layer(struct mtp_sig_build *b, bool v4, const char *prefix,
 void mtp_sig_push_step_out(struct mtp_sig_build *b, bool v4,
 			   const struct mtp_params *p, const char *prefix)
 {
-	const struct mtp_tspec *in = !v4 ? v3_cap_in
-				     : p->contract == MTP_CONTRACT_DEFERRED
-					     ? v4_cap_deferred
-					     : v4_cap_internal;
+	const struct mtp_tspec *in =
+		!v4 ? (p->tp.step ? v3_cap_tp_in : v3_cap_in)
+		: p->contract == MTP_CONTRACT_DEFERRED ? v4_cap_deferred
+						       : v4_cap_internal;
 
 	if (!p->v2.captured) {
 		mtp_sig_push_list(b, true, v4 ? v4_step_out : v3_step_out,

@@ -18,6 +18,12 @@ enum mtp_status mtp_captured_run(const struct mtp_ref_io *io);
 enum mtp_status mtp_captured_hypothesis(const struct mtp_ref_io *io,
 					enum mtp_diag d);
 
+/* [Step V3-8] A tensor-parallel step's block output: the partials
+ * reduced as declared ([T,H], to free; the first T*H values), with cfg's
+ * final add made fused under reduce_at = final_norm. NULL: no memory. */
+double *mtp_captured_tp_block_out(const struct mtp_ref_io *io,
+				  struct mtp_ref_step_cfg *cfg);
+
 /* Whether hypothesis d can be claimed on a captured call: the hc_post bugs
  * need the deferred contract's captured state, MISSING_POS0_MASK a declared
  * pos0_mask = 1. True for a call that is not captured. */

@@ -24,6 +24,7 @@ struct cap_setup {
 	struct mtp_ref_v4_layer *v4;
 	struct mtp_ref_captured *cap;
 	struct mtp_ref_captured_out *out;
+	double *tp_block_out; /* [Step V3-8] the reduced partials */
 };
 
 static void setup_fini(struct cap_setup *s)
@@ -32,6 +33,7 @@ static void setup_fini(struct cap_setup *s)
 	free(s->v4);
 	free(s->cap);
 	free(s->out);
+	free(s->tp_block_out);
 }
 
 static double *out_at(const struct mtp_ref_io *io, const char *pfx,
@@ -92,6 +94,12 @@ static enum mtp_status setup(const struct mtp_ref_io *io, struct cap_setup *s)
 		if (chain)
 			snprintf(pfx, sizeof(pfx), "step.%lld/", (long long)i);
 		step_io(io, chain ? pfx : "", &s->cap[i], &s->out[i]);
+	}
+	if (p->tp.step) {
+		s->tp_block_out = mtp_captured_tp_block_out(io, &s->cfg);
+		if (!s->tp_block_out)
+			return MTP_ERR_NOMEM;
+		s->cap[0].block_out = s->tp_block_out;
 	}
 	s->run = (struct mtp_ref_captured_run){
 		.k = k,

@@ -42,6 +42,8 @@ class Adapter:
     # without them is UNIMPLEMENTED there rather than wrong.
     fp8 = False
     captured_block = False
+    # declared reduction orders and the tensor-parallel step (SPEC.md §2.5)
+    tensor_parallel = False
     # Whether the ops honour the conventions of SPEC.md §12.1 (attributes
     # add_norm_input, final_add, silu_mul_rounding, logits_dtype,
     # pos0_mask); if not, the default supports() declines a call whose
@@ -67,6 +69,8 @@ class Adapter:
             return False
         if a.get("block") == "captured" and not self.captured_block:
             return False
+        if (a.get("reduce_order") or a.get("tp_step")) and not self.tensor_parallel:
+            return False  # a declared order or the TP step (SPEC.md §2.5, Step V3-8)
         if not self.conventions and any(a.get(n, d) != d for n, d in CONVENTION_DEFAULTS):
             return False
         for dt, cls in tensors.values():

@@ -184,12 +184,50 @@ def eh_proj_hc(k, i, a):
                              _qw(i, "h_proj_weight"))}
 
 
+def _chunk_sum(k, x, order, c):
+    """(rounded, u) of the parts x (a list) of chunk c (SPEC.md §2.5)."""
+    p = len(x)
+    if order == "ring":
+        s = u = x[(c + 1) % p]
+        for q in range(2, p + 1):
+            u = s + x[(c + q) % p]
+            s = k.rnd(u)
+        return s, u
+    s = x[c]
+    for q in range(1, p):
+        s = s + x[(c + q) % p]
+    return k.rnd(s), s
+
+
+def _reduce(k, parts, order):
+    """(rounded, u) of parts [P, ..., H] summed in the declared order, u the
+    float32 value before the last rounding; "" (undeclared) and one_shot add
+    in rank order."""
+    p, h = parts.shape[0], parts.shape[-1]
+    x = [parts[q] for q in range(p)]
+    if order in ("", None, "one_shot"):
+        return _chunk_sum(k, x, "one_shot", 0)
+    if order == "tree":
+        u = x[0]
+        while len(x) > 1:
+            nxt = []
+            for j in range(0, len(x) - 1, 2):
+                u = x[j] + x[j + 1]
+                nxt.append(k.rnd(u))
+            x = nxt + x[len(x) - len(x) % 2:]
+        return k.rnd(x[0]), u
+    outs, us = [], []
+    for c in range(p):  # the columns j with j * P // H == c
+        lo, hi = (c * h + p - 1) // p, ((c + 1) * h + p - 1) // p
+        if hi > lo:
+            o, u = _chunk_sum(k, [v[..., lo:hi] for v in x], order, c)
+            outs.append(o)
+            us.append(u)
+    return k.cat(tuple(outs), -1), k.cat(tuple(us), -1)
+
+
 def all_reduce(k, i, a):
-    parts = k.f(i["parts"])
-    acc = parts[0]
-    for p in range(1, parts.shape[0]):
-        acc = acc + parts[p]
-    return {"out": k.rnd(acc)}
+    return {"out": _reduce(k, k.f(i["parts"]), a.get("reduce_order"))[0]}
 
 
 def _lm_head(k, x, qw, a):
@@ -379,6 +417,15 @@ def _after_v3(k, w, a, h, r1):
 
 def _step_v3(k, w, a, embeds, positions, prev, c=None):
     x0 = _glue_v3(k, w, a, embeds, positions, prev)
+    if c is not None and a.get("tp_step"):
+        # Step V3-8: every rank's partial reduced as declared; the fused
+        # all-reduce + norm adds the unrounded sum to the residual
+        h, u = _reduce(k, k.f(c("block_out_parts")), a.get("reduce_order"))
+        if a.get("reduce_at") == "final_norm":
+            h, a = u, dict(a, final_add="fused")
+        r = _after_v3(k, w, a, h, k.f(c("block_residual")))
+        r["block_in"] = x0
+        return r
     if c is not None:
         r = _after_v3(k, w, a, k.f(c("block_out")), k.f(c("block_residual")))
         r["block_in"] = x0

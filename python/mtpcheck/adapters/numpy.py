@@ -126,6 +126,7 @@ class NumpyAdapter(Adapter):
     fp8 = True
     captured_block = True
     conventions = True
+    tensor_parallel = True
 
     def __init__(self):
         self.ops = {n: self._wrap(fn) for n, fn in _math.OPS.items()}

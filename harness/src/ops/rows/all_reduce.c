@@ -13,8 +13,9 @@ static enum mtp_status ref(const struct mtp_ref_io *io)
 {
 	const struct mtp_call *c = io->c;
 
-	mtp_ref_all_reduce(mtp_refio_in(io, "parts"), c->dims.p, c->dims.r,
-			   c->dims.h, c->act, mtp_refio_out(io, "out"));
+	mtp_ref_all_reduce_order(mtp_refio_in(io, "parts"), c->dims.p,
+				 c->dims.r, c->dims.h, c->params->tp.order,
+				 c->act, NULL, mtp_refio_out(io, "out"));
 	return MTP_OK;
 }
 
