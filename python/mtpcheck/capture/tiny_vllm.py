@@ -163,9 +163,8 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     random bf16 weights, norm weights away from 1 (so that a pre-norm recycle
     shows)."""
     from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig, set_current_vllm_config)
+                             VllmConfig)
     from vllm.config.compilation import CompilationMode
-    from vllm.model_executor.model_loader.utils import get_model_architecture
 
     _patch_for_cpu(model_type)
     d = os.path.join(workdir, "%s.L%d" % (model_type, mtp_layers))
@@ -181,6 +180,16 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     # eager: forward hooks do not fire inside compiled regions (docs/DUMPS.md)
     vcfg = VllmConfig(model_config=draft_cfg, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+    return construct(vcfg, draft_cfg, seed), vcfg
+
+
+def construct(vcfg, draft_cfg, seed):
+    """The draft model of `draft_cfg` built under `vcfg` (bf16), with random
+    weights (norm weights away from 1, so that a pre-norm recycle shows) and
+    what vLLM's loader does after loading; in eval mode."""
+    from vllm.config import set_current_vllm_config
+    from vllm.model_executor.model_loader.utils import get_model_architecture
+
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(vcfg):
@@ -206,7 +215,7 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
 
     with set_current_vllm_config(vcfg):
         process_weights_after_loading(model, draft_cfg, torch.device("cpu"))
-    return model.eval(), vcfg
+    return model.eval()
 
 
 def proposer_returns_tuple(vcfg):
