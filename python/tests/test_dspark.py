@@ -91,3 +91,23 @@ def test_dropped_markov_bias_is_seen(drafter, tmp_path):
     assert v.returncode == 1, v.text
     for c in CASES:
         assert v.cases[c] == ("FAILED" if c.startswith("markov_bias") else "PASSED"), v.text
+
+
+def test_v41_mirror_capture(drafter, tmp_path):
+    """The hooks on V4.1's names and call contract (dspark_v41_mirror.py: vLLM's
+    DSparkDeepseekV4ForCausalLM methods and heads, the mHC layers a stand-in):
+    the combiner's norm is the `main_norm` module, the confidence head has no
+    bias and takes the pre-norm head hidden; all PASSED."""
+    import dspark_v41_mirror
+
+    _, vcfg = drafter
+    mirror = dspark_v41_mirror.build(vcfg, td.H, td.V, td.R, len(td.TARGET_LAYERS))
+    path = tmp_path / "v41_mirror.h5"
+    cases, _ = _capture((mirror, vcfg), path)
+    assert cases == CASES
+    with h5py.File(path) as f:
+        assert "bias" not in f["cases/confidence.block0/inputs"]
+        assert f["cases/confidence.block0/inputs/markov_embed"].shape == (2 * td.N, td.R)
+    v = judge(str(path))
+    assert v.returncode == 0, v.text
+    assert v.cases == {c: "PASSED" for c in CASES}, v.text

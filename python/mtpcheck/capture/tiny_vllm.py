@@ -198,6 +198,14 @@ def construct(vcfg, draft_cfg, seed):
             model = cls(vllm_config=vcfg, prefix="")
     finally:
         torch.set_default_dtype(torch.float32)
+    randomize(model, seed)
+    after_loading(model, vcfg, draft_cfg)
+    return model.eval()
+
+
+def randomize(model, seed):
+    """Random weights: norm weights in [0.3, 1.7] (so that a pre-norm recycle
+    shows), the others N(0, 1/fan_in); cast to each parameter's dtype."""
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -205,17 +213,19 @@ def construct(vcfg, draft_cfg, seed):
                 p.copy_((0.3 + 1.4 * torch.rand(p.shape, generator=gen)).to(p.dtype))
             else:
                 p.copy_((torch.randn(p.shape, generator=gen) / p.shape[-1] ** 0.5).to(p.dtype))
-    # what vLLM's loader does after loading (on CPU: picks the linear kernels).
-    # The PyPI wheel has no vllm._C, so the AMX "sgl" kernels it would pick on
-    # this CPU are absent: keep vLLM's own fallback, F.linear.
+
+
+def after_loading(model, vcfg, model_config):
+    """What vLLM's loader does after loading (on CPU: picks the linear
+    kernels). The PyPI wheel has no vllm._C, so the AMX "sgl" kernels it would
+    pick on this CPU are absent: keep vLLM's own fallback, F.linear."""
+    from vllm.config import set_current_vllm_config
     from vllm.model_executor.layers import utils as layer_utils
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
     layer_utils.check_cpu_sgl_kernel = lambda *a: False
-
     with set_current_vllm_config(vcfg):
-        process_weights_after_loading(model, draft_cfg, torch.device("cpu"))
-    return model.eval()
+        process_weights_after_loading(model, model_config, torch.device("cpu"))
 
 
 def proposer_returns_tuple(vcfg):
