@@ -35,11 +35,12 @@ def _inputs():
     return aux, [torch.arange(C) + 10, torch.arange(C) + 40], [17, 200]
 
 
-def _capture(drafter, path, mutate=None):
+def _capture(drafter, path, mutate=None, topk=None):
     model, vcfg = drafter
     cap = DSparkCapture(model)
 
     def on_speculator(spec):
+        spec._draft_topk = topk
         cap.attach_speculator(spec)
         if mutate is not None:
             mutate(model)
@@ -111,3 +112,14 @@ def test_v41_mirror_capture(drafter, tmp_path):
     v = judge(str(path))
     assert v.returncode == 0, v.text
     assert v.cases == {c: "PASSED" for c in CASES}, v.text
+
+
+def test_topk_markov_steps_not_written(drafter, tmp_path):
+    """With `dspark_draft_topk` the speculator biases only the top-k base
+    candidates (`apply_markov_bias_gathered`, -inf elsewhere), which is no
+    `markov_bias`: its steps are left out; the rest is written and passes."""
+    path = tmp_path / "topk.h5"
+    cases, _ = _capture(drafter, path, topk=8)
+    assert cases == [c for c in CASES if not c.startswith("markov_bias")]
+    v = judge(str(path))
+    assert v.returncode == 0 and v.cases == {c: "PASSED" for c in cases}, v.text

@@ -40,6 +40,7 @@ class DSparkCapture:
         self.conf = []  # dicts: hidden, markov_embed, confidence
         self._base = None
         self._step = None
+        self.greedy, self.topk = True, False
         proj = getattr(self.inner, "fc", None) or getattr(self.inner, "main_proj", None)
         if proj is None:
             raise ValueError("%s: no combiner projection (fc / main_proj)" % type(model).__name__)
@@ -84,7 +85,12 @@ class DSparkCapture:
 
     def attach_speculator(self, spec):
         """Wrap the speculator's `_sample_logits` (the biased logits of one
-        draft position and the token sampled from them)."""
+        draft position and the token sampled from them). The token is judged
+        (as the argmax) only under greedy drafting (`draft_logits` None); the
+        top-k path (`dspark_draft_topk`: the bias on k candidates, -inf
+        elsewhere) is no `markov_bias`, so its steps are not written."""
+        self.greedy = getattr(spec, "draft_logits", None) is None
+        self.topk = getattr(spec, "_draft_topk", None) is not None
         self._wrap(spec, "_sample_logits", self._sampled)
 
     def remove(self):
@@ -149,14 +155,16 @@ class DSparkCapture:
                 ids.append(cid)
             w1, w2 = m.markov_head.markov_w1.weight, m.markov_head.markov_w2.weight
             for k, s in enumerate(self.markov):
-                if "logits" not in s:
+                if "logits" not in s or self.topk or w1.shape != w2.shape:  # top-k; d2t
                     continue
+                observed = {"markov_embed": s["embed"], "logits": s["logits"]}
+                if self.greedy:
+                    observed["token"] = s["token"].long()
                 cid = "markov_bias.step%d" % k
                 d.case(cid, op="markov_bias", family=FAMILY,
                        inputs={"logits_in": s["logits_in"], "prev_ids": s["prev_ids"].long(),
                                "markov_w1": w1.detach(), "markov_w2": w2.detach()},
-                       observed={"markov_embed": s["embed"], "logits": s["logits"],
-                                 "token": s["token"].long()})
+                       observed=observed)
                 ids.append(cid)
             head = m.confidence_head
             for i, c in enumerate(self.conf):
