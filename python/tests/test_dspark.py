@@ -35,9 +35,9 @@ def _inputs():
     return aux, [torch.arange(C) + 10, torch.arange(C) + 40], [17, 200]
 
 
-def _capture(drafter, path, mutate=None, topk=None):
+def _capture(drafter, path, mutate=None, topk=None, max_tokens=16):
     model, vcfg = drafter
-    cap = DSparkCapture(model)
+    cap = DSparkCapture(model, max_tokens=max_tokens)
 
     def on_speculator(spec):
         spec._draft_topk = topk
@@ -123,3 +123,16 @@ def test_topk_markov_steps_not_written(drafter, tmp_path):
     assert cases == [c for c in CASES if not c.startswith("markov_bias")]
     v = judge(str(path))
     assert v.returncode == 0 and v.cases == {c: "PASSED" for c in cases}, v.text
+
+
+def test_combiner_rows_bounded(drafter, tmp_path):
+    """`max_tokens` keeps the first rows of the combiner's tensors (a prefill
+    feeds thousands): the cut cases are still whole rows and pass."""
+    path = tmp_path / "cut.h5"
+    cases, _ = _capture(drafter, path, max_tokens=3)
+    assert cases == CASES
+    with h5py.File(path) as f:
+        assert f["cases/main_proj_norm.block0/observed/main_x"].shape == (3, td.H)
+        assert f["cases/main_proj_norm.block0/inputs/aux"].shape == (3, len(td.TARGET_LAYERS), td.H)
+    v = judge(str(path))
+    assert v.returncode == 0 and v.cases == {c: "PASSED" for c in CASES}, v.text

@@ -22,6 +22,7 @@ what the engine computed is written as observed; inputs are what it was fed.
 
 
 from ..dump import Dump, Tensor
+from .recorder import _keep
 
 FAMILY = "deepseek_v4"  # the DSpark ops' family row (the ops do not depend on it)
 
@@ -30,8 +31,9 @@ class DSparkCapture:
     """Hooks on one DSpark drafter (and, through `attach_speculator`, on the
     speculator running it). `write(path)` writes the per-op cases."""
 
-    def __init__(self, model):
+    def __init__(self, model, max_tokens=16):
         self.model = model
+        self.max_tokens = max_tokens  # rows kept of each combiner tensor (a prefill has thousands)
         self.inner = model.model
         self.handles = []
         self.restore = []
@@ -77,8 +79,7 @@ class DSparkCapture:
         def rms_norm(out, x, weight, eps):
             orig(out, x, weight, eps)
             if weight is getattr(inner, "_hidden_norm_weight", None) and self.combiner:
-                self.combiner[-1]["main_x"] = out.detach().clone()
-                self.combiner[-1]["eps"] = float(eps)
+                self._main_x(out, eps)
 
         self.restore.append((_custom_ops, "rms_norm", orig))
         _custom_ops.rms_norm = rms_norm
@@ -105,14 +106,20 @@ class DSparkCapture:
 
     # ---- the hooks ----
     def _proj(self, module, args, out):
-        self.combiner.append({"aux": args[0].detach().clone(), "proj_out": out.detach().clone(),
-                              "eps": self.inner.hidden_norm.variance_epsilon
-                              if hasattr(self.inner, "hidden_norm") else None})
+        self.combiner.append({"rows": out.shape[0], "aux": _keep(args[0], self.max_tokens),
+                              "proj_out": _keep(out, self.max_tokens)})
+
+    def _main_x(self, out, eps):
+        """The norm of the latest projection, when it normed all its rows (a
+        norm of other rows is not this combiner's)."""
+        rec = self.combiner[-1]
+        if out.shape[0] == rec["rows"] and "main_x" not in rec:
+            rec["main_x"] = _keep(out, self.max_tokens)
+            rec["eps"] = float(eps)
 
     def _norm_module(self, module, args, out):
         if self.combiner:
-            self.combiner[-1]["main_x"] = out.detach().clone()
-            self.combiner[-1]["eps"] = float(module.variance_epsilon)
+            self._main_x(out, module.variance_epsilon)
 
     def _draft_logits(self, args, kwargs, out):
         self._base = out.detach().clone()
@@ -122,6 +129,8 @@ class DSparkCapture:
         self.markov.append({"prev_ids": args[0].detach().clone(), "embed": out.detach().clone()})
 
     def _sampled(self, args, kwargs, out):
+        if not self.markov or self._base is None:
+            return  # a drafter's own sample_sequential ran the steps: nothing to pair
         rec = self.markov[-1]
         reqs = args[0].shape[0]
         base = self._base.view(reqs, -1, self._base.shape[-1])
