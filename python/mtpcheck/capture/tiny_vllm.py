@@ -163,9 +163,8 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     random bf16 weights, norm weights away from 1 (so that a pre-norm recycle
     shows)."""
     from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig, set_current_vllm_config)
+                             VllmConfig)
     from vllm.config.compilation import CompilationMode
-    from vllm.model_executor.model_loader.utils import get_model_architecture
 
     _patch_for_cpu(model_type)
     d = os.path.join(workdir, "%s.L%d" % (model_type, mtp_layers))
@@ -181,6 +180,16 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     # eager: forward hooks do not fire inside compiled regions (docs/DUMPS.md)
     vcfg = VllmConfig(model_config=draft_cfg, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+    return construct(vcfg, draft_cfg, seed), vcfg
+
+
+def construct(vcfg, draft_cfg, seed):
+    """The draft model of `draft_cfg` built under `vcfg` (bf16), with random
+    weights (norm weights away from 1, so that a pre-norm recycle shows) and
+    what vLLM's loader does after loading; in eval mode."""
+    from vllm.config import set_current_vllm_config
+    from vllm.model_executor.model_loader.utils import get_model_architecture
+
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(vcfg):
@@ -189,6 +198,14 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
             model = cls(vllm_config=vcfg, prefix="")
     finally:
         torch.set_default_dtype(torch.float32)
+    randomize(model, seed)
+    after_loading(model, vcfg, draft_cfg)
+    return model.eval()
+
+
+def randomize(model, seed):
+    """Random weights: norm weights in [0.3, 1.7] (so that a pre-norm recycle
+    shows), the others N(0, 1/fan_in); cast to each parameter's dtype."""
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -196,17 +213,19 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
                 p.copy_((0.3 + 1.4 * torch.rand(p.shape, generator=gen)).to(p.dtype))
             else:
                 p.copy_((torch.randn(p.shape, generator=gen) / p.shape[-1] ** 0.5).to(p.dtype))
-    # what vLLM's loader does after loading (on CPU: picks the linear kernels).
-    # The PyPI wheel has no vllm._C, so the AMX "sgl" kernels it would pick on
-    # this CPU are absent: keep vLLM's own fallback, F.linear.
+
+
+def after_loading(model, vcfg, model_config):
+    """What vLLM's loader does after loading (on CPU: picks the linear
+    kernels). The PyPI wheel has no vllm._C, so the AMX "sgl" kernels it would
+    pick on this CPU are absent: keep vLLM's own fallback, F.linear."""
+    from vllm.config import set_current_vllm_config
     from vllm.model_executor.layers import utils as layer_utils
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
     layer_utils.check_cpu_sgl_kernel = lambda *a: False
-
     with set_current_vllm_config(vcfg):
-        process_weights_after_loading(model, draft_cfg, torch.device("cpu"))
-    return model.eval(), vcfg
+        process_weights_after_loading(model, model_config, torch.device("cpu"))
 
 
 def proposer_returns_tuple(vcfg):
