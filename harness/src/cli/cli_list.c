@@ -1,7 +1,7 @@
 /*
- * `mtpcheck list ops|families|backends|mutants`: the tables a user asks
- * about, each printed from its one source (the op table, the family rows, the
- * registry, the diagnoses that have a mutant). `list cases` is a run with
+ * `mtpcheck list ops|families|backends|mutants|options`: the tables a user
+ * asks about, each printed from its one source (the op table, the family
+ * rows, the registry, the diagnoses that have a mutant, the option table). `list cases` is a run with
  * --list, in cli.c.
  */
 #include <stdbool.h>
@@ -13,6 +13,7 @@
 #include "mtp/family.h"
 #include "mtp/mutant.h"
 #include "mtp/op.h"
+#include "options.h"
 
 bool mtp_cli_list(const char *what);
 bool mtp_cli_list_known(const char *what);
@@ -97,7 +98,8 @@ static const struct {
 } lists[] = {{"ops", list_ops},
 	     {"families", list_families},
 	     {"backends", list_backends},
-	     {"mutants", list_mutants}};
+	     {"mutants", list_mutants},
+	     {"options", mtp_cli_list_options}};
 
 bool mtp_cli_list_known(const char *what)
 {
