@@ -452,16 +452,11 @@ int mtp_cli_main(int argc, char **argv);
 /* `mtpcheck audit-weights ARGV...` */
 static int audit_weights(int argc, char **argv)
 {
-	char **args = calloc((size_t)argc + 2, sizeof(*args));
-	int rc;
+	char *args[32] = {"mtpcheck", "audit-weights"};
 
-	cr_assert(args != NULL);
-	args[0] = "mtpcheck";
-	args[1] = "audit-weights";
+	cr_assert(argc <= 30);
 	memcpy(args + 2, argv, (size_t)argc * sizeof(*argv));
-	rc = mtp_cli_main(argc + 2, args);
-	free(args);
-	return rc;
+	return mtp_cli_main(argc + 2, args);
 }
 
 /* Runs the command with stderr in a file; returns the exit code and the

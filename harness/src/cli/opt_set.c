@@ -238,15 +238,17 @@ int mtp_opt_set_bench_ops(void *dst, void *at, const char *name,
 {
 	struct mtp_bench_opts *o = dst;
 
-	(void)at, (void)name;
+	(void)at;
 	for (char *t = strtok((char *)val, ","); t; t = strtok(NULL, ",")) {
 		if (!mtp_op_find(t))
 			return refuse(why, n,
 				      "unknown op '%s'%s (mtpcheck list ops)",
 				      t, "");
-		if (o->n_ops == MTP_OP_COUNT)
-			return refuse(why, n, "more than %s%s ops",
-				      "one of each of the", "");
+		if (o->n_ops == MTP_OP_COUNT) {
+			snprintf(why, n, "%s: more than %d ops", name,
+				 MTP_OP_COUNT);
+			return -1;
+		}
 		o->ops[o->n_ops++] = mtp_op_find(t);
 	}
 	return 0;
