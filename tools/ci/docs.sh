@@ -13,7 +13,10 @@
 #     declared; with the binary's build folder, on the object files too);
 #  5. the docs name only what exists (tools/ci/docrefs.py): every backquoted
 #     path under the repository's folders, every mtp_/MTP_ symbol, and the
-#     backend API and results schema versions they state.
+#     backend API and results schema versions they state;
+#  6. every option of an `mtpcheck COMMAND ...` line in the docs is one that
+#     COMMAND takes (tools/ci/options.py, against `mtpcheck list options`,
+#     which prints the one option table, harness/src/cli/options.c).
 # Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
 #        tools/ci/docs.sh --fix                 rewrites the references of 1.
 #          in text files into docs/SPEC.md, docs/FORMAT.md and
@@ -99,8 +102,15 @@ fi
 # 5. every path, symbol and version the docs name exists as named
 /usr/bin/python3 tools/ci/docrefs.py || fail=1
 
+# 6. every option the docs' command lines give is in the option table
+if [ -x "$bin" ]; then
+	/usr/bin/python3 tools/ci/options.py "$bin" >/tmp/mtp-options.log || { grep -v ' 0 unknown' /tmp/mtp-options.log; fail=1; }
+else
+	echo "docs: SKIPPED the option check: no binary at $bin"
+fi
+
 if [ $fail -ne 0 ]; then
 	echo "docs: FAILED"
 	exit 1
 fi
-echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; $(tail -1 /tmp/mtp-layers.log)"
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; every option of the docs' command lines exists; $(tail -1 /tmp/mtp-layers.log)"
