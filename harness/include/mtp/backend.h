@@ -169,6 +169,12 @@ enum mtp_status mtp_host_copy(struct mtp_backend *be, void *dst,
 /* The built-in backends, in the order `mtpcheck list backends` shows them. */
 int mtp_backend_builtin_count(void);
 const struct mtp_backend_iface *mtp_backend_builtin(int i);
+/* Every backend name this mtpcheck knows, each once: the built-in ones,
+ * then the modules, present in this build or not; NULL past the last. */
+const char *mtp_backend_name(int i);
+/* Whether name is one of them, or a name that a module reads further
+ * (opencl:VARIANT, opencl@PLATFORM, python:ADAPTER[:MODE]). */
+bool mtp_backend_known(const char *name);
 /* Why a backend this build knows of is absent from it ("configured
  * without CUDA"), or NULL if the name is unknown. */
 const char *mtp_backend_absent_reason(const char *name);

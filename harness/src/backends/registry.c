@@ -35,6 +35,8 @@ struct module_def {
 };
 
 static const struct module_def modules[] = {
+	{"cpu", NULL, MTP_HAVE_CPU,
+	 "the optimized CPU backend is not written yet"},
 	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
 	 "this build has no CUDA backend (configured without nvcc or with "
 	 "MTP_WITH_CUDA=OFF)"},
@@ -50,8 +52,6 @@ static const struct module_def modules[] = {
 	{"python", "mtp_backend_python.so", MTP_HAVE_PYTHON,
 	 "this build has no python backend (configured without Python 3 "
 	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)"},
-	{"cpu", NULL, MTP_HAVE_CPU,
-	 "the optimized CPU backend is not written yet"},
 };
 
 int mtp_backend_builtin_count(void)
@@ -130,15 +130,39 @@ bad:
 	return MTP_ERR_INVALID;
 }
 
-/* A built-in or module name (which a plugin may not take), or not. */
-static bool name_reserved(const char *name)
+static bool builtin_named(const char *name)
 {
 	for (int i = 0; i < mtp_backend_builtin_count(); i++)
 		if (strcmp(builtins[i]->name, name) == 0)
 			return true;
-	return module_find(name) != NULL || strcmp(name, "mutant") == 0 ||
-	       strncmp(name, "mutant:", 7) == 0 ||
-	       strncmp(name, "python:", 7) == 0;
+	return false;
+}
+
+const char *mtp_backend_name(int i)
+{
+	int n = mtp_backend_builtin_count();
+
+	if (i >= 0 && i < n)
+		return builtins[i]->name;
+	for (size_t k = 0; i >= n && k < sizeof(modules) / sizeof(modules[0]);
+	     k++)
+		if (!builtin_named(modules[k].name) && i-- == n)
+			return modules[k].name;
+	return NULL;
+}
+
+bool mtp_backend_known(const char *name)
+{
+	/* python:ADAPTER[:MODE]: the python module reads the rest itself */
+	return builtin_named(name) ||
+	       module_find(strncmp(name, "python:", 7) ? name : "python");
+}
+
+/* A built-in or module name (which a plugin may not take), or not. */
+static bool name_reserved(const char *name)
+{
+	return mtp_backend_known(name) || strcmp(name, "mutant") == 0 ||
+	       strncmp(name, "mutant:", 7) == 0;
 }
 
 /* The plugin of --backend-lib, bound to the one name it declares. */

@@ -55,26 +55,22 @@ static void list_families(void)
 	}
 }
 
+/* The registry's names: the built-in ones, then the modules, each with
+ * whether this build has it and, if not, why. */
 static void list_backends(void)
 {
-	static const char *const gpu[] = {"cpu",	"cuda",	  "hip",
-					  "level_zero", "opencl", "python"};
+	int n = mtp_backend_builtin_count();
 
-	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
+	for (int i = 0; i < n; i++) {
 		const struct mtp_backend_iface *b = mtp_backend_builtin(i);
 
 		printf("%-12s built in   %s\n", b->name, b->description);
 	}
-	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
-		const char *why = mtp_backend_absent_reason(gpu[i]);
-		bool builtin = false;
+	for (int i = n; mtp_backend_name(i); i++) {
+		const char *why =
+			mtp_backend_absent_reason(mtp_backend_name(i));
 
-		for (int k = 0; k < mtp_backend_builtin_count(); k++)
-			builtin |= strcmp(mtp_backend_builtin(k)->name,
-					  gpu[i]) == 0;
-		if (builtin)
-			continue;
-		printf("%-12s %s\n", gpu[i],
+		printf("%-12s %s\n", mtp_backend_name(i),
 		       why ? why : "module (loaded at run time)");
 	}
 	printf("%-12s wraps another backend and reproduces a known bug\n",
