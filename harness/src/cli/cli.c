@@ -1,9 +1,9 @@
 /*
- * The mtpcheck command line: run, verify, list, selftest (later), --help on
- * every command, --version. Parsing only; the work is the runner's. Exit codes
- * are ARCHITECTURE.md's, so `git bisect run mtpcheck ...` and CTest work unchanged.
+ * The mtpcheck command line: each command, its options parsed by the one
+ * option table (options.c), then handed to the code that does the work;
+ * --help on every command, --version. Exit codes are ARCHITECTURE.md's, so
+ * `git bisect run mtpcheck ...` and CTest work unchanged.
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +11,7 @@
 
 #include "mtp/backend.h"
 #include "mtp/config.h"
-#include "mtp/membudget.h"
 #include "mtp/meta.h"
-#include "mtp/mutant.h"
 #include "mtp/runner.h"
 #include "bench/bench.h"
 #include "util/util.h"
@@ -56,7 +54,7 @@ static const char usage_list[] =
 
 int mtp_selftest(const struct mtp_run_opts *opts);
 int mtp_cli_report(int argc, char **argv);
-/* cli_list.c: prints list WHAT (ops, families, backends, mutants); false
+/* cli_list.c: prints list WHAT (ops, families, backends, mutants, options); false
  * for another WHAT; whether WHAT is one of them. */
 bool mtp_cli_list(const char *what);
 bool mtp_cli_list_known(const char *what);

@@ -36,9 +36,9 @@ const struct mtp_cli_opt mtp_cli_opts[] = {
 	/* run, verify, selftest */
 	{"DUMP.h5", NULL, "", V, SET, 0, mtp_opt_set_dump, "the dump to judge"},
 	{"--backend", NULL, "LIST", RS, SET, 0, mtp_opt_set_backends,
-	 "backends, comma separated (default: ref; selftest:\n"
-	 "ref, and cpu when built)  e.g. ref,cpu  cuda\n"
-	 "mutant:PRE_NORM_RECYCLE:ref"},
+	 "backends, comma separated, e.g. ref,cpu  cuda\n"
+	 "mutant:PRE_NORM_RECYCLE:ref (default: ref; selftest: ref,\n"
+	 "and cpu when built)"},
 	{"--backend-lib", NULL, "SO", RS, STR, RUN(backend_lib), NULL,
 	 "an external backend built against mtp/backend.h"},
 	{"--cases", NULL, "FILE", RS, STR, RUN(case_file), NULL,
