@@ -2,7 +2,8 @@
  * The backend registry as the one list of backend names
  * (harness/src/backends/registry.c): `list backends`, the preflight's
  * typo check and the plugin name check all ask it, so its names must be
- * each there once, built-ins first, and known with the forms a module reads.
+ * each there once, built-ins first, and known with the forms a module reads;
+ * and its rows say which backends read float8 inputs and captured steps.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -39,4 +40,27 @@ Test(registry, known_forms)
 	cr_expect(!mtp_backend_known("cuda:x")); /* cuda reads no variant */
 	cr_expect(!mtp_backend_known("mutant:PRE_NORM_RECYCLE"));
 	cr_expect(!mtp_backend_known(""));
+}
+
+/* The rows say which backends read float8 inputs and the captured form; an
+ * opened backend carries its row's answer, which the harness asks. */
+Test(registry, reads_v2_from_the_rows)
+{
+	struct mtp_backend *be = NULL;
+	char why[256];
+
+	cr_expect(mtp_backend_reads_fp8("ref"));
+	cr_expect(mtp_backend_reads_captured("python"));
+	cr_expect(mtp_backend_reads_captured("mutant"));
+	cr_expect(!mtp_backend_reads_fp8("opencl"));
+	cr_expect(!mtp_backend_reads_captured("a_plugin"));
+	cr_assert_eq(mtp_backend_open("ref", NULL, &be, why, sizeof(why)),
+		     MTP_OK, "%s", why);
+	cr_expect(be->reads_v2);
+	mtp_backend_close(be);
+	cr_assert_eq(mtp_backend_open("mutant:PRE_NORM_RECYCLE:ref", NULL, &be,
+				      why, sizeof(why)),
+		     MTP_OK, "%s", why);
+	cr_expect(be->reads_v2);
+	mtp_backend_close(be);
 }
