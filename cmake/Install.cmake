@@ -14,10 +14,22 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS mtpcheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(_b IN ITEMS cuda hip opencl level_zero python)
+# The backend modules this build made: each kernels/<name>/ whose target
+# mtp_backend_<name> is a module (the backends are named in
+# harness/src/backends/registry.c alone).
+set(MTP_BUILT_MODULES)
+file(GLOB _mtp_kernel_dirs LIST_DIRECTORIES true RELATIVE ${CMAKE_SOURCE_DIR}/kernels
+  ${CMAKE_SOURCE_DIR}/kernels/*)
+foreach(_b IN LISTS _mtp_kernel_dirs)
   if(TARGET mtp_backend_${_b})
-    install(TARGETS mtp_backend_${_b} LIBRARY DESTINATION ${MTP_INSTALL_MODULE_DIR})
+    get_target_property(_type mtp_backend_${_b} TYPE)
+    if(_type STREQUAL "MODULE_LIBRARY")
+      list(APPEND MTP_BUILT_MODULES ${_b})
+    endif()
   endif()
+endforeach()
+foreach(_b IN LISTS MTP_BUILT_MODULES)
+  install(TARGETS mtp_backend_${_b} LIBRARY DESTINATION ${MTP_INSTALL_MODULE_DIR})
 endforeach()
 
 # The backend interface and the headers it includes, nothing of the
@@ -78,10 +90,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-numpy") # the numpy adapter; the modules' own: DebDepends.cmake
 set(MTP_DEB_BINARY $<TARGET_FILE:mtpcheck>)
 set(MTP_DEB_MODULES)
-foreach(_b IN ITEMS cuda hip opencl level_zero python)
-  if(TARGET mtp_backend_${_b})
-    list(APPEND MTP_DEB_MODULES $<TARGET_FILE:mtp_backend_${_b}>)
-  endif()
+foreach(_b IN LISTS MTP_BUILT_MODULES)
+  list(APPEND MTP_DEB_MODULES $<TARGET_FILE:mtp_backend_${_b}>)
 endforeach()
 file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/package/deb-depends.cmake CONTENT
   "set(MTP_DEB_BINARY \"${MTP_DEB_BINARY}\")\nset(MTP_DEB_MODULES \"${MTP_DEB_MODULES}\")\ninclude(\"${CMAKE_SOURCE_DIR}/cmake/DebDepends.cmake\")\n")

@@ -78,3 +78,10 @@ add_test(NAME empty.dumps
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/empty.sh
                  $<TARGET_FILE:mtpcheck> ${CMAKE_SOURCE_DIR} dumps)
 set_tests_properties(empty.dumps PROPERTIES LABELS "empty" TIMEOUT 300)
+
+# The one option table: each command's options in its --help, and refused in
+# one line, exit 2, without a value, out of range or on another command
+# (tests/cli/options.sh).
+add_test(NAME cli.options
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/options.sh $<TARGET_FILE:mtpcheck>)
+set_tests_properties(cli.options PROPERTIES LABELS "inputs" TIMEOUT 300)

@@ -21,6 +21,9 @@
 #  7. every profile of tools/bench/device.sh is data it can run: each line a
 #     comment, `budget SECONDS`, `torch` or `NAME CAP COMMAND` with CAP whole
 #     seconds and COMMAND valid bash (bash -n), no NAME twice.
+#  8. every option of an `mtpcheck COMMAND ...` line in the docs is one that
+#     COMMAND takes (tools/ci/options.py, against `mtpcheck list options`,
+#     which prints the one option table, harness/src/cli/options.c).
 # Usage: tools/ci/docs.sh [MTPCHECK_BINARY]     (default: build/mtpcheck)
 #        tools/ci/docs.sh --fix                 rewrites the references of 1.
 #          in text files into docs/SPEC.md, docs/FORMAT.md and
@@ -144,8 +147,15 @@ for prof in tools/bench/profiles/*.steps; do
 	done <"$prof"
 done
 
+# 8. every option the docs' command lines give is in the option table
+if [ -x "$bin" ]; then
+	/usr/bin/python3 tools/ci/options.py "$bin" >/tmp/mtp-options.log || { grep -v ' 0 unknown' /tmp/mtp-options.log; fail=1; }
+else
+	echo "docs: SKIPPED the option check: no binary at $bin"
+fi
+
 if [ $fail -ne 0 ]; then
 	echo "docs: FAILED"
 	exit 1
 fi
-echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; docs/BENCHMARKS.md matches docs/bench; the device profiles parse; $(tail -1 /tmp/mtp-layers.log)"
+echo "docs: no reference leaves the repository; every op is specified; ARCHITECTURE.md matches harness/src; every path, symbol and version the docs name exists; docs/BENCHMARKS.md matches docs/bench; the device profiles parse; every option of the docs' command lines is one its command takes; $(tail -1 /tmp/mtp-layers.log)"

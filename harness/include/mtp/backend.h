@@ -122,6 +122,10 @@ struct mtp_backend {
 	char name[128];		  /* as the user named it */
 	char error[MTP_BACKEND_ERR_MAX]; /* the last vendor message */
 	void *dl_handle;		 /* for --backend-lib */
+	/* Set by the registry from the backend's row: it reads float8 inputs
+	 * and the captured-block form (mtp_backend_reads_fp8); when false the
+	 * harness asks it nothing about such calls. */
+	bool reads_v2;
 };
 
 /* Thin wrappers: the only way the harness calls a backend. */
@@ -169,6 +173,20 @@ enum mtp_status mtp_host_copy(struct mtp_backend *be, void *dst,
 /* The built-in backends, in the order `mtpcheck list backends` shows them. */
 int mtp_backend_builtin_count(void);
 const struct mtp_backend_iface *mtp_backend_builtin(int i);
+/* Every backend name this mtpcheck knows, each once: the built-in ones,
+ * then the modules, present in this build or not; NULL past the last. */
+const char *mtp_backend_name(int i);
+/* Whether name is one of them, or a name that a module reads further
+ * (opencl:VARIANT, opencl@PLATFORM, python:ADAPTER[:MODE]). */
+bool mtp_backend_known(const char *name);
+/* Whether the backend named `name` (its iface's) reads float8 inputs
+ * [SPEC.md §12.2], and the captured-block form of mtp_step and draft_chain
+ * [§12.3], whose signature differs: the registry's rows say (today ref, cpu,
+ * python, which asks its adapter, and a mutant, which asks its base). Every
+ * other backend is asked nothing about such a call: it is UNIMPLEMENTED
+ * there, so a backend written before them can never misread the bytes. */
+bool mtp_backend_reads_fp8(const char *name);
+bool mtp_backend_reads_captured(const char *name);
 /* Why a backend this build knows of is absent from it ("configured
  * without CUDA"), or NULL if the name is unknown. */
 const char *mtp_backend_absent_reason(const char *name);

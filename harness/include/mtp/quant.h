@@ -1,7 +1,7 @@
 /*
  * FP8 block-quantized projection weights [SPEC.md §12.2, FORMAT.md
  * version 2]: the companion names, the checks a problem's quantized inputs
- * must pass before anything runs, and which backends read float8 inputs.
+ * must pass before anything runs.
  */
 #ifndef MTP_QUANT_H
 #define MTP_QUANT_H
@@ -31,14 +31,8 @@ enum mtp_status mtp_quant_check(const struct mtp_signature *sig,
 /* Whether any input of the call is a float8 tensor. */
 bool mtp_call_has_fp8(const struct mtp_call *c);
 
-/* Whether the backend named `name` reads float8 inputs. Every other backend
- * is asked nothing about an FP8 call: it is UNIMPLEMENTED there, so a
- * backend written before FP8 can never misread the bytes. */
-bool mtp_backend_reads_fp8(const char *name);
-/* Whether the backend named `name` implements the captured-block form of
- * mtp_step and draft_chain (SPEC.md §12.3), whose signature differs; the
- * others are asked nothing about such a call. */
-bool mtp_backend_reads_captured(const char *name);
+/* Which backends read float8 inputs: mtp_backend_reads_fp8 (mtp/backend.h,
+ * the registry's rows). */
 
 #ifdef __cplusplus
 }

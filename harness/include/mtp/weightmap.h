@@ -244,7 +244,4 @@ enum mtp_status mtp_wm_audit_json(const struct mtp_wm_audit *a,
  * its own and the fixed loader is clean. */
 int mtp_wm_selftest(const char *dir, bool verbose);
 
-/* `mtpcheck audit-weights ...` */
-int mtp_audit_weights_main(int argc, char **argv);
-
 #endif

@@ -19,10 +19,16 @@ extern const struct mtp_backend_iface mtp_ref_backend;
 extern const struct mtp_backend_iface mtp_cpu_backend;
 #endif
 
-static const struct mtp_backend_iface *const builtins[] = {
-	&mtp_ref_backend,
+/* A row's reads_v2: it reads float8 inputs [SPEC.md §12.2] and the
+ * captured-block form of mtp_step and draft_chain [§12.3] (mtp/quant.h);
+ * every other backend is asked nothing about such calls. */
+static const struct builtin_def {
+	const struct mtp_backend_iface *iface;
+	bool reads_v2;
+} builtins[] = {
+	{&mtp_ref_backend, true},
 #if MTP_HAVE_CPU
-	&mtp_cpu_backend,
+	{&mtp_cpu_backend, true},
 #endif
 };
 
@@ -32,26 +38,32 @@ struct module_def {
 	const char *file;
 	bool built;
 	const char *absent;
+	bool reads_v2; /* python: its adapter is asked */
 };
 
 static const struct module_def modules[] = {
+	{"cpu", NULL, MTP_HAVE_CPU,
+	 "the optimized CPU backend is not written yet", true},
 	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
 	 "this build has no CUDA backend (configured without nvcc or with "
-	 "MTP_WITH_CUDA=OFF)"},
+	 "MTP_WITH_CUDA=OFF)",
+	 false},
 	{"hip", "mtp_backend_hip.so", MTP_HAVE_HIP,
 	 "this build has no HIP backend (configured without ROCm's HIP, "
-	 "libamdhip64-dev and hipcc, or with MTP_WITH_HIP=OFF)"},
+	 "libamdhip64-dev and hipcc, or with MTP_WITH_HIP=OFF)",
+	 false},
 	{"level_zero", "mtp_backend_level_zero.so", MTP_HAVE_LEVEL_ZERO,
 	 "this build has no Level Zero backend (configured without the Level "
-	 "Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)"},
+	 "Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)",
+	 false},
 	{"opencl", "mtp_backend_opencl.so", MTP_HAVE_OPENCL,
 	 "this build has no OpenCL backend (configured without the OpenCL "
-	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)"},
+	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)",
+	 false},
 	{"python", "mtp_backend_python.so", MTP_HAVE_PYTHON,
 	 "this build has no python backend (configured without Python 3 "
-	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)"},
-	{"cpu", NULL, MTP_HAVE_CPU,
-	 "the optimized CPU backend is not written yet"},
+	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)",
+	 true},
 };
 
 int mtp_backend_builtin_count(void)
@@ -61,7 +73,8 @@ int mtp_backend_builtin_count(void)
 
 const struct mtp_backend_iface *mtp_backend_builtin(int i)
 {
-	return i >= 0 && i < mtp_backend_builtin_count() ? builtins[i] : NULL;
+	return i >= 0 && i < mtp_backend_builtin_count() ? builtins[i].iface
+							 : NULL;
 }
 
 /* Modules whose open() reads NAME:VARIANT and NAME@PLATFORM itself. */
@@ -130,15 +143,60 @@ bad:
 	return MTP_ERR_INVALID;
 }
 
+static bool builtin_named(const char *name)
+{
+	for (int i = 0; i < mtp_backend_builtin_count(); i++)
+		if (strcmp(builtins[i].iface->name, name) == 0)
+			return true;
+	return false;
+}
+
+const char *mtp_backend_name(int i)
+{
+	int n = mtp_backend_builtin_count();
+
+	if (i >= 0 && i < n)
+		return builtins[i].iface->name;
+	for (size_t k = 0; i >= n && k < sizeof(modules) / sizeof(modules[0]);
+	     k++)
+		if (!builtin_named(modules[k].name) && i-- == n)
+			return modules[k].name;
+	return NULL;
+}
+
+bool mtp_backend_known(const char *name)
+{
+	/* python:ADAPTER[:MODE]: the python module reads the rest itself */
+	return builtin_named(name) ||
+	       module_find(strncmp(name, "python:", 7) ? name : "python");
+}
+
+/* A mutant asks its base (mutant.c); a plugin reads neither. */
+static bool reads_v2(const char *name)
+{
+	const struct module_def *m = module_find(name);
+
+	for (int i = 0; i < mtp_backend_builtin_count(); i++)
+		if (strcmp(builtins[i].iface->name, name) == 0)
+			return builtins[i].reads_v2;
+	return strcmp(name, "mutant") == 0 || (m && m->reads_v2);
+}
+
+bool mtp_backend_reads_fp8(const char *name)
+{
+	return reads_v2(name);
+}
+
+bool mtp_backend_reads_captured(const char *name)
+{
+	return reads_v2(name);
+}
+
 /* A built-in or module name (which a plugin may not take), or not. */
 static bool name_reserved(const char *name)
 {
-	for (int i = 0; i < mtp_backend_builtin_count(); i++)
-		if (strcmp(builtins[i]->name, name) == 0)
-			return true;
-	return module_find(name) != NULL || strcmp(name, "mutant") == 0 ||
-	       strncmp(name, "mutant:", 7) == 0 ||
-	       strncmp(name, "python:", 7) == 0;
+	return mtp_backend_known(name) || strcmp(name, "mutant") == 0 ||
+	       strncmp(name, "mutant:", 7) == 0;
 }
 
 /* The plugin of --backend-lib, bound to the one name it declares. */
@@ -185,8 +243,8 @@ static enum mtp_status find_iface(const char *name, const char *lib,
 
 	*handle = NULL;
 	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
-		if (strcmp(builtins[i]->name, name) == 0) {
-			*iface = builtins[i];
+		if (strcmp(builtins[i].iface->name, name) == 0) {
+			*iface = builtins[i].iface;
 			return MTP_OK;
 		}
 	}
@@ -217,9 +275,13 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 	enum mtp_status st;
 
 	*out = NULL;
-	if (strncmp(name, "mutant:", 7) == 0)
-		return mtp_mutant_open(name + 7, mtp_backend_open, out, why,
-				       whyn);
+	if (strncmp(name, "mutant:", 7) == 0) {
+		st = mtp_mutant_open(name + 7, mtp_backend_open, out, why,
+				     whyn);
+		if (*out)
+			(*out)->reads_v2 = reads_v2((*out)->iface->name);
+		return st;
+	}
 	st = find_iface(name, lib, &handle, &iface, why, whyn);
 	if (st)
 		return st;
@@ -232,6 +294,7 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 	}
 	be->iface = iface;
 	be->dl_handle = handle;
+	be->reads_v2 = reads_v2(iface->name);
 	snprintf(be->name, sizeof(be->name), "%s", name);
 	st = iface->open(be);
 	if (st) {

@@ -494,14 +494,11 @@ void mtp_bench_child(struct bench *b)
 		mtp_backend_close(b->be[i]);
 }
 
-static int bench_main(struct bench *b, int argc, char **argv)
+static int bench_main(struct bench *b, const struct mtp_bench_opts *o)
 {
-	int rc, sig;
+	int sig;
 
-	mtp_timing_opts_init(&b->topt);
-	rc = mtp_bench_parse_args(b, argc, argv);
-	if (rc >= 0)
-		return rc;
+	mtp_bench_take_opts(b, o);
 	mtp_bench_defaults(b);
 	if (b->baseline_path) {
 		char err[MTP_ERR_MAX];
@@ -546,18 +543,9 @@ static int bench_main(struct bench *b, int argc, char **argv)
 	return b->bisect && b->n_ambiguous ? 125 : 0;
 }
 
-int mtp_bench_main(int argc, char **argv)
+int mtp_bench_main(const struct mtp_bench_opts *o)
 {
-	struct bench b = {.m = 4,
-			  .v = 1024,
-			  .f = 256,
-			  .check = true,
-			  .unfused = true,
-			  .seed = 1,
-			  .min_effect = 0.05};
-	int rc = bench_main(&b, argc, argv);
+	struct bench b = {0};
 
-	for (int i = 0; i < b.n_owned; i++)
-		free(b.owned[i]);
-	return rc;
+	return bench_main(&b, o);
 }

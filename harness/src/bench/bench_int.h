@@ -14,8 +14,9 @@
 #include "mtp/bench.h"
 #include "mtp/textio.h"
 #include "mtp/timing.h"
+#include "bench.h"
 
-#define MAXL 16
+#define MAXL MTP_BENCH_MAXL
 #define MAXO 64 /* outputs of one problem (a K-step chain has 7 K) */
 
 struct bench {
@@ -48,8 +49,6 @@ struct bench {
 	bool gate, bisect; /* SLOWER fails; AMBIGUOUS is 125 */
 	double min_effect; /* smallest change that is not SAME */
 	int repeats;	   /* --gate-repeats: timings of each row (0: unset) */
-	char *owned[16]; /* the --backend and --op lists the names point into */
-	int n_owned;
 	int n_slower, n_ambiguous;
 	const char *html_path;		/* --html: the rows as a page */
 	const char *csv_path, *md_path; /* --csv, --md: the rows as tables */
@@ -73,7 +72,7 @@ struct bench {
 };
 
 #define BENCH_MAX_CRASHES 256
-#define BENCH_MAX_REPEATS 9
+#define BENCH_MAX_REPEATS MTP_BENCH_MAX_REPEATS
 
 /* A problem and backend whose bench process died (JSON "crashed"). */
 struct bench_crash {
@@ -82,9 +81,8 @@ struct bench_crash {
 	char why[160];
 };
 
-/* Parses bench's options into b: -1 to go on, or the exit code to return
- * (2 for a usage error, 0 after --help). */
-int mtp_bench_parse_args(struct bench *b, int argc, char **argv);
+/* Takes the parsed options o into b. */
+void mtp_bench_take_opts(struct bench *b, const struct mtp_bench_opts *o);
 /* What the options left unset: the default ops, shapes and backends. */
 void mtp_bench_defaults(struct bench *b);
 /* Opens b's backends and probes them (bench_probe.c): the copy bandwidth of

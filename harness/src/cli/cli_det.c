@@ -1,16 +1,15 @@
 /*
  * The determinism options of `mtpcheck run` (docs/DIAGNOSES.md
  * "Determinism"): --invariance [--invariance-ulps N] and --repeat N
- * --bitwise. Kept beside cli.c so that its parser only hands them over;
- * the combinations that mean nothing are usage errors here.
+ * --bitwise, rows of the option table (options.c): the setters of the two
+ * counts, and the combinations that mean nothing, usage errors here.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "mtp/meta.h"
 #include "det_opts.h"
+#include "options.h"
 
 #define REPEAT_MAX 1000
 #define ULPS_MAX 1000000
@@ -23,49 +22,33 @@ static int det_usage(const char *cmd, const char *what, const char *arg)
 	return -1;
 }
 
-static bool parse_count(const char *s, long lo, long hi, long *v)
+int mtp_opt_set_repeat(void *dst, void *at, const char *name, const char *val,
+		       char *why, size_t n)
 {
-	char *end;
+	struct mtp_determinism *d = at;
+	long long v;
 
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return s[0] && !errno && !*end && *v >= lo && *v <= hi;
+	(void)dst;
+	if (mtp_opt_int(name, val, 1, REPEAT_MAX,
+			"a count of runs from 1 to 1000", &v, why, n))
+		return -1;
+	d->repeat = (int)v;
+	return 0;
 }
 
-int mtp_cli_det_opt(const char *cmd, int argc, char **argv,
-		    struct mtp_determinism *d)
+int mtp_opt_set_ulps(void *dst, void *at, const char *name, const char *val,
+		     char *why, size_t n)
 {
-	const char *a = argv[0], *val = argc > 1 ? argv[1] : NULL;
-	bool takes = !strcmp(a, "--repeat") || !strcmp(a, "--invariance-ulps");
-	long v;
+	struct mtp_determinism *d = at;
+	long long v;
 
-	if (!takes && strcmp(a, "--invariance") && strcmp(a, "--bitwise"))
-		return 0;
-	if (strcmp(cmd, "run"))
-		return det_usage(cmd, "%s is an option of mtpcheck run", a);
-	if (takes && !val)
-		return det_usage(cmd, "option %s needs a value", a);
-	if (!strcmp(a, "--invariance")) {
-		d->invariance = true;
-	} else if (!strcmp(a, "--bitwise")) {
-		d->bitwise = true;
-	} else if (!strcmp(a, "--repeat")) {
-		if (!parse_count(val, 1, REPEAT_MAX, &v))
-			return det_usage(cmd,
-					 "--repeat: '%s' is not a count of "
-					 "runs from 1 to 1000",
-					 val);
-		d->repeat = (int)v;
-	} else {
-		if (!parse_count(val, 0, ULPS_MAX, &v))
-			return det_usage(cmd,
-					 "--invariance-ulps: '%s' is not a "
-					 "count of ulps from 0 to 1000000",
-					 val);
-		d->ulps = v;
-		d->ulps_set = true;
-	}
-	return takes ? 2 : 1;
+	(void)dst;
+	if (mtp_opt_int(name, val, 0, ULPS_MAX,
+			"a count of ulps from 0 to 1000000", &v, why, n))
+		return -1;
+	d->ulps = v;
+	d->ulps_set = true;
+	return 0;
 }
 
 int mtp_cli_det_check(const char *cmd, struct mtp_determinism *d)

@@ -1,7 +1,7 @@
 /*
- * `mtpcheck list ops|families|backends|mutants`: the tables a user asks
- * about, each printed from its one source (the op table, the family rows, the
- * registry, the diagnoses that have a mutant). `list cases` is a run with
+ * `mtpcheck list ops|families|backends|mutants|options`: the tables a user
+ * asks about, each printed from its one source (the op table, the family
+ * rows, the registry, the diagnoses that have a mutant, the option table). `list cases` is a run with
  * --list, in cli.c.
  */
 #include <stdbool.h>
@@ -13,6 +13,7 @@
 #include "mtp/family.h"
 #include "mtp/mutant.h"
 #include "mtp/op.h"
+#include "options.h"
 
 bool mtp_cli_list(const char *what);
 bool mtp_cli_list_known(const char *what);
@@ -54,26 +55,22 @@ static void list_families(void)
 	}
 }
 
+/* The registry's names: the built-in ones, then the modules, each with
+ * whether this build has it and, if not, why. */
 static void list_backends(void)
 {
-	static const char *const gpu[] = {"cpu",	"cuda",	  "hip",
-					  "level_zero", "opencl", "python"};
+	int n = mtp_backend_builtin_count();
 
-	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
+	for (int i = 0; i < n; i++) {
 		const struct mtp_backend_iface *b = mtp_backend_builtin(i);
 
 		printf("%-12s built in   %s\n", b->name, b->description);
 	}
-	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
-		const char *why = mtp_backend_absent_reason(gpu[i]);
-		bool builtin = false;
+	for (int i = n; mtp_backend_name(i); i++) {
+		const char *why =
+			mtp_backend_absent_reason(mtp_backend_name(i));
 
-		for (int k = 0; k < mtp_backend_builtin_count(); k++)
-			builtin |= strcmp(mtp_backend_builtin(k)->name,
-					  gpu[i]) == 0;
-		if (builtin)
-			continue;
-		printf("%-12s %s\n", gpu[i],
+		printf("%-12s %s\n", mtp_backend_name(i),
 		       why ? why : "module (loaded at run time)");
 	}
 	printf("%-12s wraps another backend and reproduces a known bug\n",
@@ -97,7 +94,8 @@ static const struct {
 } lists[] = {{"ops", list_ops},
 	     {"families", list_families},
 	     {"backends", list_backends},
-	     {"mutants", list_mutants}};
+	     {"mutants", list_mutants},
+	     {"options", mtp_cli_list_options}};
 
 bool mtp_cli_list_known(const char *what)
 {

@@ -2,7 +2,8 @@
  * `mtpcheck report`: merges results files written by `run --json` (and the
  * bench files of `bench --json`, as a bench history) into one run and writes
  * it as HTML, JUnit or JSON. Its exit code is the merged run's, as its page
- * states (1 if any FAILED, CRASHED or TIMEOUT).
+ * states (1 if any FAILED, CRASHED or TIMEOUT). Its options and --help are
+ * rows of the option table (options.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,60 +12,15 @@
 
 #include "mtp/bench.h"
 #include "mtp/runner.h"
+#include "options.h"
 #include "preflight.h"
-
-static const char usage_report[] =
-	"usage: mtpcheck report FILE.json... [--html FILE] [--junit FILE] "
-	"[--json FILE]\n"
-	"                       [--markdown FILE]\n"
-	"\n"
-	"Merges results files written by `mtpcheck run --json` (one per "
-	"vendor\n"
-	"machine, or one per night) into one report: each file's backends "
-	"become\n"
-	"columns backend@host; a later run on the same host is another, dated "
-	"column,\n"
-	"while the shards of one run (the same run_id, see run --run-id) share "
-	"one.\n"
-	"Bench files written by `mtpcheck bench --json` among them make the "
-	"bench\n"
-	"history of the HTML page: a night per file (per run_id), in the order "
-	"given\n"
-	"(oldest first), and per op, shape and backend@host the median, GB/s "
-	"and\n"
-	"fraction of the copy bandwidth of each night.\n"
-	"--markdown writes the benchmarks page of the bench files: per "
-	"section of\n"
-	"their records the newest figure of each row with its run's machine,\n"
-	"commit, command, prediction and reason for a miss, and every row's\n"
-	"earlier figures (docs/RESULTS.md, \"Bench records\").\n"
-	"A result that several inputs hold (a file given twice, a merged "
-	"report\n"
-	"beside its inputs) counts once; an input that is one of the "
-	"outputs is\n"
-	"skipped with a note. A file that is not what it says is refused in "
-	"one\n"
-	"line naming the file and the field (exit 2).\n"
-	"--json writes the merged results (--json and --junit: results only). "
-	"Exit\n"
-	"code: the merged run's (0, 1 if any FAILED, CRASHED or TIMEOUT, 2 if "
-	"any\n"
-	"INVALID, 125 if nothing passed; bench files alone: 0).\n";
-
-#define NOUT 4 /* --html, --junit, --json, --markdown */
-
-static int report_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "mtpcheck report: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (see mtpcheck report --help)\n");
-	return MTP_EXIT_USAGE;
-}
 
 /* Drops from paths (n of them) every input that is one of the outputs (the
  * same file: `report out/NAME.json... --json out/merged.json` run again finds its
  * own previous output among the inputs), with a note line each; the number
  * left. */
+#define NOUT 4 /* --html, --junit, --json, --markdown */
+
 static int skip_outputs(const char **paths, int n, const char *const *outs,
 			const char *const *flags)
 {
@@ -94,38 +50,20 @@ static int skip_outputs(const char **paths, int n, const char *const *outs,
 
 int mtp_cli_report(int argc, char **argv)
 {
-	const char *outs[NOUT] = {NULL}; /* html, junit, json, markdown */
 	static const char *const flags[NOUT] = {"--html", "--junit", "--json",
 						"--markdown"};
 	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
+	struct mtp_report_opts o = {.paths = paths};
 	struct mtp_run run = {0};
 	char err[MTP_ERR_MAX];
-	int n = 0, rc = -1;
+	int n, rc = paths ? mtp_cli_parse("report", argc, argv, &o) : 2;
+	const char *outs[NOUT] = {o.html, o.junit, o.json, o.markdown};
 
-	for (int i = 0; paths && rc < 0 && i < argc; i++) {
-		int k = NOUT;
-
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_report, stdout);
-			rc = MTP_EXIT_OK;
-			break;
-		}
-		while (k-- > 0 && strcmp(argv[i], flags[k]))
-			;
-		if (k >= 0 && i + 1 < argc)
-			outs[k] = argv[++i];
-		else if (k >= 0)
-			rc = report_usage("option %s needs a value", argv[i]);
-		else if (argv[i][0] != '-')
-			paths[n++] = argv[i];
-		else
-			rc = report_usage("unknown argument '%s'", argv[i]);
-	}
+	n = o.n_paths;
 	if (rc < 0 && (!n || (!outs[0] && !outs[1] && !outs[2] && !outs[3])))
-		rc = report_usage(
-			"needs results or bench files and --html, --junit, "
-			"--json or --markdown%s",
-			"");
+		rc = mtp_cli_usage("report", "needs results or bench files and "
+					     "--html, --junit, --json or "
+					     "--markdown");
 	if (rc < 0 && mtp_preflight_outputs(outs, NOUT, err, sizeof(err))) {
 		fprintf(stderr, "mtpcheck report: %s\n", err);
 		rc = MTP_EXIT_USAGE;

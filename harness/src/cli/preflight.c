@@ -16,23 +16,6 @@
 #include "mtp/mutant.h"
 #include "mtp/textio.h"
 
-static const char *const modules[] = {"cuda",	"hip", "level_zero",
-				      "opencl", "cpu", "python"};
-
-static bool known_base(const char *name)
-{
-	for (int i = 0; i < mtp_backend_builtin_count(); i++)
-		if (!strcmp(mtp_backend_builtin(i)->name, name))
-			return true;
-	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
-		if (!strcmp(modules[i], name))
-			return true;
-	/* opencl:VARIANT and opencl@PLATFORM: the module checks the rest */
-	if (!strncmp(name, "opencl", 6) && (name[6] == ':' || name[6] == '@'))
-		return true;
-	return !strncmp(name, "python:", 7); /* the module checks the adapter */
-}
-
 static int edit_distance(const char *a, const char *b)
 {
 	int prev[64], cur[64];
@@ -61,17 +44,11 @@ static const char *closest(const char *name)
 	const char *best = NULL;
 	int bd = 3;
 
-	for (int i = 0; i < mtp_backend_builtin_count(); i++) {
-		int d = edit_distance(name, mtp_backend_builtin(i)->name);
+	for (int i = 0; mtp_backend_name(i); i++) {
+		int d = edit_distance(name, mtp_backend_name(i));
 
 		if (d < bd)
-			bd = d, best = mtp_backend_builtin(i)->name;
-	}
-	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
-		int d = edit_distance(name, modules[i]);
-
-		if (d < bd)
-			bd = d, best = modules[i];
+			bd = d, best = mtp_backend_name(i);
 	}
 	return best;
 }
@@ -88,7 +65,7 @@ static bool known_mutant(const char *spec, char *why, size_t n)
 		snprintf(why, n, "no mutant '%s' (mtpcheck list mutants)", bug);
 		return false;
 	}
-	if (colon && !known_base(colon + 1)) {
+	if (colon && !mtp_backend_known(colon + 1)) {
 		snprintf(why, n, "unknown base backend '%s' of the mutant",
 			 colon + 1);
 		return false;
@@ -121,7 +98,7 @@ enum mtp_status mtp_preflight_backends(const struct mtp_run_opts *o, char *err,
 			return MTP_ERR_INVALID;
 		}
 		/* with --backend-lib, a name may be the plugin's own */
-		if (known_base(b) || o->backend_lib)
+		if (mtp_backend_known(b) || o->backend_lib)
 			continue;
 		near = closest(b);
 		snprintf(err, errn,

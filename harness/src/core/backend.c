@@ -52,13 +52,12 @@ enum mtp_status mtp_backend_download(struct mtp_backend *be, void *dst,
 
 bool mtp_backend_supports(struct mtp_backend *be, const struct mtp_call *c)
 {
-	/* The captured-block form (SPEC.md §12.3): only backends written for
-	 * it are asked (the python backend asks its adapter); a mutant asks
-	 * its base. */
-	if (c->params && c->params->v2.captured &&
-	    !mtp_backend_reads_captured(be->iface->name))
+	/* The captured-block form (SPEC.md §12.3): only backends whose
+	 * registry row reads it are asked (the python backend asks its
+	 * adapter); a mutant asks its base. */
+	if (c->params && c->params->v2.captured && !be->reads_v2)
 		return false;
-	if (mtp_call_has_fp8(c) && !mtp_backend_reads_fp8(be->iface->name))
+	if (mtp_call_has_fp8(c) && !be->reads_v2)
 		return false; /* a backend that predates FP8 [§12.2] */
 	return be->iface->supports(be, c);
 }

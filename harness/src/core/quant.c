@@ -84,26 +84,3 @@ bool mtp_call_has_fp8(const struct mtp_call *c)
 			return true;
 	return false;
 }
-
-/* The backends that read float8 inputs and the captured-block form: the
- * same today. "mutant" wraps a base backend and asks it in turn; "python"
- * asks its adapter (whose supports() sees the dtypes and attributes). */
-static bool modern(const char *name)
-{
-	static const char *const readers[] = {"ref", "cpu", "mutant", "python"};
-
-	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
-		if (strcmp(name, readers[i]) == 0)
-			return true;
-	return false;
-}
-
-bool mtp_backend_reads_fp8(const char *name)
-{
-	return modern(name);
-}
-
-bool mtp_backend_reads_captured(const char *name)
-{
-	return modern(name);
-}

@@ -1,7 +1,8 @@
 /*
  * `mtpcheck audit-weights`: reads a checkpoint's key list and, optionally,
  * the engine's parameters, modules and resolved mapping, runs the weight
- * audit and prints one line per finding. Exit codes are ARCHITECTURE.md's: 0 no
+ * audit and prints one line per finding (its options are rows of the
+ * CLI's option table, cli/options.c). Exit codes are ARCHITECTURE.md's: 0 no
  * finding, 1 a finding, 2 a usage error or an input that cannot be read.
  */
 #include <stdio.h>
@@ -10,83 +11,7 @@
 
 #include "mtp/meta.h"
 #include "mtp/weightmap.h"
-
-static const char usage_audit[] =
-	"usage: mtpcheck audit-weights --family F --layer N --keys KEYS "
-	"[options]\n"
-	"       mtpcheck audit-weights --family F --layer N --checkpoint DIR "
-	"[options]\n"
-	"       mtpcheck audit-weights --selftest [--fixtures DIR] [-v]\n"
-	"\n"
-	"Judges how checkpoint tensors are mapped to the engine's parameters\n"
-	"(docs/SPEC.md §6) and names the known mapping bugs: "
-	"STALE_WEIGHT_REMAP "
-	"(§8.5),\n"
-	"EH_PROJ_NO_PREFIX (§8.4), MTP_HEAD_EMBED_UNLOADED (§8.6). "
-	"docs/WEIGHTS.md.\n"
-	"\n"
-	"  --family F        deepseek_v4, deepseek_v3 or glm\n"
-	"  --layer N         index of the first MTP layer (V4-Flash 43, V4-Pro "
-	"and\n"
-	"                    V3 61, GLM-4.5 92, GLM-5.x 78)\n"
-	"  --mtp-layers K    number of MTP layers (default 1)\n"
-	"  --keys KEYS       checkpoint tensor names, one a line, or a\n"
-	"                    model.safetensors.index.json\n"
-	"  --checkpoint DIR  instead of --keys: a checkpoint folder, read from "
-	"its\n"
-	"                    safetensors headers (no tensor data): adds the "
-	"checks\n"
-	"                    each MTP tensor loads into one parameter, each\n"
-	"                    parameter from one tensor, FP8 scales, shapes\n"
-	"  --params PARAMS   the engine's parameter names, one a line, "
-	"optionally\n"
-	"                    NAME<TAB>shape=D0,D1 (default: the parameters "
-	"the\n"
-	"                    fixed loader produces from KEYS)\n"
-	"  --modules MODS    the engine's modules, NAME<TAB>QUANT_PREFIX "
-	"lines\n"
-	"  --mapping MAP     the engine's resolved mapping, KEY<TAB>PARAM "
-	"lines:\n"
-	"                    judged instead of a simulated --loader\n"
-	"  --loader L        the simulated loader: fixed (default), "
-	"buggy-remap,\n"
-	"                    no-alias, no-prefix (the bugs: deepseek_v4 only)\n"
-	"  --expert-dtype D  V4 routed experts: fp4 (default) or fp8\n"
-	"  --engine E        whose loader rules are simulated, and whose\n"
-	"                    parameter names PARAMS is judged against:\n"
-	"                    vllm@0.33 (default; measured: routed_experts,\n"
-	"                    no V4 alias step), vllm@0.23, or spec (the\n"
-	"                    SPEC.md §6 loader; the bundled lists of\n"
-	"                    fixtures/weights are written for it:\n"
-	"                    audit them with --engine spec)\n"
-	"  --json FILE       write the findings as JSON (docs/RESULTS.md)\n"
-	"  --commit REV      the commit under test, for the JSON's metadata\n"
-	"                    (default: $MTP_COMMIT)\n"
-	"  --run-id ID       the run id in the JSON's metadata (default: "
-	"the CI\n"
-	"                    system's run, else host-date-pid)\n"
-	"  --print-mapping   print the simulated loader's mapping and stop:\n"
-	"                    KEY<TAB>PARAM[<TAB>shard=S][<TAB>expert=E] lines "
-	"(a\n"
-	"                    --mapping file), skipped keys as '# ' comments\n"
-	"  --selftest        run every loader variant over the bundled key "
-	"lists\n"
-	"                    and check each bug is caught and named, and the "
-	"fixed\n"
-	"                    loader is clean\n"
-	"  --fixtures DIR    the bundled lists (default: fixtures/weights)\n"
-	"  -v, --verbose     list the notes and each diagnosis's history\n"
-	"  -h, --help        this text\n"
-	"\n"
-	"exit codes: 0 no finding; 1 a finding; 2 usage error or invalid "
-	"input.\n";
-
-struct audit_opts {
-	const char *family, *layer, *mtp_layers, *keys, *params, *modules;
-	const char *mapping, *loader, *expert_dtype, *json, *fixtures;
-	const char *engine, *commit, *run_id, *checkpoint;
-	bool print_mapping, selftest, verbose;
-};
+#include "weights.h"
 
 struct audit_inputs {
 	struct mtp_wm_names keys, params;
@@ -103,55 +28,6 @@ static int usage(const char *fmt, const char *arg)
 	return MTP_EXIT_USAGE;
 }
 
-/* The option's slot, or NULL for an option without a value. */
-static const char **value_slot(struct audit_opts *o, const char *a)
-{
-	static const char *const names[] = {
-		"--family",	  "--layer",   "--mtp-layers", "--keys",
-		"--params",	  "--modules", "--mapping",    "--loader",
-		"--expert-dtype", "--json",    "--fixtures",   "--engine",
-		"--commit",	  "--run-id",  "--checkpoint",
-	};
-	const char **slots[] = {
-		&o->family,	  &o->layer,   &o->mtp_layers, &o->keys,
-		&o->params,	  &o->modules, &o->mapping,    &o->loader,
-		&o->expert_dtype, &o->json,    &o->fixtures,   &o->engine,
-		&o->commit,	  &o->run_id,  &o->checkpoint,
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(a, names[i]) == 0)
-			return slots[i];
-	return NULL;
-}
-
-/* Returns -1 to go on, else an exit code. */
-static int parse_args(int argc, char **argv, struct audit_opts *o)
-{
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		const char **slot = value_slot(o, a);
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_audit, stdout);
-			return MTP_EXIT_OK;
-		} else if (slot && i + 1 < argc) {
-			*slot = argv[++i];
-		} else if (slot) {
-			return usage("option %s needs a value", a);
-		} else if (!strcmp(a, "--print-mapping")) {
-			o->print_mapping = true;
-		} else if (!strcmp(a, "--selftest")) {
-			o->selftest = true;
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			o->verbose = true;
-		} else {
-			return usage("unknown argument '%s'", a);
-		}
-	}
-	return -1;
-}
-
 static bool parse_int(const char *s, int lo, int hi, int *out)
 {
 	char *end;
@@ -164,7 +40,7 @@ static bool parse_int(const char *s, int lo, int hi, int *out)
 }
 
 /* Checks the options and fills the configuration; -1 to go on. */
-static int make_config(const struct audit_opts *o, struct mtp_wm_config *c)
+static int make_config(const struct mtp_audit_opts *o, struct mtp_wm_config *c)
 {
 	enum mtp_family fam;
 	int layer, k = 1;
@@ -221,7 +97,7 @@ static void inputs_fini(struct audit_inputs *x)
 	mtp_wm_ckpt_fini(&x->ckpt);
 }
 
-static enum mtp_status read_inputs(const struct audit_opts *o,
+static enum mtp_status read_inputs(const struct mtp_audit_opts *o,
 				   struct audit_inputs *x, char *err,
 				   size_t errn)
 {
@@ -349,7 +225,7 @@ static void command_line(int argc, char **argv, char *buf, size_t n)
 		o += (size_t)snprintf(buf + o, n - o, " %s", argv[i]);
 }
 
-static int audit(const struct audit_opts *o, const struct mtp_wm_config *c,
+static int audit(const struct mtp_audit_opts *o, const struct mtp_wm_config *c,
 		 int argc, char **argv)
 {
 	struct audit_inputs x;
@@ -387,14 +263,13 @@ out_inputs:
 	return rc;
 }
 
-int mtp_audit_weights_main(int argc, char **argv)
+int mtp_audit_weights_main(const struct mtp_audit_opts *opts, int argc,
+			   char **argv)
 {
-	struct audit_opts o = {0};
+	struct mtp_audit_opts o = *opts;
 	struct mtp_wm_config c;
-	int rc = parse_args(argc, argv, &o);
+	int rc;
 
-	if (rc >= 0)
-		return rc;
 	if (o.selftest && o.json)
 		return usage("--selftest writes no JSON (it prints its table): "
 			     "drop --json%s",
