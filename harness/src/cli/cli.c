@@ -30,7 +30,7 @@ static const char usage_main[] =
 	"cases/quick.case)\n"
 	"  verify    judge the observed/ tensors of a dump against the "
 	"reference\n"
-	"  list      list ops, backends, mutants or cases\n"
+	"  list      list ops, backends, mutants, diagnoses or cases\n"
 	"  selftest  run every mutant and show each known bug is caught and "
 	"named\n"
 	"  bench     time ops x shapes x backends, checked, against measured "
@@ -139,7 +139,8 @@ static const char usage_verify[] =
 	"due) FAILS.\n";
 
 static const char usage_list[] =
-	"usage: mtpcheck list ops|families|backends|mutants|cases [--fixtures "
+	"usage: mtpcheck list ops|families|backends|mutants|diagnoses|cases "
+	"[--fixtures "
 	"PATH] "
 	"[--filter PAT]\n";
 
@@ -167,7 +168,8 @@ int mtp_selftest(const struct mtp_run_opts *opts);
 int mtp_cli_report(int argc, char **argv);
 int mtp_bench_main(int argc, char **argv);
 int mtp_audit_weights_main(int argc, char **argv);
-/* cli_list.c: prints list WHAT (ops, families, backends, mutants); false
+/* cli_list.c: prints list WHAT (ops, families, backends, mutants,
+ * diagnoses); false
  * for another WHAT; whether WHAT is one of them. */
 bool mtp_cli_list(const char *what);
 bool mtp_cli_list_known(const char *what);

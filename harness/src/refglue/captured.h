@@ -7,21 +7,17 @@
 #ifndef MTP_CAPTURED_H
 #define MTP_CAPTURED_H
 
-#include "mtp/diagnose.h"
+#include "mtp/bugclass.h"
 #include "mtp/fixture.h"
 #include "ref_io.h"
 
 /* The reference on a captured call (outputs into io's double arrays). */
 enum mtp_status mtp_captured_run(const struct mtp_ref_io *io);
 
-/* The same with bug `d` applied to each step before the next is fed. */
+/* The same with a step bug's row (its after_step) applied to each step
+ * before the next is fed. */
 enum mtp_status mtp_captured_hypothesis(const struct mtp_ref_io *io,
-					enum mtp_diag d);
-
-/* Whether hypothesis d can be claimed on a captured call: the hc_post bugs
- * need the deferred contract's captured state, MISSING_POS0_MASK a declared
- * pos0_mask = 1. True for a call that is not captured. */
-bool mtp_captured_diag_applies(enum mtp_diag d, const struct mtp_call *c);
+					const struct mtp_bug_class *row);
 
 /* Real sizes: for a captured case whose vocabulary is larger than
  * MTP_SAMPLE_MIN_V, unless `full`, keeps only a deterministic sample of the
