@@ -16,53 +16,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "mtp/bugclass.h"
 #include "mtp/op.h"
-
-enum mtp_diag {
-	MTP_DIAG_NONE,
-	MTP_DIAG_PRE_NORM_RECYCLE,
-	MTP_DIAG_DOUBLE_FINAL_NORM,
-	MTP_DIAG_MISSING_HC_POST,
-	MTP_DIAG_HC_POST_TWICE,
-	MTP_DIAG_HC_STATE_DEFAULTS,
-	MTP_DIAG_HC_HEAD_OWNER,
-	MTP_DIAG_MISSING_POS0_MASK,
-	MTP_DIAG_NORM_ROUNDING,
-	MTP_DIAG_STALE_WEIGHT_REMAP,
-	MTP_DIAG_EH_PROJ_NO_PREFIX,
-	MTP_DIAG_MTP_HEAD_EMBED_UNLOADED,
-	MTP_DIAG_CONVENTION_MISMATCH, /* §12.1: one hypothesis per convention */
-	/* SPEC.md §12.4, bugs seen in the field (diag_field.c) */
-	MTP_DIAG_SPEC_STEP_LAYER_REUSE,
-	MTP_DIAG_SHARED_HEAD_OVERWRITE,
-	MTP_DIAG_SHARED_HEAD_UNINIT,
-	MTP_DIAG_QUANT_SCALE_DROPPED,
-	MTP_DIAG_QUANT_SCALE_RECIPROCAL,
-	MTP_DIAG_QUANT_SCALE_TRANSPOSED,
-	MTP_DIAG_QUANT_SCALE_OTHER_LAYER,
-	MTP_DIAG_ROUNDING_BIAS, /* the signed-bias test (bias.h), no hypothesis */
-	/* determinism (run --invariance, --repeat N --bitwise: run/determinism.h),
-	 * found by calling the backend again, no hypothesis */
-	MTP_DIAG_BATCH_VARIANT,
-	MTP_DIAG_NONDETERMINISTIC,
-	/* SPEC.md §8.8, tensor parallelism (diag_tp.c, mutant_tp.c) */
-	MTP_DIAG_ALLREDUCE_MISSING,
-	MTP_DIAG_ALLREDUCE_TWICE,
-	MTP_DIAG_ALLREDUCE_SCALED,
-	MTP_DIAG_ALLREDUCE_AFTER_NORM,
-	MTP_DIAG_COUNT
-};
 
 #define MTP_DIAG_MIN_RATIO 4.0
 
-struct mtp_diag_info {
-	const char *name;
-	const char *section; /* SPEC.md section */
-	const char *history; /* one line */
-	bool numeric;	     /* computed from outputs (else: weight mapping) */
-};
-
-const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d);
+/* The bug class row of d (mtp/bugclass.h); the empty NONE row for an
+ * unknown d. */
+const struct mtp_bug_class *mtp_diag_info(enum mtp_diag d);
 bool mtp_diag_parse(const char *name, enum mtp_diag *out);
 
 /* Whether hypothesis d can be computed for this call (op, family, attrs,
@@ -121,15 +82,11 @@ bool mtp_diagnose_declared(const struct mtp_call *c,
 			   const struct mtp_tensor *got,
 			   const struct mtp_tensor *want,
 			   struct mtp_diag_result *out);
-/* [§12.4] The field hypotheses (diag_field.c), called by the two above. */
-bool mtp_diag_field_applies(enum mtp_diag d, const struct mtp_call *c);
-enum mtp_status mtp_diag_field_hypothesis(enum mtp_diag d,
-					  const struct mtp_call *c,
-					  struct mtp_tensor *hyp);
-
 /* [§8.8] The all-reduce classes (diag_tp.c): whether d is one, whether it
  * applies to the call (rank tp_rank of an all_reduce or of a tensor-parallel
- * captured mtp_step, P >= 2), and its outputs into hyp (allocated). */
+ * captured mtp_step, P >= 2), and its outputs into hyp (allocated). Their
+ * rows (bugs/allreduce.c) carry no change yet: the judge asks these and the
+ * mutant mutant_tp.c, two functions where the other classes have one. */
 bool mtp_diag_tp(enum mtp_diag d);
 bool mtp_diag_tp_applies(enum mtp_diag d, const struct mtp_call *c);
 enum mtp_status mtp_diag_tp_hypothesis(enum mtp_diag d,

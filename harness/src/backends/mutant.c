@@ -14,6 +14,7 @@
 #include "mtp/diagnose.h"
 
 struct mutant {
+	const struct mtp_bug_class *row;
 	enum mtp_diag bug;
 };
 
@@ -61,20 +62,23 @@ static enum mtp_status scratch(struct mtp_backend *base, struct mtp_tensor *t,
 	return mtp_backend_alloc(base, mtp_tensor_nbytes(t), &t->data);
 }
 
-/* logits, token = lm_head(RMSNorm(x; shared head of layer lp)). */
+/* logits, token = lm_head(RMSNorm(x; shared head of layer lp)), or
+ * lm_head(x) when !norm. */
 static enum mtp_status head_logits(struct mtp_backend *base,
 				   const struct mtp_call *c, const char *lp,
-				   const char *sp, const struct mtp_tensor *x)
+				   const char *sp, const struct mtp_tensor *x,
+				   bool norm)
 {
 	struct mtp_subcall *s = malloc(sizeof(*s));
-	struct mtp_tensor tmp;
+	struct mtp_tensor tmp = {0};
 	int64_t th[2] = {c->dims.t, c->dims.h};
-	enum mtp_status st =
-		s ? scratch(base, &tmp, c->act, 2, th) : MTP_ERR_NOMEM;
+	enum mtp_status st = !s	    ? MTP_ERR_NOMEM
+			     : norm ? scratch(base, &tmp, c->act, 2, th)
+				    : MTP_OK;
 
-	if (!st)
+	if (!st && norm)
 		st = mtp_mutant_sub_init(s, MTP_OP_RMSNORM, c);
-	if (!st) {
+	if (!st && norm) {
 		mtp_mutant_sub_set(s, false, "x", x);
 		mtp_mutant_sub_set(s, false, "weight",
 				   T(c, lp, "shared_head_norm_weight"));
@@ -84,7 +88,7 @@ static enum mtp_status head_logits(struct mtp_backend *base,
 	if (!st)
 		st = mtp_mutant_sub_init(s, MTP_OP_LM_HEAD, c);
 	if (!st) {
-		mtp_mutant_sub_set(s, false, "x", &tmp);
+		mtp_mutant_sub_set(s, false, "x", norm ? &tmp : x);
 		mtp_mutant_sub_set(s, false, "weight", T(c, lp, "head_weight"));
 		mtp_mutant_sub_set(s, false, "weight_scale_inv",
 				   T(c, lp, "head_scale_inv"));
@@ -118,7 +122,8 @@ static enum mtp_status v4_head(struct mtp_backend *base,
 		st = mtp_mutant_sub_run(base, s);
 	}
 	free(s);
-	return st ? st : head_logits(base, c, lp, sp, T(c, sp, "head_hidden"));
+	return st ? st
+		  : head_logits(base, c, lp, sp, T(c, sp, "head_hidden"), true);
 }
 
 /* streams <- hc_post(block_out, streams, post_mix, comb_mix): the second post. */
@@ -149,32 +154,62 @@ static enum mtp_status post_again(struct mtp_backend *base,
 	return st;
 }
 
-/* Turns one correct step's outputs (prefix sp, layer prefix lp, layer l)
- * into what the buggy code produces. */
-static enum mtp_status fixup(struct mtp_backend *base, enum mtp_diag bug,
-			     const struct mtp_call *c, const char *lp,
-			     const char *sp, int64_t l)
-{
-	enum mtp_status st = MTP_OK;
+/* The mutant's side of a step bug (mtp/bugclass.h): step sp (layer
+ * prefix lp) of the call, on the base's device buffers and kernels. */
+struct dev_step {
+	struct mtp_bug_step s; /* first: the row sees this */
+	struct mtp_backend *base;
+	const char *lp, *sp;
+};
 
-	switch (bug) {
-	case MTP_DIAG_PRE_NORM_RECYCLE:
-		return dcopy(base, T(c, sp, "recycled"),
-			     T(c, sp, "hidden_pre"));
-	case MTP_DIAG_DOUBLE_FINAL_NORM:
-		return head_logits(base, c, lp, sp, T(c, sp, "hidden_post"));
-	case MTP_DIAG_HC_HEAD_OWNER:
-		return l == 0 ? MTP_OK : v4_head(base, c, lp, "layer.0/", sp);
-	case MTP_DIAG_MISSING_HC_POST:
-		st = dcopy(base, T(c, sp, "streams"),
-			   T(c, sp, "block_residual"));
-		break;
-	case MTP_DIAG_HC_POST_TWICE: st = post_again(base, c, sp); break;
-	default: return MTP_OK;
-	}
-	if (!st)
-		st = dcopy(base, T(c, sp, "recycled"), T(c, sp, "streams"));
-	return st ? st : v4_head(base, c, lp, lp, sp);
+#define DS(s) ((const struct dev_step *)(s))
+
+static enum mtp_status ds_copy(const struct mtp_bug_step *s, const char *dst,
+			       const char *src)
+{
+	const struct mtp_tensor *d = T(s->c, DS(s)->sp, dst);
+	const struct mtp_tensor *f = T(s->c, DS(s)->sp, src);
+
+	return d && f ? dcopy(DS(s)->base, d, f) : MTP_ERR_INVALID;
+}
+
+static enum mtp_status ds_head(const struct mtp_bug_step *s, const char *x,
+			       bool norm)
+{
+	const struct mtp_tensor *t = T(s->c, DS(s)->sp, x);
+
+	return t ? head_logits(DS(s)->base, s->c, DS(s)->lp, DS(s)->sp, t, norm)
+		 : MTP_ERR_INVALID;
+}
+
+static enum mtp_status ds_mhc_head(const struct mtp_bug_step *s, int64_t hc)
+{
+	char hp[32] = "";
+
+	if (s->c->op->id == MTP_OP_DRAFT_CHAIN)
+		snprintf(hp, sizeof(hp), "layer.%lld/", (long long)hc);
+	return v4_head(DS(s)->base, s->c, DS(s)->lp, hp, DS(s)->sp);
+}
+
+static enum mtp_status ds_hc_post_again(const struct mtp_bug_step *s)
+{
+	return post_again(DS(s)->base, s->c, DS(s)->sp);
+}
+
+static const struct mtp_bug_step_ops dev_ops = {ds_copy, ds_head, ds_mhc_head,
+						ds_hc_post_again};
+
+/* Turns one correct step's outputs (prefix sp, layer prefix lp, layer l)
+ * into what the buggy code produces: the row's after_step. */
+static enum mtp_status fixup(struct mtp_backend *base,
+			     const struct mtp_bug_class *row,
+			     const struct mtp_call *c, const char *lp,
+			     const char *sp, int64_t step, int64_t l)
+{
+	struct dev_step x = {
+		{&dev_ops, c, step, l, mtp_bug_mhc(c)}, base, lp, sp};
+
+	return row->after_step(&x.s);
 }
 
 /* Uploads n int64 values into a fresh device tensor of shape [n]. */
@@ -269,7 +304,8 @@ static enum mtp_status chain_step(struct mtp_backend *base,
 
 /* The chain run step by step, the bug applied to each step before the next
  * one receives its recycled hidden. */
-static enum mtp_status chain_steps(struct mtp_backend *base, enum mtp_diag bug,
+static enum mtp_status chain_steps(struct mtp_backend *base,
+				   const struct mtp_bug_class *row,
 				   const struct mtp_call *c)
 {
 	const struct mtp_params *p = c->params;
@@ -299,7 +335,7 @@ static enum mtp_status chain_steps(struct mtp_backend *base, enum mtp_diag bug,
 		snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
 		st = chain_step(base, c, &cs, s, lp, sp, prev);
 		if (!st)
-			st = fixup(base, bug, c, lp, sp, l);
+			st = fixup(base, row, c, lp, sp, s, l);
 		prev = T(c, sp, "recycled");
 	}
 out:
@@ -307,127 +343,64 @@ out:
 	return st;
 }
 
-/* MISSING_POS0_MASK: the base runs with every position 0 made 1, so the
- * mask never fires (positions feed nothing else in these ops). */
-static enum mtp_status launch_unmasked(struct mtp_backend *base,
-				       const struct mtp_call *c)
+/* The base's run of a step or chain, then the row's after_step on each
+ * step (a change that feeds no later step). */
+static enum mtp_status steps_after(struct mtp_backend *base,
+				   const struct mtp_bug_class *row,
+				   const struct mtp_call *c)
 {
-	int ip = mtp_call_in_index(c, "positions");
-	const struct mtp_tensor *src = &c->in[ip];
-	int64_t n = mtp_tensor_numel(src);
-	int64_t *v = malloc((size_t)n * 8 + 8);
-	struct mtp_tensor *in = malloc((size_t)c->n_in * sizeof(*in) + 1);
-	struct mtp_tensor dpos = {0};
-	struct mtp_call mc = *c;
-	enum mtp_status st =
-		v && in ? download_i64(base, src, v) : MTP_ERR_NOMEM;
+	const struct mtp_params *p = c->params;
+	bool chain = c->op->id == MTP_OP_DRAFT_CHAIN;
+	enum mtp_status st = mtp_backend_launch(base, c);
 
-	for (int64_t i = 0; !st && i < n; i++)
-		v[i] = v[i] == 0 ? 1 : v[i];
 	if (!st)
-		st = upload_i64(base, &dpos, v, n);
-	if (!st) {
-		memcpy(in, c->in, (size_t)c->n_in * sizeof(*in));
-		dpos.ndim = src->ndim;
-		in[ip] = dpos;
-		mc.in = in;
-		st = mtp_backend_launch(base, &mc);
-		if (!st)
-			st = mtp_backend_synchronize(base);
+		st = mtp_backend_synchronize(base);
+	for (int64_t s = 0; !st && s < (chain ? p->num_steps : 1); s++) {
+		char lp[32] = "", sp[32] = "";
+		int64_t l = p->pass_step_idx ? s % p->num_layers : 0;
+
+		if (chain) {
+			snprintf(lp, sizeof(lp), "layer.%lld/", (long long)l);
+			snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
+		}
+		st = fixup(base, row, c, lp, sp, s, chain ? l : 0);
 	}
-	mtp_backend_free(base, dpos.data);
-	free(v);
-	free(in);
 	return st;
 }
 
-/* HC_STATE_DEFAULTS: a V4 block whose post_mix/res_mix/residual have no
- * defaults fails when the MTP layer calls it without them, as it always does. */
-static bool stateless_v4_block_call(const struct mtp_call *c)
+static enum mtp_status plain(struct mtp_backend *base, const struct mtp_call *c)
 {
-	int ir = mtp_call_in_index(c, "residual");
+	enum mtp_status st = mtp_backend_launch(base, c);
 
-	if (!mtp_family_mhc(c->params->family) ||
-	    c->params->v2.captured) /* the engine did call its block */
-		return false;
-	if (c->op->id == MTP_OP_MTP_BLOCK)
-		return ir < 0 || !c->in[ir].data;
-	return c->op->id == MTP_OP_MTP_STEP || c->op->id == MTP_OP_DRAFT_CHAIN;
+	return st ? st : mtp_backend_synchronize(base);
 }
 
-static bool bug_family_matches(enum mtp_diag bug, enum mtp_family f)
-{
-	bool v4 = mtp_family_mhc(f);
-
-	switch (bug) {
-	case MTP_DIAG_PRE_NORM_RECYCLE:
-	case MTP_DIAG_DOUBLE_FINAL_NORM: return !v4;
-	case MTP_DIAG_MISSING_HC_POST:
-	case MTP_DIAG_HC_POST_TWICE:
-	case MTP_DIAG_HC_HEAD_OWNER: return v4;
-	default: return false;
-	}
-}
-
-/* A captured step under the internal contract carries no block state: the
- * block's own hc_post is inside its captured output, so the layer cannot
- * leave it out or repeat it (SPEC.md §12.3). */
-static bool hc_post_bug_impossible(enum mtp_diag bug, const struct mtp_call *c)
-{
-	return (bug == MTP_DIAG_MISSING_HC_POST ||
-		bug == MTP_DIAG_HC_POST_TWICE) &&
-	       c->params->v2.captured &&
-	       c->params->contract == MTP_CONTRACT_INTERNAL;
-}
-
+/* The base with the row's change: its refusal, its edit of the inputs, its
+ * after_step on each step where the judge would try it (a chain run step
+ * by step when the change feeds the next step), its after_run. */
 static enum mtp_status mutant_launch(struct mtp_backend *be,
 				     const struct mtp_call *c)
 {
-	struct mutant *m = be->ctx;
+	const struct mutant *m = be->ctx;
+	const struct mtp_bug_class *row = m->row;
 	struct mtp_backend *base = be->base;
-	enum mtp_op_id op = c->op->id;
+	bool chain = c->op->id == MTP_OP_DRAFT_CHAIN;
 	enum mtp_status st;
 
-	if (mtp_diag_tp(m->bug))
+	if (mtp_diag_tp(m->bug)) /* bugs/allreduce.c: no change yet */
 		st = mtp_mutant_tp_launch(base, m->bug, c);
-	else if (mtp_mutant_field(m->bug))
-		st = mtp_mutant_field_launch(base, m->bug, c);
-	else if (m->bug == MTP_DIAG_MISSING_POS0_MASK &&
-		 mtp_call_in_index(c, "positions") >= 0)
-		st = launch_unmasked(base, c);
-	else if (m->bug == MTP_DIAG_HC_STATE_DEFAULTS &&
-		 stateless_v4_block_call(c))
-		st = mtp_backend_fail(
-			base, MTP_ERR_DEVICE,
-			"TypeError: DeepseekV4DecoderLayer.forward() missing 3 "
-			"required "
-			"positional arguments: 'post_mix', 'res_mix', and "
-			"'residual'");
-	else if (!bug_family_matches(m->bug, c->params->family) ||
-		 hc_post_bug_impossible(m->bug, c) ||
-		 (op != MTP_OP_MTP_STEP && op != MTP_OP_DRAFT_CHAIN))
-		return mtp_backend_launch(base, c);
-	else if (op == MTP_OP_DRAFT_CHAIN && m->bug != MTP_DIAG_HC_HEAD_OWNER)
-		st = chain_steps(base, m->bug, c);
-	else {
-		st = mtp_backend_launch(base, c);
-		if (!st)
-			st = mtp_backend_synchronize(base);
-		for (int64_t s = 0; !st && op == MTP_OP_DRAFT_CHAIN &&
-				    s < c->params->num_steps;
-		     s++) {
-			char lp[32], sp[32];
-			int64_t l = c->params->pass_step_idx
-					    ? s % c->params->num_layers
-					    : 0;
-
-			snprintf(lp, sizeof(lp), "layer.%lld/", (long long)l);
-			snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
-			st = fixup(base, m->bug, c, lp, sp, l);
-		}
-		if (!st && op == MTP_OP_MTP_STEP)
-			st = fixup(base, m->bug, c, "", "", 0);
-	}
+	else if (row->refuses && row->refuses(c))
+		st = mtp_backend_fail(base, MTP_ERR_DEVICE, row->refusal);
+	else if (row->edit)
+		st = mtp_mutant_edit_launch(base, row, c);
+	else if (!row->after_step || !row->applies(c))
+		st = plain(base, c);
+	else if (chain && (row->flags & MTP_BUG_STEPWISE))
+		st = chain_steps(base, row, c);
+	else
+		st = steps_after(base, row, c);
+	if (!st && row->after_run)
+		st = mtp_mutant_after_run(base, row, c);
 	if (st)
 		snprintf(be->error, sizeof(be->error), "%s", base->error);
 	return st;
@@ -483,7 +456,7 @@ static void mutant_info(struct mtp_backend *be, char *buf, size_t n)
 
 	mtp_backend_device_info(be->base, b, sizeof(b));
 	snprintf(buf, n, "mutant %s over %s",
-		 mtp_diag_info(((struct mutant *)be->ctx)->bug)->name, b);
+		 ((struct mutant *)be->ctx)->row->name, b);
 }
 
 static const struct mtp_backend_iface mutant_iface = {
@@ -503,15 +476,10 @@ static const struct mtp_backend_iface mutant_iface = {
 	.device_info = mutant_info,
 };
 
-/* The diagnoses a mutant can reproduce (the numeric ones of the table). */
+/* The bug classes a mutant reproduces (the rows flagged so). */
 bool mtp_mutant_exists(enum mtp_diag d)
 {
-	return d == MTP_DIAG_PRE_NORM_RECYCLE ||
-	       d == MTP_DIAG_DOUBLE_FINAL_NORM ||
-	       d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE ||
-	       d == MTP_DIAG_HC_STATE_DEFAULTS || d == MTP_DIAG_HC_HEAD_OWNER ||
-	       d == MTP_DIAG_MISSING_POS0_MASK || mtp_mutant_field(d) ||
-	       mtp_diag_tp(d);
+	return d != MTP_DIAG_NONE && (mtp_bug_get(d)->flags & MTP_BUG_MUTANT);
 }
 
 enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
@@ -550,6 +518,7 @@ enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
 		free(m);
 		return st;
 	}
+	m->row = mtp_bug_get(d);
 	m->bug = d;
 	be->iface = &mutant_iface;
 	be->ctx = m;

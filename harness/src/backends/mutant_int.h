@@ -1,24 +1,22 @@
 /*
- * Between mutant.c (the wrapper and the §8 bugs), mutant_field.c (the
- * §12 bugs seen in the field) and mutant_det.c (determinism).
+ * Between mutant.c (the wrapper and the step bugs, on the base's own
+ * kernels) and mutant_edit.c (a row's edit of the inputs and after_run of
+ * the outputs, through host copies).
  */
 #ifndef MTP_MUTANT_INT_H
 #define MTP_MUTANT_INT_H
 
+#include "bugs/bugs.h"
 #include "mtp/mutant.h"
 
-/* Whether d is one of mutant_field.c's (mutant_det.c's included). */
-bool mtp_mutant_field(enum mtp_diag d);
-/* Runs the call on base with bug d (mutant_field.c). */
-enum mtp_status mtp_mutant_field_launch(struct mtp_backend *base,
-					enum mtp_diag d,
-					const struct mtp_call *c);
-
-/* Whether d is one of mutant_det.c's (determinism), and a call on base
- * with it, which mtp_mutant_field_launch hands over. */
-bool mtp_mutant_det(enum mtp_diag d);
-enum mtp_status mtp_mutant_det_launch(struct mtp_backend *base, enum mtp_diag d,
-				      const struct mtp_call *c);
+/* Runs the call on base with its inputs as row->edit has them. */
+enum mtp_status mtp_mutant_edit_launch(struct mtp_backend *base,
+				       const struct mtp_bug_class *row,
+				       const struct mtp_call *c);
+/* row->after_run on every output of a call base has run. */
+enum mtp_status mtp_mutant_after_run(struct mtp_backend *base,
+				     const struct mtp_bug_class *row,
+				     const struct mtp_call *c);
 
 /* An op call on the base backend, built from the op table (mutant_sub.c):
  * init from the parent's params and dims, bind tensors by name, run and

@@ -31,8 +31,8 @@ static const char usage_main[] =
 	"cases/quick.case)\n"
 	"  verify    judge the observed/ tensors of a dump against the "
 	"reference\n"
-	"  list      list ops, families, backends, mutants, options or "
-	"cases\n"
+	"  list      list ops, families, backends, mutants, diagnoses, "
+	"options or cases\n"
 	"  selftest  run every mutant and show each known bug is caught and "
 	"named\n"
 	"  bench     time ops x shapes x backends, checked, against measured "
@@ -49,12 +49,12 @@ static const char usage_main[] =
 	"2 usage error or invalid input; 125 nothing could be tested.\n";
 
 static const char usage_list[] =
-	"usage: mtpcheck list ops|families|backends|mutants|options\n"
+	"usage: mtpcheck list ops|families|backends|mutants|diagnoses|options\n"
 	"       mtpcheck list cases [options of run]\n";
 
 int mtp_selftest(const struct mtp_run_opts *opts);
 int mtp_cli_report(int argc, char **argv);
-/* cli_list.c: prints list WHAT (ops, families, backends, mutants, options); false
+/* cli_list.c: prints list WHAT (ops, families, backends, mutants, diagnoses, options); false
  * for another WHAT; whether WHAT is one of them. */
 bool mtp_cli_list(const char *what);
 bool mtp_cli_list_known(const char *what);

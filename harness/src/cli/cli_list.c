@@ -1,7 +1,7 @@
 /*
- * `mtpcheck list ops|families|backends|mutants|options`: the tables a user
+ * `mtpcheck list ops|families|backends|mutants|diagnoses|options`: the tables a user
  * asks about, each printed from its one source (the op table, the family
- * rows, the registry, the diagnoses that have a mutant, the option table). `list cases` is a run with
+ * rows, the registry, the bug-class rows with a mutant, all of them, the option table). `list cases` is a run with
  * --list, in cli.c.
  */
 #include <stdbool.h>
@@ -88,6 +88,24 @@ static void list_mutants(void)
 			       mtp_diag_info(d)->history);
 }
 
+/* Every bug class row (mtp/bugclass.h): what names it, where it is tried
+ * and shows, its history. */
+static void list_diagnoses(void)
+{
+	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
+		const struct mtp_bug_class *b = mtp_diag_info(d);
+
+		printf("%-32s %-12s %s%s%s\n", b->name, b->section,
+		       b->applies || mtp_diag_tp(d) ? "hypothesis"
+						    : "no hypothesis",
+		       mtp_mutant_exists(d) ? ", mutant" : "",
+		       b->flags & MTP_BUG_INFO ? ", information only" : "");
+		printf("%-32s applies to: %s\n", "", b->applies_to);
+		printf("%-32s shows in: %s\n", "", b->shows_in);
+		printf("%-32s %s\n", "", b->history);
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*print)(void);
@@ -95,7 +113,8 @@ static const struct {
 	     {"families", list_families},
 	     {"backends", list_backends},
 	     {"mutants", list_mutants},
-	     {"options", mtp_cli_list_options}};
+	     {"options", mtp_cli_list_options},
+	     {"diagnoses", list_diagnoses}};
 
 bool mtp_cli_list_known(const char *what)
 {

@@ -4,7 +4,7 @@
  */
 #include "mtp/compare.h"
 
-#include "field_int.h"
+#include "bugs/bugs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -97,7 +97,7 @@ int64_t mtp_call_k_accum(const struct mtp_call *c)
 static bool has_fp8_input(const struct mtp_call *c, const char *suffix)
 {
 	for (int i = 0; i < c->n_in && c->sig; i++)
-		if (mtp_field_ends_with(c->sig->in[i].name, suffix) &&
+		if (mtp_bug_ends_with(c->sig->in[i].name, suffix) &&
 		    c->in[i].data && mtp_dtype_is_fp8(c->in[i].dtype))
 			return true;
 	return false;

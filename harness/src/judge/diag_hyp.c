@@ -1,10 +1,11 @@
 /*
- * Bug hypotheses: the reference run as the buggy code would run it. Each is
- * composed from the same reference pieces as the judge (ref_io.h): a changed
- * attribute or convention (NORM_ROUNDING, MISSING_POS0_MASK,
- * CONVENTION_MISMATCH), or the MTP steps run
- * one by one with the bug applied to each step's outputs before the next step
- * receives them (the recycle, hc_post and hc_head bugs, SPEC.md §8, §10.2).
+ * Bug hypotheses: the reference run as the buggy code would run it, by the
+ * bug class's own change (mtp/bugclass.h, harness/src/bugs/): an edit of
+ * the call's inputs or attributes, run through the reference; or a step
+ * bug, the MTP steps run one by one with the row's after_step applied to
+ * each step's outputs before the next step receives them (SPEC.md §8,
+ * §10.2; refglue/bug_step.c). Also CONVENTION_MISMATCH, one hypothesis per
+ * declared convention.
  */
 #include "mtp/diagnose.h"
 
@@ -12,166 +13,115 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bugs/bugs.h"
 #include "refglue/refglue.h"
-
-struct step_ctx {
-	const struct mtp_ref_io *io;
-	struct mtp_ref_dims d;
-	struct mtp_ref_step_cfg cfg;
-	bool chain, v4;
-};
-
-/* V4 logits path from given streams: hc_head with the params of layer
- * `head`, then the shared head of layer `w` (§4 Step V4-8). */
-static void v4_head(const struct step_ctx *x, const struct mtp_ref_v4_layer *w,
-		    const struct mtp_ref_v4_layer *head,
-		    struct mtp_ref_step_out *o, double *tmp)
-{
-	const struct mtp_ref_dims *d = &x->d;
-
-	mtp_ref_hc_head(o->streams, head->hc_head_fn, head->hc_head_scale,
-			head->hc_head_base, d->t, d->m, d->h, x->cfg.eps,
-			x->cfg.hc_eps, x->cfg.hc_head_variant, x->cfg.act,
-			o->head_hidden);
-	mtp_ref_rmsnorm(o->head_hidden, w->shared_head_norm_w, d->t, d->h,
-			x->cfg.eps, x->cfg.rounding, x->cfg.act, tmp);
-	mtp_ref_lm_head_q(
-		tmp, (struct mtp_ref_qweight){w->head_w, w->head_scale}, d->t,
-		d->v, d->h, &x->cfg.quant, mtp_conv_logits_dtype(&x->cfg.conv),
-		o->logits, o->token);
-}
-
-/* Applies bug `b` to one step's outputs (in place). */
-static void apply_bug(const struct step_ctx *x, enum mtp_diag b, int64_t l,
-		      struct mtp_ref_step_out *o, double *tmp)
-{
-	const struct mtp_ref_dims *d = &x->d;
-	size_t th = (size_t)(d->t * d->h), tmh = th * (size_t)d->m;
-	struct mtp_ref_v3_layer w3;
-	struct mtp_ref_v4_layer w4, w0;
-	char pfx[32] = "";
-
-	if (x->chain)
-		snprintf(pfx, sizeof(pfx), "layer.%lld/", (long long)l);
-	if (!x->v4) {
-		mtp_refio_v3_layer(x->io, pfx, &w3);
-		if (b == MTP_DIAG_PRE_NORM_RECYCLE)
-			memcpy(o->recycled, o->hidden_pre, th * sizeof(double));
-		if (b == MTP_DIAG_DOUBLE_FINAL_NORM) {
-			mtp_ref_rmsnorm(o->hidden_post, w3.shared_head_norm_w,
-					d->t, d->h, x->cfg.eps, x->cfg.rounding,
-					x->cfg.act, tmp);
-			mtp_ref_lm_head_q(tmp,
-					  (struct mtp_ref_qweight){
-						  w3.head_w, w3.head_scale},
-					  d->t, d->v, d->h, &x->cfg.quant,
-					  mtp_conv_logits_dtype(&x->cfg.conv),
-					  o->logits, o->token);
-		}
-		return;
-	}
-	mtp_refio_v4_layer(x->io, pfx, &w4);
-	mtp_refio_v4_layer(x->io, x->chain ? "layer.0/" : "", &w0);
-	if (b == MTP_DIAG_MISSING_HC_POST) {
-		memcpy(o->streams, o->block_residual, tmh * sizeof(double));
-	} else if (b == MTP_DIAG_HC_POST_TWICE) {
-		mtp_ref_hc_post(o->block_out, o->streams, o->post_mix,
-				o->comb_mix, d->t, d->m, d->h, x->cfg.act, tmp);
-		memcpy(o->streams, tmp, tmh * sizeof(double));
-	} else if (b != MTP_DIAG_HC_HEAD_OWNER || l == 0) {
-		return;
-	}
-	if (b != MTP_DIAG_HC_HEAD_OWNER)
-		memcpy(o->recycled, o->streams, tmh * sizeof(double));
-	v4_head(x, &w4, b == MTP_DIAG_HC_HEAD_OWNER ? &w0 : &w4, o, tmp);
-}
 
 static int64_t chain_layer(const struct mtp_params *p, int64_t s)
 {
 	return p->pass_step_idx ? s % p->num_layers : 0;
 }
 
-/* Runs K steps (1 for mtp_step) with the bug applied after each. */
-static enum mtp_status run_steps(const struct mtp_ref_io *io, enum mtp_diag b)
+struct steps {
+	struct mtp_ref_bug_step x;
+	struct mtp_ref_v3_layer *v3;
+	struct mtp_ref_v4_layer *v4;
+	double *emb;
+	int64_t *pos;
+};
+
+static void steps_fini(struct steps *s)
+{
+	free(s->v3);
+	free(s->v4);
+	free(s->emb);
+	free(s->pos);
+}
+
+/* Every layer's weights, and the scratch of the steps. */
+static enum mtp_status steps_init(struct steps *s, const struct mtp_ref_io *io,
+				  struct mtp_ref_step_cfg *cfg,
+				  struct mtp_ref_dims *d)
 {
 	const struct mtp_call *c = io->c;
-	const struct mtp_params *p = c->params;
-	struct step_ctx x = {io,
-			     {0},
-			     {0},
-			     c->op->id == MTP_OP_DRAFT_CHAIN,
-			     mtp_family_mhc(p->family)};
-	int64_t k = x.chain ? p->num_steps : 1;
+	bool chain = c->op->id == MTP_OP_DRAFT_CHAIN;
+	int64_t nl = chain ? c->params->num_layers : 1;
+	char lp[32] = "";
 
-	mtp_refio_cfg(c, &x.cfg, &x.d);
-	size_t th = (size_t)(x.d.t * x.d.h), tmh = th * (size_t)x.d.m;
-	double *emb = malloc(th * sizeof(double) + 1);
-	double *tmp = malloc(tmh * sizeof(double) + 8);
-	int64_t *pos = malloc((size_t)x.d.t * sizeof(int64_t) + 8);
-	const double *prev = mtp_refio_in(io, "prev_hidden");
-
-	if (!emb || !tmp || !pos) {
-		free(emb);
-		free(tmp);
-		free(pos);
+	memset(s, 0, sizeof(*s));
+	mtp_refio_cfg(c, cfg, d);
+	s->v3 = calloc((size_t)nl, sizeof(*s->v3));
+	s->v4 = calloc((size_t)nl, sizeof(*s->v4));
+	s->emb = malloc((size_t)(d->t * d->h) * sizeof(double) + 1);
+	s->pos = malloc((size_t)d->t * sizeof(int64_t) + 8);
+	if (!s->v3 || !s->v4 || !s->emb || !s->pos)
 		return MTP_ERR_NOMEM;
-	}
-	for (int64_t s = 0; s < k; s++) {
-		char lp[32] = "", sp[32] = "";
-		int64_t l = x.chain ? chain_layer(p, s) : 0;
-		struct mtp_ref_step_in in = {mtp_refio_in(io, "embeds"), pos,
-					     prev};
-		struct mtp_ref_step_out o;
-
-		if (x.chain) {
-			const int64_t *ids =
-				s ? mtp_refio_iin(io, "next_tokens") +
-						(s - 1) * x.d.t
-				  : mtp_refio_iin(io, "input_ids");
-
+	for (int64_t l = 0; l < nl; l++) {
+		if (chain)
 			snprintf(lp, sizeof(lp), "layer.%lld/", (long long)l);
-			snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
-			mtp_ref_embed(mtp_refio_in(io, "embed_table"), ids,
-				      x.d.t, x.d.h, emb);
-			in.embeds = emb;
-		}
-		for (int64_t t = 0; t < x.d.t; t++)
-			pos[t] = mtp_refio_iin(io, "positions")[t] + s;
-		mtp_refio_step_out(io, sp, &o);
-		if (x.v4) {
-			struct mtp_ref_v4_layer w;
-
-			mtp_refio_v4_layer(io, lp, &w);
-			mtp_ref_mtp_step_v4(&in, &w, &x.d, &x.cfg, &o);
-		} else {
-			struct mtp_ref_v3_layer w;
-
-			mtp_refio_v3_layer(io, lp, &w);
-			mtp_ref_mtp_step_v3(&in, &w, &x.d, &x.cfg, &o);
-		}
-		apply_bug(&x, b, l, &o, tmp);
-		prev = o.recycled;
+		mtp_refio_v3_layer(io, lp, &s->v3[l]);
+		mtp_refio_v4_layer(io, lp, &s->v4[l]);
 	}
-	free(emb);
-	free(tmp);
-	free(pos);
+	s->x = (struct mtp_ref_bug_step){
+		.s = {.c = c, .mhc = mtp_family_mhc(c->params->family)},
+		.d = d,
+		.cfg = cfg,
+		.v3 = s->v3,
+		.v4 = s->v4};
 	return MTP_OK;
 }
 
-static bool is_step_op(const struct mtp_call *c)
+/* Step s's inputs (a chain embeds its step's ids) and the step itself. */
+static void run_step(struct steps *x, const struct mtp_ref_io *io, int64_t s,
+		     const double *prev)
 {
-	return c->op->id == MTP_OP_MTP_STEP || c->op->id == MTP_OP_DRAFT_CHAIN;
+	const struct mtp_ref_dims *d = x->x.d;
+	bool chain = io->c->op->id == MTP_OP_DRAFT_CHAIN;
+	int64_t l = x->x.s.layer;
+	struct mtp_ref_step_in in = {mtp_refio_in(io, "embeds"), x->pos, prev};
+	char sp[32] = "";
+
+	if (chain) {
+		const int64_t *ids =
+			s ? mtp_refio_iin(io, "next_tokens") + (s - 1) * d->t
+			  : mtp_refio_iin(io, "input_ids");
+
+		snprintf(sp, sizeof(sp), "step.%lld/", (long long)s);
+		mtp_ref_embed(mtp_refio_in(io, "embed_table"), ids, d->t, d->h,
+			      x->emb);
+		in.embeds = x->emb;
+	}
+	for (int64_t t = 0; t < d->t; t++)
+		x->pos[t] = mtp_refio_iin(io, "positions")[t] + s;
+	mtp_refio_step_out(io, sp, &x->x.o);
+	if (x->x.s.mhc)
+		mtp_ref_mtp_step_v4(&in, &x->v4[l], d, x->x.cfg, &x->x.o);
+	else
+		mtp_ref_mtp_step_v3(&in, &x->v3[l], d, x->x.cfg, &x->x.o);
 }
 
-bool mtp_call_has_zero_position(const struct mtp_call *c)
+/* Runs K steps (1 for mtp_step) with the row's change after each. */
+static enum mtp_status run_steps(const struct mtp_ref_io *io,
+				 const struct mtp_bug_class *row)
 {
-	int i = mtp_call_in_index(c, "positions");
-	const struct mtp_tensor *t = i < 0 ? NULL : &c->in[i];
+	const struct mtp_call *c = io->c;
+	const struct mtp_params *p = c->params;
+	bool chain = c->op->id == MTP_OP_DRAFT_CHAIN;
+	int64_t k = chain ? p->num_steps : 1;
+	const double *prev = mtp_refio_in(io, "prev_hidden");
+	struct mtp_ref_step_cfg cfg;
+	struct mtp_ref_dims d;
+	struct steps x;
+	enum mtp_status st = steps_init(&x, io, &cfg, &d);
 
-	for (int64_t k = 0; t && t->data && k < mtp_tensor_numel(t); k++)
-		if (mtp_load(t->dtype, t->data, (size_t)k) == 0)
-			return true;
-	return false;
+	for (int64_t s = 0; !st && s < k; s++) {
+		x.x.s.step = s;
+		x.x.s.layer = chain ? chain_layer(p, s) : 0;
+		run_step(&x, io, s, prev);
+		st = mtp_ref_bug_step_apply(&x.x, row);
+		prev = x.x.o.recycled;
+	}
+	steps_fini(&x);
+	return st;
 }
 
 /* The conventions a call exercises (mtp/conventions.h), one bit each. */
@@ -202,55 +152,24 @@ unsigned mtp_conv_exercised(const struct mtp_call *c)
 
 bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 {
-	const struct mtp_params *p = c->params;
-	bool v4 = mtp_family_mhc(p->family);
+	const struct mtp_bug_class *row = mtp_bug_get(d);
 
-	if (mtp_diag_tp(d))
+	if (mtp_diag_tp(d)) /* bugs/allreduce.c: no change yet */
 		return mtp_diag_tp_applies(d, c);
-	if (!mtp_captured_diag_applies(d, c))
-		return false;
-	switch (d) {
-	case MTP_DIAG_PRE_NORM_RECYCLE:
-	case MTP_DIAG_DOUBLE_FINAL_NORM: return is_step_op(c) && !v4;
-	case MTP_DIAG_MISSING_HC_POST:
-	case MTP_DIAG_HC_POST_TWICE: return is_step_op(c) && v4;
-	case MTP_DIAG_HC_HEAD_OWNER:
-		return c->op->id == MTP_OP_DRAFT_CHAIN && v4 &&
-		       p->num_layers >= 2 && p->pass_step_idx &&
-		       p->num_steps >= 2;
-	case MTP_DIAG_MISSING_POS0_MASK:
-		/* only against a mask that is due (§12.1) */
-		return mtp_call_has_zero_position(c) &&
-		       p->conv.pos0_mask == MTP_POS0_MASKED;
-	case MTP_DIAG_NORM_ROUNDING:
-		return strstr(c->op->attrs, "rounding") != NULL;
-	default: return mtp_diag_field_applies(d, c);
-	}
+	return row->applies && row->applies(c);
 }
 
-/* Runs the reference on a copy of the call whose outputs are hyp, with the
- * params or one input replaced. */
+/* Runs the reference on a copy of the call whose outputs are hyp, with
+ * the params replaced. */
 static enum mtp_status run_changed(const struct mtp_call *c,
 				   const struct mtp_params *p,
-				   const struct mtp_tensor *positions,
 				   struct mtp_tensor *hyp)
 {
 	struct mtp_call h = *c;
-	struct mtp_tensor *in = malloc((size_t)c->n_in * sizeof(*in) + 1);
-	enum mtp_status st;
-	int ip = mtp_call_in_index(c, "positions");
 
-	if (!in)
-		return MTP_ERR_NOMEM;
-	memcpy(in, c->in, (size_t)c->n_in * sizeof(*in));
-	if (positions && ip >= 0)
-		in[ip] = *positions;
-	h.in = in;
 	h.params = p;
 	h.out = hyp;
-	st = mtp_reference_run(&h);
-	free(in);
-	return st;
+	return mtp_reference_run(&h);
 }
 
 static enum mtp_status hyp_alloc(const struct mtp_call *c,
@@ -286,7 +205,7 @@ enum mtp_status mtp_diag_conv_hypothesis(int id, const struct mtp_call *c,
 	if (st)
 		return st;
 	mtp_conv_set(&p.conv, id, 1 - mtp_conv_get(&p.conv, id));
-	return run_changed(c, &p, NULL, hyp);
+	return run_changed(c, &p, hyp);
 }
 
 void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
@@ -298,37 +217,58 @@ void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
 		 mtp_conv_value_name(id, v), mtp_conv_value_name(id, 1 - v));
 }
 
-enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
-				    struct mtp_tensor *hyp)
+/* The reference on the call as the row's edit has it. */
+static enum mtp_status run_edited(const struct mtp_call *c,
+				  const struct mtp_bug_class *row,
+				  struct mtp_tensor *hyp)
 {
 	struct mtp_params p = *c->params;
 	struct mtp_call h = *c;
-	struct mtp_ref_io io;
-	enum mtp_status st = MTP_OK;
+	size_t n = (size_t)c->n_in + 1;
+	struct mtp_tensor *in = malloc(n * sizeof(*in));
+	struct mtp_tensor *own = calloc(n, sizeof(*own));
+	struct mtp_bug_edit e = {c, &p, in, own};
+	enum mtp_status st = in && own ? MTP_OK : MTP_ERR_NOMEM;
 
-	st = hyp_alloc(c, hyp);
+	if (!st) {
+		memcpy(in, c->in, (size_t)c->n_in * sizeof(*in));
+		st = row->edit(&e);
+	}
+	if (!st) {
+		h.in = in;
+		h.params = &p;
+		h.out = hyp;
+		st = mtp_reference_run(&h);
+	}
+	for (int i = 0; own && i < c->n_in; i++)
+		mtp_tensor_fini(&own[i]);
+	free(own);
+	free(in);
+	return st;
+}
+
+enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
+				    struct mtp_tensor *hyp)
+{
+	const struct mtp_bug_class *row = mtp_bug_get(d);
+	struct mtp_call h = *c;
+	struct mtp_ref_io io;
+	enum mtp_status st = hyp_alloc(c, hyp);
+
 	if (st)
 		return st;
-	if (d == MTP_DIAG_NORM_ROUNDING) {
-		p.rounding = p.rounding == MTP_ROUNDING_EAGER
-				     ? MTP_ROUNDING_FUSED
-				     : MTP_ROUNDING_EAGER;
-		return run_changed(c, &p, NULL, hyp);
-	}
-	if (d == MTP_DIAG_MISSING_POS0_MASK) {
-		p.conv.pos0_mask = MTP_POS0_UNMASKED;
-		return run_changed(c, &p, NULL, hyp);
-	}
-	if (mtp_diag_field_applies(d, c))
-		return mtp_diag_field_hypothesis(d, c, hyp);
 	if (mtp_diag_tp(d))
 		return mtp_diag_tp_hypothesis(d, c, hyp);
+	if (row->edit)
+		return run_edited(c, row, hyp);
+	if (!row->after_step)
+		return MTP_ERR_INVALID;
 	h.out = hyp;
 	st = mtp_refio_open(&io, &h);
 	if (st)
 		return st;
-	st = c->params->v2.captured ? mtp_captured_hypothesis(&io, d)
-				    : run_steps(&io, d);
+	st = c->params->v2.captured ? mtp_captured_hypothesis(&io, row)
+				    : run_steps(&io, row);
 	if (!st)
 		mtp_refio_store(&io);
 	mtp_refio_close(&io);

@@ -1,10 +1,12 @@
 /*
- * The diagnosis table (ARCHITECTURE.md "Rules and diagnoses") and the scoring that
- * names a failure: each applicable hypothesis is computed (diag_hyp.c) and
- * the observed outputs are measured against it and against the correct
- * reference, output by output, normwise.
+ * The scoring that names a failure (ARCHITECTURE.md "Rules and diagnoses"):
+ * each applicable hypothesis of the bug classes' table (bugs/) is computed
+ * (diag_hyp.c) and the observed outputs are measured against it and
+ * against the correct reference, output by output, normwise.
  */
 #include "mtp/diagnose.h"
+
+#include "bugs/bugs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,154 +17,15 @@
  * legitimate variants measured here differ by about 1 %, the bugs by 40-70 %. */
 #define CLAIM_MAX_ERR 0.05
 
-static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
-	[MTP_DIAG_NONE] = {"NONE", "", "", true},
-	[MTP_DIAG_PRE_NORM_RECYCLE] =
-		{"PRE_NORM_RECYCLE", "§8.1",
-		 "recycled hidden taken before the final norm (vLLM #45895, "
-		 "#47448; GLM-5 #46075): step 0 right, later steps drift",
-		 true},
-	[MTP_DIAG_DOUBLE_FINAL_NORM] =
-		{"DOUBLE_FINAL_NORM", "§8.1",
-		 "logits from a twice-normed hidden (shared_head.norm applied "
-		 "to an already-normed tensor; avoided in #47448): wrong at "
-		 "every step",
-		 true},
-	[MTP_DIAG_MISSING_HC_POST] =
-		{"MISSING_HC_POST", "§8.2",
-		 "no hc_post after mtp_block (V4 XPU, fixed in vLLM #45240): "
-		 "streams lack the last sublayer's mixing",
-		 true},
-	[MTP_DIAG_HC_POST_TWICE] =
-		{"HC_POST_TWICE", "§8.3a",
-		 "hc_post applied inside the ROCm block and again by the MTP "
-		 "layer (vLLM #41946, fixed #42930)",
-		 true},
-	[MTP_DIAG_HC_STATE_DEFAULTS] =
-		{"HC_STATE_DEFAULTS", "§8.3b",
-		 "block cannot be called without post_mix/res_mix/residual "
-		 "(TypeError after #41536/#41946; defaults in #42320, #42930)",
-		 true},
-	[MTP_DIAG_HC_HEAD_OWNER] =
-		{"HC_HEAD_OWNER", "§8.3c",
-		 "hc_head parameters of the wrong layer (predictor-level "
-		 "hc_head_op after #41946; #42579, fixed #42930)",
-		 true},
-	[MTP_DIAG_MISSING_POS0_MASK] =
-		{"MISSING_POS0_MASK", "Step V3-1",
-		 "position-0 embeddings not zeroed before enorm", true},
-	[MTP_DIAG_NORM_ROUNDING] =
-		{"NORM_ROUNDING", "§2.1/§2.2",
-		 "eager double rounding vs fused single rounding of RMSNorm: a "
-		 "tolerance matter, not a bug",
-		 true},
-	[MTP_DIAG_STALE_WEIGHT_REMAP] = {"STALE_WEIGHT_REMAP", "§8.5",
-					 "remap target names no parameter "
-					 "(norm_gate, fixed on XPU in #45240)",
-					 false},
-	[MTP_DIAG_EH_PROJ_NO_PREFIX] = {"EH_PROJ_NO_PREFIX", "§8.4",
-					"e_proj/h_proj built without prefix= "
-					"(vLLM #44817, fix #44821)",
-					false},
-	[MTP_DIAG_CONVENTION_MISMATCH] =
-		{"CONVENTION_MISMATCH", "§12.1",
-		 "the dump was made under another value of a declared engine "
-		 "convention than it declares (legitimate in itself: fix the "
-		 "declaration or the engine)",
-		 true},
-	[MTP_DIAG_MTP_HEAD_EMBED_UNLOADED] =
-		{"MTP_HEAD_EMBED_UNLOADED", "§8.6",
-		 "MTP shared head / embedding never loaded from a "
-		 "save_pretrained checkpoint",
-		 false},
-	[MTP_DIAG_SPEC_STEP_LAYER_REUSE] =
-		{"SPEC_STEP_LAYER_REUSE", "§12.4",
-		 "every draft step runs MTP layer 0: spec_step_idx not passed "
-		 "(vLLM #52688, #42146: multi-layer MTP is dead code)",
-		 true},
-	[MTP_DIAG_SHARED_HEAD_OVERWRITE] =
-		{"SHARED_HEAD_OVERWRITE", "§12.4",
-		 "the layer's own shared_head.head replaced by the target's "
-		 "lm_head (vLLM #38339, fixed #38493/#38494; acceptance 97 % "
-		 "-> 4 %)",
-		 true},
-	[MTP_DIAG_SHARED_HEAD_UNINIT] =
-		{"SHARED_HEAD_UNINIT", "§12.4, §8.6",
-		 "the MTP head or embedding never loaded (vLLM #43456/#43459 "
-		 "V4 head.weight/embed.weight; #34385 GLM-5 NaN logits)",
-		 true},
-	[MTP_DIAG_QUANT_SCALE_DROPPED] =
-		{"QUANT_SCALE_DROPPED", "§12.2, §12.4",
-		 "FP8 projection used without its block scale: raw e4m3 values "
-		 "as weights (SGLang #32440/#37736; ROCm/ATOM #755)",
-		 true},
-	[MTP_DIAG_QUANT_SCALE_RECIPROCAL] =
-		{"QUANT_SCALE_DROPPED.reciprocal", "§12.2, §12.4",
-		 "FP8 projection scaled by 1/scale_inv (weight_scale read as "
-		 "weight_scale_inv)",
-		 true},
-	[MTP_DIAG_QUANT_SCALE_TRANSPOSED] =
-		{"QUANT_SCALE_DROPPED.transposed", "§12.2, §12.4",
-		 "FP8 projection with its block-scale matrix transposed "
-		 "(scale_inv[i/128, o/128])",
-		 true},
-	[MTP_DIAG_QUANT_SCALE_OTHER_LAYER] =
-		{"QUANT_SCALE_DROPPED.other_layer", "§12.2, §12.4",
-		 "FP8 projection scaled by another MTP layer's block scales "
-		 "(layer (l+1) mod L)",
-		 true},
-	[MTP_DIAG_ROUNDING_BIAS] =
-		{"ROUNDING_BIAS", "§12.1, §12.4",
-		 "directed rounding (truncating bf16 stores; Triton's CPU "
-		 "interpreter truncates): every element within tolerance, the "
-		 "signed error one-sided",
-		 false},
-	[MTP_DIAG_BATCH_VARIANT] =
-		{"BATCH_VARIANT", "§10",
-		 "a token's outputs change with the batch (T) or its row: the "
-		 "verify pass (q_len = N) and decode (q_len = 1) run different "
-		 "kernels, so greedy speculative decoding drifts (run "
-		 "--invariance)",
-		 false},
-	[MTP_DIAG_NONDETERMINISTIC] =
-		{"NONDETERMINISTIC", "§10",
-		 "the same inputs give other bits on another run (atomics, "
-		 "split-K order, uninitialised scratch; run --repeat N "
-		 "--bitwise)",
-		 false},
-	/* §8.8: tensor parallelism (diag_tp.c) */
-	[MTP_DIAG_ALLREDUCE_MISSING] =
-		{"ALLREDUCE_MISSING", "§8.8, Step V3-8",
-		 "a rank's partial never all-reduced: the output is its own "
-		 "partial (TRT-LLM #16617, draft MoE under plain TP; "
-		 "acceptance about halved)",
-		 true},
-	[MTP_DIAG_ALLREDUCE_TWICE] =
-		{"ALLREDUCE_TWICE", "§8.8, Step V3-8",
-		 "an already-reduced tensor all-reduced again: P times the sum "
-		 "(ROCm/ATOM #1764, 2.94 -> 2.08 tokens per forward)",
-		 true},
-	[MTP_DIAG_ALLREDUCE_SCALED] = {"ALLREDUCE_SCALED", "§8.8, Step V3-8",
-				       "the all-reduce replaced by a "
-				       "multiplication by the world size "
-				       "(vLLM #48763, caught in review)",
-				       true},
-	[MTP_DIAG_ALLREDUCE_AFTER_NORM] =
-		{"ALLREDUCE_AFTER_NORM", "§8.8, Step V3-8",
-		 "the all-reduce moved past the final norm: logits right up to "
-		 "scale, the pre-norm and recycled hidden wrong",
-		 true},
-};
-
-const struct mtp_diag_info *mtp_diag_info(enum mtp_diag d)
+const struct mtp_bug_class *mtp_diag_info(enum mtp_diag d)
 {
-	return (unsigned)d < MTP_DIAG_COUNT ? &infos[d] : &infos[0];
+	return mtp_bug_get(d);
 }
 
 bool mtp_diag_parse(const char *name, enum mtp_diag *out)
 {
 	for (int i = 1; i < MTP_DIAG_COUNT; i++) {
-		if (strcmp(infos[i].name, name) == 0) {
+		if (strcmp(mtp_bug_get(i)->name, name) == 0) {
 			*out = (enum mtp_diag)i;
 			return true;
 		}
@@ -201,21 +64,22 @@ static bool identical(const struct mtp_tensor *a, const struct mtp_tensor *b)
 	       memcmp(a->data, b->data, mtp_tensor_nbytes(a)) == 0;
 }
 
-/* MISSING_HC_POST as the engine sees it: recycled is the block output f,
- * [T,H] instead of [T,M*H]. Returns the matching hypothesis tensor. */
+/* The hypothesis output observed output k is measured against: hyp[k], or
+ * the row's alt_from where the engine returned that one in alt_out's place
+ * (same element count, other shape). */
 static const struct mtp_tensor *alt_for(enum mtp_diag d,
 					const struct mtp_call *c, int k,
 					const struct mtp_tensor *got,
 					const struct mtp_tensor *hyp)
 {
+	const struct mtp_bug_class *row = mtp_bug_get(d);
 	const char *name = c->sig->out[k].name, *slash = strrchr(name, '/');
 	char f[MTP_NAME_MAX];
 
-	if (d != MTP_DIAG_MISSING_HC_POST ||
-	    strcmp(slash ? slash + 1 : name, "recycled"))
+	if (!row->alt_out || strcmp(slash ? slash + 1 : name, row->alt_out))
 		return &hyp[k];
-	snprintf(f, sizeof(f), "%.*sblock_out",
-		 slash ? (int)(slash - name + 1) : 0, name);
+	snprintf(f, sizeof(f), "%.*s%s", slash ? (int)(slash - name + 1) : 0,
+		 name, row->alt_from);
 	int j = mtp_call_out_index(c, f);
 
 	if (j >= 0 && mtp_tensor_numel(got) == mtp_tensor_numel(&hyp[j]) &&
@@ -251,7 +115,7 @@ static void score_one(const struct mtp_call *c, const struct mtp_tensor *got,
 static void describe(const struct mtp_call *c, struct mtp_diag_result *r,
 		     double err_ref)
 {
-	const struct mtp_diag_info *i = mtp_diag_info(r->diag);
+	const struct mtp_bug_class *i = mtp_diag_info(r->diag);
 	char how[96], what[120];
 
 	if (isinf(err_ref))
@@ -283,9 +147,8 @@ static void describe(const struct mtp_call *c, struct mtp_diag_result *r,
 	snprintf(r->text, sizeof(r->text),
 		 "%s [%s]: the outputs match this %s %s; %s", i->name,
 		 i->section,
-		 r->diag == MTP_DIAG_NORM_ROUNDING ? "legitimate variant"
-						   : "bug",
-		 how, i->history);
+		 i->flags & MTP_BUG_INFO ? "legitimate variant" : "bug", how,
+		 i->history);
 }
 
 /* Hypothesis d (variant v for CONVENTION_MISMATCH) into hyp. */
@@ -319,8 +182,8 @@ static void diagnose_set(const struct mtp_call *c, const struct mtp_tensor *got,
 		int d = k / MTP_CONV_COUNT, v = k % MTP_CONV_COUNT;
 		struct mtp_diag_score s = {(enum mtp_diag)d, v, 0, 0, 0};
 
-		if (d == 0 || !infos[d].numeric || !variant_applies(d, v, c) ||
-		    (only && d != (int)only))
+		if (d == 0 || !(mtp_bug_get(d)->flags & MTP_BUG_NUMERIC) ||
+		    !variant_applies(d, v, c) || (only && d != (int)only))
 			continue;
 		if (hypothesis(d, v, c, hyp) == MTP_OK)
 			score_one(c, got, want, hyp, &s);
@@ -344,7 +207,7 @@ static void diagnose_set(const struct mtp_call *c, const struct mtp_tensor *got,
 		}
 	}
 	free(hyp);
-	out->info = out->diag == MTP_DIAG_NORM_ROUNDING;
+	out->info = (mtp_bug_get(out->diag)->flags & MTP_BUG_INFO) != 0;
 	if (out->diag)
 		describe(c, out, best_ref);
 }

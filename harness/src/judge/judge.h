@@ -2,17 +2,17 @@
  * Subsystem judge: the comparison of outputs under tolerances and error
  * budgets (compare.c, bias.c), the judge of a case's outputs, of dumps under
  * their conventions and of weights by subset (judge.c, judge_conv.c,
- * subset.c), the block-contract rule, and the diagnoses: the table of bug
- * names and the hypotheses that name a failure (diagnose.c, diag_*.c).
+ * subset.c), the block-contract rule, the weight sanity rule
+ * (weight_rule.c), and the diagnoses: the hypotheses of the bug classes'
+ * table (bugs/) that name a failure (diagnose.c, diag_hyp.c).
  *
- * May depend on: core, ops, refglue
+ * May depend on: core, ops, refglue, bugs
  * Its interface: mtp/compare.h, mtp/bias.h, mtp/diagnose.h, mtp/rules.h and the
- *   declarations below (the field bugs' helpers: field_int.h).
+ *   declarations below.
  */
 #ifndef MTP_SUBSYSTEM_JUDGE_H
 #define MTP_SUBSYSTEM_JUDGE_H
 
-#include "field_int.h"
 #include "mtp/bias.h"
 #include "mtp/compare.h"
 #include "mtp/diagnose.h"

@@ -7,27 +7,23 @@
 #ifndef MTP_CAPTURED_H
 #define MTP_CAPTURED_H
 
-#include "mtp/diagnose.h"
+#include "mtp/bugclass.h"
 #include "mtp/fixture.h"
 #include "ops/ops.h"
 
 /* The reference on a captured call (outputs into io's double arrays). */
 enum mtp_status mtp_captured_run(const struct mtp_ref_io *io);
 
-/* The same with bug `d` applied to each step before the next is fed. */
+/* The same with a step bug's row (its after_step) applied to each step
+ * before the next is fed. */
 enum mtp_status mtp_captured_hypothesis(const struct mtp_ref_io *io,
-					enum mtp_diag d);
+					const struct mtp_bug_class *row);
 
 /* [Step V3-8] A tensor-parallel step's block output: the partials
  * reduced as declared ([T,H], to free; the first T*H values), with cfg's
  * final add made fused under reduce_at = final_norm. NULL: no memory. */
 double *mtp_captured_tp_block_out(const struct mtp_ref_io *io,
 				  struct mtp_ref_step_cfg *cfg);
-
-/* Whether hypothesis d can be claimed on a captured call: the hc_post bugs
- * need the deferred contract's captured state, MISSING_POS0_MASK a declared
- * pos0_mask = 1. True for a call that is not captured. */
-bool mtp_captured_diag_applies(enum mtp_diag d, const struct mtp_call *c);
 
 /* Real sizes: for a captured case whose vocabulary is larger than
  * MTP_SAMPLE_MIN_V, unless `full`, keeps only a deterministic sample of the

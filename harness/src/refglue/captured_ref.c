@@ -7,6 +7,8 @@
  */
 #include "captured.h"
 
+#include "bug_step.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,105 +134,58 @@ enum mtp_status mtp_captured_run(const struct mtp_ref_io *io)
 
 struct hyp {
 	const struct cap_setup *s;
-	enum mtp_diag bug;
+	const struct mtp_call *c;
+	const struct mtp_bug_class *row;
+	enum mtp_status st;
 };
 
-/* V3 bugs: the recycled pre-norm hidden, or logits from a twice-normed one. */
-static void bug_v3(const struct hyp *h, int64_t l,
-		   struct mtp_ref_captured_out *o)
-{
-	const struct cap_setup *s = h->s;
-	const struct mtp_ref_v3_layer *w = &s->v3[l];
-	size_t n = (size_t)(s->d.t * s->d.h);
-	double *tmp;
-
-	if (h->bug == MTP_DIAG_PRE_NORM_RECYCLE) {
-		memcpy(o->recycled, o->hidden_pre, n * sizeof(double));
-	} else if (h->bug == MTP_DIAG_DOUBLE_FINAL_NORM) {
-		tmp = malloc(n * sizeof(double) + 8);
-		if (!tmp)
-			return;
-		mtp_ref_rmsnorm(o->hidden_post, w->shared_head_norm_w, s->d.t,
-				s->d.h, s->cfg.eps, s->cfg.rounding, s->cfg.act,
-				tmp);
-		mtp_ref_lm_head_q(
-			tmp, (struct mtp_ref_qweight){w->head_w, w->head_scale},
-			s->d.t, s->d.v, s->d.h, &s->cfg.quant,
-			mtp_conv_logits_dtype(&s->cfg.conv), o->logits,
-			o->token);
-		free(tmp);
-	}
-}
-
-/* V4 bugs around hc_post and hc_head (deferred contract state needed). */
-static void bug_v4(const struct hyp *h, int64_t step, int64_t l,
-		   struct mtp_ref_captured_out *o)
-{
-	const struct cap_setup *s = h->s;
-	const struct mtp_ref_captured *cap = &s->cap[step];
-	const struct mtp_ref_dims *d = &s->d;
-	size_t ns = (size_t)(d->t * d->m * d->h);
-	double *tmp;
-
-	if (h->bug == MTP_DIAG_HC_HEAD_OWNER) {
-		if (l != 0)
-			mtp_ref_v4_logits(&s->v4[l], &s->v4[0], d, &s->cfg, o);
-		return;
-	}
-	if (h->bug == MTP_DIAG_MISSING_HC_POST) {
-		memcpy(o->streams, cap->block_residual, ns * sizeof(double));
-	} else if (h->bug == MTP_DIAG_HC_POST_TWICE) {
-		tmp = malloc(ns * sizeof(double) + 8);
-		if (!tmp)
-			return;
-		mtp_ref_hc_post(cap->block_out, o->streams, cap->post_mix,
-				cap->comb_mix, d->t, d->m, d->h, s->cfg.act,
-				tmp);
-		memcpy(o->streams, tmp, ns * sizeof(double));
-		free(tmp);
-	} else {
-		return;
-	}
-	memcpy(o->recycled, o->streams, ns * sizeof(double));
-	mtp_ref_v4_logits(&s->v4[l], &s->v4[l], d, &s->cfg, o);
-}
-
+/* The row's after_step on step `step` (layer l): the captured block's
+ * outputs and state are the step's buffers. */
 static void apply_bug(void *ctx, int64_t step, int64_t l,
 		      struct mtp_ref_captured_out *o)
 {
-	const struct hyp *h = ctx;
+	struct hyp *h = ctx;
+	const struct cap_setup *s = h->s;
+	const struct mtp_ref_captured *cap = &s->cap[step];
+	struct mtp_ref_bug_step x = {
+		.s = {.c = h->c,
+		      .step = step,
+		      .layer = l,
+		      .mhc = mtp_family_mhc(s->cfg.family)},
+		.d = &s->d,
+		.cfg = &s->cfg,
+		.v3 = s->v3,
+		.v4 = s->v4,
+		.o = {.block_out = (double *)cap->block_out,
+		      .block_residual = (double *)cap->block_residual,
+		      .hidden_pre = o->hidden_pre,
+		      .hidden_post = o->hidden_post,
+		      .post_mix = (double *)cap->post_mix,
+		      .comb_mix = (double *)cap->comb_mix,
+		      .streams = o->streams,
+		      .head_hidden = o->head_hidden,
+		      .recycled = o->recycled,
+		      .logits = o->logits,
+		      .token = o->token},
+	};
 
-	if (mtp_family_mhc(h->s->cfg.family))
-		bug_v4(h, step, l, o);
-	else
-		bug_v3(h, l, o);
+	if (!h->st)
+		h->st = mtp_ref_bug_step_apply(&x, h->row);
 }
 
 enum mtp_status mtp_captured_hypothesis(const struct mtp_ref_io *io,
-					enum mtp_diag d)
+					const struct mtp_bug_class *row)
 {
 	struct cap_setup s;
-	struct hyp h = {&s, d};
+	struct hyp h = {&s, io->c, row, MTP_OK};
 	enum mtp_status st = setup(io, &s);
 
 	if (!st) {
 		s.run.after_step = apply_bug;
 		s.run.ctx = &h;
 		mtp_ref_captured_steps(&s.run, &s.d, &s.cfg, &s.cv, s.out);
+		st = h.st;
 	}
 	setup_fini(&s);
 	return st;
-}
-
-bool mtp_captured_diag_applies(enum mtp_diag d, const struct mtp_call *c)
-{
-	const struct mtp_params *p = c->params;
-
-	if (!p->v2.captured)
-		return true;
-	if (d == MTP_DIAG_MISSING_POS0_MASK)
-		return p->v2.pos0_mask == 1;
-	if (d == MTP_DIAG_MISSING_HC_POST || d == MTP_DIAG_HC_POST_TWICE)
-		return p->contract == MTP_CONTRACT_DEFERRED;
-	return true;
 }

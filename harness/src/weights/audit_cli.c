@@ -162,7 +162,7 @@ static void print_findings(const struct mtp_wm_audit *a,
 
 	for (int i = 0; i < a->n; i++) {
 		const struct mtp_wm_finding *f = &a->f[i];
-		const struct mtp_diag_info *d = mtp_diag_info(f->diag);
+		const struct mtp_bug_class *d = mtp_diag_info(f->diag);
 
 		per[f->diag]++;
 		printf("%s %s  %s%s%s: %s\n", d->name, d->section,

@@ -15,7 +15,7 @@
 
 static void write_finding(FILE *f, const struct mtp_wm_finding *x)
 {
-	const struct mtp_diag_info *d = mtp_diag_info(x->diag);
+	const struct mtp_bug_class *d = mtp_diag_info(x->diag);
 
 	fputs("{\"code\":", f);
 	mtp_json_str(f, d->name);

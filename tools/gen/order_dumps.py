@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Dumps of issue 30's head-norm and concatenation-order bugs, for `mtpcheck verify`.
+
+Written at test time (harness/tests/order_dumps.sh), not committed: the
+fixture budget (test_gen.py) has no room for them. Each case copies a
+bundled golden's inputs and writes `observed/` tensors as the buggy engine
+produced them, computed with this generator's own NumPy ops (never the C
+code), and by the engine's own mistake, not by the judge's construction
+(which swaps eh_proj's column halves):
+
+  head_norm.v3      mtp_step V3: logits/token = lm_head(hidden_pre), the shared
+                    head's norm skipped (SPEC.md §12.4 HEAD_NORM_MISSING)
+  head_norm.v4      mtp_step V4: logits/token = lm_head(head_hidden), the norm
+                    after hc_head skipped
+  concat.v3         mtp_step V3 whose eh_proj input is cat(hnorm(P), enorm(E))
+                    instead of cat(enorm(E), hnorm(P)) (CONCAT_ORDER_SWAPPED,
+                    mlx-lm #1469)
+  concat.chain      draft_chain V3, L=2, K=3, the same at every step
+  ok                control: observed = the V3 golden
+
+Usage: /usr/bin/python3 tools/gen/order_dumps.py OUT.h5
+"""
+import os
+import sys
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ops  # noqa: E402
+from bug_dumps import FIX, add_case, read  # noqa: E402
+from field_dumps import compute, spec_p  # noqa: E402
+
+V3 = ("steps_v3.h5", "mtp_step.deepseek_v3.bf16.fused.T17.H64")
+V4 = ("steps_v4.h5", "mtp_step.deepseek_v4.bf16.fused.deferred.cuda.M2.it1.T17.H64")
+CHAIN = ("chains.h5", "draft_chain.deepseek_v3.bf16.fused.L2.K3.pass1.T3.H64")
+
+
+def head_without_norm(exp: dict, inp: dict, hidden: str) -> dict:
+    """The golden's outputs but the logits and token of the head applied to `hidden` as is."""
+    obs = dict(exp)
+    logits, token = ops.lm_head(exp[hidden][0], inp["head_weight"][0])
+    obs["logits"] = (logits, exp["logits"][1])
+    obs["token"] = (token, "int64")
+    return obs
+
+
+def swapped_concat(fn):
+    """Runs fn with eh_proj fed cat(P, E): the two halves of its input exchanged."""
+    saved = ops.eh_proj
+
+    def eh_proj(x, *args, **kw):
+        h = x.shape[-1] // 2
+        return saved(np.concatenate([x[..., h:], x[..., :h]], axis=-1), *args, **kw)
+
+    ops.eh_proj = eh_proj
+    try:
+        return fn()
+    finally:
+        ops.eh_proj = saved
+
+
+def case(out: h5py.File, where: tuple, cid: str, make) -> None:
+    fname, src_id = where
+    with h5py.File(os.path.join(FIX, fname), "r") as f:
+        src = f["cases"][src_id]
+        exp, inp = read(src["expected"]), read(src["inputs"])
+        add_case(out, src, cid, make(exp, inp, spec_p(src_id)))
+
+
+def main(path: str) -> None:
+    tmp = path + ".tmp"
+    with h5py.File(tmp, "w") as out:
+        out.attrs["format"] = "mtpcheck-fixture"
+        out.attrs["format_version"] = np.int64(2)
+        out.attrs["generator"] = "tools/gen/order_dumps.py"
+        out.attrs["created"] = "2026-12-05T00:00:00Z"
+        out.attrs["description"] = "observed outputs of HEAD_NORM_MISSING and CONCAT_ORDER_SWAPPED"
+        out.create_group("cases")
+        case(out, V3, "ok", lambda exp, inp, p: exp)
+        case(out, V3, "head_norm.v3", lambda exp, inp, p: head_without_norm(exp, inp, "hidden_pre"))
+        case(out, V4, "head_norm.v4", lambda exp, inp, p: head_without_norm(exp, inp, "head_hidden"))
+        case(out, V3, "concat.v3",
+             lambda exp, inp, p: swapped_concat(lambda: compute("mtp_step", inp, p)))
+        case(out, CHAIN, "concat.chain",
+             lambda exp, inp, p: swapped_concat(lambda: compute("draft_chain", inp, p)))
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
