@@ -31,6 +31,8 @@ enum mtp_diag {
 	MTP_DIAG_STALE_WEIGHT_REMAP,
 	MTP_DIAG_EH_PROJ_NO_PREFIX,
 	MTP_DIAG_MTP_HEAD_EMBED_UNLOADED,
+	MTP_DIAG_DSPARK_LOADED_AS_MTP, /* a DSpark drafter under an MTP loader */
+	MTP_DIAG_DSPARK_LOADER_ON_MTP, /* an MTP layer under the DSpark loader */
 	MTP_DIAG_CONVENTION_MISMATCH, /* §12.1: one hypothesis per convention */
 	/* SPEC.md §12.4, bugs seen in the field (diag_field.c) */
 	MTP_DIAG_SPEC_STEP_LAYER_REUSE,

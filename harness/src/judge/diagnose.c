@@ -75,6 +75,17 @@ static const struct mtp_diag_info infos[MTP_DIAG_COUNT] = {
 		 "MTP shared head / embedding never loaded from a "
 		 "save_pretrained checkpoint",
 		 false},
+	[MTP_DIAG_DSPARK_LOADED_AS_MTP] =
+		{"DSPARK_LOADED_AS_MTP", "§13",
+		 "method=mtp on a DSpark checkpoint (vLLM #41834): main_proj, "
+		 "markov and confidence heads loaded nowhere, e_proj/h_proj "
+		 "never loaded",
+		 false},
+	[MTP_DIAG_DSPARK_LOADER_ON_MTP] =
+		{"DSPARK_LOADER_ON_MTP", "§13",
+		 "an MTP checkpoint given to the DSpark loader: e_proj/h_proj/"
+		 "enorm/hnorm/hc_head keys have no DSpark parameter",
+		 false},
 	[MTP_DIAG_SPEC_STEP_LAYER_REUSE] =
 		{"SPEC_STEP_LAYER_REUSE", "§12.4",
 		 "every draft step runs MTP layer 0: spec_step_idx not passed "

@@ -39,4 +39,12 @@ void mtp_wm_au_checkpoint(struct audit *au);
  * weight_scale_2, and the fused experts' w13_weight_scale ...). */
 bool mtp_wm_au_is_weight_scale(const char *name);
 
+/* DSpark (audit_dspark.c): the stage a DSpark model's parameter belongs
+ * to (model.layers.{s}., s < K; the model-level main_proj, main_norm,
+ * norm, markov_head, confidence_head: 0), else -1; and the confusion of
+ * the checkpoint's kind with the judged loader's, named (true: the other
+ * checks are moot). */
+int mtp_wm_dspark_stage_of(const struct mtp_wm_config *c, const char *name);
+bool mtp_wm_au_confusion(struct audit *au);
+
 #endif
