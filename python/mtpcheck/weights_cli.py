@@ -59,22 +59,22 @@ def dspark(a):
     from . import weights_dspark as wd
 
     if a.mtp_layers != 1 or a.quant == "ct-fp8" or a.cuda_class:
-        print("mtpcheck.weights: --family %s: %d stages; --quant fp8 or fp4 only; no "
-              "--mtp-layers or --cuda-class" % (DSPARK, wd.STAGES), file=sys.stderr)
+        print(f"mtpcheck.weights: --family {DSPARK}: {wd.STAGES} stages; --quant fp8 or fp4 "
+              "only; no --mtp-layers or --cuda-class", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
     tensors = wd.checkpoint_tensors(a.quant)
     keys = [k for k, _, _ in tensors]
-    model, vcfg = wd.build(wd.write_config(a.out, a.quant))
+    model, _ = wd.build(wd.write_config(a.out, a.quant))
     cap = weights.capture(model, weights.zeros(keys, {k: s for k, _, s in tensors},
                                                dtypes={k: d for k, d, _ in tensors}))
     p = write_capture(a.out, keys, cap)
-    print("mtpcheck audit-weights --family deepseek_v4 --layer %d --mtp-layers %d%s --keys %s "
-          "--params %s --modules %s --mapping %s"
-          % (wd.N, wd.STAGES, " --expert-dtype fp8" if a.quant == "fp8" else "", p["keys"],
-             p["params"], p["modules"], p["map"]))
+    ed = " --expert-dtype fp8" if a.quant == "fp8" else ""
+    print(f"mtpcheck audit-weights --family deepseek_v4 --layer {wd.N} --mtp-layers {wd.STAGES}"
+          f"{ed} --keys {p['keys']} --params {p['params']} --modules {p['modules']} "
+          f"--mapping {p['map']}")
     if cap.error:
-        print("load_weights raised: %s" % cap.error, file=sys.stderr)
+        print(f"load_weights raised: {cap.error}", file=sys.stderr)
     return 0
 
 

@@ -30,7 +30,7 @@ def write_config(workdir, quant=None):
     if quant:
         text.update(expert_dtype=wv.V4_QUANTS[quant])
         cfg["quantization_config"] = dict(wv.FP8, expert_dtype=wv.V4_QUANTS[quant])
-    d = os.path.join(workdir, "deepseek_v41_dspark.%s" % (quant or "bf16"))
+    d = os.path.join(workdir, f"deepseek_v41_dspark.{quant or 'bf16'}")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f)
@@ -54,8 +54,15 @@ def build(model_dir):
     # v1/worker/gpu/spec_decode/dspark; config/vllm.py refuses V1)
     os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")
     wv._cpu_platform()
-    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig, set_current_vllm_config)
+    v4 = _v41_quant_config()
+    from vllm.config import (
+        CompilationConfig,
+        ModelConfig,
+        ParallelConfig,
+        SpeculativeConfig,
+        VllmConfig,
+        set_current_vllm_config,
+    )
     from vllm.config.compilation import CompilationMode
     from vllm.model_executor.model_loader.utils import get_model_architecture
 
@@ -73,7 +80,6 @@ def build(model_dir):
     wv._allow_v4_on_cpu()
     _allow_v41_on_cpu()
     torch.set_default_dtype(torch.bfloat16)
-    v4 = _v41_quant_config()
     try:
         with set_current_vllm_config(vcfg):
             wv._distributed()
@@ -120,7 +126,7 @@ def checkpoint_keys(quant=None, stages=STAGES, drop=()):
     for s in range(stages):
         keys += [k for k in wv._v4_layer(s) if not any(x in k[k.index(".", 4):] for x in _MTP_ONLY)]
     keys += ["mtp.0." + h for h in HEADS_FIRST]
-    keys += ["mtp.%d.%s" % (stages - 1, h) for h in HEADS_LAST]
+    keys += [f"mtp.{stages - 1}.{h}" for h in HEADS_LAST]
     if quant:
         lin = (".attn.wq_a.", ".attn.wkv.", ".attn.wq_b.", ".attn.wo_a.", ".attn.wo_b.",
                ".experts.", ".shared_experts.", ".main_proj.")
