@@ -48,11 +48,22 @@ def _allow_v41_on_cpu():
 
 def build(model_dir):
     """DSparkDeepseekV4ForCausalLM for the folder, on CPU (method dspark)."""
-    import torch
-
     # DSpark is served by Model Runner V2 only (its speculator is
     # v1/worker/gpu/spec_decode/dspark; config/vllm.py refuses V1)
-    os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")
+    runner = os.environ.get("VLLM_USE_V2_MODEL_RUNNER")
+    os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "1"
+    try:
+        return _build(model_dir)
+    finally:  # the MTP builds of the same process keep their runner
+        if runner is None:
+            os.environ.pop("VLLM_USE_V2_MODEL_RUNNER")
+        else:
+            os.environ["VLLM_USE_V2_MODEL_RUNNER"] = runner
+
+
+def _build(model_dir):
+    import torch
+
     wv._cpu_platform()
     v4 = _v41_quant_config()
     from vllm.config import (
