@@ -48,12 +48,20 @@ for lay in bf16 fp8 fp4; do
 		grep -q 'DSPARK_LOADER_ON_MTP x[0-9]*$' <<<"$out" ||
 			fail "$lay-mtpkeys ($how): another diagnosis beside DSPARK_LOADER_ON_MTP"
 	done
-	# the reverse: the DSpark keys under V4's MTP loader (simulated)
-	out=$("$M" audit-weights --family deepseek_v4 --layer 43 --mtp-layers 3 "${ed[@]}" \
-		--keys "$C/keys.txt") rc=$?
-	[ "$rc" = 1 ] || fail "$lay under the MTP loader exited $rc, not 1"
-	grep -q 'DSPARK_LOADED_AS_MTP x[0-9]*$' <<<"$out" ||
-		fail "$lay: a DSpark checkpoint under the MTP loader is not named DSPARK_LOADED_AS_MTP alone"
+	# the reverse: the DSpark keys under V4's MTP loader, simulated and
+	# (CASE-asmtp) as V4's real MTP class of three layers mapped them
+	A=$C-asmtp
+	for m in "" real; do
+		x=()
+		[ -n "$m" ] && x=(--params "$A/params.txt" --modules "$A/modules.txt" --mapping "$A/map.txt")
+		out=$("$M" audit-weights --family deepseek_v4 --layer 43 --mtp-layers 3 "${ed[@]}" \
+			--keys "$C/keys.txt" "${x[@]}") rc=$?
+		[ "$rc" = 1 ] || fail "$lay under the MTP loader ${m:-simulated} exited $rc, not 1"
+		grep -q 'DSPARK_LOADED_AS_MTP x[0-9]*$' <<<"$out" ||
+			fail "$lay under the MTP loader ${m:-simulated}: not named DSPARK_LOADED_AS_MTP alone"
+		grep -q '^DSPARK_LOADED_AS_MTP .*mtp.0.main_proj.weight' <<<"$out" ||
+			fail "$lay under the MTP loader ${m:-simulated}: main_proj not named"
+	done
 done
 [ "$n" -ge 2 ] || { echo "FAIL: fixtures/weights/dspark holds $n layouts (bf16 and FP8 wanted)"; exit 1; }
 echo "weights_dspark: $n layouts, real == simulated, confusions named both ways"

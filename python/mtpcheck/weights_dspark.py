@@ -175,12 +175,27 @@ def record(out, quants=(None, "fp8", "fp4")):
     of the same list without stage 1's shared experts (CASE-noshared/:
     map.txt only), and of V4-Flash's MTP key list of three layers
     (CASE-mtpkeys/, the loader-on-MTP confusion; KeyError reruns as in
-    weights.capture). Run in the vLLM 0.33 venv."""
+    weights.capture), and V4's MTP model of three layers with the mapping
+    its load_weights made of the DSpark key list (CASE-asmtp/: params,
+    modules, map). Run in the vLLM 0.33 venv."""
+    import shutil
+    import tempfile
+
     from . import weights
 
+    # not under out: vLLM 0.33 turns method "mtp" into "dspark" when the
+    # model path holds "dspark" (config/speculative.py)
+    cfg = tempfile.mkdtemp(prefix="mtpcheck-cfg-")
+    try:
+        _record(out, quants, cfg, weights)
+    finally:
+        shutil.rmtree(cfg, ignore_errors=True)
+
+
+def _record(out, quants, cfg, weights):
     for q in quants:
         name = q or "bf16"
-        model, _ = build(write_config(os.path.join(out, ".cfg"), q))
+        model, _ = build(write_config(cfg, q))
         ts = checkpoint_tensors(q)
         for sub, tensors in ((name, ts),
                              (name + "-noshared", checkpoint_tensors(
@@ -199,3 +214,11 @@ def record(out, quants=(None, "fp8", "fp4")):
             if sub != name:  # the model's lists are CASE/'s
                 os.remove(paths[0])
                 os.remove(paths[1])
+        # the reverse: V4's MTP class of three layers over the DSpark keys
+        # (method=mtp on a DSpark checkpoint, vLLM #41834)
+        mtp, _ = wv.build(wv.write_config("deepseek_v4", cfg, q, STAGES))
+        cap = weights.capture(mtp, weights.zeros(
+            [k for k, _, _ in ts], {k: s for k, _, s in ts}, dtypes={k: d for k, d, _ in ts}))
+        d = os.path.join(out, name + "-asmtp")
+        os.makedirs(d, exist_ok=True)
+        cap.write(*[os.path.join(d, n + ".txt") for n in ("params", "modules", "map")])

@@ -33,7 +33,7 @@ FIXTURES = os.path.join(HERE, "..", "..", "fixtures", "weights", "dspark")
 def test_recorded_fixtures_are_the_real_loaders(tmp_path, quant):
     weights_dspark.record(str(tmp_path), (quant,))
     name = quant or "bf16"
-    for sub in (name, name + "-noshared", name + "-mtpkeys"):
+    for sub in (name, name + "-noshared", name + "-mtpkeys", name + "-asmtp"):
         for f in sorted(os.listdir(tmp_path / sub)):
             assert filecmp.cmp(tmp_path / sub / f, os.path.join(FIXTURES, sub, f),
                                shallow=False), f"{sub}/{f} differs from the fixture"
