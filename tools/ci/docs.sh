@@ -33,7 +33,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 # The names are written as bracket expressions so that this file itself does
 # not match a plain grep for them.
-pattern='share[d]/\|MTP-SPE[C]\|FIXTURE[S]\.md\|FIXTURE[S] v2\|DESIG[N]\.md'
+pattern='\(^\|[^a-zA-Z0-9_-]\)share[d]/\|MTP-SPE[C]\|FIXTURE[S]\.md\|FIXTURE[S] v2\|DESIG[N]\.md'
 
 if [ "${1:-}" = "--fix" ]; then
 	files=$(git grep -lI "$pattern" -- . || true)

@@ -68,10 +68,39 @@ struct mtp_wm_config {
 	 * (glm_moe_dsa), set by mtp_wm_map_keys from the names
 	 * (mtp_wm_glm_dsa); no GLM-4.5 lm_head alias or q/k/v stacking */
 	bool glm_dsa;
+	/* the judged loader is DeepSeek V4.1's DSpark drafter (vLLM 0.33
+	 * models/deepseek_v41/nvidia/dspark.py DSparkDeepseekV4ForCausalLM
+	 * .load_weights): stage s of mtp.{s}.* loads under model.layers.{s}.,
+	 * main_proj / main_norm / norm / markov_head / confidence_head at
+	 * model level. --loader dspark, or PARAMS / MAP naming model.main_proj
+	 * or model.markov_head (mtp_wm_dspark_params) */
+	bool dspark;
 };
 
 void mtp_wm_config_init(struct mtp_wm_config *c, enum mtp_family family,
 			int layer, int mtp_layers);
+
+/* What a checkpoint's draft keys are, told from the names alone before
+ * any mapping (docs/WEIGHTS.md "DSpark checkpoints"): an MTP layer
+ * (e_proj/h_proj/eh_proj, enorm, hnorm, hc_head_*), a DSpark drafter
+ * (main_proj, main_norm, markov_head, confidence_head), both, or neither
+ * (draft keys with no marker of either); NONE: no draft key at all. */
+struct mtp_wm_names;
+
+enum mtp_wm_kind {
+	MTP_WM_KIND_NONE,
+	MTP_WM_KIND_MTP,
+	MTP_WM_KIND_DSPARK,
+	MTP_WM_KIND_BOTH,
+	MTP_WM_KIND_NEITHER,
+};
+
+const char *mtp_wm_kind_name(enum mtp_wm_kind k); /* "dspark" ... */
+enum mtp_wm_kind mtp_wm_ckpt_kind(const struct mtp_wm_config *c,
+				  const struct mtp_wm_names *keys);
+/* Which marker a draft key carries: MTP_WM_KIND_MTP, _DSPARK or _NONE. */
+enum mtp_wm_kind mtp_wm_key_kind(const struct mtp_wm_config *c,
+				 const char *key);
 
 /* A set of names (checkpoint keys, engine parameters), kept in input order
  * until mtp_wm_names_sort() makes it a sorted set for lookups. */
@@ -133,6 +162,11 @@ struct mtp_wm_mapping {
 	struct mtp_wm_entry *v;
 	int n, cap;
 };
+
+/* Whether PARAMS (or MAP's targets) are a DSpark model's: a
+ * model.main_proj or model.markov_head parameter. Either may be NULL. */
+bool mtp_wm_dspark_params(const struct mtp_wm_names *params,
+			  const struct mtp_wm_pairs *map);
 
 /* Whether a --family glm model is GLM-5.x (glm_moe_dsa): DeepSeek's MLA
  * attention in KEYS or PARAMS (kv_a_proj_with_mqa, fused_qkv_a_proj) where
@@ -211,6 +245,8 @@ struct mtp_wm_inputs {
 };
 
 struct mtp_wm_audit {
+	enum mtp_wm_kind kind; /* the checkpoint's, from KEYS */
+	bool dspark;	       /* the judged loader was DSpark's */
 	int n_keys, n_mtp_keys, n_mapped, n_skipped, n_params;
 	int n_mtp_unloaded;    /* MTP keys the judged mapping loads nowhere */
 	int n_params_unloaded; /* MTP parameters no key loads (notes) */

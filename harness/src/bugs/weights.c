@@ -31,3 +31,25 @@ const struct mtp_bug_class mtp_bug_mtp_head_embed_unloaded = {
 	.applies_to = "weight audit",
 	.shows_in = "head and embedding keys the loader skips",
 };
+
+const struct mtp_bug_class mtp_bug_dspark_loaded_as_mtp = {
+	.name = "DSPARK_LOADED_AS_MTP",
+	.section = "§13",
+	.history =
+		"method=mtp on a DSpark checkpoint (vLLM #41834): main_proj, "
+		"markov and confidence heads loaded nowhere, e_proj/h_proj "
+		"never loaded",
+	.applies_to = "weight audit: a DSpark key list under an MTP loader",
+	.shows_in = "the DSpark keys loaded nowhere, the MTP parameters no key "
+		    "loads",
+};
+
+const struct mtp_bug_class mtp_bug_dspark_loader_on_mtp = {
+	.name = "DSPARK_LOADER_ON_MTP",
+	.section = "§13",
+	.history = "an MTP checkpoint given to the DSpark loader: "
+		   "e_proj/h_proj/enorm/hnorm/hc_head keys have no DSpark "
+		   "parameter",
+	.applies_to = "weight audit: an MTP key list under the DSpark loader",
+	.shows_in = "the MTP keys with no DSpark parameter",
+};

@@ -68,7 +68,10 @@ static const struct cmd_doc {
 	 "Judges how checkpoint tensors are mapped to the engine's parameters\n"
 	 "(docs/SPEC.md §6) and names the known mapping bugs: "
 	 "STALE_WEIGHT_REMAP (§8.5),\nEH_PROJ_NO_PREFIX (§8.4), "
-	 "MTP_HEAD_EMBED_UNLOADED (§8.6). docs/WEIGHTS.md.\n",
+	 "MTP_HEAD_EMBED_UNLOADED (§8.6); tells a\nDSpark drafter from an "
+	 "MTP layer by its keys and names the confusion\n"
+	 "(DSPARK_LOADED_AS_MTP, DSPARK_LOADER_ON_MTP, §13). "
+	 "docs/WEIGHTS.md.\n",
 	 "exit codes: 0 no finding; 1 a finding; 2 usage error or invalid "
 	 "input.\n"},
 };

@@ -216,7 +216,9 @@ const struct mtp_cli_opt mtp_cli_opts[] = {
 	 "judged instead of a simulated --loader"},
 	{"--loader", NULL, "L", A, STR, AUDIT(loader), NULL,
 	 "the simulated loader: fixed (default), buggy-remap,\n"
-	 "no-alias, no-prefix (the bugs: deepseek_v4 only)"},
+	 "no-alias, no-prefix (the bugs: deepseek_v4 only),\n"
+	 "or dspark (V4.1's DSpark drafter; also implied by\n"
+	 "PARAMS or MAP naming model.main_proj)"},
 	{"--expert-dtype", NULL, "D", A, STR, AUDIT(expert_dtype), NULL,
 	 "V4 routed experts: fp4 (default) or fp8"},
 	{"--engine", NULL, "E", A, STR, AUDIT(engine), NULL,

@@ -175,12 +175,47 @@ static void require(struct audit *au, const char *param, enum mtp_diag d)
 	mtp_wm_au_finding(au, d, src ? src->key : "", param, text);
 }
 
+/* DSpark: every parameter of the stages (model.layers.{s}. and the model
+ * level) is loaded by some key, but the confidence head, which the loader
+ * drops when no key names it, and the weight scales (judge_params). A
+ * converter that dropped shared_experts.* is caught here. */
+static void judge_dspark_required(struct audit *au)
+{
+	bool conf = false;
+	int dropped = 0;
+
+	for (int i = 0; i < au->in->keys->n; i++)
+		conf |= strstr(au->in->keys->v[i], ".confidence_head.") != NULL;
+	for (int k = 0; k < au->params->n; k++) {
+		const char *p = au->params->v[k];
+
+		if (mtp_wm_au_layer_of(au->c, p) < 0 ||
+		    mtp_wm_au_is_weight_scale(p))
+			continue;
+		if (!conf && !strncmp(p, "model.confidence_head.", 22))
+			dropped++;
+		else
+			require(au, p, MTP_DIAG_STALE_WEIGHT_REMAP);
+	}
+	if (dropped)
+		mtp_wm_au_note(au->a,
+			       "%d confidence_head parameter(s) with no key: "
+			       "%s",
+			       dropped,
+			       "the DSpark loader drops the module at load");
+}
+
 /* §8.5 and §8.6: what the loaded set must contain. */
 static void judge_required(struct audit *au)
 {
 	const struct required *r =
 		mtp_family_mhc(au->c->family) ? v4_required : v3_required;
 	char param[MTP_WM_NAME_MAX];
+
+	if (au->c->dspark) {
+		judge_dspark_required(au);
+		return;
+	}
 
 	for (int i = 0; i < au->c->mtp_layers; i++) {
 		for (int k = 0; r[k].suffix; k++) {
@@ -332,7 +367,7 @@ static void judge_params(struct audit *au)
 					  "an e_proj/h_proj parameter outside "
 					  "model.layers.{N+i}.");
 		if ((mtp_wm_au_layer_of(au->c, p) < 0 &&
-		     strcmp(p, EMBED_PARAM) != 0) ||
+		     (au->c->dspark || strcmp(p, EMBED_PARAM) != 0)) ||
 		    mtp_wm_names_has(&au->loaded, p))
 			continue;
 		if (!unloaded++)
@@ -441,7 +476,7 @@ static void judge_all_modules(struct audit *au)
 		mtp_wm_pairs_fini(&own);
 	}
 	if (mtp_family_def(au->c->family)->fusion == MTP_FUSION_HC_PROJ &&
-	    !au->a->n_modules)
+	    !au->a->n_modules && !au->c->dspark)
 		mtp_wm_au_note(
 			au->a,
 			"e_proj/h_proj quantization prefixes not checked (%d "
@@ -456,15 +491,22 @@ enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
 {
 	struct audit au = {.c = c, .in = in, .params = in->params, .a = out};
 	enum mtp_status st;
+	bool confused = false;
 
 	memset(out, 0, sizeof(*out));
+	out->kind = mtp_wm_ckpt_kind(c, in->keys);
+	out->dspark = c->dspark;
 	st = prepare(&au, err, errn);
 	if (st == MTP_OK) {
 		count_keys(&au);
+		out->n_params = au.params->n;
 		judge_mapping(&au);
-		judge_required(&au);
-		judge_all_modules(&au);
-		judge_params(&au);
+		confused = mtp_wm_au_confusion(&au);
+		if (!confused) {
+			judge_required(&au);
+			judge_all_modules(&au);
+			judge_params(&au);
+		}
 		if (mtp_wm_glm_dsa(c, in->keys, in->params))
 			mtp_wm_au_note(
 				out,
@@ -474,7 +516,7 @@ enum mtp_status mtp_wm_audit_run(const struct mtp_wm_config *c,
 				c->layer,
 				"the DeepSeek MTP loader's rules (no "
 				"lm_head alias, no q/k/v stacking)");
-		if (in->ckpt)
+		if (in->ckpt && !confused)
 			mtp_wm_au_checkpoint(&au);
 		st = au.st;
 		if (st)

@@ -62,11 +62,17 @@ static int make_config(const struct mtp_audit_opts *o, struct mtp_wm_config *c)
 			"--mtp-layers: '%s' is not an integer from 1 to 64",
 			o->mtp_layers);
 	mtp_wm_config_init(c, fam, layer, k);
-	if (o->loader && !mtp_loader_parse(o->loader, &c->loader))
+	c->dspark = o->loader && !strcmp(o->loader, "dspark");
+	if (c->dspark && !mtp_family_mhc(fam))
+		return usage(
+			"--loader dspark is DeepSeek V4.1's DSpark loader: "
+			"--family deepseek_v4, not %s",
+			o->family);
+	if (o->loader && !c->dspark && !mtp_loader_parse(o->loader, &c->loader))
 		return usage("--loader: '%s' is not fixed, buggy-remap, "
-			     "no-alias or no-prefix",
+			     "no-alias, no-prefix or dspark",
 			     o->loader);
-	if (o->loader && o->mapping)
+	if (o->loader && o->mapping && !c->dspark)
 		return usage("--mapping is judged instead of a simulated "
 			     "loader: drop --loader %s",
 			     o->loader);
@@ -128,6 +134,16 @@ static enum mtp_status read_inputs(const struct mtp_audit_opts *o,
 	return st;
 }
 
+/* The engine's files name a DSpark model (model.main_proj ...): its
+ * loader is the one judged, --loader dspark or not. */
+static void dspark_from_inputs(struct mtp_wm_config *c,
+			       const struct mtp_wm_inputs *in)
+{
+	if (mtp_family_mhc(c->family) &&
+	    mtp_wm_dspark_params(in->params, in->map))
+		c->dspark = true;
+}
+
 /* KEY<TAB>PARAM lines, readable back as a --mapping file. */
 static enum mtp_status print_mapping(const struct mtp_wm_config *c,
 				     const struct mtp_wm_inputs *in)
@@ -171,12 +187,14 @@ static void print_findings(const struct mtp_wm_audit *a,
 	}
 	for (int i = 0; i < a->n_notes && (verbose || a->n == 0); i++)
 		printf("note: %s\n", a->notes[i]);
-	printf("audit-weights: %s N=%d K=%d %s: %d keys (%d of the MTP "
-	       "layers), "
+	printf("audit-weights: %s N=%d K=%d %s%s, checkpoint kind %s: %d "
+	       "keys (%d of the MTP layers), "
 	       "%d mapped, %d skipped; %d parameters; %d finding(s)",
 	       mtp_family_name(c->family), c->layer, c->mtp_layers,
-	       map ? "engine mapping" : mtp_loader_name(c->loader), a->n_keys,
-	       a->n_mtp_keys, a->n_mapped, a->n_skipped, a->n_params, a->n);
+	       map ? "engine mapping" : mtp_loader_name(c->loader),
+	       c->dspark ? " (DSpark loader)" : "", mtp_wm_kind_name(a->kind),
+	       a->n_keys, a->n_mtp_keys, a->n_mapped, a->n_skipped, a->n_params,
+	       a->n);
 	for (int d = 1, first = 1; d < MTP_DIAG_COUNT; d++) {
 		if (!per[d])
 			continue;
@@ -225,7 +243,7 @@ static void command_line(int argc, char **argv, char *buf, size_t n)
 		o += (size_t)snprintf(buf + o, n - o, " %s", argv[i]);
 }
 
-static int audit(const struct mtp_audit_opts *o, const struct mtp_wm_config *c,
+static int audit(const struct mtp_audit_opts *o, struct mtp_wm_config *c,
 		 int argc, char **argv)
 {
 	struct audit_inputs x;
@@ -235,6 +253,7 @@ static int audit(const struct mtp_audit_opts *o, const struct mtp_wm_config *c,
 
 	if (read_inputs(o, &x, err, sizeof(err)))
 		goto out_inputs;
+	dspark_from_inputs(c, &x.in);
 	if (o->print_mapping) {
 		rc = print_mapping(c, &x.in) ? MTP_EXIT_USAGE : MTP_EXIT_OK;
 		snprintf(err, sizeof(err), "out of memory");

@@ -39,4 +39,6 @@ void mtp_wm_au_checkpoint(struct audit *au);
  * weight_scale_2, and the fused experts' w13_weight_scale ...). */
 bool mtp_wm_au_is_weight_scale(const char *name);
 
+bool mtp_wm_au_confusion(struct audit *au);
+
 #endif

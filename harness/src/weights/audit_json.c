@@ -55,7 +55,9 @@ static void write_header(FILE *f, const struct mtp_wm_audit *a,
 	mtp_json_str(f, mtp_family_name(c->family));
 	fprintf(f, ",\"layer\":%d,\"mtp_layers\":%d,\"loader\":", c->layer,
 		c->mtp_layers);
-	mtp_json_str(f, mtp_loader_name(c->loader));
+	mtp_json_str(f, c->dspark ? "dspark" : mtp_loader_name(c->loader));
+	fputs(",\"checkpoint_kind\":", f);
+	mtp_json_str(f, mtp_wm_kind_name(a->kind));
 	fprintf(f,
 		",\"summary\":{\"keys\":%d,\"mtp_keys\":%d,\"mapped\":%d,"
 		"\"skipped\":%d,\"params\":%d,\"mtp_keys_unloaded\":%d,"

@@ -5,6 +5,7 @@
  * parameters, modules) and audit_ckpt.c (a checkpoint's headers) use them.
  */
 #include "audit_int.h"
+#include "weights.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@ int mtp_wm_au_layer_of(const struct mtp_wm_config *c, const char *name)
 {
 	int idx, n = 0;
 
+	if (c->dspark)
+		return mtp_wm_dspark_stage_of(c, name);
 	if (sscanf(name, "model.layers.%d.%n", &idx, &n) != 1 || n == 0 ||
 	    idx < c->layer || idx >= c->layer + c->mtp_layers)
 		return -1;

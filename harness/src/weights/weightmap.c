@@ -132,7 +132,7 @@ void mtp_wm_config_init(struct mtp_wm_config *c, enum mtp_family family,
 }
 
 /* Python's str.replace (every occurrence); false if it would not fit. */
-static bool replace_all(char *s, const char *from, const char *to)
+bool mtp_wm_replace_all(char *s, const char *from, const char *to)
 {
 	char buf[MTP_WM_NAME_MAX];
 	size_t nf = strlen(from), nt = strlen(to), o = 0;
@@ -154,7 +154,7 @@ static bool replace_all(char *s, const char *from, const char *to)
 	return true;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+bool mtp_wm_ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
@@ -196,7 +196,7 @@ static bool v4_rename_layer(const struct mtp_wm_config *c, char *s)
 	}
 	snprintf(from, sizeof(from), "mtp.%ld.", idx);
 	snprintf(to, sizeof(to), "model.layers.%ld.", c->layer + idx);
-	return replace_all(s, from, to);
+	return mtp_wm_replace_all(s, from, to);
 }
 
 /* _rewrite_spec_layer_name: block weights go under `.mtp_block.`, the
@@ -211,11 +211,11 @@ static bool rewrite_spec_layer(const struct mtp_wm_config *c, int i, char *s)
 	for (int k = 0; names[k]; k++) {
 		if (!strstr(s, names[k]))
 			continue;
-		return k == 0 ? replace_all(s, layer, "model.") : true;
+		return k == 0 ? mtp_wm_replace_all(s, layer, "model.") : true;
 	}
 	snprintf(block, sizeof(block), "model.layers.%d.mtp_block.",
 		 c->layer + i);
-	return replace_all(s, layer, block);
+	return mtp_wm_replace_all(s, layer, block);
 }
 
 void mtp_wm_target_skip(struct mtp_wm_target *t, const char *why)
@@ -225,7 +225,7 @@ void mtp_wm_target_skip(struct mtp_wm_target *t, const char *why)
 	t->skip = why;
 }
 
-static void set_param(struct mtp_wm_target *t, const char *s, int shard)
+void mtp_wm_target_set(struct mtp_wm_target *t, const char *s, int shard)
 {
 	snprintf(t->param, sizeof(t->param), "%s", s);
 	t->shard = shard;
@@ -243,12 +243,13 @@ static bool map_stacked(const struct stacked *rules, size_t n,
 		if (!strstr(s, rules[k].shard_name))
 			continue;
 		snprintf(buf, sizeof(buf), "%s", s);
-		if (!replace_all(buf, rules[k].shard_name, rules[k].param))
+		if (!mtp_wm_replace_all(buf, rules[k].shard_name,
+					rules[k].param))
 			continue;
 		if (rules[k].if_exists && params &&
 		    !mtp_wm_names_has(params, buf))
 			continue;
-		set_param(t, buf, rules[k].shard);
+		mtp_wm_target_set(t, buf, rules[k].shard);
 		return true;
 	}
 	return false;
@@ -280,7 +281,7 @@ static bool map_expert(const struct mtp_wm_config *c,
 			snprintf(buf, sizeof(buf), "%.*sexperts.%s%s%s",
 				 (int)(p - s), s, sub, rules[k].param,
 				 end + 2 + m);
-			set_param(t, buf, rules[k].shard);
+			mtp_wm_target_set(t, buf, rules[k].shard);
 			t->expert = (int)e;
 			return true;
 		}
@@ -289,7 +290,7 @@ static bool map_expert(const struct mtp_wm_config *c,
 }
 
 /* `\.experts\.\d+\.w[123]\.scale$` (§6.2 step 5). */
-static bool is_routed_expert_scale(const char *s)
+bool mtp_wm_is_expert_scale(const char *s)
 {
 	for (const char *p = strstr(s, ".experts."); p;
 	     p = strstr(p + 1, ".experts.")) {
@@ -313,13 +314,15 @@ static bool v4_rename_direct(const struct mtp_wm_config *c, char *s)
 
 	if (strstr(s, "attn_sink"))
 		return true;
-	if (!replace_all(s, ".shared_experts.w2", ".shared_experts.down_proj"))
+	if (!mtp_wm_replace_all(s, ".shared_experts.w2",
+				".shared_experts.down_proj"))
 		return false;
-	if (!ends_with(s, ".ffn.gate.bias"))
+	if (!mtp_wm_ends_with(s, ".ffn.gate.bias"))
 		return true;
-	return replace_all(s, ".ffn.gate.bias",
-			   buggy ? ".ffn.norm_gate.e_score_correction_bias"
-				 : ".ffn.gate.e_score_correction_bias");
+	return mtp_wm_replace_all(
+		s, ".ffn.gate.bias",
+		buggy ? ".ffn.norm_gate.e_score_correction_bias"
+		      : ".ffn.gate.e_score_correction_bias");
 }
 
 /* §6.2 steps 5-10, on a name already under model.layers.{N+i}. */
@@ -328,8 +331,8 @@ static void v4_map_tail(const struct mtp_wm_config *c, char *s,
 {
 	bool routed = strstr(s, ".experts.") != NULL;
 
-	if (ends_with(s, ".scale")) {
-		bool fp4 = is_routed_expert_scale(s) && !c->expert_fp8;
+	if (mtp_wm_ends_with(s, ".scale")) {
+		bool fp4 = mtp_wm_is_expert_scale(s) && !c->expert_fp8;
 
 		s[strlen(s) - 6] = '\0';
 		strcat(s, fp4 ? ".weight_scale" : ".weight_scale_inv");
@@ -341,14 +344,25 @@ static void v4_map_tail(const struct mtp_wm_config *c, char *s,
 	} else if (!map_stacked(v4_stacked, ARRAY_LEN(v4_stacked), NULL, s,
 				t)) {
 		if (v4_rename_direct(c, s))
-			set_param(t, s, -1);
+			mtp_wm_target_set(t, s, -1);
 		else
 			mtp_wm_target_skip(t, "name too long");
 	}
 }
 
+bool mtp_wm_v4_stacked(const char *s, struct mtp_wm_target *t)
+{
+	return map_stacked(v4_stacked, ARRAY_LEN(v4_stacked), NULL, s, t);
+}
+
+bool mtp_wm_v4_expert(const struct mtp_wm_config *c, const char *s,
+		      struct mtp_wm_target *t)
+{
+	return map_expert(c, v4_experts, ARRAY_LEN(v4_experts), s, t);
+}
+
 /* Steps 1-4 of §6.2 (step 0 is the caller's), then the tail. */
-static const char *v4_map(const struct mtp_wm_config *c, const char *name,
+const char *mtp_wm_v4_map(const struct mtp_wm_config *c, const char *name,
 			  struct mtp_wm_target *t)
 {
 	char s[MTP_WM_NAME_MAX];
@@ -362,11 +376,12 @@ static const char *v4_map(const struct mtp_wm_config *c, const char *name,
 		return "not an MTP layer (target model, or beyond "
 		       "--mtp-layers)";
 	for (size_t k = 0; k < ARRAY_LEN(v4_remap); k++)
-		replace_all(s, v4_remap[k].from, v4_remap[k].to);
+		mtp_wm_replace_all(s, v4_remap[k].from, v4_remap[k].to);
 	for (size_t k = 0; c->loader == MTP_LOADER_BUGGY_REMAP &&
 			   k < ARRAY_LEN(v4_remap_buggy);
 	     k++)
-		replace_all(s, v4_remap_buggy[k].from, v4_remap_buggy[k].to);
+		mtp_wm_replace_all(s, v4_remap_buggy[k].from,
+				   v4_remap_buggy[k].to);
 	if (!rewrite_spec_layer(c, i, s))
 		return "name too long";
 	if (i > 0 && !strstr(s, ".layers"))
@@ -395,11 +410,11 @@ static bool v3_top_level(const struct mtp_wm_config *c, const char *name,
 
 	if (!strcmp(name, "model.embed_tokens.weight") &&
 	    (r->top_embed || (glm && r->glm_lm_head))) {
-		set_param(t, name, -1);
+		mtp_wm_target_set(t, name, -1);
 	} else if (!strcmp(name, "lm_head.weight") && glm && r->glm_lm_head) {
 		snprintf(buf, sizeof(buf),
 			 "model.layers.%d.shared_head.head.weight", c->layer);
-		set_param(t, buf, -1);
+		mtp_wm_target_set(t, buf, -1);
 	} else {
 		return false;
 	}
@@ -429,7 +444,7 @@ static bool v3_map_stacked(const struct mtp_wm_config *c,
 }
 
 /* §6.1 steps 1-6. */
-static const char *v3_map(const struct mtp_wm_config *c,
+const char *mtp_wm_v3_map(const struct mtp_wm_config *c,
 			  const struct mtp_wm_names *params, const char *name,
 			  struct mtp_wm_target *t)
 {
@@ -453,27 +468,12 @@ static const char *v3_map(const struct mtp_wm_config *c,
 		if (!map_expert(c, v3_experts, ARRAY_LEN(v3_experts), s, t))
 			return "routed-expert name with no expert mapping";
 	} else if (!v3_map_stacked(c, params, s, t)) {
-		if (ends_with(s, ".bias") && params &&
+		if (mtp_wm_ends_with(s, ".bias") && params &&
 		    !mtp_wm_names_has(params, s))
 			return "a bias the engine has no parameter for (vLLM "
 			       "skips it)";
-		set_param(t, s, -1);
+		mtp_wm_target_set(t, s, -1);
 	}
 	t->mtp_index = i;
 	return NULL;
-}
-
-void mtp_wm_map_name(const struct mtp_wm_config *c,
-		     const struct mtp_wm_names *params, const char *name,
-		     struct mtp_wm_target *out)
-{
-	const char *why = "name too long";
-
-	mtp_wm_target_skip(out, NULL);
-	if (strlen(name) < MTP_WM_NAME_MAX)
-		why = mtp_family_def(c->family)->ckpt == MTP_CKPT_MTP
-			      ? v4_map(c, name, out)
-			      : v3_map(c, params, name, out);
-	if (why)
-		mtp_wm_target_skip(out, why);
 }

@@ -190,8 +190,10 @@ enum mtp_status mtp_wm_modules(const struct mtp_wm_config *c,
 	enum mtp_status st = MTP_OK;
 
 	memset(out, 0, sizeof(*out));
-	if (mtp_family_def(c->family)->fusion != MTP_FUSION_HC_PROJ)
-		return MTP_OK; /* V3's eh_proj is a plain nn.Linear */
+	if (mtp_family_def(c->family)->fusion != MTP_FUSION_HC_PROJ ||
+	    c->dspark)
+		return MTP_OK; /* V3's eh_proj is a plain nn.Linear; DSpark
+				* has no e_proj / h_proj */
 	for (int i = 0; i < c->mtp_layers && st == MTP_OK; i++) {
 		for (size_t k = 0; k < ARRAY_LEN(leaves) && st == MTP_OK; k++) {
 			snprintf(name, sizeof(name), "model.layers.%d.%s",
