@@ -163,10 +163,11 @@ int64_t *mtp_cpu_indices(const struct mtp_tensor *t);
 
 /* A dot's bits depend on its span and on the lanes only, never on the tile,
  * the row's position in the batch or the thread (SPEC.md §11 invariance). */
-#define MTP_DOT_TR 4	/* rows of a 4x3 tile */
-#define MTP_DOT_TO 3	/* weight rows of a 4x3 tile */
-#define MTP_DOT_WO 8	/* weight rows of a 1x8 tile */
-#define MTP_DOT_KC 1024 /* the K chunk of a product: spans are summed in order */
+#define MTP_DOT_TR 4 /* rows of a 4x3 tile */
+#define MTP_DOT_TO 3 /* weight rows of a 4x3 tile */
+#define MTP_DOT_WO 8 /* weight rows of a 1x8 tile */
+#define MTP_DOT_KC                                                             \
+	1024 /* the K chunk of a product: spans are summed in order */
 
 enum mtp_cpu_lanes { MTP_CPU_LANES_1, MTP_CPU_LANES_8, MTP_CPU_LANES_16 };
 /* The widest lanes this CPU runs (1 without AVX2 or under MTP_CPU_NO_AVX2). */
