@@ -173,6 +173,7 @@ class TorchAdapter(Adapter):
     fp8 = True
     captured_block = True
     conventions = True
+    tensor_parallel = True  # _math's ordered all_reduce and TP step, on torch tensors
 
     def __init__(self, mode, device):
         self.mode = mode
