@@ -338,16 +338,23 @@ def main(argv: list | None = None) -> int:
         print("mtpcheck.capture sweep: no mtpcheck binary (set MTPCHECK_BIN)", file=sys.stderr)
         return 2
     records = sweep(a.family or list(FAMILIES), a.out, binary)
-    out = {"engine": "vllm", "version": _version(), "steps": K, "records": records}
-    with open(os.path.join(a.out, "findings.json"), "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
+    return write_findings(a.out, {"engine": "vllm", "version": _version(), "steps": K},
+                          records, a.check)
+
+
+def write_findings(outdir: str, head: dict, records: list, check: str | None) -> int:
+    """DIR/findings.json (head's fields and the records) and findings.md,
+    the table also on stdout; with check, the exit code of comparing the
+    records with that committed file (1 on a difference, each on stderr)."""
+    with open(os.path.join(outdir, "findings.json"), "w") as f:
+        json.dump(dict(head, records=records), f, indent=1, sort_keys=True)
         f.write("\n")
-    with open(os.path.join(a.out, "findings.md"), "w") as f:
+    with open(os.path.join(outdir, "findings.md"), "w") as f:
         f.write(markdown(records))
     sys.stdout.write(markdown(records))
-    if a.check is None:
+    if check is None:
         return 0
-    diffs = compare(records, a.check)
+    diffs = compare(records, check)
     for d in diffs:
         print("sweep differs: " + d, file=sys.stderr)
     return 1 if diffs else 0

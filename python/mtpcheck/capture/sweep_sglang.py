@@ -16,7 +16,6 @@ Records have vLLM's schema (sweep.py); `--check FILE` compares them with
 docs/findings/sglang-0.5.23.json. Nothing here declares a verdict."""
 
 import argparse
-import json
 import os
 import sys
 import types
@@ -222,16 +221,5 @@ def main(argv: list | None = None) -> int:
         return 2
     os.makedirs(a.out, exist_ok=True)
     records = [judge_one(f, a.out, binary) for f in (a.family or list(FAMILIES))]
-    out = {"engine": ENGINE, "version": _version(), "steps": K, "records": records}
-    with open(os.path.join(a.out, "findings.json"), "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
-        f.write("\n")
-    with open(os.path.join(a.out, "findings.md"), "w") as f:
-        f.write(common.markdown(records))
-    sys.stdout.write(common.markdown(records))
-    if a.check is None:
-        return 0
-    diffs = common.compare(records, a.check)
-    for d in diffs:
-        print("sweep differs: " + d, file=sys.stderr)
-    return 1 if diffs else 0
+    return common.write_findings(a.out, {"engine": ENGINE, "version": _version(), "steps": K},
+                                 records, a.check)
