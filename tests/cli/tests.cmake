@@ -85,3 +85,9 @@ set_tests_properties(empty.dumps PROPERTIES LABELS "empty" TIMEOUT 300)
 add_test(NAME cli.options
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/options.sh $<TARGET_FILE:mtpcheck>)
 set_tests_properties(cli.options PROPERTIES LABELS "inputs" TIMEOUT 300)
+
+# The nightly suite over every GPU (issue 35): tools/ci/on_gpu.sh and
+# tools/ci/gpu_resources.sh under CTest's own resource allocation, on two
+# pretend GPUs (tests/cli/gpu_shards.sh).
+add_test(NAME ci.gpu_shards COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/gpu_shards.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(ci.gpu_shards PROPERTIES LABELS "inputs" TIMEOUT 120)
