@@ -16,8 +16,8 @@ mtpcheck.capture --describe` prints what will be recorded.
 import atexit
 import os
 
-from .recorder import Bounds, Recorder
 from . import specs as _specs
+from .recorder import Bounds, Recorder
 
 ENV = "MTPCHECK_CAPTURE"
 _active = []
@@ -226,5 +226,5 @@ def _write_at_exit():
         if cap.written is None and cap.recorder.chains:
             try:
                 cap.write()
-            except Exception as e:  # never take the engine down at exit
+            except Exception as e:  # noqa: BLE001 -- never take the engine down at exit
                 print("mtpcheck.capture: could not write %s: %s" % (cap.path, e))

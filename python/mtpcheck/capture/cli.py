@@ -33,12 +33,12 @@ def describe(engine, bounds):
         if spec.notes:
             lines.append("    note: " + spec.notes)
     lines += ["from the logits processor: hidden_post (the head GEMM's input), logits",
-              "recycled: the previous_hidden_states the engine passes to the next step "
-              "(last step: the engine's own unpacking rule)",
+              ("recycled: the previous_hidden_states the engine passes to the next step "
+              "(last step: the engine's own unpacking rule)"),
               "token: the input ids the engine feeds to the next step",
-              "cases written: draft_chain (when the steps line up and the head and embedding table "
+              ("cases written: draft_chain (when the steps line up and the head and embedding table "
               "fit in max_bytes/8) and one mtp_step per step (the judged cases when the head is a "
-              "row subset)"]
+              "row subset)")]
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ class Bounds:
         self.steps = int(steps)
         self.chains = int(chains)
         self.max_tokens = int(max_tokens)
-        self.layers = None if layers is None else sorted(set(int(x) for x in layers))
+        self.layers = None if layers is None else sorted({int(x) for x in layers})
         self.max_bytes = int(max_bytes)
         self.skip_chains = int(skip_chains)
 

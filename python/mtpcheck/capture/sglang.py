@@ -41,7 +41,7 @@ def engine_info(capture, model):
         import sglang
 
         version = "sglang " + getattr(sglang, "__version__", "?")
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any import failure is reported as not importable
         version = "sglang (not importable)"
     return {"version": version, "notes": []}
 

@@ -14,6 +14,7 @@ steps, bound to a stand-in holding the few fields it reads (no ModelRunner,
 KV pool or attention backend on a CPU: tiny_sglang says what is stubbed).
 Records have vLLM's schema (sweep.py); `--check FILE` compares them with
 docs/findings/sglang-0.5.23.json. Nothing here declares a verdict."""
+from __future__ import annotations
 
 import argparse
 import os
@@ -121,7 +122,7 @@ def _capture_one(family, built, worker_cls, outdir):
     from .. import capture
     from . import tiny_sglang
 
-    model, args, mc = built
+    model, _args, mc = built
     path = os.path.join(outdir, "%s.sglang.h5" % family)
     cap = capture.install(engine=ENGINE, path=path, steps=K, model=model)
     draft_worker_class(worker_cls)  # a setup error if it cannot be found, not the engine's
@@ -156,12 +157,12 @@ def _why(e):
 def _draft_name(worker):
     try:
         return draft_worker_class(worker).__name__
-    except Exception:
+    except Exception:  # noqa: BLE001 -- a worker without a draft class is named ?
         return "?"
 
 
 def _record(family, **kw):
-    mt, row, source = FAMILIES[family]
+    _mt, row, source = FAMILIES[family]
     rec = {"engine": ENGINE, "version": _version(), "family": family, "row": row,
            "source": source, "architecture": None, "path": "-", "cases": {}, "diagnoses": [],
            "repro": "python -m mtpcheck.capture sweep --engine sglang --family %s --out DIR"
@@ -178,7 +179,7 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
     try:
         built = tiny_sglang.build(FAMILIES[family][0], os.path.join(outdir, "models"), steps=K)
         worker = tiny_sglang.worker_class(built[1])
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- a family that does not build is a record, not an abort
         return _record(family, verdict="NOT_RUN", why="not built: " + _why(e))
     rec = _record(family, architecture=built[2].hf_config.architectures[0],
                   path="%s/%s" % (worker.__name__, _draft_name(worker)),
@@ -188,7 +189,7 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
     except common.EngineError as e:
         rec.update(verdict="ENGINE_ERROR", why=str(e))
         return rec
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- a step that raises is a NOT_RUN record, not an abort
         rec.update(verdict="NOT_RUN", why="%s: %s" % (type(e).__name__, common._line(e)))
         return rec
     rec.update(common.verdict_of(dump, binary))

@@ -28,10 +28,10 @@ import types
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")  # dspark is V2-only
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
-from .tiny_vllm import construct  # noqa: E402
+from .tiny_vllm import construct
 
 H, V, R, N = 64, 256, 8, 4  # hidden, vocabulary, Markov rank, draft block length
 TARGET_LAYERS = [1, 3]
@@ -111,8 +111,13 @@ def build(workdir, seed=0, draft=None):
     """(Qwen3DSparkForCausalLM, vllm_config) with random bf16 weights (norm
     weights away from 1), as vLLM's DSpark loader leaves it
     (`_build_fused_kv_buffers` after loading)."""
-    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig)
+    from vllm.config import (
+        CompilationConfig,
+        ModelConfig,
+        ParallelConfig,
+        SpeculativeConfig,
+        VllmConfig,
+    )
     from vllm.config.compilation import CompilationMode
 
     _patch_for_cpu()

@@ -34,7 +34,7 @@ import socket
 import torch
 from torch import nn
 
-from .tiny_vllm import CONFIGS, H, V  # noqa: F401  (one tiny config for both engines)
+from .tiny_vllm import CONFIGS, H, V  # re-exported: one tiny config for both engines
 
 # model type -> (SGLang module of the decoder block, attention class names to
 # replace, the decoder class whose `_is_layer_sparse` answers False, or
@@ -239,8 +239,11 @@ def forward_batch(ids, positions, hidden):
     """A decode-mode ForwardBatch, one token per request, the hidden captured
     LAST (what the EAGLE worker asks of a draft step), the previous hidden in
     its EagleDraftInput."""
-    from sglang.srt.model_executor.forward_batch_info import (CaptureHiddenMode, ForwardBatch,
-                                                               ForwardMode)
+    from sglang.srt.model_executor.forward_batch_info import (
+        CaptureHiddenMode,
+        ForwardBatch,
+        ForwardMode,
+    )
     from sglang.srt.speculative.eagle_info import EagleDraftInput
 
     n = ids.shape[0]

@@ -15,10 +15,10 @@ import os
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
-from ..weights_vllm import _distributed  # noqa: E402
+from ..weights_vllm import _distributed
 
 H, V, I = 64, 256, 96  # hidden, vocabulary, dense MLP width
 
@@ -162,8 +162,13 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     """(draft model, vllm_config): vLLM's MTP model for `model_type` with
     random bf16 weights, norm weights away from 1 (so that a pre-norm recycle
     shows)."""
-    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig)
+    from vllm.config import (
+        CompilationConfig,
+        ModelConfig,
+        ParallelConfig,
+        SpeculativeConfig,
+        VllmConfig,
+    )
     from vllm.config.compilation import CompilationMode
 
     _patch_for_cpu(model_type)

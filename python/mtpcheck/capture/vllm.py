@@ -28,7 +28,7 @@ def find_root(module):
         for obj in gc.get_objects():
             try:
                 is_mod = _is_module(obj)
-            except Exception:
+            except Exception:  # noqa: BLE001, S112 -- not a module if isinstance raises
                 continue
             if is_mod:
                 for child in obj._modules.values():
@@ -54,7 +54,7 @@ def _version():
         import vllm
 
         return "vllm " + getattr(vllm, "__version__", "?")
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any import failure is reported as not importable
         return "vllm (not importable)"
 
 
@@ -69,7 +69,7 @@ def _draft_hf_config(model, layers):
         from vllm.config import get_current_vllm_config
 
         return get_current_vllm_config().speculative_config.draft_model_config.hf_config
-    except Exception:
+    except Exception:  # noqa: BLE001 -- no current config (outside an engine): none
         return None
 
 
@@ -79,7 +79,7 @@ def returns_tuple_rule(model, layers=()):
     vLLM's proposer cannot be imported."""
     try:
         from vllm.v1.spec_decode import llm_base_proposer as lbp
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any import failure: vLLM's rule is unknown
         return None
     cls = getattr(lbp, "SpecDecodeBaseProposer", None)
     if cls is None or not hasattr(cls, "model_returns_tuple"):
@@ -94,7 +94,7 @@ def returns_tuple_rule(model, layers=()):
         fn = cls.model_returns_tuple
         fn = fn.fget if isinstance(fn, property) else fn
         return bool(fn(fake))
-    except Exception:
+    except Exception:  # noqa: BLE001 -- vLLM's rule raising on the stand-in config: unknown
         return None
 
 
