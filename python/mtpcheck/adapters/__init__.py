@@ -14,6 +14,8 @@ writes its outputs in place, or returns them (a dict by name, or a tuple in
 the table's order) and `store` copies them in.
 """
 
+from typing import ClassVar
+
 
 class Unavailable(Exception):
     """Raised by adapter(mode) when its framework or device is missing: the
@@ -34,7 +36,7 @@ class Adapter:
     """What the C side calls. Subclasses fill `ops` and the memory hooks."""
 
     name = "python"
-    ops = {}
+    ops: ClassVar[dict] = {}
     # Whether the ops read FP8 projections (a float8_e4m3fn weight with its
     # block scales, SPEC.md §12.2) and the captured-block form of mtp_step
     # and draft_chain (SPEC.md §12.3, another signature); the default

@@ -123,7 +123,7 @@ class Kit:
         x = torch.clamp(x, -_math.E4M3_MAX, _math.E4M3_MAX)
         if _HAS_F8:
             return x.to(torch.float8_e4m3fn).float()
-        m, ex = torch.frexp(x.abs())
+        _m, ex = torch.frexp(x.abs())
         quantum = torch.exp2(torch.clamp(ex - 4, min=-9).float())
         return torch.copysign(torch.round(x.abs() / quantum) * quantum, x)
 
