@@ -1,5 +1,7 @@
 """python -m mtpcheck.capture: what a capture records, and how to start one."""
 
+from __future__ import annotations
+
 import argparse
 import sys
 
@@ -15,7 +17,7 @@ USAGE = """Start a capture in one of two ways:
 Then: mtpcheck verify PATH""" % ENV
 
 
-def describe(engine, bounds):
+def describe(engine: str, bounds: Bounds) -> str:
     lines = ["engine %s; bounds: %s" % (engine, bounds.describe()), "hooked MTP layer classes:"]
     for spec in SPECS[engine]:
         lines.append("  %s  (%s)" % (", ".join(spec.classes), spec.source))
@@ -42,7 +44,7 @@ def describe(engine, bounds):
     return "\n".join(lines)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["sweep"]:
         from .sweep import main as sweep_main

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import types
+from typing import Any
 
 K, T = 3, 4  # draft steps, token rows (row 0 at position 0: the mask is exercised)
 # families with more than one MTP layer: the layer count (vLLM wants the drafted
@@ -132,7 +133,7 @@ def _draft(step, vcfg, ids, pos, hidden, steps):
             pos = pos + 1
 
 
-def paths_of(vcfg) -> list:
+def paths_of(vcfg: Any) -> list:
     """(path name, the engine file, runner) for each runner's choice."""
     out = []
     v1 = _v1_path(vcfg)
@@ -213,7 +214,7 @@ def _version():
     return getattr(vllm, "__version__", "?")
 
 
-def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
+def judge_one(family: str, built: tuple, path_name: str, runner: Any, outdir: str,
               binary: str) -> dict:
     row = FAMILIES[family][1]
     rec = {"engine": "vllm", "version": _version(), "family": family, "row": row,

@@ -20,8 +20,12 @@ import argparse
 import os
 import sys
 import types
+from typing import TYPE_CHECKING, Any
 
 from . import sweep as common
+
+if TYPE_CHECKING:
+    import torch
 
 K, T = common.K, common.T
 # sweep family -> (tiny model type, mtpcheck family row, the engine source)
@@ -75,7 +79,7 @@ def _worker_stub(runner, steps, n):
         _topk1_score_indices_prealloc=torch.zeros(n, steps, dtype=torch.long))
 
 
-def draft_worker_class(worker_cls):
+def draft_worker_class(worker_cls: type) -> type:
     """The class whose `draft_forward` the worker's draft loop runs: the one
     class of the worker's module defining it (EAGLEWorkerV2 -> EagleDraftWorker,
     MultiLayerEagleWorkerV2 -> MultiLayerEagleDraftWorker)."""
@@ -87,7 +91,8 @@ def draft_worker_class(worker_cls):
     return found[0]
 
 
-def draft(model, worker_cls, config, ids, pos, hidden, steps):
+def draft(model: torch.nn.Module, worker_cls: type, config: Any, ids: torch.Tensor,
+          pos: torch.Tensor, hidden: torch.Tensor, steps: int) -> Any:
     """Step 0 as the worker's draft extend runs it, then the worker's own
     `draft_forward` for steps 1..steps-1; returns the drafted tokens."""
     import torch
