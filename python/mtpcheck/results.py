@@ -11,7 +11,7 @@ case and diagnosis.
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Optional, get_args, get_origin, get_type_hints
+from typing import Any, Optional, get_args, get_origin, get_type_hints
 
 VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "UNIMPLEMENTED", "SKIPPED", "CRASHED", "TIMEOUT",
             "INVALID")
@@ -48,7 +48,7 @@ def _convert(tp: Any, v: Any) -> Any:
     return v
 
 
-def _build(cls: Any, d: Dict[str, Any]) -> Any:
+def _build(cls: Any, d: dict[str, Any]) -> Any:
     """An instance of the dataclass `cls` from the JSON object `d`; fields it does
     not name go to `extra`."""
     hints = get_type_hints(cls)
@@ -64,7 +64,7 @@ class Threshold:
     origin: str = ""
     normwise_max: Optional[float] = None
     element_max_of_rms: Optional[float] = None
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
 
 @dataclasses.dataclass
@@ -81,16 +81,16 @@ class Output:
     headroom: float = 0.0
     nmse: float = 0.0
     normwise: float = 0.0
-    worst_index: List[int] = dataclasses.field(default_factory=list)
+    worst_index: list[int] = dataclasses.field(default_factory=list)
     worst_got: float = 0.0
     worst_want: float = 0.0
     threshold: Threshold = dataclasses.field(default_factory=Threshold)
-    ulp_histogram: List[int] = dataclasses.field(default_factory=list)
+    ulp_histogram: list[int] = dataclasses.field(default_factory=list)
     shape_error: Optional[str] = None
     tokens_inside_margin: Optional[int] = None
     argmax_rows: Optional[int] = None
     argmax_agree: Optional[int] = None
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
 
 @dataclasses.dataclass
@@ -100,7 +100,7 @@ class Hypothesis:
     error_vs_hypothesis: float = 0.0
     error_vs_reference: float = 0.0
     informative_outputs: int = 0
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
 
 @dataclasses.dataclass
@@ -108,8 +108,8 @@ class Diagnosis:
     code: Optional[str] = None  # None: no known bug matched
     ratio: float = 0.0
     text: str = ""
-    hypotheses: List[Hypothesis] = dataclasses.field(default_factory=list)
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    hypotheses: list[Hypothesis] = dataclasses.field(default_factory=list)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
 
 @dataclasses.dataclass
@@ -126,8 +126,8 @@ class CaseResult:
     diagnosis: Diagnosis = dataclasses.field(default_factory=Diagnosis)
     repro: str = ""
     seconds: float = 0.0
-    outputs: List[Output] = dataclasses.field(default_factory=list, repr=False)
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    outputs: list[Output] = dataclasses.field(default_factory=list, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -152,7 +152,7 @@ class CaseResult:
 class BackendInfo:
     name: str = ""
     device: str = ""
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
 
 @dataclasses.dataclass
@@ -171,8 +171,8 @@ class Meta:
     command_line: str = ""
     date: str = ""
     seed: int = 0
-    backends: List[BackendInfo] = dataclasses.field(default_factory=list)
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    backends: list[BackendInfo] = dataclasses.field(default_factory=list)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
 
 @dataclasses.dataclass
@@ -180,7 +180,7 @@ class Machine:
     host: str = ""
     system: str = ""
     cpus: int = 0
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
 
 @dataclasses.dataclass
@@ -197,14 +197,14 @@ class Results:
     commit: str = ""
     seed: int = 0
     run_id: str = ""
-    summary: Dict[str, int] = dataclasses.field(default_factory=dict)
+    summary: dict[str, int] = dataclasses.field(default_factory=dict)
     exit_code: int = 0
-    results: List[CaseResult] = dataclasses.field(default_factory=list)
+    results: list[CaseResult] = dataclasses.field(default_factory=list)
     console: str = dataclasses.field(default="", repr=False)
-    extra: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> "Results":
+    def from_dict(cls, d: dict[str, Any]) -> "Results":
         if not isinstance(d, dict) or d.get("format") != "mtpcheck-results":
             raise ResultsError("not an mtpcheck results document (format %r)" % (
                 d.get("format") if isinstance(d, dict) else type(d).__name__))
@@ -224,18 +224,18 @@ class Results:
         return self.exit_code == 0
 
     @property
-    def failures(self) -> List[CaseResult]:
+    def failures(self) -> list[CaseResult]:
         """The results that fail a run: FAILED, CRASHED, TIMEOUT, INVALID."""
         return [r for r in self.results if r.verdict in ("FAILED", "CRASHED", "TIMEOUT", "INVALID")]
 
     @property
-    def verdicts(self) -> Dict[str, str]:
+    def verdicts(self) -> dict[str, str]:
         """{case: verdict}; with several backends, {case@backend: verdict}."""
         several = len({r.backend for r in self.results}) > 1
         return {(r.case + "@" + r.backend if several else r.case): r.verdict for r in self.results}
 
     @property
-    def diagnoses(self) -> List[str]:
+    def diagnoses(self) -> list[str]:
         """The diagnosis codes named, one per result that has one, in order."""
         return [r.diagnosis.code for r in self.results if r.diagnosis.code]
 

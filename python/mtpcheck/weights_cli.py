@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterable
 
 from . import weights
 
@@ -47,7 +48,7 @@ def read_keys(path: str) -> list[str]:
 DSPARK = "deepseek_v41_dspark"
 
 
-def write_capture(out, keys, cap):
+def write_capture(out: str, keys: Iterable[str], cap: weights.Capture) -> dict[str, str]:
     """DIR/keys.txt, params.txt, modules.txt, map.txt; their paths."""
     p = {n: os.path.join(out, n + ".txt") for n in ("keys", "params", "modules", "map")}
     with open(p["keys"], "w") as f:
@@ -56,7 +57,7 @@ def write_capture(out, keys, cap):
     return p
 
 
-def dspark(a):
+def dspark(a: argparse.Namespace) -> int:
     """--family deepseek_v41_dspark: vLLM 0.33's DSparkDeepseekV4ForCausalLM
     (models/deepseek_v41/nvidia/dspark.py) on a tiny V4.1 config and a key
     list named as a V4.1 checkpoint's DSpark stages (weights_dspark.py)."""

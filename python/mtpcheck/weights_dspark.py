@@ -5,10 +5,17 @@ checkpoint ships its DSpark stages (mtp.{s}.*). The class's load_weights,
 _remap_dspark_name and stacked rules are the engine's own: nothing here
 restates them (docs/WEIGHTS.md "DSpark checkpoints")."""
 
+from __future__ import annotations
+
 import json
 import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from . import weights_vllm as wv
+
+if TYPE_CHECKING:
+    import torch
 
 # num_hidden_layers N: the stages' attention/quantization prefixes are
 # model.layers.{N+s}; the parameter paths model.layers.{s} (ours: 43)
@@ -22,7 +29,7 @@ TEXT.pop("architectures")
 TEXT.pop("model_type")
 
 
-def write_config(workdir, quant=None):
+def write_config(workdir: str, quant: str | None = None) -> str:
     """A V4.1 model folder (config.json: text_config nested, as published)."""
     text = dict(TEXT, layer_types=["compressed_sparse_attention"] * N, num_hash_layers=3)
     cfg = {"architectures": ["DeepseekV41ForCausalLM"], "model_type": "deepseek_v41",
@@ -46,7 +53,7 @@ def _allow_v41_on_cpu():
     flashmla.compute_fp8_einsum_recipe = lambda block_size=128: ((1, 128, 128), False)
 
 
-def build(model_dir):
+def build(model_dir: str) -> torch.nn.Module:
     """DSparkDeepseekV4ForCausalLM for the folder, on CPU (method dspark)."""
     # DSpark is served by Model Runner V2 only (its speculator is
     # v1/worker/gpu/spec_decode/dspark; config/vllm.py refuses V1)
@@ -127,7 +134,8 @@ HEADS_LAST = ("norm.weight", "markov_head.embed.weight", "markov_head.head.weigh
               "confidence_head.proj.weight")
 
 
-def checkpoint_keys(quant=None, stages=STAGES, drop=()):
+def checkpoint_keys(quant: str | None = None, stages: int = STAGES,
+                    drop: Iterable[str] = ()) -> list[str]:
     """The key list of a V4.1 checkpoint's DSpark stages (mtp.{s}.*, two
     routed experts each) and a few target keys; FP8 (quant fp8 / fp4): a
     `.scale` beside each quantized linear (fp4: the routed experts' MXFP4
@@ -146,7 +154,8 @@ def checkpoint_keys(quant=None, stages=STAGES, drop=()):
     return [k for k in keys if not any(x in k for x in drop)]
 
 
-def checkpoint_tensors(quant=None, stages=STAGES, drop=()):
+def checkpoint_tensors(quant: str | None = None, stages: int = STAGES,
+                       drop: Iterable[str] = ()) -> list[tuple[str, torch.dtype, tuple[int, ...]]]:
     """(key, dtype, shape) as checkpoint_keys names them (as weights_vllm's
     V4 layout: FP8 where a scale is beside, the shared experts 2-D)."""
     import torch
@@ -168,7 +177,7 @@ def checkpoint_tensors(quant=None, stages=STAGES, drop=()):
     return out
 
 
-def record(out, quants=(None, "fp8", "fp4")):
+def record(out: str, quants: Iterable[str | None] = (None, "fp8", "fp4")) -> None:
     """The fixtures of harness/tests/weights_dspark.sh (fixtures/weights/
     dspark/): for each layout, the DSpark model's parameters, modules and
     the mapping its own load_weights made of the DSpark key list (CASE/),

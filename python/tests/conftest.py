@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # mirrors.py, vllm_tiny.py
 
-from mtpcheck import verify  # noqa: E402
+from mtpcheck import verify
 
 ENGINE_TESTS = os.environ.get("MTPCHECK_ENGINE_TESTS") == "1"
 
@@ -15,7 +15,7 @@ def need(module):
     (MTPCHECK_ENGINE_TESTS=1) its absence is a failure, elsewhere a skip."""
     try:
         return __import__(module)
-    except Exception as e:  # torch / vllm raise more than ImportError when half there
+    except Exception as e:  # noqa: BLE001 -- torch / vllm raise more than ImportError when half there
         if ENGINE_TESTS:
             pytest.fail("%s not importable in the engine venv: %s" % (module, e), pytrace=False)
         pytest.skip("%s not installed (tools/ci/engines.sh runs these): %s" % (module, e),

@@ -23,11 +23,15 @@ def build(vcfg, h, v, r, aux_layers, seed=1):
     from vllm.model_executor.layers.layernorm import RMSNorm
     from vllm.model_executor.layers.linear import ReplicatedLinear
     from vllm.model_executor.layers.logits_processor import LogitsProcessor
-    from vllm.model_executor.layers.vocab_parallel_embedding import (ParallelLMHead,
-                                                                     VocabParallelEmbedding)
+    from vllm.model_executor.layers.vocab_parallel_embedding import (
+        ParallelLMHead,
+        VocabParallelEmbedding,
+    )
     from vllm.model_executor.models.qwen3_dspark import DSparkConfidenceHead, DSparkMarkovHead
-    from vllm.models.deepseek_v41.nvidia.dspark import (DSparkDeepseekV4ForCausalLM,
-                                                        DSparkDeepseekV4Model)
+    from vllm.models.deepseek_v41.nvidia.dspark import (
+        DSparkDeepseekV4ForCausalLM,
+        DSparkDeepseekV4Model,
+    )
 
     class Backbone(nn.Module):
         """DSparkDeepseekV4Model's attribute names, without its layers."""

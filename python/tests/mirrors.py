@@ -132,7 +132,7 @@ def vllm_mhc():
     that run on CPU), or None where vLLM is not installed."""
     try:
         from vllm.model_executor.kernels.mhc.torch import mhc_post_torch, mhc_pre_torch
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any import failure: no vLLM mHC ops
         return None
     return mhc_pre_torch, mhc_post_torch
 

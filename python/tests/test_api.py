@@ -82,7 +82,7 @@ def test_verify_names_the_bugs():
     assert r.verdicts["v3.ok"] == "PASSED"
     assert r.verdicts["v3.pre_norm_recycle"] == "FAILED"
     assert {"PRE_NORM_RECYCLE", "MISSING_HC_POST", "HC_POST_TWICE", "HC_HEAD_OWNER"} <= set(r.diagnoses)
-    bad = [c for c in r.results if c.case == "v3.pre_norm_recycle"][0]
+    bad = next(c for c in r.results if c.case == "v3.pre_norm_recycle")
     assert bad.repro.startswith("mtpcheck verify ") and bad.outputs and bad.seconds >= 0
     assert "v3.pre_norm_recycle  PRE_NORM_RECYCLE" in str(r)
     assert "PRE_NORM_RECYCLE" in r.console  # the binary's own text too

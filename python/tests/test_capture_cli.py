@@ -34,7 +34,7 @@ def test_unknown_engine_refused():
 
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "mtpcheck.capture", *args], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
 
 
 def test_cli_describe():

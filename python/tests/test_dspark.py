@@ -14,8 +14,8 @@ from conftest import judge, need
 torch = need("torch")
 need("vllm")
 
-from mtpcheck.capture import tiny_dspark as td  # noqa: E402
-from mtpcheck.capture.dspark import DSparkCapture  # noqa: E402
+from mtpcheck.capture import tiny_dspark as td
+from mtpcheck.capture.dspark import DSparkCapture
 
 C = 5  # context rows per request
 CASES = (["main_proj_norm.block0", "main_proj_norm.block1"]

@@ -82,9 +82,8 @@ def test_v1_when_nothing_of_v2(tmp_path):
 @pytest.mark.parametrize("attrs", [{"pos0_mask": True}, {"pos0_mask": "1"}, {"final_add": "maybe"},
                                    {"logits_dtype": "float16"}, {"block": "real"}])
 def test_bad_conventions_refused(tmp_path, attrs):
-    with Dump(str(tmp_path / "x.h5"), "test") as d:
-        with pytest.raises(DumpError):
-            d.case("a", op="mtp_step", family="glm", attrs=attrs)
+    with Dump(str(tmp_path / "x.h5"), "test") as d, pytest.raises(DumpError):
+        d.case("a", op="mtp_step", family="glm", attrs=attrs)
 
 
 def test_bounds_and_bad_names(tmp_path):

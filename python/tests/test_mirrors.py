@@ -12,9 +12,9 @@ from conftest import judge, need
 
 torch = need("torch")
 
-import mirrors  # noqa: E402
-import vllm_v32_mirror as v32  # noqa: E402
-from mtpcheck import capture  # noqa: E402
+import mirrors
+import vllm_v32_mirror as v32
+from mtpcheck import capture
 
 H, V, F, T, K = 64, 128, 96, 4, 3
 
@@ -34,7 +34,7 @@ def _sglang(tmp_path, steps=K):
 
 
 def test_sglang_nextn_capture_layout(tmp_path):
-    cap, cases, path = _sglang(tmp_path)
+    _cap, cases, path = _sglang(tmp_path)
     assert cases[0] == "chain0" and len(cases) == 1 + K
     with h5py.File(path) as f:
         assert f.attrs["format_version"] == 2
@@ -56,7 +56,7 @@ def test_sglang_nextn_capture_layout(tmp_path):
 
 
 def test_sglang_nextn_verdict(tmp_path):
-    cap, cases, path = _sglang(tmp_path)
+    _cap, cases, path = _sglang(tmp_path)
     v = judge(path)
     assert v.returncode == 0, v.text
     assert set(v.cases) >= set(cases) and set(v.cases.values()) == {"PASSED"}, v.text

@@ -28,7 +28,7 @@ except Exception as e:  # torch / sglang raise more than ImportError when half t
     pytest.skip("sglang not installed (tools/ci/engines.sh runs these): %s" % e,
                 allow_module_level=True)
 
-from mtpcheck.capture import sweep, sweep_sglang  # noqa: E402
+from mtpcheck.capture import sweep, sweep_sglang
 
 
 def _binary():

@@ -10,10 +10,10 @@ from conftest import judge, need
 
 torch = need("torch")
 
-import mirrors  # noqa: E402
-from torch import nn  # noqa: E402
+from torch import nn
 
-from mtpcheck import capture  # noqa: E402
+import mirrors
+from mtpcheck import capture
 
 H, V, F, T, K = 64, 128, 96, 4, 3
 BF16 = torch.bfloat16

@@ -14,8 +14,8 @@ from conftest import judge, need
 torch = need("torch")
 need("vllm")
 
-import vllm_tiny  # noqa: E402
-from mtpcheck import capture  # noqa: E402
+import vllm_tiny
+from mtpcheck import capture
 
 K, T = 3, 4
 
@@ -78,7 +78,7 @@ def test_glm_capture_recycles_pre_norm(tmp_path):
     """FINDING (docs/FINDINGS.md): vLLM 0.33.0's glm4_moe_mtp.py returns the
     pre-final-norm hidden as one tensor and the proposer's model_returns_tuple()
     is False for Glm4MoeMTPModel, so step s+1 is fed step s's h_pre."""
-    cases, path, _ = _capture(tmp_path, "glm4_moe")
+    _cases, path, _ = _capture(tmp_path, "glm4_moe")
     with h5py.File(path) as f:
         assert f["cases/chain0"].attrs["family"] == "glm"
     assert not _recycled_is_post_norm(path)
@@ -132,7 +132,7 @@ def test_broken_copy_named(tmp_path):
         for layer in model.model.layers.values():
             layer.forward = types.MethodType(_broken_forward, layer)
 
-    cases, path, _ = _capture(tmp_path, "deepseek_v3", mutate)
+    _cases, path, _ = _capture(tmp_path, "deepseek_v3", mutate)
     assert not _recycled_is_post_norm(path)
     v = judge(path)
     assert v.returncode == 1 and v.cases["chain0"] == "FAILED", v.text
@@ -175,7 +175,7 @@ def test_interpreter_made_capture_says_so(tmp_path, monkeypatch):
     """Under TRITON_INTERPRET=1 (Triton kernels on CPU, bf16 stores truncated)
     the dump says it was interpreter-made."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    cases, path, _ = _capture(tmp_path, "deepseek_v3")
+    _cases, path, _ = _capture(tmp_path, "deepseek_v3")
     with h5py.File(path) as f:
         assert "interpreter" in f.attrs["description"]
 

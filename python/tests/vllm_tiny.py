@@ -2,4 +2,12 @@
 (mtpcheck.capture.tiny_vllm), which the sweep uses too."""
 
 from mtpcheck.capture.tiny_vllm import (  # noqa: F401
-    CONFIGS, H, I, V, LinearAttention, build, draft, proposer_returns_tuple)
+    CONFIGS,
+    H,
+    I,
+    LinearAttention,
+    V,
+    build,
+    draft,
+    proposer_returns_tuple,
+)

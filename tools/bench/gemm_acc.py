@@ -27,7 +27,7 @@ for T in (64, 512):
     outs = []
     try:
         outs.append(("bf16 GEMM, float32 out", torch.mm(x, w.t(), out_dtype=torch.float32)))
-    except Exception as exc:  # older torch: no out_dtype
+    except Exception as exc:  # noqa: BLE001 -- older torch: no out_dtype
         print(f"T={T} float32 out: not offered by this torch ({type(exc).__name__})")
     torch.backends.cuda.matmul.allow_tf32 = False
     outs.append(("float32 GEMM of the bf16 values (no TF32)", torch.matmul(x.float(), w.float().t())))

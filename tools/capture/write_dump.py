@@ -11,8 +11,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from mtpcheck.dump import Dump  # noqa: E402  (re-exported for old imports)
-from mtpcheck.encode import bf16_bits, bf16_values  # noqa: E402
+from mtpcheck.dump import Dump  # re-exported for old imports
+from mtpcheck.encode import bf16_bits, bf16_values
 
 
 def _demo(path):

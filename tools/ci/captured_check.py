@@ -17,14 +17,15 @@ def main(argv):
     path = argv[1]
     need = int(argv[3]) if len(argv) > 3 and argv[2] == "--min" else 1
     results = []
-    for line in open(path, encoding="utf-8", errors="replace"):
-        m = RESULT.match(line)
-        if m:
-            results.append([m.group(1), m.group(2), None])
-            continue
-        d = DIAG.match(line)
-        if d and results:
-            results[-1][2] = d.group(1)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = RESULT.match(line)
+            if m:
+                results.append([m.group(1), m.group(2), None])
+                continue
+            d = DIAG.match(line)
+            if d and results:
+                results[-1][2] = d.group(1)
     bad = []
     for verdict, cid, diag in results:
         want = cid.rsplit(".", 1)[-1]

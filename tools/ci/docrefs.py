@@ -33,7 +33,8 @@ def git(*args):
 
 
 def code_define(path, name):
-    m = re.search(r"#define\s+%s\s+\"?([\d.]+)" % name, open(path, encoding="utf-8").read())
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"#define\s+%s\s+\"?([\d.]+)" % name, f.read())
     return m.group(1) if m else None
 
 

@@ -53,7 +53,7 @@ def classify(binary, path):
         p = subprocess.run([binary, "-runs=1", "-timeout=10", "-rss_limit_mb=2048",
                             "-malloc_limit_mb=512", path],
                            stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace", timeout=120, env=env)
+                           errors="replace", timeout=120, env=env, check=False)
         report = p.stdout + p.stderr
         if p.returncode == 0:
             return "gone", "does not reproduce"

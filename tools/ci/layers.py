@@ -40,8 +40,8 @@ EXTRA_FILES = {"ref/backend_ref.c": "backends"}  # kernels/ref/
 # -> the one move that breaks it (none today). Any other circle fails, and
 # so does an entry here that no longer exists (delete it).
 KNOWN_CIRCLES = {}
-INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-DEPS_RE = re.compile(r"^\s*\*?\s*May depend on:\s*(.*)$", re.M)
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+DEPS_RE = re.compile(r"^\s*\*?\s*May depend on:\s*(.*)$", re.MULTILINE)
 
 
 def subsystems():
@@ -174,7 +174,7 @@ def check_includes(subs, deps, errors):
                 edges[name].add(other)
                 if other not in deps[name]:
                     errors.append(f"{where}: {name} may not depend on {other} "
-                                  f"({rel(subs[name])}/{name}.h, May depend on)")
+                                  f"({rel(path)}/{name}.h, May depend on)")
     return edges
 
 

@@ -30,6 +30,9 @@ must_run() { # LOG TEST...
 step "formatting (STYLE.md: .clang-format, clang-format 14)"
 clang-format --dry-run --Werror $(git ls-files '*.c' '*.h')
 
+step "python lint (STYLE.md): ruff $(sed -n 's/^RUFF_VERSION=//p' tools/ci/lint.sh) clean on python/ and tools/, type hints on python/mtpcheck's public functions (tools/ci/lint.sh)"
+bash tools/ci/lint.sh
+
 step "sizes (STYLE.md): a source file under 600 lines, a function under 100 (tools/ci/sizes.py)"
 /usr/bin/python3 tools/ci/sizes.py
 

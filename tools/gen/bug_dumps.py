@@ -27,8 +27,8 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numerics as nx  # noqa: E402
-import ops  # noqa: E402
+import numerics as nx
+import ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "..", "fixtures")

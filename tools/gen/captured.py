@@ -43,11 +43,11 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tp  # noqa: E402
-import writer  # noqa: E402
-from captured_cases import PLAN, SMALL_ONLY, build  # noqa: E402
-from captured_engine import BF, CHUNK, Mat, Pending, resolve_pending  # noqa: E402
-from captured_subset import LogitsAt, Sub, subsets  # noqa: E402
+import tp
+import writer
+from captured_cases import PLAN, SMALL_ONLY, build
+from captured_engine import BF, CHUNK, Mat, Pending, resolve_pending
+from captured_subset import LogitsAt, Sub, subsets
 
 FIXTURE = "captured.h5"  # the committed goldens, also written by mtpgen.py
 
@@ -72,7 +72,7 @@ class V2Writer(writer._FileWriter):
             parent[parts[-1]] = h5py.SoftLink(self.mats[id(mat)])
             return
         big = mat.bits.size > 1 << 24
-        kw = {} if big else dict(compression="gzip", compression_opts=6, shuffle=True)
+        kw = {} if big else {"compression": "gzip", "compression_opts": 6, "shuffle": True}
         ds = parent.create_dataset(parts[-1], shape=mat.shape, dtype="<u2", **kw)
         for r in range(0, mat.shape[0], CHUNK):
             ds[r:r + CHUNK] = mat.bits[r:r + CHUNK]

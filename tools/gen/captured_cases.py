@@ -12,11 +12,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fp8  # noqa: E402
-import numerics as nx  # noqa: E402
-import ops  # noqa: E402
-from captured_engine import BF, F32, I64, Mat, QMat, engine_step, layer_weights  # noqa: E402
-
+import fp8
+import numerics as nx
+import ops
+from captured_engine import BF, F32, I64, Mat, QMat, engine_step, layer_weights
 
 # --------------------------------------------------------------------------- cases
 
@@ -247,7 +246,7 @@ def truncating(fn):
 def field_case(cid, a, sh, t, bug, seed, exact):
     """The head bugs and truncating stores (SPEC.md §12.4): the dump holds
     what the checkpoint and the engine held, the outputs what it computed."""
-    rng = lambda: np.random.default_rng(seed)  # noqa: E731  the same draws twice
+    rng = lambda: np.random.default_rng(seed)  # the same draws twice
     if bug == "ROUNDING_BIAS":
         return truncating(lambda: make_case(cid, a, sh, t, None, rng()))
     head = sh["layers"][0][0]["head_weight"]
@@ -277,7 +276,7 @@ def build(plan, h, v, t, seed, exact):
             a.update(made[0])
         q = [x for x in cid.split(".") if x in QUANT]
         if q:
-            sdt = SCALE_DT[[x for x in cid.split(".") if x in SCALE_DT][0]]
+            sdt = SCALE_DT[next(x for x in cid.split(".") if x in SCALE_DT)]
             key = (fam, sdt)
             if key not in shared:
                 shared[key] = quantized(sh, sdt)

@@ -17,9 +17,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fp8  # noqa: E402
-import numerics as nx  # noqa: E402
-import ops  # noqa: E402
+import fp8
+import numerics as nx
+import ops
 
 BF = "bfloat16"
 F32 = "float32"
@@ -166,7 +166,7 @@ def block_v3(x0, bw):
 
 def block_v4(x0, bw):
     """(f, R1, post_mix, comb_mix) of a block the harness does not know."""
-    t, m, _ = x0.shape
+    _t, m, _ = x0.shape
     cm = running_mean(x0.sum(axis=1) / m)
     r = np.zeros_like(x0)
     for j in range(m):
@@ -237,7 +237,7 @@ def after_v3(h, r1, lw, p, bug):
 
 
 def after_v4(cap, lw, head_lw, p, bug):
-    t, m = cap["block_in"].shape[:2]
+    t, _m = cap["block_in"].shape[:2]
     if p["block_contract"] == "internal":
         streams = cap["block_out"]
     elif bug == "MISSING_HC_POST":

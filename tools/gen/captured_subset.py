@@ -11,9 +11,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numerics as nx  # noqa: E402
-from captured_engine import I64, Mat, Pending  # noqa: E402
-
+import numerics as nx
+from captured_engine import I64, Mat, Pending
 
 # --------------------------------------------------------------------------- weights by subset
 

@@ -459,7 +459,7 @@ def _edge():
     spec(f, "all_reduce.bf16.edge_limits.P2.T5.H64", "all_reduce", "deepseek_v3",
          edits=(all_reduce_edge,), P=2, T=5, H=64, dt="bfloat16")
     for fam in ("deepseek_v3", "deepseek_v4"):
-        extra = dict(M=4, iters=20, block_contract="deferred", hc_head_variant="cuda") \
+        extra = {"M": 4, "iters": 20, "block_contract": "deferred", "hc_head_variant": "cuda"} \
             if fam == "deepseek_v4" else {}
         spec(f, "mtp_step.%s.bf16.fused.edge_allpos0.T3.H64" % fam, "mtp_step", fam,
              edits=(set_positions([0, 0, 0]), rows("embeds", {1: "nanrow", 2: "inf1"})),

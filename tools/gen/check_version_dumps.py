@@ -21,7 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from checks import finish, mtpcheck  # noqa: E402
+from checks import finish, mtpcheck
 
 
 def results(binary, d, *args):

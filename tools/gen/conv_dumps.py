@@ -23,9 +23,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numerics as nx  # noqa: E402
-import ops  # noqa: E402
-from bug_dumps import FIX, V3, V4, attrs_of, read, write  # noqa: E402
+import numerics as nx
+import ops
+from bug_dumps import FIX, V3, V4, attrs_of, read, write
 
 rnd = nx.rnd
 

@@ -29,11 +29,11 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cases  # noqa: E402
-import numerics as nx  # noqa: E402
-import opdefs  # noqa: E402
-import ops  # noqa: E402
-from bug_dumps import FIX, read, write  # noqa: E402
+import cases
+import numerics as nx
+import opdefs
+import ops
+from bug_dumps import FIX, read, write
 
 STEP = "mtp_step.deepseek_v3.bf16.fused.fp8_w.T4.H136"
 CHAIN = "draft_chain.deepseek_v3.bf16.fused.fp8_w8a8.K3.L2.pass1.T4.H136"

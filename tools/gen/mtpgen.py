@@ -23,11 +23,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import captured  # noqa: E402
-import cases  # noqa: E402
-import writer  # noqa: E402
+import captured
+import cases
+import writer
 
 
 def generate(out_dir, only=None, verbose=False):

@@ -56,8 +56,8 @@ def hc_attr_values(p):
 
 def _hc_kwargs(v, p):
     a = hc_attr_values(p)
-    kw = dict(rms_eps=a["rms_eps"], pre_eps=a["pre_eps"], sinkhorn_eps=a["sinkhorn_eps"],
-              post_mult=a["post_mult"], sinkhorn_iters=a["sinkhorn_iters"], dt=p["dt"])
+    kw = {"rms_eps": a["rms_eps"], "pre_eps": a["pre_eps"], "sinkhorn_eps": a["sinkhorn_eps"],
+          "post_mult": a["post_mult"], "sinkhorn_iters": a["sinkhorn_iters"], "dt": p["dt"]}
     if p.get("norm"):
         kw.update(norm_weight=v["norm_weight"], norm_eps=a["norm_eps"])
     return kw

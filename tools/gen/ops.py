@@ -21,7 +21,6 @@ import numpy as np
 
 import families
 import fp8
-
 from numerics import f32, rnd
 
 _exp_scalar = np.vectorize(math.exp, otypes=[np.float64])
@@ -273,10 +272,10 @@ def mtp_block_v3(x, w, eps, rounding, dt, residual=None):
 
 
 def _hc_args(w, which, p):
-    return dict(fn=w["block.hc_%s_fn" % which], scale=w["block.hc_%s_scale" % which],
-                base=w["block.hc_%s_base" % which], rms_eps=p["eps"], pre_eps=p["hc_eps"],
-                sinkhorn_eps=p["hc_eps"], post_mult=p["post_mult"],
-                sinkhorn_iters=p["sinkhorn_iters"])
+    return {"fn": w["block.hc_%s_fn" % which], "scale": w["block.hc_%s_scale" % which],
+            "base": w["block.hc_%s_base" % which], "rms_eps": p["eps"], "pre_eps": p["hc_eps"],
+            "sinkhorn_eps": p["hc_eps"], "post_mult": p["post_mult"],
+            "sinkhorn_iters": p["sinkhorn_iters"]}
 
 
 def mtp_block_v4(x, w, p, dt, state=None):

@@ -27,9 +27,9 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ops  # noqa: E402
-from bug_dumps import FIX, add_case, read  # noqa: E402
-from field_dumps import compute, spec_p  # noqa: E402
+import ops
+from bug_dumps import FIX, add_case, read
+from field_dumps import compute, spec_p
 
 V3 = ("steps_v3.h5", "mtp_step.deepseek_v3.bf16.fused.T17.H64")
 V4 = ("steps_v4.h5", "mtp_step.deepseek_v4.bf16.fused.deferred.cuda.M2.it1.T17.H64")

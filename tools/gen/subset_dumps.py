@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numerics as nx  # noqa: E402
-from bug_dumps import FIX, V3, V4, attrs_of, read, write  # noqa: E402
+import numerics as nx
+from bug_dumps import FIX, V3, V4, attrs_of, read, write
 
 
 def subset_case(out, src, cid, mutate=None, lrows_extra=(), live=False):

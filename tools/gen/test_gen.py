@@ -20,15 +20,15 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import h5py  # noqa: E402
-import numpy as np  # noqa: E402
+import h5py
+import numpy as np
 
-import cases  # noqa: E402
-import dspark  # noqa: E402
-import numerics as N  # noqa: E402
-import ops  # noqa: E402
-import writer  # noqa: E402
-from test_fp8 import *  # noqa: E402,F401,F403  (FP8 conversions, run by main below)
+import cases
+import dspark
+import numerics as N
+import ops
+import writer
+from test_fp8 import *  # FP8 conversions, run by main below
 
 np.seterr(all="ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -400,7 +400,7 @@ def test_committed_fixtures_format_and_size():
                 for a in ("op", "family", "seed"):
                     assert a in g.attrs, (fname, cid, a)
 
-                def visit(name, obj, cid=cid):
+                def visit(name, obj, cid=cid, fname=fname):
                     if isinstance(obj, h5py.Dataset):
                         assert obj.attrs["dtype"] in N.DTYPES, (fname, cid, name)
                 g.visititems(visit)
@@ -439,9 +439,9 @@ def test_dspark_hc_pre_delayed_layer0_is_stream_0():
     r = N.rnd(rng.standard_normal((2, 4, 8)), "bfloat16")
     fn = rng.standard_normal((24, 32)) * 0.1
     args = (r, fn, np.ones(3), np.zeros(24), 1e-6, 1e-6, 1e-6, 2.0, 20, "bfloat16")
-    post, comb, li, pre = dspark.hc_pre_delayed(*args)
+    post, comb, li, _pre = dspark.hc_pre_delayed(*args)
     assert np.array_equal(li, r[:, 0, :])
-    p2, c2, li2 = ops.hc_pre(*args[:9], dt="bfloat16")
+    p2, c2, _li2 = ops.hc_pre(*args[:9], dt="bfloat16")
     assert np.array_equal(post, p2) and np.array_equal(comb, c2)
     _, _, li3, _ = dspark.hc_pre_delayed(*args, pre_in=N.f32(ops.sigmoid(np.zeros((2, 4)))))
     assert np.array_equal(li3, N.rnd(0.5 * r.sum(axis=1), "bfloat16"))
@@ -469,7 +469,7 @@ def main():
         try:
             fn()
             print("ok    " + name)
-        except Exception:
+        except Exception:  # noqa: BLE001 -- any failure is this test's FAIL; the rest still run
             failed += 1
             print("FAIL  " + name)
             traceback.print_exc()

@@ -34,9 +34,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numerics as nx  # noqa: E402
-import ops  # noqa: E402
-import writer  # noqa: E402
+import numerics as nx
+import ops
+import writer
 
 BF, F32, I64 = "bfloat16", "float32", "int64"
 ORDERS = ("one_shot", "two_shot", "ring", "tree")

@@ -31,10 +31,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import ops  # noqa: E402
-import subset_dumps  # noqa: E402
-import weights_dumps  # noqa: E402
-from bug_dumps import FIX, V3, attrs_of, read, write  # noqa: E402
+import ops
+import subset_dumps
+import weights_dumps
+from bug_dumps import FIX, V3, attrs_of, read, write
 
 NORM = "add_rmsnorm.bf16.eager.T17.H1000"
 

@@ -24,8 +24,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numerics as nx  # noqa: E402
-from bug_dumps import FIX, V3, attrs_of, read, write  # noqa: E402
+import numerics as nx
+from bug_dumps import FIX, V3, attrs_of, read, write
 
 ST_DTYPE = {"bfloat16": "BF16", "float32": "F32", "float16": "F16", "float64": "F64"}
 
@@ -46,8 +46,7 @@ def write_safetensors(path, tensors):
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
-        for b in blobs:
-            f.write(b)
+        f.writelines(blobs)
 
 
 def placeholder(g, name, stored, dt, ref_file, tensor, sha):

@@ -96,7 +96,7 @@ class _FileWriter:
                 return
         kw = {}
         if data.size >= COMPRESS_MIN:
-            kw = dict(compression="gzip", compression_opts=6, shuffle=True)
+            kw = {"compression": "gzip", "compression_opts": 6, "shuffle": True}
         ds = parent.create_dataset(leaf, data=data, **kw)
         _set_attr(ds, "dtype", dtype)
         if key is not None:
@@ -144,7 +144,7 @@ def _attr_key(v):
 
 
 def _attrs(obj, skip=()):
-    return {k: _attr_key(obj.attrs[k]) for k in obj.attrs.keys() if k not in skip}
+    return {k: _attr_key(obj.attrs[k]) for k in obj.attrs if k not in skip}
 
 
 def snapshot(path):
@@ -152,7 +152,7 @@ def snapshot(path):
     out = {}
 
     def walk(g, prefix):
-        for k in g.keys():
+        for k in g:
             obj = g[k]
             p = prefix + "/" + k
             if isinstance(obj, h5py.Dataset):

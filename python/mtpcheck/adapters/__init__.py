@@ -14,6 +14,11 @@ writes its outputs in place, or returns them (a dict by name, or a tuple in
 the table's order) and `store` copies them in.
 """
 
+from __future__ import annotations
+
+import types
+from typing import Any, Callable, ClassVar
+
 
 class Unavailable(Exception):
     """Raised by adapter(mode) when its framework or device is missing: the
@@ -34,7 +39,7 @@ class Adapter:
     """What the C side calls. Subclasses fill `ops` and the memory hooks."""
 
     name = "python"
-    ops = {}
+    ops: ClassVar[dict] = {}
     # Whether the ops read FP8 projections (a float8_e4m3fn weight with its
     # block scales, SPEC.md §12.2) and the captured-block form of mtp_step
     # and draft_chain (SPEC.md §12.3, another signature); the default
@@ -50,11 +55,11 @@ class Adapter:
     # attributes carry any value other than the default.
     conventions = False
 
-    def describe(self):
+    def describe(self) -> str:
         """One line for reports."""
         return self.name
 
-    def supports(self, op, a, tensors):
+    def supports(self, op: str, a: dict[str, Any], tensors: dict[str, tuple[str, str]]) -> bool:
         """Whether this call is implemented; must not touch data. `tensors`
         maps each present tensor's name (an empty one of a T = 0 batch too)
         to (dtype, class), the class one of
@@ -84,35 +89,36 @@ class Adapter:
         return True
 
     # ---- memory: untyped byte buffers, typed at launch by view() ----
-    def alloc(self, nbytes):
+    def alloc(self, nbytes: int) -> Any:
         """A buffer of nbytes bytes; better not zeroed or left as found (the
         shipped adapters fill it with 0xFF bytes), so that an output an op
         forgets to write cannot pass on a stale copy of the right answer."""
         raise NotImplementedError
 
-    def upload(self, dst, src):
+    def upload(self, dst: Any, src: memoryview) -> None:
         """Copy the host memoryview src into dst (not called for buffers that
         expose the buffer protocol: the C side copies those itself)."""
         raise NotImplementedError
 
-    def download(self, dst, src):
+    def download(self, dst: memoryview, src: Any) -> None:
         """Copy src into the writable host memoryview dst."""
         raise NotImplementedError
 
-    def view(self, buf, dtype, shape):
+    def view(self, buf: Any, dtype: str, shape: tuple[int, ...]) -> Any:
         """A tensor of dtype name and shape over buf (no copy); buf None: an
         empty tensor (a dimension is 0, and the harness has no buffer)."""
         raise NotImplementedError
 
-    def copy(self, dst, src, nbytes):
+    def copy(self, dst: Any, src: Any, nbytes: int) -> None:
         """Device-to-device copy for bench's bandwidth probe."""
         raise NotImplementedError
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         pass
 
     # ---- running ----
-    def bind(self, op, ins, outs, a):
+    def bind(self, op: str, ins: dict[str, Any], outs: dict[str, Any],
+             a: dict[str, Any]) -> Callable[[], None]:
         """A zero-argument callable that runs op on these tensors: called once
         per distinct call, then once per launch (so per-launch work stays out
         of bench's timings)."""
@@ -126,7 +132,7 @@ class Adapter:
 
         return run
 
-    def store(self, outs, r):
+    def store(self, outs: dict[str, Any], r: Any) -> None:
         """Copies an op's returned outputs into the harness's buffers."""
         if isinstance(r, dict):
             items = r.items()
@@ -141,7 +147,7 @@ class Adapter:
                 raise KeyError("op returned an output %r the table does not have" % name)
             self.assign(outs[name], value)
 
-    def assign(self, dst, value):
+    def assign(self, dst: Any, value: Any) -> None:
         raise NotImplementedError
 
     # Optional: device timers (timer_begin/timer_end -> seconds) and graph
@@ -156,7 +162,7 @@ class Adapter:
 SHIPPED = ("numpy", "torch")
 
 
-def load(spec):
+def load(spec: str) -> types.ModuleType:
     """Imports an adapter module from a dotted path or a .py file. Raises
     LookupError (a usage error) when the module itself is missing."""
     import importlib
@@ -188,7 +194,7 @@ def load(spec):
         raise Unavailable(str(e)) from None
 
 
-def open_adapter(spec, mode):
+def open_adapter(spec: str, mode: str | None) -> Adapter:
     """The C side's entry: the adapter object for spec and mode."""
     mod = load(spec)
     make = getattr(mod, "adapter", None)

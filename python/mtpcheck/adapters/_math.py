@@ -27,7 +27,11 @@ final_add, silu_mul_rounding, logits_dtype, pos0_mask) and so do proj_quant,
 act_quant_eps, block ("synthetic" or "captured") and max_position; `a.get`
 with the v1 default keeps the ops callable with a dict that lacks them.
 """
+
+from __future__ import annotations
+
 import math
+from typing import Any
 
 QB = 128  # FP8 weight blocks are QB x QB, W8A8 activation groups QB wide
 E4M3_MAX = 448.0
@@ -70,7 +74,7 @@ def _rmsnorm(k, x, w, eps, rounding):
     return _normed(k, x, k.rms_inv(x, eps), k.f(w), rounding)
 
 
-def rmsnorm(k, i, a):
+def rmsnorm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"y": _rmsnorm(k, k.f(i["x"]), k.f(i["weight"]), a["eps"], a["rounding"])}
 
 
@@ -84,7 +88,7 @@ def _add_rmsnorm(k, x, res, w, eps, rounding, a=None):
     return _normed(k, src, k.rms_inv(x, eps, res), k.f(w), rounding), res_out
 
 
-def add_rmsnorm(k, i, a):
+def add_rmsnorm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     y, r = _add_rmsnorm(k, k.f(i["x"]), k.f(i["residual"]), k.f(i["weight"]),
                         a["eps"], a["rounding"], a)
     return {"y": y, "residual_out": r}
@@ -98,7 +102,7 @@ def _mask(k, e, positions, a):
     return k.where((k.index(positions) == 0).reshape(shape), 0.0, e)
 
 
-def embed(k, i, a):
+def embed(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"out": i["embed_table"][k.index(i["input_ids"])]}
 
 
@@ -108,21 +112,21 @@ def _eh_norm(k, i, a, e):
     return en, pn
 
 
-def fused_eh_norm(k, i, a):
+def fused_eh_norm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"out": k.cat(_eh_norm(k, i, a, k.f(i["embeds"])), -1)}
 
 
-def fused_embed_eh_norm(k, i, a):
+def fused_embed_eh_norm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     e = k.f(i["embed_table"][k.index(i["input_ids"])])
     return {"out": k.cat(_eh_norm(k, i, a, e), -1)}
 
 
-def fused_mtp_input_rmsnorm(k, i, a):
+def fused_mtp_input_rmsnorm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     en, pn = _eh_norm(k, i, a, k.f(i["embeds"]))
     return {"enorm_out": en, "hnorm_out": pn}
 
 
-def mtp_shared_head_rmsnorm(k, i, a):
+def mtp_shared_head_rmsnorm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"y": _rmsnorm(k, k.f(i["x"]), k.f(i["weight"]), a["eps"], "fused")}
 
 
@@ -169,7 +173,7 @@ def _qlinear(k, x, qw, a, wide=False):
     return y if wide else k.rnd(y)
 
 
-def eh_proj(k, i, a):
+def eh_proj(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"y": k.rnd(_qlinear(k, k.f(i["x"]), _qw(i, "weight"), a))}
 
 
@@ -179,7 +183,7 @@ def _eh_proj_hc(k, a, e, p, we, wh):
     return k.rnd(hp + ep[:, None, :])
 
 
-def eh_proj_hc(k, i, a):
+def eh_proj_hc(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"x": _eh_proj_hc(k, a, k.f(i["e"]), k.f(i["p"]), _qw(i, "e_proj_weight"),
                              _qw(i, "h_proj_weight"))}
 
@@ -226,7 +230,7 @@ def _reduce(k, parts, order):
     return k.cat(tuple(outs), -1), k.cat(tuple(us), -1)
 
 
-def all_reduce(k, i, a):
+def all_reduce(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"out": _reduce(k, k.f(i["parts"]), a.get("reduce_order"))[0]}
 
 
@@ -239,7 +243,7 @@ def _lm_head(k, x, qw, a):
     return logits, k.argmax(logits)
 
 
-def lm_head(k, i, a):
+def lm_head(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     logits, token = _lm_head(k, k.f(i["x"]), _qw(i, "weight"), a)
     return {"logits": logits, "token": token}
 
@@ -290,17 +294,17 @@ def _hc_post(k, x, res, post, comb):
     return k.rnd(acc)
 
 
-def hc_pre(k, i, a):
+def hc_pre(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     post, comb, li = _hc_pre(k, k.f(i["residual"]), i["fn"], i["scale"], i["base"], a,
                              i.get("norm_weight"))
     return {"post_mix": post, "comb_mix": comb, "layer_input": li}
 
 
-def hc_post(k, i, a):
+def hc_post(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"out": _hc_post(k, k.f(i["x"]), k.f(i["residual"]), i["post_mix"], i["comb_mix"])}
 
 
-def hc_fused_post_pre(k, i, a):
+def hc_fused_post_pre(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     r = _hc_post(k, k.f(i["x"]), k.f(i["residual"]), i["post_mix"], i["comb_mix"])
     post, comb, li = _hc_pre(k, r, i["fn"], i["scale"], i["base"], a, i.get("norm_weight"))
     return {"residual_out": r, "post_mix_out": post, "comb_mix_out": comb, "layer_input": li}
@@ -317,7 +321,7 @@ def _hc_head(k, y, fn, scale, base, rms_eps, hc_eps, variant):
     return k.rnd(_stream_sum(pre, y))
 
 
-def hc_head(k, i, a):
+def hc_head(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"y": _hc_head(k, k.f(i["x"]), i["fn"], i["scale"], i["base"], a["rms_eps"],
                           a["hc_eps"], a["variant"])}
 
@@ -371,7 +375,7 @@ def _weights(k, i, pfx=""):
     return w
 
 
-def mtp_block(k, i, a):
+def mtp_block(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     w = _weights(k, i)
     if not a["mhc"]:
         res = i.get("residual")
@@ -489,12 +493,12 @@ def _captured(i, a, pfx=""):
     return lambda name: i[pfx + name]
 
 
-def mtp_step(k, i, a):
+def mtp_step(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return _step(k, _weights(k, i), a, k.f(i["embeds"]), i["positions"], k.f(i["prev_hidden"]),
                  _captured(i, a))
 
 
-def draft_chain(k, i, a):
+def draft_chain(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     """K steps; step s uses layer s % L (pass_step_idx) or layer 0, the ids
     next_tokens[s-1] when given (else its own greedy tokens), positions + s
     (clamped to max_position in a captured chain, FORMAT.md v2) and the

@@ -13,7 +13,12 @@ GEMMs whose weights are activations run as one bf16/fp16 GEMM with float32
 accumulation (F.linear), rounded once, as the spec writes them; logits and
 the mHC mixes are float32 GEMMs (TF32 off).
 """
+
+from __future__ import annotations
+
 import os
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import torch
 
@@ -41,17 +46,17 @@ class Kit:
         self.adt = _DT[act]
         self.e4m3_lut = torch.tensor(_math.E4M3, dtype=torch.float32, device=device)
 
-    def f(self, t):
+    def f(self, t: torch.Tensor) -> torch.Tensor:
         return t.float() if t.is_floating_point() else t
 
-    def rnd(self, x):
+    def rnd(self, x: torch.Tensor) -> torch.Tensor:
         return x if self.adt == torch.float32 else x.to(self.adt).float()
 
-    def round_to(self, x, dtype):
+    def round_to(self, x: torch.Tensor, dtype: str) -> torch.Tensor:
         dt = _DT[dtype]
         return x if dt == torch.float32 else x.to(dt).float()
 
-    def rms_inv(self, x, eps, y=None):
+    def rms_inv(self, x: torch.Tensor, eps: float, y: torch.Tensor | None=None) -> torch.Tensor:
         # float32 throughout, as an engine sums, but scaled per row by a
         # power of two, 2^-e with e = max(0, floor(log2 max|.|)), so that rows
         # near the float32 maximum (or an x + y beyond it) do not overflow;
@@ -68,46 +73,46 @@ class Kit:
         ss = (s * s).sum(-1, keepdim=True)
         return torch.rsqrt(ss / s.shape[-1] + eps * scale * scale) * scale
 
-    def precise(self, fn, *args):
+    def precise(self, fn: Callable[..., torch.Tensor], *args: Any) -> torch.Tensor:
         """fn(*args) outside any compiled graph: Triton's float32 division
         is not correctly rounded, which moved the Sinkhorn and the W8A8
         group scales past their budgets under torch.compile on the H200."""
         return _eager(fn)(*args)
 
-    def linear(self, x, w, wide=False):
+    def linear(self, x: torch.Tensor, w: torch.Tensor, wide: bool=False) -> torch.Tensor:
         if wide or w.dtype == torch.float32:
             return torch.matmul(x, w.float().t())
         return torch.nn.functional.linear(x.to(w.dtype), w).float()
 
-    def sum(self, x, axis):
+    def sum(self, x: torch.Tensor, axis: int) -> torch.Tensor:
         return x.sum(dim=axis, keepdim=True)
 
-    def amax(self, x, axis):
+    def amax(self, x: torch.Tensor, axis: int) -> torch.Tensor:
         return x.amax(dim=axis, keepdim=True)
 
-    def exp(self, x):
+    def exp(self, x: torch.Tensor) -> torch.Tensor:
         return torch.exp(x)
 
-    def sigmoid(self, x):
+    def sigmoid(self, x: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(x)
 
-    def where(self, c, a, b):
+    def where(self, c: torch.Tensor, a: float, b: torch.Tensor) -> torch.Tensor:
         return torch.where(c, a, b)
 
-    def cat(self, xs, axis):
+    def cat(self, xs: Sequence[torch.Tensor], axis: int) -> torch.Tensor:
         return torch.cat(tuple(xs), dim=axis)
 
-    def argmax(self, x):
+    def argmax(self, x: torch.Tensor) -> torch.Tensor:
         return x.argmax(dim=-1)
 
-    def index(self, t):
+    def index(self, t: torch.Tensor) -> torch.Tensor:
         return t.long()
 
-    def clamp_max(self, i, v):
+    def clamp_max(self, i: torch.Tensor, v: int) -> torch.Tensor:
         return i if v >= 2 ** 62 else torch.clamp(i, max=v)
 
     # ---- FP8 (SPEC.md §12.2): dequantize, then a float32 GEMM
-    def dequant(self, w, scale):
+    def dequant(self, w: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         wf = self.e4m3_lut[w.long()] if w.dtype == torch.uint8 else w.float()
         if scale.dtype == torch.uint8:  # e8m0: 2^(e-127), 0xFF NaN
             s = torch.where(scale == 255, float("nan"), torch.exp2(scale.float() - 127.0))
@@ -117,24 +122,24 @@ class Kit:
         s = s.repeat_interleave(qb, dim=0)[:w.shape[0]].repeat_interleave(qb, dim=1)
         return wf * s[:, :w.shape[1]]
 
-    def e4m3(self, x):
+    def e4m3(self, x: torch.Tensor) -> torch.Tensor:
         # saturate, then torch's cast (nearest, ties to even, subnormals):
         # tests/test_rounding.py checks it against the spec's rounding
         x = torch.clamp(x, -_math.E4M3_MAX, _math.E4M3_MAX)
         if _HAS_F8:
             return x.to(torch.float8_e4m3fn).float()
-        m, ex = torch.frexp(x.abs())
+        _m, ex = torch.frexp(x.abs())
         quantum = torch.exp2(torch.clamp(ex - 4, min=-9).float())
         return torch.copysign(torch.round(x.abs() / quantum) * quantum, x)
 
-    def groups(self, x, n):
+    def groups(self, x: torch.Tensor, n: int) -> torch.Tensor:
         pad = -x.shape[-1] % n
         if pad:
             x = torch.nn.functional.pad(x, (0, pad))
         # the group count spelt out: -1 is ambiguous in an empty batch
         return x.reshape(x.shape[:-1] + (x.shape[-1] // n, n))
 
-    def ungroup(self, g, n):
+    def ungroup(self, g: torch.Tensor, n: int) -> torch.Tensor:
         return g.reshape(g.shape[:-2] + (g.shape[-2] * g.shape[-1],))[..., :n]
 
 
@@ -203,7 +208,7 @@ class TorchAdapter(Adapter):
             self.timer_end = self._timer_end
             self.graph = self._graph
 
-    def describe(self):
+    def describe(self) -> str:
         where = torch.cuda.get_device_name(self.device) if self.cuda else "host CPU"
         mode = self.mode
         if self.mode == "compile":
@@ -212,18 +217,18 @@ class TorchAdapter(Adapter):
         return "torch %s %s on %s" % (torch.__version__, mode, where)
 
     # ---- memory ----
-    def alloc(self, nbytes):
+    def alloc(self, nbytes: int) -> torch.Tensor:
         # all-ones bytes (NaN, -1): an output left unwritten never passes on
         # what the caching allocator's reused block held
         return torch.full((nbytes,), 0xFF, dtype=torch.uint8, device=self.device)
 
-    def upload(self, dst, src):
+    def upload(self, dst: torch.Tensor, src: memoryview) -> None:
         dst.copy_(torch.frombuffer(bytearray(src) if src.readonly else src, dtype=torch.uint8))
 
-    def download(self, dst, src):
+    def download(self, dst: memoryview, src: torch.Tensor) -> None:
         torch.frombuffer(dst, dtype=torch.uint8).copy_(src)
 
-    def view(self, buf, dtype, shape):
+    def view(self, buf: torch.Tensor | None, dtype: str, shape: tuple[int, ...]) -> torch.Tensor:
         dt = _DT[dtype]
         if buf is None:
             return torch.empty(shape, dtype=dt, device=self.device)
@@ -232,10 +237,10 @@ class TorchAdapter(Adapter):
             n *= d
         return buf[:n * dt.itemsize].view(dt).view(shape)
 
-    def copy(self, dst, src, nbytes):
+    def copy(self, dst: torch.Tensor, src: torch.Tensor, nbytes: int) -> None:
         dst[:nbytes].copy_(src[:nbytes])
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         if self.cuda:
             torch.cuda.synchronize(self.device)
 
@@ -261,7 +266,7 @@ class TorchAdapter(Adapter):
         return g
 
 
-def adapter(mode=None):
+def adapter(mode: str | None=None) -> Adapter:
     mode = mode or "eager"
     if mode not in ("eager", "compile"):
         raise ValueError("the torch adapter's modes are eager and compile, not '%s'" % mode)

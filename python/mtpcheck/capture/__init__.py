@@ -13,11 +13,20 @@ point installs the capture in every engine process).  `python -m
 mtpcheck.capture --describe` prints what will be recorded.
 """
 
+from __future__ import annotations
+
 import atexit
 import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from .recorder import Bounds, Recorder
 from . import specs as _specs
+from .recorder import Bounds, Recorder
+
+if TYPE_CHECKING:
+    import torch
+
+    from .recorder import Step
 
 ENV = "MTPCHECK_CAPTURE"
 _active = []
@@ -53,7 +62,7 @@ class Capture:
             self._install_global()
 
     # -- finding the modules ------------------------------------------------------------
-    def attach(self, model):
+    def attach(self, model: torch.nn.Module) -> None:
         """Hooks every MTP layer of `model` (and its logits processor)."""
         from .hooks import Attached, RootHook
 
@@ -109,15 +118,15 @@ class Capture:
         self.global_handles = []
 
     # -- chains -------------------------------------------------------------------------
-    def new_chain(self):
+    def new_chain(self) -> None:
         """Starts a new draft round (the engine integration or the user calls it)."""
         self.manual_chains = True
         self.recorder.begin_chain()
 
-    def end_chain(self):
+    def end_chain(self) -> None:
         self.recorder.end_chain()
 
-    def auto_chain(self):
+    def auto_chain(self) -> bool:
         """Called at each layer call: without explicit chain marks, a chain is
         `steps` consecutive calls."""
         rec = self.recorder
@@ -127,30 +136,30 @@ class Capture:
             rec.begin_chain()
         return True
 
-    def step_done(self, step):
+    def step_done(self, step: Step) -> None:
         self.last_step = step
         rec = self.recorder
         if not self.manual_chains and rec.current is not None and len(rec.current) >= self.bounds.steps:
             rec.end_chain()
 
     # -- engine rules -------------------------------------------------------------------
-    def recycled_of(self, step):
+    def recycled_of(self, step: Step) -> torch.Tensor | None:
         """What the engine feeds forward from this step, by the engine's own code."""
         return self.integration.recycled_of(self, step)
 
-    def engine_conventions(self, step):
+    def engine_conventions(self, step: Step) -> dict[str, Any]:
         return self.integration.conventions(self, step)
 
-    def embed_table(self):
+    def embed_table(self) -> torch.Tensor | None:
         return self.integration.embed_table(self)
 
-    def describe(self):
+    def describe(self) -> str:
         return ("captured by mtpcheck.capture from %s (%s); bounds: %s"
                 % (self.engine, self.engine_info.get("version", "version unknown"),
                    self.bounds.describe()) + "".join("; " + n for n in self.engine_info.get("notes", [])))
 
     # -- output -------------------------------------------------------------------------
-    def write(self, path=None):
+    def write(self, path: str | None = None) -> list[str]:
         """Writes the dump (once); returns the list of case ids."""
         from . import assemble
 
@@ -166,7 +175,7 @@ class Capture:
         self.written = (path, cases, notes)
         return cases
 
-    def remove(self):
+    def remove(self) -> None:
         self._remove_global()
         for a in self.attached:
             a.remove()
@@ -175,8 +184,10 @@ class Capture:
         self.attached, self.logits_hooks = [], []
 
 
-def install(engine="vllm", path="mtp_capture.h5", steps=3, max_tokens=16, layers=None, chains=1,
-            max_bytes=256 << 20, skip_chains=0, model=None):
+def install(engine: str = "vllm", path: str = "mtp_capture.h5", steps: int = 3,
+            max_tokens: int = 16, layers: Iterable[int] | None = None, chains: int = 1,
+            max_bytes: int = 256 << 20, skip_chains: int = 0,
+            model: torch.nn.Module | None = None) -> Capture:
     """Installs capture hooks; returns the Capture.  With `model`, the hooks go
     on its MTP layers now; without, on the first MTP model that runs."""
     cap = Capture(engine, path, Bounds(steps=steps, chains=chains, max_tokens=max_tokens,
@@ -186,7 +197,7 @@ def install(engine="vllm", path="mtp_capture.h5", steps=3, max_tokens=16, layers
     return cap
 
 
-def parse_env(value):
+def parse_env(value: str) -> dict[str, Any]:
     """MTPCHECK_CAPTURE = PATH[:STEPS[:KEY=VALUE,...]] -> install() kwargs."""
     path, _, rest = value.partition(":")
     if not path:
@@ -208,7 +219,7 @@ def parse_env(value):
     return kwargs
 
 
-def install_from_env(default_engine="vllm"):
+def install_from_env(default_engine: str = "vllm") -> Capture | None:
     value = os.environ.get(ENV)
     if not value:
         return None
@@ -226,5 +237,5 @@ def _write_at_exit():
         if cap.written is None and cap.recorder.chains:
             try:
                 cap.write()
-            except Exception as e:  # never take the engine down at exit
+            except Exception as e:  # noqa: BLE001 -- never take the engine down at exit
                 print("mtpcheck.capture: could not write %s: %s" % (cap.path, e))

@@ -10,9 +10,20 @@ on `mtp_step` cases only.  Its steps are then the judged cases, each with the
 fed the next step; they say so in their `split_from` and `description`
 attributes."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..dump import FAMILY_MHC, Dump, Tensor, set_attr
+
+if TYPE_CHECKING:
+    import torch
+
+    from . import Capture
+    from .recorder import Step
+    from .specs import LayerSpec
 
 V3_BLOCK = ("block_in", "block_out", "block_residual")
 V4_BLOCK = ("block_in", "block_out", "block_residual", "post_mix", "comb_mix")
@@ -30,13 +41,14 @@ def _subset(param, rows):
     return Tensor(param.detach()[idx], full_rows=int(param.shape[0])), Tensor(rows, "int64")
 
 
-def torch_rows(rows, device):
+def torch_rows(rows: np.ndarray, device: torch.device | str) -> torch.Tensor:
     import torch
 
     return torch.as_tensor(rows, dtype=torch.long, device=device)
 
 
-def layer_weights(spec, layer, root, head_rows=None):
+def layer_weights(spec: LayerSpec, layer: torch.nn.Module, root: torch.nn.Module,
+                  head_rows: np.ndarray | None = None) -> dict[str, Tensor]:
     """dump name -> Tensor of the layer's parameters (live_sha256 = what the
     engine held), skipping the ones this layer does not have; the head as a
     row subset when `head_rows` is given."""
@@ -57,7 +69,7 @@ def layer_weights(spec, layer, root, head_rows=None):
     return out
 
 
-def case_attrs(capture, step, family):
+def case_attrs(capture: Capture, step: Step, family: str) -> dict[str, Any]:
     attrs = dict(step.spec.extra_attrs(step.module))
     attrs.update(step.spec.conventions_of(step.module))
     attrs["block"] = "captured"
@@ -146,7 +158,7 @@ def _too_big(param, max_bytes):
     return param is not None and param.numel() * param.element_size() > max_bytes // 8
 
 
-def head_subset(capture, max_bytes, top=16):
+def head_subset(capture: Capture, max_bytes: int, top: int = 16) -> np.ndarray | None:
     """Rows of the head to keep when the head is large: the top logits of every
     captured row and every token the engine fed on (rule 6: the token must be
     listed). None: the head is written whole."""
@@ -165,7 +177,7 @@ def head_subset(capture, max_bytes, top=16):
     return np.unique(np.concatenate(rows)).astype(np.int64)
 
 
-def split_reason(capture, head_rows, max_bytes):
+def split_reason(capture: Capture, head_rows: np.ndarray | None, max_bytes: int) -> str | None:
     """Why the chains cannot be draft_chain cases (None: they can): a draft
     chain would carry a row subset of the head or of the embedding table,
     which the harness does not judge on a chain."""
@@ -185,7 +197,8 @@ def _split_attrs(c, s, n, why):
                            "step, observed/recycled what it fed the next" % (s, n, c, why)}
 
 
-def write(capture, path, generator, max_bytes):
+def write(capture: Capture, path: str, generator: str,
+          max_bytes: int) -> tuple[list[str], list[str]]:
     """Writes the dump; returns (case ids, notes)."""
     cases, notes = [], list(capture.recorder.notes)
     head_rows = head_subset(capture, max_bytes)

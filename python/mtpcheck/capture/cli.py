@@ -1,5 +1,7 @@
 """python -m mtpcheck.capture: what a capture records, and how to start one."""
 
+from __future__ import annotations
+
 import argparse
 import sys
 
@@ -15,7 +17,7 @@ USAGE = """Start a capture in one of two ways:
 Then: mtpcheck verify PATH""" % ENV
 
 
-def describe(engine, bounds):
+def describe(engine: str, bounds: Bounds) -> str:
     lines = ["engine %s; bounds: %s" % (engine, bounds.describe()), "hooked MTP layer classes:"]
     for spec in SPECS[engine]:
         lines.append("  %s  (%s)" % (", ".join(spec.classes), spec.source))
@@ -33,16 +35,16 @@ def describe(engine, bounds):
         if spec.notes:
             lines.append("    note: " + spec.notes)
     lines += ["from the logits processor: hidden_post (the head GEMM's input), logits",
-              "recycled: the previous_hidden_states the engine passes to the next step "
-              "(last step: the engine's own unpacking rule)",
+              ("recycled: the previous_hidden_states the engine passes to the next step "
+              "(last step: the engine's own unpacking rule)"),
               "token: the input ids the engine feeds to the next step",
-              "cases written: draft_chain (when the steps line up and the head and embedding table "
+              ("cases written: draft_chain (when the steps line up and the head and embedding table "
               "fit in max_bytes/8) and one mtp_step per step (the judged cases when the head is a "
-              "row subset)"]
+              "row subset)")]
     return "\n".join(lines)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["sweep"]:
         from .sweep import main as sweep_main

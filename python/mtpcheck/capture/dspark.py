@@ -20,6 +20,9 @@ per draft position (the rows are the requests), `confidence` per block. Only
 what the engine computed is written as observed; inputs are what it was fed.
 """
 
+from __future__ import annotations
+
+from typing import Any
 
 from ..dump import Dump, Tensor
 from .recorder import _keep
@@ -84,7 +87,7 @@ class DSparkCapture:
         self.restore.append((_custom_ops, "rms_norm", orig))
         _custom_ops.rms_norm = rms_norm
 
-    def attach_speculator(self, spec):
+    def attach_speculator(self, spec: Any) -> None:
         """Wrap the speculator's `_sample_logits` (the biased logits of one
         draft position and the token sampled from them). The token is judged
         (as the argmax) only under greedy drafting (`draft_logits` None); the
@@ -94,7 +97,7 @@ class DSparkCapture:
         self.topk = getattr(spec, "_draft_topk", None) is not None
         self._wrap(spec, "_sample_logits", self._sampled)
 
-    def remove(self):
+    def remove(self) -> None:
         for h in self.handles:
             h.remove()
         for obj, name, orig in reversed(self.restore):
@@ -144,7 +147,8 @@ class DSparkCapture:
                           "confidence": out.detach().clone()})
 
     # ---- writing ----
-    def write(self, path, generator="mtpcheck capture (vLLM DSpark)", description=None):
+    def write(self, path: str, generator: str = "mtpcheck capture (vLLM DSpark)",
+              description: str | None = None) -> list[str]:
         """Writes every complete record as one case; returns the case ids."""
         m = self.inner
         ids = []

@@ -2,10 +2,18 @@
 (`specs.LayerSpec`) says which modules and arguments hold what, and these
 hooks put the tensors of each call into the Recorder."""
 
+from __future__ import annotations
+
 import inspect
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+    from .recorder import Step
 
 
-def bind(module, args, kwargs):
+def bind(module: torch.nn.Module, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The call's arguments by name, as the module's forward declares them."""
     try:
         sig = inspect.signature(module.forward)
@@ -40,7 +48,7 @@ class Attached:
         if tail is not None:
             self.handles.append(tail.register_forward_pre_hook(self._tail))
 
-    def remove(self):
+    def remove(self) -> None:
         for h in self.handles:
             h.remove()
         self.handles = []
@@ -104,10 +112,10 @@ class LogitsHook:
         self.logits_attr = logits_attr
         self.handle = module.register_forward_hook(self._hook, with_kwargs=True)
 
-    def remove(self):
+    def remove(self) -> None:
         self.handle.remove()
 
-    def step(self):
+    def step(self) -> Step | None:
         """The step these logits belong to: a layer still in flight (an engine
         whose draft model is the layer computes them inside it), else the
         last finished one."""
@@ -134,7 +142,7 @@ class RootHook:
         self.capture = capture
         self.handle = module.register_forward_hook(self._hook)
 
-    def remove(self):
+    def remove(self) -> None:
         self.handle.remove()
 
     def _hook(self, module, args, out):

@@ -4,10 +4,12 @@ nothing unless MTPCHECK_CAPTURE is set; then it installs the capture, which
 attaches to the first MTP model that runs.  A `%p` in the path becomes the
 process id, so that several workers do not write the same file."""
 
+from __future__ import annotations
+
 import os
 
 
-def register():
+def register() -> None:
     if not os.environ.get("MTPCHECK_CAPTURE"):
         return
     from . import install_from_env

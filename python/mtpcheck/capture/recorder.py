@@ -3,7 +3,13 @@ step the tensors seen by the hooks at one call of an MTP layer.  Bounded:
 `steps` per chain, `chains` chains, `max_tokens` rows per tensor, `layers`
 (which MTP layers), `max_bytes` in memory (the dump is no larger)."""
 
+from __future__ import annotations
+
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 
 class Bounds:
@@ -14,11 +20,11 @@ class Bounds:
         self.steps = int(steps)
         self.chains = int(chains)
         self.max_tokens = int(max_tokens)
-        self.layers = None if layers is None else sorted(set(int(x) for x in layers))
+        self.layers = None if layers is None else sorted({int(x) for x in layers})
         self.max_bytes = int(max_bytes)
         self.skip_chains = int(skip_chains)
 
-    def describe(self):
+    def describe(self) -> str:
         layers = "all" if self.layers is None else ",".join(map(str, self.layers))
         return ("%d chain(s) of up to %d draft step(s) (after skipping %d), at most %d token rows per "
                 "tensor, MTP layers %s, at most %d MiB of tensors"
@@ -57,10 +63,10 @@ class Recorder:
         self.lock = threading.Lock()
 
     @property
-    def done(self):
+    def done(self) -> bool:
         return self.full or len(self.chains) >= self.bounds.chains
 
-    def begin_chain(self):
+    def begin_chain(self) -> None:
         """The engine starts a new round of drafting (one chain of steps)."""
         with self.lock:
             self._close_chain()
@@ -70,7 +76,7 @@ class Recorder:
             if self.seen_chains > self.bounds.skip_chains:
                 self.current = []
 
-    def end_chain(self):
+    def end_chain(self) -> None:
         with self.lock:
             self._close_chain()
 
@@ -79,21 +85,21 @@ class Recorder:
             self.chains.append(self.current)
         self.current = None
 
-    def recording(self, layer):
+    def recording(self, layer: int) -> bool:
         if self.current is None or self.done:
             return False
         if self.bounds.layers is not None and layer not in self.bounds.layers:
             return False
         return len(self.current) < self.bounds.steps
 
-    def begin_step(self, layer):
+    def begin_step(self, layer: int) -> Step | None:
         if not self.recording(layer):
             return None
         step = Step(layer, len(self.current))
         self.current.append(step)
         return step
 
-    def keep(self, step, name, tensor):
+    def keep(self, step: Step | None, name: str, tensor: torch.Tensor | None) -> None:
         if step is None or tensor is None:
             return
         kept = _keep(tensor, self.bounds.max_tokens)

@@ -12,11 +12,21 @@ processor handed back, kept by its hook (the model's return value where the
 output carried none).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from . import vllm as _common
 from .hooks import LogitsHook
 
+if TYPE_CHECKING:
+    import torch
 
-def find_root(module):
+    from . import Capture
+    from .recorder import Step
+
+
+def find_root(module: torch.nn.Module) -> torch.nn.Module:
     return _common.find_root(module)
 
 
@@ -31,22 +41,22 @@ class _LogitsHook(LogitsHook):
             self.capture.recorder.keep(step, "handed_back", getattr(out, "hidden_states", None))
 
 
-def logits_hook(capture, module):
+def logits_hook(capture: Capture, module: torch.nn.Module) -> LogitsHook:
     return _LogitsHook(capture, module, hidden_args=("hidden_states",),
                        logits_attr="next_token_logits")
 
 
-def engine_info(capture, model):
+def engine_info(capture: Capture, model: torch.nn.Module) -> dict[str, Any]:
     try:
         import sglang
 
         version = "sglang " + getattr(sglang, "__version__", "?")
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any import failure is reported as not importable
         version = "sglang (not importable)"
     return {"version": version, "notes": []}
 
 
-def recycled_of(capture, step):
+def recycled_of(capture: Capture, step: Step) -> torch.Tensor | None:
     kept = step.tensors.get("handed_back")
     return kept if kept is not None else step.tensors.get("out.0")
 

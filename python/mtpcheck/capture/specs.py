@@ -3,6 +3,13 @@ adapters of the capture hooks.  One LayerSpec per MTP layer class; the
 conventions are those of the engine's code (SPEC.md 12.1), declared in the
 dump so that the harness judges the step under the engine's own contract."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
 
 def _path(module, dotted):
     obj = module
@@ -36,17 +43,17 @@ class LayerSpec:
         # add-norm: SGLang's shared_head.norm(hidden, residual))
         self.block_tail = block_tail
 
-    def block(self, layer):
+    def block(self, layer: torch.nn.Module) -> torch.nn.Module:
         return _path(layer, self.block_attr)
 
-    def weight(self, layer, dotted):
+    def weight(self, layer: torch.nn.Module, dotted: str) -> Any:
         return _path(layer, dotted)
 
-    def conventions_of(self, layer):
+    def conventions_of(self, layer: torch.nn.Module) -> dict[str, Any]:
         c = self.conventions
         return dict(c(layer) if callable(c) else c)
 
-    def family_of(self, layer):
+    def family_of(self, layer: torch.nn.Module) -> str:
         return self.family(layer) if callable(self.family) else self.family
 
 
@@ -281,7 +288,7 @@ SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3),
          "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP)}
 
 
-def spec_for(engine, module):
+def spec_for(engine: str, module: torch.nn.Module) -> LayerSpec | None:
     name = type(module).__name__
     for spec in SPECS.get(engine, ()):
         if name in spec.classes:

@@ -12,12 +12,14 @@ the draft loop through that path's own unpacking code, and writes
 DIR/findings.json and DIR/findings.md. Nothing here declares a verdict: the
 records carry what verify said, and `--check FILE` compares them with a
 committed set (docs/findings/vllm-0.33.0.json)."""
+from __future__ import annotations
 
 import argparse
 import json
 import os
 import sys
 import types
+from typing import Any
 
 K, T = 3, 4  # draft steps, token rows (row 0 at position 0: the mask is exercised)
 # families with more than one MTP layer: the layer count (vLLM wants the drafted
@@ -131,7 +133,7 @@ def _draft(step, vcfg, ids, pos, hidden, steps):
             pos = pos + 1
 
 
-def paths_of(vcfg) -> list:
+def paths_of(vcfg: Any) -> list:
     """(path name, the engine file, runner) for each runner's choice."""
     out = []
     v1 = _v1_path(vcfg)
@@ -212,7 +214,7 @@ def _version():
     return getattr(vllm, "__version__", "?")
 
 
-def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
+def judge_one(family: str, built: tuple, path_name: str, runner: Any, outdir: str,
               binary: str) -> dict:
     row = FAMILIES[family][1]
     rec = {"engine": "vllm", "version": _version(), "family": family, "row": row,
@@ -228,7 +230,7 @@ def judge_one(family: str, built: tuple, path_name: str, runner, outdir: str,
     except EngineError as e:
         rec.update(verdict="ENGINE_ERROR", cases={}, diagnoses=[], why=str(e))
         return rec
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- a step that raises is a NOT_RUN record, not an abort
         rec.update(verdict="NOT_RUN", cases={}, diagnoses=[], why="%s: %s" % (type(e).__name__, _line(e)))
         return rec
     rec.update(verdict_of(dump, binary))
@@ -260,7 +262,7 @@ def sweep(families: list, outdir: str, binary: str) -> list:
             built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"),
                                     K=_steps(family), mtp_layers=LAYERS.get(family, 1))
             paths = paths_of(built[1])
-        except Exception as e:  # a family that does not build is a record, not an abort
+        except Exception as e:  # noqa: BLE001 -- a family that does not build is a record, not an abort
             records.append({"engine": "vllm", "version": _version(), "family": family,
                             "row": FAMILIES[family][1], "architecture": None, "path": "-",
                             "verdict": "NOT_RUN", "cases": {}, "diagnoses": [],
@@ -288,7 +290,7 @@ def compare(records: list, expected_path: str) -> list:
     """Differences between a fresh sweep and a committed one, one line each."""
     with open(expected_path) as f:
         expected = json.load(f)["records"]
-    key = lambda r: (r["family"], r["path"])  # noqa: E731
+    key = lambda r: (r["family"], r["path"])
     have = {key(r): r for r in records}
     diffs = []
     for e in expected:

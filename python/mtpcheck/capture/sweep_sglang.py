@@ -14,13 +14,18 @@ steps, bound to a stand-in holding the few fields it reads (no ModelRunner,
 KV pool or attention backend on a CPU: tiny_sglang says what is stubbed).
 Records have vLLM's schema (sweep.py); `--check FILE` compares them with
 docs/findings/sglang-0.5.23.json. Nothing here declares a verdict."""
+from __future__ import annotations
 
 import argparse
 import os
 import sys
 import types
+from typing import TYPE_CHECKING, Any
 
 from . import sweep as common
+
+if TYPE_CHECKING:
+    import torch
 
 K, T = common.K, common.T
 # sweep family -> (tiny model type, mtpcheck family row, the engine source)
@@ -74,7 +79,7 @@ def _worker_stub(runner, steps, n):
         _topk1_score_indices_prealloc=torch.zeros(n, steps, dtype=torch.long))
 
 
-def draft_worker_class(worker_cls):
+def draft_worker_class(worker_cls: type) -> type:
     """The class whose `draft_forward` the worker's draft loop runs: the one
     class of the worker's module defining it (EAGLEWorkerV2 -> EagleDraftWorker,
     MultiLayerEagleWorkerV2 -> MultiLayerEagleDraftWorker)."""
@@ -86,7 +91,8 @@ def draft_worker_class(worker_cls):
     return found[0]
 
 
-def draft(model, worker_cls, config, ids, pos, hidden, steps):
+def draft(model: torch.nn.Module, worker_cls: type, config: Any, ids: torch.Tensor,
+          pos: torch.Tensor, hidden: torch.Tensor, steps: int) -> Any:
     """Step 0 as the worker's draft extend runs it, then the worker's own
     `draft_forward` for steps 1..steps-1; returns the drafted tokens."""
     import torch
@@ -121,7 +127,7 @@ def _capture_one(family, built, worker_cls, outdir):
     from .. import capture
     from . import tiny_sglang
 
-    model, args, mc = built
+    model, _args, mc = built
     path = os.path.join(outdir, "%s.sglang.h5" % family)
     cap = capture.install(engine=ENGINE, path=path, steps=K, model=model)
     draft_worker_class(worker_cls)  # a setup error if it cannot be found, not the engine's
@@ -156,12 +162,12 @@ def _why(e):
 def _draft_name(worker):
     try:
         return draft_worker_class(worker).__name__
-    except Exception:
+    except Exception:  # noqa: BLE001 -- a worker without a draft class is named ?
         return "?"
 
 
 def _record(family, **kw):
-    mt, row, source = FAMILIES[family]
+    _mt, row, source = FAMILIES[family]
     rec = {"engine": ENGINE, "version": _version(), "family": family, "row": row,
            "source": source, "architecture": None, "path": "-", "cases": {}, "diagnoses": [],
            "repro": "python -m mtpcheck.capture sweep --engine sglang --family %s --out DIR"
@@ -178,7 +184,7 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
     try:
         built = tiny_sglang.build(FAMILIES[family][0], os.path.join(outdir, "models"), steps=K)
         worker = tiny_sglang.worker_class(built[1])
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- a family that does not build is a record, not an abort
         return _record(family, verdict="NOT_RUN", why="not built: " + _why(e))
     rec = _record(family, architecture=built[2].hf_config.architectures[0],
                   path="%s/%s" % (worker.__name__, _draft_name(worker)),
@@ -188,7 +194,7 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
     except common.EngineError as e:
         rec.update(verdict="ENGINE_ERROR", why=str(e))
         return rec
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- a step that raises is a NOT_RUN record, not an abort
         rec.update(verdict="NOT_RUN", why="%s: %s" % (type(e).__name__, common._line(e)))
         return rec
     rec.update(common.verdict_of(dump, binary))

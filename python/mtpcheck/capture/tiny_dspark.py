@@ -21,17 +21,21 @@ stand-in attention has no per-request metadata), all requests sampled
 together as the speculator does.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import types
+from collections.abc import Sequence
+from typing import Any, Callable
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")  # dspark is V2-only
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
-from .tiny_vllm import construct  # noqa: E402
+from .tiny_vllm import construct
 
 H, V, R, N = 64, 256, 8, 4  # hidden, vocabulary, Markov rank, draft block length
 TARGET_LAYERS = [1, 3]
@@ -65,7 +69,7 @@ class BlockAttention(nn.Module):
     def _store(self, layer, k, v, kv_cache, slot_mapping):
         self.ctx = (k.reshape(k.shape[0], -1).clone(), v.reshape(v.shape[0], -1).clone())
 
-    def forward(self, q, k, v):
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         if self.ctx is not None:
             k, v = torch.cat([self.ctx[0], k]), torch.cat([self.ctx[1], v])
         t, hd, g = q.shape[0], self.head_size, self.num_heads // self.num_kv_heads
@@ -107,12 +111,18 @@ def _patch_for_cpu():
     _custom_ops.rotary_embedding = _native_rotary
 
 
-def build(workdir, seed=0, draft=None):
+def build(workdir: str, seed: int = 0,
+          draft: dict[str, Any] | None = None) -> tuple[torch.nn.Module, Any]:
     """(Qwen3DSparkForCausalLM, vllm_config) with random bf16 weights (norm
     weights away from 1), as vLLM's DSpark loader leaves it
     (`_build_fused_kv_buffers` after loading)."""
-    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig)
+    from vllm.config import (
+        CompilationConfig,
+        ModelConfig,
+        ParallelConfig,
+        SpeculativeConfig,
+        VllmConfig,
+    )
     from vllm.config.compilation import CompilationMode
 
     _patch_for_cpu()
@@ -134,7 +144,7 @@ def build(workdir, seed=0, draft=None):
     return model, vcfg
 
 
-def speculator(model, ids, n):
+def speculator(model: torch.nn.Module, ids: torch.Tensor, n: int) -> Any:
     """A DSparkSpeculator carrying what `_sample_sequential` reads, greedy."""
     from vllm.v1.worker.gpu.spec_decode.dspark.speculator import DSparkSpeculator
 
@@ -157,7 +167,9 @@ def speculator(model, ids, n):
     return s
 
 
-def run_block(model, vcfg, aux, ctx_positions, bonus, spec_hook=None):
+def run_block(model: torch.nn.Module, vcfg: Any, aux: Sequence[Sequence[torch.Tensor]],
+              ctx_positions: Sequence[torch.Tensor], bonus: Sequence[int],
+              spec_hook: Callable[[Any], None] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """One DSpark draft block per request, as the speculator runs it:
     `aux` is a list of A tensors [C, H] per request (the target's hidden
     states at target_layer_ids), `ctx_positions` [C] per request, `bonus`

@@ -25,16 +25,19 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
   captured LAST), as `ModelRunner.forward_decode` would."""
 
+from __future__ import annotations
+
 import contextlib
 import importlib
 import json
 import os
 import socket
+from typing import Any
 
 import torch
 from torch import nn
 
-from .tiny_vllm import CONFIGS, H, V  # noqa: F401  (one tiny config for both engines)
+from .tiny_vllm import CONFIGS, H, V  # re-exported: one tiny config for both engines
 
 # model type -> (SGLang module of the decoder block, attention class names to
 # replace, the decoder class whose `_is_layer_sparse` answers False, or
@@ -97,10 +100,11 @@ class LinearAttention(nn.Module):
         h = kwargs.get("hidden_size") or cfg.hidden_size
         self.W_a = nn.Linear(h, h, bias=False)
 
-    def forward(self, positions, hidden_states, *args, **kwargs):
+    def forward(self, positions: torch.Tensor, hidden_states: torch.Tensor, *args: Any,
+                **kwargs: Any) -> torch.Tensor:
         return self.W_a(hidden_states)
 
-    def maybe_use_decode_attn_tp(self, forward_batch):
+    def maybe_use_decode_attn_tp(self, forward_batch: Any) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
 
     prepare_qkv_latent = None  # DeepseekV2DecoderLayer hands it to its stages
@@ -171,7 +175,7 @@ def _capability(model_type):
         torch.cuda.get_device_capability = orig
 
 
-def publish(model_dir, steps, **extra):
+def publish(model_dir: str, steps: int, **extra: Any) -> Any:
     """SGLang's ServerArgs for a NEXTN draft of `steps` tokens (top-1, CPU),
     published into the runtime context; the gloo group made once per process."""
     from sglang.srt.distributed import parallel_state as ps
@@ -197,7 +201,7 @@ def publish(model_dir, steps, **extra):
     return args
 
 
-def worker_class(args):
+def worker_class(args: Any) -> type:
     """The speculative worker SGLang's own `create_worker` picks for these
     server arguments (EAGLEWorkerV2, MultiLayerEagleWorkerV2, ...)."""
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
@@ -205,7 +209,8 @@ def worker_class(args):
     return SpeculativeAlgorithm.from_string(args.speculative_algorithm).create_worker(args)
 
 
-def build(model_type, workdir, steps=3, seed=0):
+def build(model_type: str, workdir: str, steps: int = 3,
+          seed: int = 0) -> tuple[torch.nn.Module, Any, Any]:
     """(draft model, server args, draft ModelConfig) with random bf16 weights,
     norm weights away from 1 (so that a pre-norm recycle shows)."""
     from sglang.srt.configs.model_config import ModelConfig
@@ -235,12 +240,15 @@ def build(model_type, workdir, steps=3, seed=0):
     return model.eval(), args, mc
 
 
-def forward_batch(ids, positions, hidden):
+def forward_batch(ids: torch.Tensor, positions: torch.Tensor, hidden: torch.Tensor) -> Any:
     """A decode-mode ForwardBatch, one token per request, the hidden captured
     LAST (what the EAGLE worker asks of a draft step), the previous hidden in
     its EagleDraftInput."""
-    from sglang.srt.model_executor.forward_batch_info import (CaptureHiddenMode, ForwardBatch,
-                                                               ForwardMode)
+    from sglang.srt.model_executor.forward_batch_info import (
+        CaptureHiddenMode,
+        ForwardBatch,
+        ForwardMode,
+    )
     from sglang.srt.speculative.eagle_info import EagleDraftInput
 
     n = ids.shape[0]

@@ -10,15 +10,18 @@ return value is unpacked by the proposer's own `model_returns_tuple()`
 carrying the real speculative config; logits by the model's compute_logits,
 greedy tokens, positions + 1."""
 
+from __future__ import annotations
+
 import json
 import os
+from typing import Any
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
-from ..weights_vllm import _distributed  # noqa: E402
+from ..weights_vllm import _distributed
 
 H, V, I = 64, 256, 96  # hidden, vocabulary, dense MLP width
 
@@ -97,7 +100,8 @@ class LinearAttention(nn.Module):
         h = kwargs.get("hidden_size") or kwargs["config"].hidden_size
         self.W_a = nn.Linear(h, h, bias=False)
 
-    def forward(self, positions, hidden_states, *args, **kwargs):
+    def forward(self, positions: torch.Tensor, hidden_states: torch.Tensor, *args: Any,
+                **kwargs: Any) -> torch.Tensor:
         return self.W_a(hidden_states)
 
 
@@ -158,12 +162,18 @@ def _skip_lora_scaling():
     m.scale_mla_lora_norms_on_load = scale
 
 
-def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
+def build(model_type: str, workdir: str, K: int = 3, seed: int = 0,
+          mtp_layers: int = 1) -> tuple[torch.nn.Module, Any]:
     """(draft model, vllm_config): vLLM's MTP model for `model_type` with
     random bf16 weights, norm weights away from 1 (so that a pre-norm recycle
     shows)."""
-    from vllm.config import (CompilationConfig, ModelConfig, ParallelConfig, SpeculativeConfig,
-                             VllmConfig)
+    from vllm.config import (
+        CompilationConfig,
+        ModelConfig,
+        ParallelConfig,
+        SpeculativeConfig,
+        VllmConfig,
+    )
     from vllm.config.compilation import CompilationMode
 
     _patch_for_cpu(model_type)
@@ -183,7 +193,7 @@ def build(model_type, workdir, K=3, seed=0, mtp_layers=1):
     return construct(vcfg, draft_cfg, seed), vcfg
 
 
-def construct(vcfg, draft_cfg, seed):
+def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:
     """The draft model of `draft_cfg` built under `vcfg` (bf16), with random
     weights (norm weights away from 1, so that a pre-norm recycle shows) and
     what vLLM's loader does after loading; in eval mode."""
@@ -203,7 +213,7 @@ def construct(vcfg, draft_cfg, seed):
     return model.eval()
 
 
-def randomize(model, seed):
+def randomize(model: torch.nn.Module, seed: int) -> None:
     """Random weights: norm weights in [0.3, 1.7] (so that a pre-norm recycle
     shows), the others N(0, 1/fan_in); cast to each parameter's dtype."""
     gen = torch.Generator().manual_seed(seed)
@@ -215,7 +225,7 @@ def randomize(model, seed):
                 p.copy_((torch.randn(p.shape, generator=gen) / p.shape[-1] ** 0.5).to(p.dtype))
 
 
-def after_loading(model, vcfg, model_config):
+def after_loading(model: torch.nn.Module, vcfg: Any, model_config: Any) -> None:
     """What vLLM's loader does after loading (on CPU: picks the linear
     kernels). The PyPI wheel has no vllm._C, so the AMX "sgl" kernels it would
     pick on this CPU are absent: keep vLLM's own fallback, F.linear."""
@@ -228,7 +238,7 @@ def after_loading(model, vcfg, model_config):
         process_weights_after_loading(model, model_config, torch.device("cpu"))
 
 
-def proposer_returns_tuple(vcfg):
+def proposer_returns_tuple(vcfg: Any) -> bool:
     """vLLM's own SpecDecodeBaseProposer.model_returns_tuple(), run on a
     proposer object that carries the real speculative config."""
     from vllm.v1.spec_decode.llm_base_proposer import SpecDecodeBaseProposer
@@ -241,7 +251,8 @@ def proposer_returns_tuple(vcfg):
     return bool(p.model_returns_tuple())
 
 
-def draft(model, vcfg, input_ids, positions, target_hidden, K):
+def draft(model: torch.nn.Module, vcfg: Any, input_ids: torch.Tensor, positions: torch.Tensor,
+          target_hidden: torch.Tensor, K: int) -> list[torch.Tensor]:
     """K draft steps as llm_base_proposer.propose() runs them (first pass,
     then steps 1..K-1), one token per request."""
     from vllm.config import set_current_vllm_config

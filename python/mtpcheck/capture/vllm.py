@@ -9,12 +9,22 @@ recycled state of step s is the `previous_hidden_states` vLLM passes to step
 s+1.  The rule is used for the last step of a chain only.
 """
 
+from __future__ import annotations
+
 import types
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from .hooks import LogitsHook
 
+if TYPE_CHECKING:
+    import torch
 
-def find_root(module):
+    from . import Capture
+    from .recorder import Step
+
+
+def find_root(module: torch.nn.Module) -> torch.nn.Module:
     """The MTP model (DeepSeekMTP, Glm4MoeMTP, ...) holding this layer: a
     hook sees only its own module, so we walk up the module tree (once, when
     the first MTP layer runs)."""
@@ -28,7 +38,7 @@ def find_root(module):
         for obj in gc.get_objects():
             try:
                 is_mod = _is_module(obj)
-            except Exception:
+            except Exception:  # noqa: BLE001, S112 -- not a module if isinstance raises
                 continue
             if is_mod:
                 for child in obj._modules.values():
@@ -45,7 +55,7 @@ def _is_module(obj):
     return isinstance(obj, torch.nn.Module)
 
 
-def logits_hook(capture, module):
+def logits_hook(capture: Capture, module: torch.nn.Module) -> LogitsHook:
     return LogitsHook(capture, module, hidden_args=("hidden_states",))
 
 
@@ -54,7 +64,7 @@ def _version():
         import vllm
 
         return "vllm " + getattr(vllm, "__version__", "?")
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any import failure is reported as not importable
         return "vllm (not importable)"
 
 
@@ -69,17 +79,18 @@ def _draft_hf_config(model, layers):
         from vllm.config import get_current_vllm_config
 
         return get_current_vllm_config().speculative_config.draft_model_config.hf_config
-    except Exception:
+    except Exception:  # noqa: BLE001 -- no current config (outside an engine): none
         return None
 
 
-def returns_tuple_rule(model, layers=()):
+def returns_tuple_rule(model: torch.nn.Module,
+                       layers: Iterable[torch.nn.Module] = ()) -> bool | None:
     """vLLM's own answer to "does this draft model return a tuple?": the
     proposer's model_returns_tuple() run on the model's config.  None when
     vLLM's proposer cannot be imported."""
     try:
         from vllm.v1.spec_decode import llm_base_proposer as lbp
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any import failure: vLLM's rule is unknown
         return None
     cls = getattr(lbp, "SpecDecodeBaseProposer", None)
     if cls is None or not hasattr(cls, "model_returns_tuple"):
@@ -94,11 +105,11 @@ def returns_tuple_rule(model, layers=()):
         fn = cls.model_returns_tuple
         fn = fn.fget if isinstance(fn, property) else fn
         return bool(fn(fake))
-    except Exception:
+    except Exception:  # noqa: BLE001 -- vLLM's rule raising on the stand-in config: unknown
         return None
 
 
-def engine_info(capture, model):
+def engine_info(capture: Capture, model: torch.nn.Module) -> dict[str, Any]:
     info = {"version": _version(), "notes": []}
     info["returns_tuple"] = returns_tuple_rule(model, capture.layer_modules)
     if info["returns_tuple"] is None:
@@ -113,7 +124,7 @@ def engine_info(capture, model):
     return info
 
 
-def recycled_of(capture, step):
+def recycled_of(capture: Capture, step: Step) -> torch.Tensor | None:
     """The last step's recycled state, by the proposer's unpacking rule, on
     the draft model's return value. vLLM's MTP models return their layer's
     value unchanged, and their top-level class (wrapped for torch.compile) runs
@@ -126,14 +137,14 @@ def recycled_of(capture, step):
     return step.tensors.get("%s.%d" % (prefix, 1 if rule else 0))
 
 
-def conventions(capture, step):
+def conventions(capture: Capture, step: Step) -> dict[str, str]:
     """Conventions that depend on where vLLM ran: the torch-native SiluAndMul
     (CPU) rounds twice, the CUDA kernel once."""
     dev = getattr(step, "device", "cpu")
     return {"silu_mul_rounding": "twice" if dev == "cpu" else "once"}
 
 
-def embed_table(capture):
+def embed_table(capture: Capture) -> torch.Tensor | None:
     for name, m in capture.root.named_modules():
         if name.endswith("embed_tokens") and hasattr(m, "weight"):
             return m.weight
