@@ -153,12 +153,10 @@ static enum mtp_status linear_fp8(struct mtp_backend *be, enum gpu_act act,
 				  struct gpu_buf y, int64_t rows, int64_t in,
 				  int64_t out)
 {
-	const int64_t ng = (in + 127) / 128;
 	struct gpu_buf xq = {0};
 
 	if (q->w8a8 && rows > 0 && out > 0)
-		GPU_TRY(mtp_gpu_scratch(
-			be, (size_t)(rows * (in + ng)) * sizeof(float), &xq));
+		GPU_TRY(mtp_gpu_scratch(be, MTP_NV_FP8_SCRATCH(rows, in), &xq));
 	NV_CHECK(be, "mtp_nv_linear_fp8",
 		 mtp_nv_linear_fp8(ACT(act), logits, P(x), P(w), P(q->scale),
 				   q->e8m0, P(xq), q->act_eps, P(y), rows, in,

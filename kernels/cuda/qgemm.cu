@@ -17,6 +17,12 @@
  * deterministic. Its rounding differs from the reference's double sums
  * only by float32 sums of K terms: the error of a plain fp32 GEMM.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_fp8.h>
+
 #include "nv_common.cuh"
 
 #define QB 128				  /* the block of the scales */
@@ -72,9 +78,10 @@ static __device__ __forceinline__ float warp_max(float v)
 	return v;
 }
 
-/* One warp per (row, group): xq = e4m3(x / s), sa = s. */
-template <typename T>
-__global__ void fp8_quant_kernel(const T *x, float *xq, float *sa,
+/* One warp per (row, group): xq = e4m3(x / s) as float32 values, or as
+ * e4m3 bytes when BYTES (exact: the value is an e4m3 value); sa = s. */
+template <typename T, bool BYTES>
+__global__ void fp8_quant_kernel(const T *x, void *xq, float *sa,
 				 int64_t rows, int64_t in, int64_t ng,
 				 float eps)
 {
@@ -100,8 +107,14 @@ __global__ void fp8_quant_kernel(const T *x, float *xq, float *sa,
 			: fmaxf(amax, eps) / 448.0f;
 #pragma unroll
 		for (int k = 0; k < QL; k++)
-			if (c0 + k < in)
-				xq[r * in + c0 + k] = fp8_round(v[k] / s);
+			if (c0 + k < in && BYTES)
+				((uint8_t *)xq)[r * in + c0 + k] =
+					__nv_cvt_float_to_fp8(fp8_round(v[k] / s),
+							      __NV_SATFINITE,
+							      __NV_E4M3);
+			else if (c0 + k < in)
+				((float *)xq)[r * in + c0 + k] =
+					fp8_round(v[k] / s);
 		if (lane == 0)
 			sa[wid] = s;
 	}
@@ -188,38 +201,205 @@ static void launch_gemm(const fp8_args &a, bool e8m0)
 			a.in, a.out, a.ng);
 }
 
+/* ---- the tensor-core path (W8A8, sm_90 and later) ------------------------ */
+
+#define TC_WARPS 4 /* 16-output tiles per CUDA block */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+/* Bytes [k, k+4) of a row of `in` bytes, zeros past its end; vec: in is a
+ * multiple of 4 and the row 4-byte aligned. */
+static __device__ __forceinline__ uint32_t ld4(const uint8_t *p, int64_t k,
+					       int64_t in, bool vec)
+{
+	uint32_t v = 0;
+
+	if (!p)
+		return 0;
+	if (vec)
+		return k < in ? *(const uint32_t *)(p + k) : 0u;
+	for (int i = 0; i < 4; i++)
+		if (k + i < in)
+			v |= (uint32_t)p[k + i] << (8 * i);
+	return v;
+}
+#endif
+
+/*
+ * One warp per 16 outputs x 8 rows: per 128-input block four
+ * mma.m16n8k32 e4m3 x e4m3 -> f32 (A = the weight rows, B = the quantized
+ * activation rows), then the block's sums scaled by a_scale * w_scale and
+ * added to float32 accumulators on the CUDA cores (the promotion of
+ * DeepGEMM), the result rounded once. Fragments as PTX's m16n8k32 .e4m3:
+ * a0/a2 row gid, a1/a3 row gid + 8, columns tig*4 (+16); b0/b1 column
+ * gid, k tig*4 (+16); d0/d1 row gid, d2/d3 row gid + 8, columns tig*2 + j.
+ */
+template <typename Y, bool E8M0>
+__global__ void fp8_tc_kernel(const uint8_t *xq, const float *sa,
+			      const uint8_t *w, const void *ws, Y *y,
+			      int64_t rows, int64_t in, int64_t out,
+			      int64_t ng, int vec)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+	const int lane = threadIdx.x % 32, gid = lane / 4, tig = lane % 4;
+	const int64_t o0 =
+		((int64_t)blockIdx.x * TC_WARPS + threadIdx.x / 32) * 16;
+	const int64_t r0 = (int64_t)blockIdx.y * 8, oa = o0 + gid,
+		      ob = oa + 8, rb = r0 + gid;
+	const uint8_t *wa = oa < out ? w + oa * in : NULL,
+		      *wb = ob < out ? w + ob * in : NULL,
+		      *xb = rb < rows ? xq + rb * in : NULL;
+	float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+
+	if (o0 >= out)
+		return; /* the whole warp */
+	for (int64_t g = 0; g < ng; g++) {
+		float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++) {
+			const int64_t k = g * QB + kk * 32 + tig * 4;
+			const uint32_t a0 = ld4(wa, k, in, vec),
+				       a1 = ld4(wb, k, in, vec),
+				       a2 = ld4(wa, k + 16, in, vec),
+				       a3 = ld4(wb, k + 16, in, vec),
+				       b0 = ld4(xb, k, in, vec),
+				       b1 = ld4(xb, k + 16, in, vec);
+
+			asm volatile("mma.sync.aligned.m16n8k32.row.col.f32."
+				     "e4m3.e4m3.f32 {%0,%1,%2,%3}, "
+				     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+				     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]),
+				       "+f"(d[3])
+				     : "r"(a0), "r"(a1), "r"(a2), "r"(a3),
+				       "r"(b0), "r"(b1));
+		}
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			const int64_t o = i < 2 ? oa : ob,
+				      r = r0 + tig * 2 + (i & 1);
+
+			if (o < out && r < rows) {
+				const int64_t si = o / QB * ng + g;
+				const float sw =
+					E8M0 ? fp8_e8m0(
+						       ((const uint8_t *)ws)[si])
+					     : ((const float *)ws)[si];
+
+				acc[i] = fmaf(d[i], sa[r * ng + g] * sw,
+					      acc[i]);
+			}
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		const int64_t o = i < 2 ? oa : ob, r = r0 + tig * 2 + (i & 1);
+
+		if (o < out && r < rows)
+			y[r * out + o] = nv_from<Y>(acc[i]);
+	}
+#else
+	__trap(); /* the host launches it on sm_90 and later only */
+#endif
+}
+
+/* MTP_CUDA_FP8_PATH: "cuda" (CUDA cores), "tc" (tensor cores for W8A8
+ * where the GPU has them) or "auto" (the default: tc). */
+static bool fp8_use_tc(void)
+{
+	static int tc = -1;
+	int dev = 0, major = 0;
+
+	if (tc < 0) {
+		const char *e = getenv("MTP_CUDA_FP8_PATH");
+
+		tc = !(e && !strcmp(e, "cuda"));
+		if (e && *e && strcmp(e, "cuda") && strcmp(e, "tc") &&
+		    strcmp(e, "auto"))
+			fprintf(stderr,
+				"mtpcheck: MTP_CUDA_FP8_PATH=%s is not cuda, "
+				"tc or auto: auto\n",
+				e);
+	}
+	/* the sm_80 build of the kernel has no e4m3 mma (it traps) */
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+				   dev) != cudaSuccess)
+		return false;
+	return tc && major >= 9;
+}
+
+template <typename Y>
+static void launch_tc(const fp8_args &a, const uint8_t *xq, bool e8m0)
+{
+	const dim3 grid((unsigned)((a.out + 16 * TC_WARPS - 1) /
+				   (16 * TC_WARPS)),
+			(unsigned)((a.rows + 7) / 8));
+	const int vec = a.in % 4 == 0 && (uintptr_t)a.w % 4 == 0 &&
+			(uintptr_t)xq % 4 == 0;
+
+	if (e8m0)
+		fp8_tc_kernel<Y, true><<<grid, TC_WARPS * 32, 0, a.s>>>(
+			xq, a.sa, a.w, a.scale, (Y *)a.y, a.rows, a.in, a.out,
+			a.ng, vec);
+	else
+		fp8_tc_kernel<Y, false><<<grid, TC_WARPS * 32, 0, a.s>>>(
+			xq, a.sa, a.w, a.scale, (Y *)a.y, a.rows, a.in, a.out,
+			a.ng, vec);
+}
+
+/* W8A8: the rows quantized into xq (e4m3 bytes for the tensor cores,
+ * float32 values for the CUDA cores; the scales 16-byte aligned after
+ * them), then the GEMM. */
+template <typename T>
+static void launch_w8a8(const fp8_args &a, int logits, int e8m0, void *xq,
+			float eps)
+{
+	const bool tc = fp8_use_tc() && a.rows <= 65535 * 8;
+	const int64_t warps = a.rows * a.ng, per = NV_BLOCK / MTP_GPU_WARP;
+	const int64_t nb = (warps + per - 1) / per;
+	const unsigned grid = (unsigned)(nb > 65535 * 8 ? 65535 * 8 : nb);
+	const size_t qbytes =
+		((size_t)(a.rows * a.in) * (tc ? 1 : sizeof(float)) + 15) /
+		16 * 16;
+	fp8_args b = a;
+
+	b.sa = (const float *)((char *)xq + qbytes);
+	if (tc)
+		fp8_quant_kernel<T, true><<<grid, NV_BLOCK, 0, a.s>>>(
+			(const T *)a.x, xq, (float *)b.sa, a.rows, a.in, a.ng,
+			eps);
+	else
+		fp8_quant_kernel<T, false><<<grid, NV_BLOCK, 0, a.s>>>(
+			(const T *)a.x, xq, (float *)b.sa, a.rows, a.in, a.ng,
+			eps);
+	b.x = xq;
+	if (tc && logits)
+		launch_tc<float>(b, (const uint8_t *)xq, e8m0);
+	else if (tc)
+		launch_tc<T>(b, (const uint8_t *)xq, e8m0);
+	else if (logits)
+		launch_gemm<float, float>(b, e8m0);
+	else
+		launch_gemm<float, T>(b, e8m0);
+}
+
 /* X is the activation type T (weight-only) or float (W8A8); Y is T, or
  * float for the logits. */
 template <typename T>
-static void launch_fp8(const fp8_args &a, int logits, int e8m0,
-		       float *xq, float eps)
+static void launch_fp8(const fp8_args &a, int logits, int e8m0, void *xq,
+		       float eps)
 {
-	if (xq) {
-		const int64_t warps = a.rows * a.ng, per = NV_BLOCK / MTP_GPU_WARP;
-		const int64_t nb = (warps + per - 1) / per;
-		fp8_args b = a;
-
-		fp8_quant_kernel<T><<<(unsigned)(nb > 65535 * 8 ? 65535 * 8
-								 : nb),
-				      NV_BLOCK, 0, a.s>>>(
-			(const T *)a.x, xq, xq + a.rows * a.in, a.rows, a.in,
-			a.ng, eps);
-		b.x = xq;
-		b.sa = xq + a.rows * a.in;
-		if (logits)
-			launch_gemm<float, float>(b, e8m0);
-		else
-			launch_gemm<float, T>(b, e8m0);
-	} else if (logits) {
+	if (xq)
+		launch_w8a8<T>(a, logits, e8m0, xq, eps);
+	else if (logits)
 		launch_gemm<T, float>(a, e8m0);
-	} else {
+	else
 		launch_gemm<T, T>(a, e8m0);
-	}
 }
 
 extern "C" cudaError_t
 mtp_nv_linear_fp8(enum mtp_nv_act act, int logits, const void *x,
-		  const uint8_t *w, const void *scale, int e8m0, float *xq,
+		  const uint8_t *w, const void *scale, int e8m0, void *xq,
 		  float act_eps, void *y, int64_t rows, int64_t in, int64_t out,
 		  cudaStream_t s)
 {
