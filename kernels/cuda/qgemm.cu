@@ -303,7 +303,8 @@ __global__ void fp8_tc_kernel(const uint8_t *xq, const float *sa,
 }
 
 /* MTP_CUDA_FP8_PATH: "cuda" (CUDA cores), "tc" (tensor cores for W8A8
- * where the GPU has them) or "auto" (the default: tc). */
+ * where the GPU has them) or "auto" (the default: cuda, the path run on the
+ * H200; tc has not run on a GPU yet). */
 static bool fp8_use_tc(void)
 {
 	static int tc = -1;
@@ -312,7 +313,7 @@ static bool fp8_use_tc(void)
 	if (tc < 0) {
 		const char *e = getenv("MTP_CUDA_FP8_PATH");
 
-		tc = !(e && !strcmp(e, "cuda"));
+		tc = e && !strcmp(e, "tc");
 		if (e && *e && strcmp(e, "cuda") && strcmp(e, "tc") &&
 		    strcmp(e, "auto"))
 			fprintf(stderr,
