@@ -111,6 +111,18 @@ cudaError_t mtp_nv_hc_head(enum mtp_nv_act act, const void *x, const float *fn,
 			   int64_t t, int64_t m, int64_t h, float rms_eps,
 			   float hc_eps, int variant, cudaStream_t s);
 
+/* [§12.2] y [rows,out] = x . w^T with w float8_e4m3fn [out,in] and its
+ * block scales [ceil(out/128), ceil(in/128)] (float32, or e8m0 bytes);
+ * weight-only when xq is NULL, else W8A8: xq is scratch of
+ * MTP_NV_FP8_SCRATCH(rows, in) bytes for the quantized rows and their
+ * scales. logits: y is float32. CUDA only (qgemm.cu). */
+#define MTP_NV_FP8_SCRATCH(rows, in)                                           \
+	((size_t)(rows) * (size_t)((in) + ((in) + 127) / 128) * 4 + 16)
+cudaError_t mtp_nv_linear_fp8(enum mtp_nv_act act, int logits, const void *x,
+			      const uint8_t *w, const void *scale, int e8m0,
+			      void *xq, float act_eps, void *y, int64_t rows,
+			      int64_t in, int64_t out, cudaStream_t s);
+
 /* An empty kernel of one warp (the launch floor, for the benchmark). */
 cudaError_t mtp_nv_empty(cudaStream_t s);
 

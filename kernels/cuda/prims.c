@@ -5,7 +5,8 @@
  * stream-ordered scratch and copies, and one thin launcher per kernel
  * family that turns a buffer into its address and the launch status into
  * be->error. The GEMM is each module's own mtp_nv_linear (gemm.c on
- * cuBLASLt, kernels/hip/linear.c on the HIP GEMM kernel).
+ * cuBLASLt, kernels/hip/linear.c on the HIP GEMM kernel); the FP8 GEMM
+ * (linear_fp8) is qgemm.cu's, in the CUDA build only (MTP_NV_FP8).
  */
 #include "nv_internal.h"
 
@@ -143,6 +144,27 @@ static enum mtp_status linear(struct mtp_backend *be, enum gpu_act act,
 			     out);
 }
 
+#ifdef MTP_NV_FP8
+/* [§12.2] Under W8A8 the quantized rows and their scales go to scratch of
+ * the launch. */
+static enum mtp_status linear_fp8(struct mtp_backend *be, enum gpu_act act,
+				  bool logits, struct gpu_buf x,
+				  struct gpu_buf w, const struct gpu_fp8 *q,
+				  struct gpu_buf y, int64_t rows, int64_t in,
+				  int64_t out)
+{
+	struct gpu_buf xq = {0};
+
+	if (q->w8a8 && rows > 0 && out > 0)
+		GPU_TRY(mtp_gpu_scratch(be, MTP_NV_FP8_SCRATCH(rows, in), &xq));
+	NV_CHECK(be, "mtp_nv_linear_fp8",
+		 mtp_nv_linear_fp8(ACT(act), logits, P(x), P(w), P(q->scale),
+				   q->e8m0, P(xq), q->act_eps, P(y), rows, in,
+				   out, S(be)));
+	return MTP_OK;
+}
+#endif
+
 static enum mtp_status argmax(struct mtp_backend *be, struct gpu_buf logits,
 			      struct gpu_buf token, bool tok64, int64_t rows,
 			      int64_t v)
@@ -221,6 +243,9 @@ const struct gpu_prims mtp_nv_prims = {
 	.add_bcast = add_bcast,
 	.swiglu = swiglu,
 	.linear = linear,
+#ifdef MTP_NV_FP8
+	.linear_fp8 = linear_fp8, /* qgemm.cu: not in the HIP build */
+#endif
 	.argmax = argmax,
 	.hc_pre = hc_pre,
 	.hc_post = hc_post,

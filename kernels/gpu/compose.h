@@ -26,7 +26,20 @@ struct gpu_cfg {
 	int sinkhorn_iters;
 	int contract; /* enum mtp_contract */
 	bool rocm_head;
+	bool w8a8;     /* proj_quant = fp8_w8a8 [§12.2] */
+	float act_eps; /* act_quant_eps, as float32 */
 };
+
+/* A projection weight and, when it is float8, its block scale
+ * (scale.mem == NULL: an activation-typed weight). */
+struct gpu_qw {
+	struct gpu_buf w, scale;
+	bool e8m0;
+};
+
+/* The weight pfx + name and its companion pfx + "..._scale_inv". */
+struct gpu_qw mtp_gpu_qw(const struct mtp_call *c, const char *pfx,
+			 const char *name);
 
 void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg);
 
@@ -38,6 +51,13 @@ enum mtp_status mtp_gpu_op_chain(struct mtp_backend *be,
 				 const struct mtp_call *c);
 
 /* Building blocks. */
+/* y = x . w^T through linear, or linear_fp8 under cfg's proj_quant when w
+ * is float8 [§12.2]. */
+enum mtp_status mtp_gpu_qlinear(struct mtp_backend *be,
+				const struct gpu_cfg *cfg, bool logits,
+				struct gpu_buf x, const struct gpu_qw *w,
+				struct gpu_buf y, int64_t rows, int64_t in,
+				int64_t out);
 /* rows rows of width h, no gather, no mask, in cfg's rounding. */
 enum mtp_status mtp_gpu_norm_rows(struct mtp_backend *be,
 				  const struct gpu_cfg *cfg, struct gpu_buf x,
@@ -50,11 +70,11 @@ enum mtp_status mtp_gpu_swiglu_ffn(struct mtp_backend *be,
 /* [Step V4-3] x [T,M,H] = act(act(h_proj(p)) + act(e_proj(e))). */
 enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
 				   const struct gpu_cfg *cfg, struct gpu_buf e,
-				   struct gpu_buf p, struct gpu_buf we,
-				   struct gpu_buf wh, struct gpu_buf x);
+				   struct gpu_buf p, const struct gpu_qw *we,
+				   const struct gpu_qw *wh, struct gpu_buf x);
 enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
 				const struct gpu_cfg *cfg, struct gpu_buf x,
-				struct gpu_buf w, struct gpu_buf logits,
+				const struct gpu_qw *w, struct gpu_buf logits,
 				struct gpu_buf token, bool tok64);
 
 struct gpu_v3_block {

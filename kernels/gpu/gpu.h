@@ -82,6 +82,16 @@ struct gpu_hc_pre_args {
 	int sinkhorn_iters;
 };
 
+/* [§12.2] How linear_fp8 reads its float8_e4m3fn weight [out,in]: the
+ * block scales [ceil(out/128), ceil(in/128)] (float32, or power-of-two
+ * e8m0 bytes); weight-only, or with w8a8 each activation row quantized per
+ * group of 128 inputs (scale max(amax, act_eps) / 448, e4m3 saturating). */
+struct gpu_fp8 {
+	struct gpu_buf scale;
+	bool e8m0, w8a8;
+	float act_eps;
+};
+
 /* What a GPU backend provides to the composition. */
 struct gpu_prims {
 	/* supports(): the largest hc_mult of the mHC kernels, and the bound
@@ -138,6 +148,15 @@ struct gpu_prims {
 				  bool logits, struct gpu_buf x,
 				  struct gpu_buf w, struct gpu_buf y,
 				  int64_t rows, int64_t in, int64_t out);
+	/* linear with a float8 weight (q): per 128-input block, the products
+	 * summed in float32 and scaled by the block's scales, the blocks
+	 * added in float32, one rounding. NULL: the backend has none (its
+	 * FP8 calls are refused). */
+	enum mtp_status (*linear_fp8)(struct mtp_backend *be, enum gpu_act act,
+				      bool logits, struct gpu_buf x,
+				      struct gpu_buf w, const struct gpu_fp8 *q,
+				      struct gpu_buf y, int64_t rows,
+				      int64_t in, int64_t out);
 	/* token[r] = the first NaN of logits[r,:], else its first maximum. */
 	enum mtp_status (*argmax)(struct mtp_backend *be, struct gpu_buf logits,
 				  struct gpu_buf token, bool tok64,
@@ -187,7 +206,8 @@ static inline const struct gpu_prims *gpu_prims(struct mtp_backend *be)
 	} while (0)
 
 /* The interface members a GPU backend takes from this layer as they are:
- * supports() (bf16, fp16 and fp32 activations, no FP8, index tensors int32
+ * supports() (bf16, fp16 and fp32 activations, float8 projection weights
+ * where the backend has linear_fp8, index tensors int32
  * or int64, parameters float32, the prims' limits; reads no data) and
  * launch() (every op of the table; releases the call's scratch). */
 bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c);

@@ -49,9 +49,9 @@ void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg)
 	cfg->sinkhorn_iters = p->hc.sinkhorn_iters;
 	cfg->contract = p->contract;
 	cfg->rocm_head = p->variant == MTP_HC_HEAD_ROCM;
+	cfg->w8a8 = p->proj_quant == MTP_PROJ_QUANT_FP8_W8A8;
+	cfg->act_eps = (float)p->act_quant_eps;
 }
-
-/* ---- scratch ------------------------------------------------------------- */
 
 /* ---- scratch ------------------------------------------------------------- */
 
@@ -156,8 +156,8 @@ enum mtp_status mtp_gpu_swiglu_ffn(struct mtp_backend *be,
 
 enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
 				   const struct gpu_cfg *cfg, struct gpu_buf e,
-				   struct gpu_buf p, struct gpu_buf we,
-				   struct gpu_buf wh, struct gpu_buf x)
+				   struct gpu_buf p, const struct gpu_qw *we,
+				   const struct gpu_qw *wh, struct gpu_buf x)
 {
 	const struct gpu_prims *pr = gpu_prims(be);
 	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
@@ -166,21 +166,19 @@ enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
 	/* two buffers, each aligned as an allocation is (GEMM outputs) */
 	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * h) * cfg->es, &ep));
 	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * m * h) * cfg->es, &hp));
-	GPU_TRY(pr->linear(be, cfg->act, false, e, we, ep, t, h, h));
-	GPU_TRY(pr->linear(be, cfg->act, false, p, wh, hp, t * m, h, h));
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, false, e, we, ep, t, h, h));
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, false, p, wh, hp, t * m, h, h));
 	return pr->add_bcast(be, cfg->act, hp, ep, x, t, m, h);
 }
 
 enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
 				const struct gpu_cfg *cfg, struct gpu_buf x,
-				struct gpu_buf w, struct gpu_buf logits,
+				const struct gpu_qw *w, struct gpu_buf logits,
 				struct gpu_buf token, bool tok64)
 {
-	const struct gpu_prims *pr = gpu_prims(be);
-
-	GPU_TRY(pr->linear(be, cfg->act, true, x, w, logits, cfg->t, cfg->h,
-			   cfg->v));
-	return pr->argmax(be, logits, token, tok64, cfg->t, cfg->v);
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, logits, cfg->t, cfg->h,
+				cfg->v));
+	return gpu_prims(be)->argmax(be, logits, token, tok64, cfg->t, cfg->v);
 }
 
 /* ---- single ops ----------------------------------------------------------- */
@@ -386,17 +384,20 @@ static enum mtp_status op_eh_proj(struct mtp_backend *be,
 				  const struct mtp_call *c,
 				  const struct gpu_cfg *cfg)
 {
-	return gpu_prims(be)->linear(be, cfg->act, false, IN("x"), IN("weight"),
-				     OUT("y"), c->dims.t, 2 * c->dims.h,
-				     c->dims.h);
+	const struct gpu_qw w = mtp_gpu_qw(c, NULL, "weight");
+
+	return mtp_gpu_qlinear(be, cfg, false, IN("x"), &w, OUT("y"), c->dims.t,
+			       2 * c->dims.h, c->dims.h);
 }
 
 static enum mtp_status op_eh_proj_hc(struct mtp_backend *be,
 				     const struct mtp_call *c,
 				     const struct gpu_cfg *cfg)
 {
-	return mtp_gpu_eh_proj_hc(be, cfg, IN("e"), IN("p"),
-				  IN("e_proj_weight"), IN("h_proj_weight"),
+	const struct gpu_qw we = mtp_gpu_qw(c, NULL, "e_proj_weight"),
+			    wh = mtp_gpu_qw(c, NULL, "h_proj_weight");
+
+	return mtp_gpu_eh_proj_hc(be, cfg, IN("e"), IN("p"), &we, &wh,
 				  OUT("x"));
 }
 
@@ -417,7 +418,9 @@ static enum mtp_status op_lm_head(struct mtp_backend *be,
 				  const struct mtp_call *c,
 				  const struct gpu_cfg *cfg)
 {
-	return mtp_gpu_lm_head(be, cfg, IN("x"), IN("weight"), OUT("logits"),
+	const struct gpu_qw w = mtp_gpu_qw(c, NULL, "weight");
+
+	return mtp_gpu_lm_head(be, cfg, IN("x"), &w, OUT("logits"),
 			       OUT("token"),
 			       mtp_gpu_is64(c, true, NULL, "token"));
 }
@@ -495,8 +498,10 @@ bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 
 	if (c->act != MTP_BF16 && c->act != MTP_F16 && c->act != MTP_F32)
 		return false;
-	if (mtp_call_has_fp8(c)) /* no FP8 kernels here (SPEC.md §12.2) */
-		return false;
+	if (mtp_call_has_fp8(c) && !pr->linear_fp8)
+		return false; /* no FP8 GEMM on this backend (SPEC.md §12.2) */
+	if (c->params && c->params->v2.captured)
+		return false; /* no captured-block steps here (SPEC.md §12.3) */
 	if (c->params && (c->params->tp.order || c->params->tp.step))
 		return false; /* no declared reduction order (SPEC.md §2.5) */
 	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||

@@ -89,6 +89,8 @@ static enum mtp_status step_v3(struct mtp_backend *be,
 	const struct gpu_prims *pr = gpu_prims(be);
 	const int64_t t = cfg->t, h = cfg->h;
 	const size_t nth = (size_t)(t * h) * cfg->es;
+	const struct gpu_qw eh = mtp_gpu_qw(c, pfx, "eh_proj_weight"),
+			    head = mtp_gpu_qw(c, pfx, "head_weight");
 	struct gpu_v3_block b;
 	struct gpu_buf z, x0, none = {0};
 
@@ -97,8 +99,7 @@ static enum mtp_status step_v3(struct mtp_backend *be,
 	x0 = gpu_at(z, 2 * nth);
 	GPU_TRY(input_norms(be, cfg, c, pfx, in, z,
 			    gpu_at(z, (size_t)h * cfg->es), 2 * h, t));
-	GPU_TRY(pr->linear(be, cfg->act, false, z, W("eh_proj_weight"), x0, t,
-			   2 * h, h));
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, false, z, &eh, x0, t, 2 * h, h));
 	mtp_gpu_v3_block_get(c, pfx, &b);
 	GPU_TRY(mtp_gpu_v3_block(be, cfg, x0, none, &b, o->block_out,
 				 o->block_residual));
@@ -108,8 +109,8 @@ static enum mtp_status step_v3(struct mtp_backend *be,
 				  W("shared_head_norm_weight"), o->hidden_post,
 				  t));
 	GPU_TRY(pr->copy(be, o->recycled, o->hidden_post, nth));
-	return mtp_gpu_lm_head(be, cfg, o->hidden_post, W("head_weight"),
-			       o->logits, o->token, o->tok64);
+	return mtp_gpu_lm_head(be, cfg, o->hidden_post, &head, o->logits,
+			       o->token, o->tok64);
 }
 
 /* Steps V4-1..8: one V4 step, the block in its deferred form. */
@@ -122,6 +123,9 @@ static enum mtp_status step_v4(struct mtp_backend *be,
 	const struct gpu_prims *pr = gpu_prims(be);
 	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
 	const size_t nth = (size_t)(t * h) * cfg->es, ns = nth * (size_t)m;
+	const struct gpu_qw we = mtp_gpu_qw(c, pfx, "e_proj_weight"),
+			    wh = mtp_gpu_qw(c, pfx, "h_proj_weight"),
+			    head = mtp_gpu_qw(c, pfx, "head_weight");
 	struct gpu_v4_block b;
 	struct gpu_buf x0, hn, e, p;
 
@@ -131,8 +135,7 @@ static enum mtp_status step_v4(struct mtp_backend *be,
 	GPU_TRY(mtp_gpu_scratch(be, nth + ns, &e));
 	p = gpu_at(e, nth);
 	GPU_TRY(input_norms(be, cfg, c, pfx, in, e, p, h, t * m));
-	GPU_TRY(mtp_gpu_eh_proj_hc(be, cfg, e, p, W("e_proj_weight"),
-				   W("h_proj_weight"), x0));
+	GPU_TRY(mtp_gpu_eh_proj_hc(be, cfg, e, p, &we, &wh, x0));
 	mtp_gpu_v4_block_get(c, pfx, &b);
 	GPU_TRY(mtp_gpu_v4_block(be, cfg, x0, &b, o->block_out,
 				 o->block_residual, o->post_mix, o->comb_mix));
@@ -145,8 +148,8 @@ static enum mtp_status step_v4(struct mtp_backend *be,
 			    cfg->rocm_head));
 	GPU_TRY(mtp_gpu_norm_rows(be, cfg, o->head_hidden,
 				  W("shared_head_norm_weight"), hn, t));
-	return mtp_gpu_lm_head(be, cfg, hn, W("head_weight"), o->logits,
-			       o->token, o->tok64);
+	return mtp_gpu_lm_head(be, cfg, hn, &head, o->logits, o->token,
+			       o->tok64);
 }
 
 static enum mtp_status run_step(struct mtp_backend *be,

@@ -26,6 +26,8 @@ const char *const mtp_ocl_kernel_names[OCL_K_COUNT] = {
 	[OCL_K_HC_PRE] = "mtp_hc_pre",
 	[OCL_K_HC_POST] = "mtp_hc_post",
 	[OCL_K_HC_HEAD] = "mtp_hc_head",
+	[OCL_K_FP8_QUANT] = "mtp_fp8_quant",
+	[OCL_K_FP8_GEMM] = "mtp_fp8_gemm",
 };
 
 static size_t round_up(int64_t n, size_t m)
@@ -186,6 +188,50 @@ static enum mtp_status k_linear(struct mtp_backend *be, enum gpu_act act,
 	return run(be, OCL_K_GEMM, a, N_ARGS(a), out, rows, OCL_TILE, OCL_TILE);
 }
 
+/* [§12.2] W8A8: the rows quantized per group of 128 into scratch *xs
+ * (float32 values [rows,in], then the scales [rows,ng]). */
+static enum mtp_status fp8_quant(struct mtp_backend *be, enum gpu_act act,
+				 struct gpu_buf x, float eps, int64_t rows,
+				 int64_t in, struct gpu_buf *xs)
+{
+	const int64_t ng = (in + 127) / 128;
+
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(rows * (in + ng)) * sizeof(float),
+				xs));
+	const struct ocl_arg a[] = {
+		OA_BUF(x),  OA_BUF(*xs), OA_I64(rows),
+		OA_I64(in), OA_F32(eps), OA_I32(act),
+	};
+
+	return run(be, OCL_K_FP8_QUANT, a, N_ARGS(a), rows * ng, 1, OCL_EW, 1);
+}
+
+/* [§12.2] linear with a float8 weight, its activations quantized first
+ * under W8A8. */
+static enum mtp_status k_linear_fp8(struct mtp_backend *be, enum gpu_act act,
+				    bool logits, struct gpu_buf x,
+				    struct gpu_buf w, const struct gpu_fp8 *q,
+				    struct gpu_buf y, int64_t rows, int64_t in,
+				    int64_t out)
+{
+	struct gpu_buf xs = x;
+
+	if (rows <= 0 || out <= 0)
+		return MTP_OK;
+	if (q->w8a8)
+		OCL_TRY(fp8_quant(be, act, x, q->act_eps, rows, in, &xs));
+
+	const struct ocl_arg a[] = {
+		OA_BUF(xs),	OA_BUF(w),	 OA_BUF(q->scale),
+		OA_BUF(y),	OA_I64(rows),	 OA_I64(in),
+		OA_I64(out),	OA_I32(q->e8m0), OA_I32(q->w8a8),
+		OA_I32(logits), OA_I32(act),
+	};
+
+	return run(be, OCL_K_FP8_GEMM, a, N_ARGS(a), out, rows, OCL_TILE,
+		   OCL_TILE);
+}
+
 static enum mtp_status k_argmax(struct mtp_backend *be, struct gpu_buf logits,
 				struct gpu_buf token, bool tok64, int64_t rows,
 				int64_t v)
@@ -292,6 +338,7 @@ const struct gpu_prims mtp_ocl_prims = {
 	.add_bcast = k_add_bcast,
 	.swiglu = k_swiglu,
 	.linear = k_linear,
+	.linear_fp8 = k_linear_fp8,
 	.argmax = k_argmax,
 	.hc_pre = k_hc_pre,
 	.hc_post = k_hc_post,

@@ -54,6 +54,8 @@ enum ocl_kernel {
 	OCL_K_HC_PRE,
 	OCL_K_HC_POST,
 	OCL_K_HC_HEAD,
+	OCL_K_FP8_QUANT,
+	OCL_K_FP8_GEMM,
 	OCL_K_COUNT
 };
 

@@ -14,6 +14,7 @@ set(MTP_OCL_CL_SOURCES
   ${MTP_OCL_DIR}/all_reduce.cl
   ${MTP_OCL_DIR}/elementwise.cl
   ${MTP_OCL_DIR}/gemm.cl
+  ${MTP_OCL_DIR}/qgemm.cl
   ${MTP_OCL_DIR}/argmax.cl
   ${MTP_OCL_DIR}/hc_pre.cl
   ${MTP_OCL_DIR}/hc_post.cl

@@ -8,9 +8,11 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
+#include "mtp/config.h"
 #include "mtp/fixture.h"
 #include "mtp/generate.h"
 
@@ -20,6 +22,7 @@ struct fake {
 	int fail_at;	    /* that call fails (1-based; 0: none) */
 	int allocs, frees, fail_free_at, norm_jobs_max, norm_calls;
 	int live;
+	int fp8_calls, fp8_w8a8, fp8_e8m0; /* linear_fp8 */
 };
 
 static struct fake *F(struct mtp_backend *be)
@@ -121,6 +124,17 @@ static enum mtp_status p_linear(struct mtp_backend *be, A a, bool l, B x, B w,
 {
 	(void)a, (void)l, (void)x, (void)w, (void)y, (void)r, (void)i, (void)o;
 	return call(be, "linear");
+}
+static enum mtp_status p_linear_fp8(struct mtp_backend *be, A a, bool l, B x,
+				    B w, const struct gpu_fp8 *q, B y,
+				    int64_t r, int64_t i, int64_t o)
+{
+	(void)a, (void)l, (void)x, (void)y, (void)r, (void)i, (void)o;
+	cr_assert(w.mem && q->scale.mem, "a float8 weight without its scale");
+	F(be)->fp8_calls++;
+	F(be)->fp8_w8a8 += q->w8a8;
+	F(be)->fp8_e8m0 += q->e8m0;
+	return call(be, "linear_fp8");
 }
 static enum mtp_status p_argmax(struct mtp_backend *be, B l, B t, bool t64,
 				int64_t r, int64_t v)
@@ -360,4 +374,124 @@ Test(compose, supports_follows_the_primitives_limits)
 	f.gpu.prims = &narrow; /* hc_mult 4 > 2, T > 2 */
 	cr_expect_not(mtp_gpu_supports(&be, &g.cc.call));
 	gen_fini(&g);
+}
+
+/* The cases of a fixture file, each loaded into a host call in turn. */
+struct fx_call {
+	struct mtp_fixture fx;
+	struct mtp_signature sig;
+	struct mtp_tensor in[MTP_SIG_MAX], out[MTP_SIG_MAX];
+	struct mtp_call call;
+};
+
+static void fx_call_load(struct fx_call *f, int i)
+{
+	struct mtp_case *c = &f->fx.cases[i];
+	char err[MTP_ERR_MAX];
+
+	cr_assert_eq(mtp_fixture_load(&f->fx, i, err, sizeof(err)), MTP_OK,
+		     "%s", err);
+	memset(&f->call, 0, sizeof(f->call));
+	cr_assert_eq(mtp_case_check(c, &f->sig, &f->call.dims, &f->call.act,
+				    err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	f->call.op = c->op;
+	f->call.params = &c->params;
+	f->call.sig = &f->sig;
+	f->call.n_in = f->sig.n_in;
+	f->call.n_out = f->sig.n_out;
+	f->call.in = f->in;
+	f->call.out = f->out;
+	for (int k = 0; k < f->sig.n_in; k++) {
+		const struct mtp_named *n =
+			mtp_list_find(&c->inputs, f->sig.in[k].name);
+
+		memset(&f->in[k], 0, sizeof(f->in[k]));
+		if (n)
+			f->in[k] = n->t;
+	}
+	for (int k = 0; k < f->sig.n_out; k++) {
+		const struct mtp_named *n =
+			mtp_list_find(&c->expected, f->sig.out[k].name);
+
+		memset(&f->out[k], 0, sizeof(f->out[k]));
+		if (n)
+			f->out[k] = n->t;
+	}
+}
+
+/* [SPEC.md §12.2] Every float8 case of fixtures/fp8.h5 whose op is composed
+ * here runs its quantized projections through linear_fp8, each with its
+ * scale and the case's scheme; a backend without linear_fp8 is asked
+ * nothing about them. */
+Test(compose, fp8_projections_go_through_linear_fp8)
+{
+	struct gpu_prims with = fake_prims;
+	struct mtp_limits lim = {1u << 30};
+	struct fx_call *f = calloc(1, sizeof(*f));
+	char err[MTP_ERR_MAX];
+	int ran = 0;
+
+	with.linear_fp8 = p_linear_fp8;
+	cr_assert_eq(mtp_fixture_open(MTP_SOURCE_DIR "/fixtures/fp8.h5", &lim,
+				      &f->fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	for (int i = 0; i < f->fx.n_cases; i++) {
+		const char *id = f->fx.cases[i].id;
+		struct mtp_backend be;
+		struct fake k;
+
+		fx_call_load(f, i);
+		fake_init(&be, &k, 0);
+		cr_expect_not(mtp_gpu_supports(&be, &f->call), "%s", id);
+		k.gpu.prims = &with;
+		if (!mtp_gpu_supports(&be, &f->call)) {
+			/* main_proj_norm: not composed here yet */
+			cr_expect_str_eq(f->call.op->name, "main_proj_norm");
+			mtp_fixture_unload(&f->fx, i);
+			continue;
+		}
+		cr_expect_eq(mtp_gpu_launch(&be, &f->call), MTP_OK, "%s: %s",
+			     id, be.error);
+		cr_expect(k.fp8_calls > 0, "%s: no linear_fp8", id);
+		cr_expect_eq(k.fp8_w8a8 > 0, strstr(id, "w8a8") != NULL, "%s",
+			     id);
+		cr_expect_eq(k.fp8_e8m0 > 0, strstr(id, "e8m0") != NULL, "%s",
+			     id);
+		cr_expect_eq(k.live, 0, "%s: scratch left", id);
+		ran++;
+		mtp_fixture_unload(&f->fx, i);
+	}
+	cr_expect_geq(ran, 10);
+	mtp_fixture_close(&f->fx);
+	free(f);
+}
+
+/* [§12.3] The captured-block form is not composed here: refused, never
+ * misread as the synthetic step. */
+Test(compose, captured_steps_are_refused)
+{
+	struct gpu_prims with = fake_prims;
+	struct mtp_limits lim = {1u << 30};
+	struct fx_call *f = calloc(1, sizeof(*f));
+	char err[MTP_ERR_MAX];
+
+	with.linear_fp8 = p_linear_fp8;
+	cr_assert_eq(mtp_fixture_open(MTP_SOURCE_DIR "/fixtures/captured.h5",
+				      &lim, &f->fx, err, sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_assert_gt(f->fx.n_cases, 0);
+	for (int i = 0; i < f->fx.n_cases; i++) {
+		struct mtp_backend be;
+		struct fake k;
+
+		fx_call_load(f, i);
+		fake_init(&be, &k, 0);
+		k.gpu.prims = &with;
+		cr_expect_not(mtp_gpu_supports(&be, &f->call), "%s",
+			      f->fx.cases[i].id);
+		mtp_fixture_unload(&f->fx, i);
+	}
+	mtp_fixture_close(&f->fx);
+	free(f);
 }
