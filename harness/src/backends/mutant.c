@@ -477,7 +477,7 @@ enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
 {
 	char name[64];
 	const char *colon = strchr(spec, ':');
-	const char *base_name = colon ? colon + 1 : "ref";
+	const char *base_name = colon ? colon + 1 : "";
 	struct mtp_backend *be = NULL;
 	enum mtp_diag d;
 	enum mtp_status st;
