@@ -4,7 +4,8 @@
  *    generator, tools/gen/bug_dumps.py) fail and are named as their bug;
  *  - the composite error budget lets a legitimate variant pass (the other
  *    RMSNorm rounding) and fails every bug hypothesis, on every bundled step;
- *  - the self-test over ref catches and names every mutant.
+ *  - the self-test over ref catches and names every mutant, and each
+ *    mutant row is one change.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -225,6 +226,25 @@ Test(diagnose, selftest_names_every_mutant_over_ref)
 	o.out = fopen("/dev/null", "w");
 	cr_expect_eq(mtp_selftest(&o), 0);
 	fclose(o.out);
+}
+
+/* A mutant row's bug is one change the judge and the mutant both call
+ * (mtp/bugclass.h): an edit, an after_step, partials (the all-reduce
+ * classes), an after_run or a refusal; a row whose change can be tried as
+ * a hypothesis says where (applies). */
+Test(diagnose, every_mutant_row_is_one_change)
+{
+	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
+		const struct mtp_bug_class *b = mtp_diag_info(d);
+		int hyp = !!b->edit + !!b->after_step + !!b->partials;
+
+		if (!mtp_mutant_exists(d))
+			continue;
+		cr_expect(hyp + !!b->after_run + !!b->refuses >= 1,
+			  "%s: no change", b->name);
+		cr_expect(hyp <= 1, "%s: two changes", b->name);
+		cr_expect(!hyp || b->applies, "%s: no applies", b->name);
+	}
 }
 
 /* ---- the bugs seen in the field (SPEC.md §12.4): fixtures/dumps/field.h5,

@@ -20,8 +20,7 @@ FUNC_MAX = 100
 SOURCES = ("*.c", "*.h", "*.cu", "*.cuh", "*.py", "*.sh")
 # functions over the limit today, each with what will bring it under; a new
 # one is not added here but split
-OVER = {"harness/tests/test_reports.c:Test": "a test of the bench history page; to split",
-        "kernels/cuda/hc_tc.cu:tc_dots": "the tensor-core dot kernel; to split with issue 33's rewrite",
+OVER = {"kernels/cuda/hc_tc.cu:tc_dots": "the tensor-core dot kernel; to split with issue 33's rewrite",
         "kernels/cuda/hc_tile.cuh:hc_tile_dots": "the tiled dot kernel; to split with issue 33's rewrite"}
 
 

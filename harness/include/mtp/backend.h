@@ -115,6 +115,13 @@ struct mtp_backend_iface {
 					       int n, void **graph);
 };
 
+/* Which conventions other than the v1 values a backend computes. */
+enum mtp_conv_support {
+	MTP_CONV_SUPPORT_V1,	   /* none: only the v1 values */
+	MTP_CONV_SUPPORT_CAPTURED, /* every one, in the captured-block form */
+	MTP_CONV_SUPPORT_ALL,	   /* every one, in every form */
+};
+
 struct mtp_backend {
 	const struct mtp_backend_iface *iface;
 	void *ctx;		  /* the backend's private state */
@@ -126,6 +133,10 @@ struct mtp_backend {
 	 * and the captured-block form (mtp_backend_reads_fp8); when false the
 	 * harness asks it nothing about such calls. */
 	bool reads_v2;
+	/* Set by the registry from the backend's row: which engine conventions
+	 * other than the v1 values [SPEC.md §12.1] it computes (mtp_conv_backend_ok
+	 * asks the innermost base); a plugin computes none. */
+	enum mtp_conv_support conv_support;
 };
 
 /* Thin wrappers: the only way the harness calls a backend. */
@@ -173,6 +184,12 @@ enum mtp_status mtp_host_copy(struct mtp_backend *be, void *dst,
 /* The built-in backends, in the order `mtpcheck list backends` shows them. */
 int mtp_backend_builtin_count(void);
 const struct mtp_backend_iface *mtp_backend_builtin(int i);
+/* The backends a command runs when none is named, into names[max]: the
+ * reference (the first built-in), or with `all` every built-in (ref, and
+ * cpu when built: selftest and bench compare them). Returns how many. */
+int mtp_backend_defaults(bool all, const char **names, int max);
+/* Whether be is the reference backend itself (not a mutant over it). */
+bool mtp_backend_is_reference(const struct mtp_backend *be);
 /* Every backend name this mtpcheck knows, each once: the built-in ones,
  * then the modules, present in this build or not; NULL past the last. */
 const char *mtp_backend_name(int i);

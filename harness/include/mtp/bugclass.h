@@ -17,6 +17,11 @@
  *    another hidden), written against struct mtp_bug_step_ops, which the
  *    reference implements on its buffers and the mutant with its base
  *    backend's own kernels.
+ *  - partials: which partials a tensor-parallel call reduces and what it
+ *    does after (a partial left unreduced, reduced twice, reduced past the
+ *    final norm), written against struct mtp_bug_tp_ops, which the
+ *    reference implements on the host and the mutant with its base
+ *    backend's own kernels.
  *  - after_run (mutant only, no hypothesis): what the bug does to the
  *    finished outputs (directed rounding, flipped bits).
  * A row with none of them is a name the judge or the weight audit gives
@@ -86,6 +91,33 @@ struct mtp_bug_step_ops {
 	enum mtp_status (*hc_post_again)(const struct mtp_bug_step *s);
 };
 
+/* Rank `rank` of `np` (>= 2) of a tensor-parallel call (struct
+ * mtp_bug_class.partials): an all_reduce, or a tensor-parallel captured
+ * mtp_step, whose partials input (mtp_bug_tp_parts) holds np partials of n
+ * values each; x is them, [np][n], as doubles. */
+struct mtp_bug_tp {
+	const struct mtp_bug_tp_ops *ops;
+	const struct mtp_call *c;
+	int64_t rank, np, n;
+	const double *x;
+};
+
+struct mtp_bug_tp_ops {
+	/* the call's outputs <- the call run on partials `parts` ([np][n],
+	 * rounded to the partials' dtype) */
+	enum mtp_status (*run)(const struct mtp_bug_tp *t, const double *parts);
+	/* out[n] <- the all-reduce of parts ([np][n]) in the declared order */
+	enum mtp_status (*reduce)(const struct mtp_bug_tp *t,
+				  const double *parts, double *out);
+	/* v <- the call's output `name` (n values), and back */
+	enum mtp_status (*get)(const struct mtp_bug_tp *t, const char *name,
+			       double *v);
+	enum mtp_status (*put)(const struct mtp_bug_tp *t, const char *name,
+			       const double *v);
+	/* logits, token <- lm_head(z) with the call's own head (z: [n]) */
+	enum mtp_status (*head)(const struct mtp_bug_tp *t, const double *z);
+};
+
 struct mtp_bug_class {
 	const char *name;	/* as printed and parsed ("X.variant") */
 	const char *section;	/* SPEC.md section */
@@ -102,6 +134,7 @@ struct mtp_bug_class {
 	bool (*applies)(const struct mtp_call *c);
 	enum mtp_status (*edit)(struct mtp_bug_edit *e);
 	enum mtp_status (*after_step)(const struct mtp_bug_step *s);
+	enum mtp_status (*partials)(const struct mtp_bug_tp *t);
 	/* output k of the call, downloaded to the host (changed in place);
 	 * call_no counts the mutant's calls in this process */
 	enum mtp_status (*after_run)(const struct mtp_call *c, uint32_t call_no,

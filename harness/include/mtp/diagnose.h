@@ -82,16 +82,6 @@ bool mtp_diagnose_declared(const struct mtp_call *c,
 			   const struct mtp_tensor *got,
 			   const struct mtp_tensor *want,
 			   struct mtp_diag_result *out);
-/* [§8.8] The all-reduce classes (diag_tp.c): whether d is one, whether it
- * applies to the call (rank tp_rank of an all_reduce or of a tensor-parallel
- * captured mtp_step, P >= 2), and its outputs into hyp (allocated). Their
- * rows (bugs/allreduce.c) carry no change yet: the judge asks these and the
- * mutant mutant_tp.c, two functions where the other classes have one. */
-bool mtp_diag_tp(enum mtp_diag d);
-bool mtp_diag_tp_applies(enum mtp_diag d, const struct mtp_call *c);
-enum mtp_status mtp_diag_tp_hypothesis(enum mtp_diag d,
-				       const struct mtp_call *c,
-				       struct mtp_tensor *hyp);
 
 /*
  * SHARED_HEAD_UNINIT as a parameter sanity rule over a problem's head and

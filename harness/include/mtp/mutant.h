@@ -15,8 +15,8 @@ typedef enum mtp_status (*mtp_backend_opener)(const char *name, const char *lib,
 					      struct mtp_backend **out,
 					      char *why, size_t whyn);
 
-/* spec is "<DIAGNOSIS>[:<base>]" (base defaults to ref), the base opened
- * with open_base. */
+/* spec is "<DIAGNOSIS>:<base>" (the registry gives the default base), the
+ * base opened with open_base. */
 enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
 				struct mtp_backend **out, char *why,
 				size_t whyn);

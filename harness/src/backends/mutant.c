@@ -15,7 +15,6 @@
 
 struct mutant {
 	const struct mtp_bug_class *row;
-	enum mtp_diag bug;
 };
 
 /* A tensor of the parent call by prefix + name (inputs, then outputs). */
@@ -50,18 +49,6 @@ static enum mtp_status dcopy(struct mtp_backend *base,
 	return st;
 }
 
-/* A scratch device tensor shaped like `like` with its last dim `h` wide. */
-static enum mtp_status scratch(struct mtp_backend *base, struct mtp_tensor *t,
-			       enum mtp_dtype dt, int ndim,
-			       const int64_t *shape)
-{
-	memset(t, 0, sizeof(*t));
-	t->dtype = dt;
-	t->ndim = ndim;
-	memcpy(t->shape, shape, (size_t)ndim * sizeof(int64_t));
-	return mtp_backend_alloc(base, mtp_tensor_nbytes(t), &t->data);
-}
-
 /* logits, token = lm_head(RMSNorm(x; shared head of layer lp)), or
  * lm_head(x) when !norm. */
 static enum mtp_status head_logits(struct mtp_backend *base,
@@ -72,9 +59,10 @@ static enum mtp_status head_logits(struct mtp_backend *base,
 	struct mtp_subcall *s = malloc(sizeof(*s));
 	struct mtp_tensor tmp = {0};
 	int64_t th[2] = {c->dims.t, c->dims.h};
-	enum mtp_status st = !s	    ? MTP_ERR_NOMEM
-			     : norm ? scratch(base, &tmp, c->act, 2, th)
-				    : MTP_OK;
+	enum mtp_status st =
+		!s     ? MTP_ERR_NOMEM
+		: norm ? mtp_mutant_scratch(base, &tmp, c->act, 2, th)
+		       : MTP_OK;
 
 	if (!st && norm)
 		st = mtp_mutant_sub_init(s, MTP_OP_RMSNORM, c);
@@ -133,8 +121,9 @@ static enum mtp_status post_again(struct mtp_backend *base,
 	struct mtp_subcall *s = malloc(sizeof(*s));
 	const struct mtp_tensor *streams = T(c, sp, "streams");
 	struct mtp_tensor tmp;
-	enum mtp_status st = s ? scratch(base, &tmp, c->act, 3, streams->shape)
-			       : MTP_ERR_NOMEM;
+	enum mtp_status st =
+		s ? mtp_mutant_scratch(base, &tmp, c->act, 3, streams->shape)
+		  : MTP_ERR_NOMEM;
 
 	if (!st)
 		st = mtp_mutant_sub_init(s, MTP_OP_HC_POST, c);
@@ -217,7 +206,7 @@ static enum mtp_status upload_i64(struct mtp_backend *base,
 				  struct mtp_tensor *t, const int64_t *v,
 				  int64_t n)
 {
-	enum mtp_status st = scratch(base, t, MTP_I64, 1, &n);
+	enum mtp_status st = mtp_mutant_scratch(base, t, MTP_I64, 1, &n);
 
 	return st ? st : mtp_backend_upload(base, t->data, v, (size_t)n * 8);
 }
@@ -326,7 +315,7 @@ static enum mtp_status chain_steps(struct mtp_backend *base,
 	if (!st && k > 1)
 		st = download_i64(base, T(c, "", "next_tokens"), cs.ids + t);
 	if (!st)
-		st = scratch(base, &cs.emb, c->act, 2, th);
+		st = mtp_mutant_scratch(base, &cs.emb, c->act, 2, th);
 	for (int64_t s = 0; !st && s < k; s++) {
 		int64_t l = p->pass_step_idx ? s % p->num_layers : 0;
 		char lp[32], sp[32];
@@ -376,7 +365,7 @@ static enum mtp_status plain(struct mtp_backend *base, const struct mtp_call *c)
 }
 
 /* The base with the row's change: its refusal, its edit of the inputs, its
- * after_step on each step where the judge would try it (a chain run step
+ * partials (where the judge would try them), its after_step on each step where the judge would try it (a chain run step
  * by step when the change feeds the next step), its after_run. */
 static enum mtp_status mutant_launch(struct mtp_backend *be,
 				     const struct mtp_call *c)
@@ -387,12 +376,12 @@ static enum mtp_status mutant_launch(struct mtp_backend *be,
 	bool chain = c->op->id == MTP_OP_DRAFT_CHAIN;
 	enum mtp_status st;
 
-	if (mtp_diag_tp(m->bug)) /* bugs/allreduce.c: no change yet */
-		st = mtp_mutant_tp_launch(base, m->bug, c);
-	else if (row->refuses && row->refuses(c))
+	if (row->refuses && row->refuses(c))
 		st = mtp_backend_fail(base, MTP_ERR_DEVICE, row->refusal);
 	else if (row->edit)
 		st = mtp_mutant_edit_launch(base, row, c);
+	else if (row->partials && row->applies(c))
+		st = mtp_mutant_partials(base, row, c);
 	else if (!row->after_step || !row->applies(c))
 		st = plain(base, c);
 	else if (chain && (row->flags & MTP_BUG_STEPWISE))
@@ -488,7 +477,7 @@ enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
 {
 	char name[64];
 	const char *colon = strchr(spec, ':');
-	const char *base_name = colon ? colon + 1 : "ref";
+	const char *base_name = colon ? colon + 1 : "";
 	struct mtp_backend *be = NULL;
 	enum mtp_diag d;
 	enum mtp_status st;
@@ -519,7 +508,6 @@ enum mtp_status mtp_mutant_open(const char *spec, mtp_backend_opener open_base,
 		return st;
 	}
 	m->row = mtp_bug_get(d);
-	m->bug = d;
 	be->iface = &mutant_iface;
 	be->ctx = m;
 	snprintf(be->name, sizeof(be->name), "mutant:%s:%s", name, base_name);

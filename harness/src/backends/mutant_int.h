@@ -43,9 +43,16 @@ enum mtp_status mtp_mutant_sub(struct mtp_backend *base, enum mtp_op_id op,
 			       const struct mtp_call *parent,
 			       const struct mtp_sub_bind *b, int n);
 
-/* The all-reduce bugs (mutant_tp.c, SPEC.md §8.8): a call on base with
- * bug d; calls it does not touch go to base as they are. */
-enum mtp_status mtp_mutant_tp_launch(struct mtp_backend *base, enum mtp_diag d,
-				     const struct mtp_call *c);
+/* A device tensor of dtype dt and shape [ndim]shape (data NULL on
+ * error). */
+enum mtp_status mtp_mutant_scratch(struct mtp_backend *base,
+				   struct mtp_tensor *t, enum mtp_dtype dt,
+				   int ndim, const int64_t *shape);
+
+/* row's `partials` change (an all-reduce bug, SPEC.md §8.8) on a call it
+ * applies to, with base's own kernels (mutant_tp.c). */
+enum mtp_status mtp_mutant_partials(struct mtp_backend *base,
+				    const struct mtp_bug_class *row,
+				    const struct mtp_call *c);
 
 #endif

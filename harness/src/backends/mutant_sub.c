@@ -1,8 +1,8 @@
 /*
  * Sub-calls of the mutants: one op call on the base backend built from the
  * op table with the parent call's params and dims, its tensors bound by
- * name, shared by mutant.c (the §8 bugs) and mutant_tp.c (the all-reduce
- * bugs) so that neither calls the other.
+ * name, and their scratch tensors, shared by mutant.c (the §8 bugs) and
+ * mutant_tp.c (the all-reduce bugs) so that neither calls the other.
  */
 #include "mutant_int.h"
 
@@ -62,4 +62,15 @@ enum mtp_status mtp_mutant_sub(struct mtp_backend *base, enum mtp_op_id op,
 		st = mtp_mutant_sub_run(base, s);
 	free(s);
 	return st;
+}
+
+enum mtp_status mtp_mutant_scratch(struct mtp_backend *base,
+				   struct mtp_tensor *t, enum mtp_dtype dt,
+				   int ndim, const int64_t *shape)
+{
+	memset(t, 0, sizeof(*t));
+	t->dtype = dt;
+	t->ndim = ndim;
+	memcpy(t->shape, shape, (size_t)ndim * sizeof(int64_t));
+	return mtp_backend_alloc(base, mtp_tensor_nbytes(t), &t->data);
 }

@@ -21,14 +21,17 @@ extern const struct mtp_backend_iface mtp_cpu_backend;
 
 /* A row's reads_v2: it reads float8 inputs [SPEC.md §12.2] and the
  * captured-block form of mtp_step and draft_chain [§12.3] (mtp/quant.h);
- * every other backend is asked nothing about such calls. */
+ * every other backend is asked nothing about such calls. Its conv: the
+ * engine conventions other than v1 it computes [§12.1]. */
 static const struct builtin_def {
 	const struct mtp_backend_iface *iface;
 	bool reads_v2;
+	enum mtp_conv_support conv;
 } builtins[] = {
-	{&mtp_ref_backend, true},
+	{&mtp_ref_backend, true, MTP_CONV_SUPPORT_ALL},
 #if MTP_HAVE_CPU
-	{&mtp_cpu_backend, true},
+	/* its captured-block step implements every one that form exercises */
+	{&mtp_cpu_backend, true, MTP_CONV_SUPPORT_CAPTURED},
 #endif
 };
 
@@ -40,31 +43,35 @@ struct module_def {
 	const char *absent;
 	bool reads_v2; /* python: its adapter is asked; the GPU modules: the
 			* composition layer's supports() (kernels/gpu/ops.c) */
+	enum mtp_conv_support conv;
 };
 
 static const struct module_def modules[] = {
 	{"cpu", NULL, MTP_HAVE_CPU,
-	 "the optimized CPU backend is not written yet", true},
+	 "the optimized CPU backend is not written yet", true,
+	 MTP_CONV_SUPPORT_CAPTURED},
 	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
 	 "this build has no CUDA backend (configured without nvcc or with "
 	 "MTP_WITH_CUDA=OFF)",
-	 true},
+	 true, MTP_CONV_SUPPORT_V1},
 	{"hip", "mtp_backend_hip.so", MTP_HAVE_HIP,
 	 "this build has no HIP backend (configured without ROCm's HIP, "
 	 "libamdhip64-dev and hipcc, or with MTP_WITH_HIP=OFF)",
-	 true},
+	 true, MTP_CONV_SUPPORT_V1},
 	{"level_zero", "mtp_backend_level_zero.so", MTP_HAVE_LEVEL_ZERO,
 	 "this build has no Level Zero backend (configured without the Level "
 	 "Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)",
-	 true},
+	 true, MTP_CONV_SUPPORT_V1},
 	{"opencl", "mtp_backend_opencl.so", MTP_HAVE_OPENCL,
 	 "this build has no OpenCL backend (configured without the OpenCL "
 	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)",
-	 true},
+	 true, MTP_CONV_SUPPORT_V1},
 	{"python", "mtp_backend_python.so", MTP_HAVE_PYTHON,
 	 "this build has no python backend (configured without Python 3 "
 	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)",
-	 true},
+	 /* the conventions reach the adapter as attributes, and its
+	  * supports() declines those it does not implement */
+	 true, MTP_CONV_SUPPORT_ALL},
 };
 
 int mtp_backend_builtin_count(void)
@@ -76,6 +83,21 @@ const struct mtp_backend_iface *mtp_backend_builtin(int i)
 {
 	return i >= 0 && i < mtp_backend_builtin_count() ? builtins[i].iface
 							 : NULL;
+}
+
+int mtp_backend_defaults(bool all, const char **names, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < mtp_backend_builtin_count() && n < max; i++)
+		if (all || i == 0)
+			names[n++] = builtins[i].iface->name;
+	return n;
+}
+
+bool mtp_backend_is_reference(const struct mtp_backend *be)
+{
+	return be && be->iface == builtins[0].iface;
 }
 
 /* Modules whose open() reads NAME:VARIANT and NAME@PLATFORM itself. */
@@ -183,6 +205,18 @@ static bool reads_v2(const char *name)
 	return strcmp(name, "mutant") == 0 || (m && m->reads_v2);
 }
 
+/* A mutant's conventions are its base's (mtp_conv_backend_ok asks it); a
+ * plugin's the v1 values. */
+static enum mtp_conv_support conv_support(const char *name)
+{
+	const struct module_def *m = module_find(name);
+
+	for (int i = 0; i < mtp_backend_builtin_count(); i++)
+		if (strcmp(builtins[i].iface->name, name) == 0)
+			return builtins[i].conv;
+	return m ? m->conv : MTP_CONV_SUPPORT_V1;
+}
+
 bool mtp_backend_reads_fp8(const char *name)
 {
 	return reads_v2(name);
@@ -277,8 +311,12 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 
 	*out = NULL;
 	if (strncmp(name, "mutant:", 7) == 0) {
-		st = mtp_mutant_open(name + 7, mtp_backend_open, out, why,
-				     whyn);
+		char spec[256]; /* the base defaults to the reference */
+
+		snprintf(spec, sizeof(spec),
+			 strchr(name + 7, ':') ? "%s" : "%s:%s", name + 7,
+			 builtins[0].iface->name);
+		st = mtp_mutant_open(spec, mtp_backend_open, out, why, whyn);
 		if (*out)
 			(*out)->reads_v2 = reads_v2((*out)->iface->name);
 		return st;
@@ -296,6 +334,7 @@ enum mtp_status mtp_backend_open(const char *name, const char *lib,
 	be->iface = iface;
 	be->dl_handle = handle;
 	be->reads_v2 = reads_v2(iface->name);
+	be->conv_support = conv_support(iface->name);
 	snprintf(be->name, sizeof(be->name), "%s", name);
 	st = iface->open(be);
 	if (st) {

@@ -243,7 +243,7 @@ static enum mtp_status time_on(struct bench *b, int i, struct problem *p,
 {
 	struct mtp_timing_opts o = b->topt;
 
-	if (strcmp(b->be[i]->iface->name, "ref") == 0) {
+	if (mtp_backend_is_reference(b->be[i])) {
 		o.warmup =
 			0; /* the scalar reference is slow: one launch will do */
 		o.min_reps = 1;
@@ -262,7 +262,7 @@ static enum mtp_status time_repeats(struct bench *b, int i, struct problem *p,
 				    struct mtp_timing *rep, int *n_rep,
 				    struct mtp_tensor *out)
 {
-	bool ref = strcmp(b->be[i]->iface->name, "ref") == 0;
+	bool ref = mtp_backend_is_reference(b->be[i]);
 	enum mtp_status st = time_on(b, i, p, &rep[0], out);
 
 	for (*n_rep = 1; !st && !ref && *n_rep < b->repeats; ++*n_rep) {
@@ -340,7 +340,7 @@ static void print_unfused(struct bench *b, int i, const struct mtp_op *op,
 {
 	const char *what = NULL;
 	char words[32];
-	double uf = b->unfused && strcmp(b->be[i]->iface->name, "ref")
+	double uf = b->unfused && !mtp_backend_is_reference(b->be[i])
 			    ? unfused_time(b, i, op, t, h, &what)
 			    : 0;
 
@@ -423,7 +423,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			continue;
 		}
 		ran[i] = true;
-		if (strcmp(b->be[i]->iface->name, "ref") == 0) {
+		if (mtp_backend_is_reference(b->be[i])) {
 			ref_median = tms[i].median;
 			have_ref = true;
 			memcpy(judge, outs[i], sizeof(judge));
@@ -461,8 +461,7 @@ static void bench_problem(struct bench *b, const struct mtp_op *op, int64_t t,
 			mtp_timing_fini(&reps[i][k]);
 		if (ran[i])
 			mtp_timing_fini(&tms[i]);
-		if (ran[i] &&
-		    !(have_ref && strcmp(b->be[i]->iface->name, "ref") == 0))
+		if (ran[i] && !(have_ref && mtp_backend_is_reference(b->be[i])))
 			free_outputs(outs[i], p.cc.call.n_out);
 	}
 	free_outputs(judge, p.cc.call.n_out);

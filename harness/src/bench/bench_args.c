@@ -63,11 +63,8 @@ void mtp_bench_defaults(struct bench *b)
 {
 	static const int64_t ts[] = {1, 64, 512, 4096}, hs[] = {4096, 7168};
 
-	if (!b->n_backends) {
-		b->backends[b->n_backends++] = "ref";
-		if (mtp_backend_absent_reason("cpu") == NULL)
-			b->backends[b->n_backends++] = "cpu";
-	}
+	if (!b->n_backends)
+		b->n_backends = mtp_backend_defaults(true, b->backends, MAXL);
 	for (size_t i = 0;
 	     !b->n_ops && i < sizeof(default_ops) / sizeof(*default_ops); i++)
 		b->ops[i] = mtp_op_find(default_ops[i]);

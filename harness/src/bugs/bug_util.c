@@ -1,7 +1,7 @@
 /*
  * What the bug rows share: the kind of call (step, chain, mHC family), the
- * inputs they act on (heads, block scales, another layer's twin) and the
- * allocation of an edited input.
+ * inputs they act on (heads, block scales, another layer's twin, a
+ * tensor-parallel call's partials) and the allocation of an edited input.
  */
 #include "bugs.h"
 
@@ -112,4 +112,24 @@ bool mtp_call_has_zero_position(const struct mtp_call *c)
 		if (mtp_load(t->dtype, t->data, (size_t)k) == 0)
 			return true;
 	return false;
+}
+
+int mtp_bug_tp_parts(const struct mtp_call *c)
+{
+	return mtp_call_in_index(c, c->op->id == MTP_OP_ALL_REDUCE
+					    ? "parts"
+					    : "block_out_parts");
+}
+
+void mtp_bug_tp_view(struct mtp_bug_tp *t, const struct mtp_bug_tp_ops *ops,
+		     const struct mtp_call *c, const double *x)
+{
+	int i = mtp_bug_tp_parts(c);
+
+	t->ops = ops;
+	t->c = c;
+	t->rank = c->params->tp.rank;
+	t->np = c->dims.p;
+	t->n = i >= 0 && t->np > 0 ? mtp_tensor_numel(&c->in[i]) / t->np : 0;
+	t->x = x;
 }

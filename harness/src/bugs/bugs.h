@@ -44,6 +44,12 @@ bool mtp_bug_has_scales(const struct mtp_call *c, bool square);
 /* The index of layer (l+1) mod L's input named like input i (same shape),
  * or i when there is none. */
 int mtp_bug_other_layer(const struct mtp_call *c, int i);
+/* The index of a tensor-parallel call's partials input ("parts" of an
+ * all_reduce, "block_out_parts" of a step), or -1. */
+int mtp_bug_tp_parts(const struct mtp_call *c);
+/* t: rank tp_rank's view of the call's partials x ([P][n] doubles). */
+void mtp_bug_tp_view(struct mtp_bug_tp *t, const struct mtp_bug_tp_ops *ops,
+		     const struct mtp_call *c, const double *x);
 /* e->own[i] allocated like input i with dtype dt (zeros), and in[i] set to
  * it. */
 enum mtp_status mtp_bug_own(struct mtp_bug_edit *e, int i, enum mtp_dtype dt);

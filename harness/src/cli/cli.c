@@ -109,11 +109,9 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 		return MTP_EXIT_USAGE;
 	if (o.verify && o.n_inputs == 0)
 		return usage_error(cmd, "needs a dump file%s", "");
-	if (o.n_backends == 0) {
-		o.backends[o.n_backends++] = "ref";
-		if (selftest && mtp_backend_absent_reason("cpu") == NULL)
-			o.backends[o.n_backends++] = "cpu";
-	}
+	if (o.n_backends == 0)
+		o.n_backends = mtp_backend_defaults(selftest, o.backends,
+						    MTP_MAX_BACKENDS);
 	if (o.n_inputs == 0 && !o.case_file)
 		o.case_file = default_cases();
 	if (preflight(cmd, &o))

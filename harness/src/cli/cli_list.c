@@ -96,8 +96,7 @@ static void list_diagnoses(void)
 		const struct mtp_bug_class *b = mtp_diag_info(d);
 
 		printf("%-32s %-12s %s%s%s\n", b->name, b->section,
-		       b->applies || mtp_diag_tp(d) ? "hypothesis"
-						    : "no hypothesis",
+		       b->applies ? "hypothesis" : "no hypothesis",
 		       mtp_mutant_exists(d) ? ", mutant" : "",
 		       b->flags & MTP_BUG_INFO ? ", information only" : "");
 		printf("%-32s applies to: %s\n", "", b->applies_to);

@@ -4,10 +4,11 @@
  * the call's inputs or attributes, run through the reference; or a step
  * bug, the MTP steps run one by one with the row's after_step applied to
  * each step's outputs before the next step receives them (SPEC.md §8,
- * §10.2; refglue/bug_step.c). Also CONVENTION_MISMATCH, one hypothesis per
+ * §10.2; refglue/bug_step.c); or an all-reduce bug, the reference rerun on
+ * the partials the row's `partials` change gives (diag_tp.c). Also CONVENTION_MISMATCH, one hypothesis per
  * declared convention.
  */
-#include "mtp/diagnose.h"
+#include "judge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,8 +155,6 @@ bool mtp_diag_applies(enum mtp_diag d, const struct mtp_call *c)
 {
 	const struct mtp_bug_class *row = mtp_bug_get(d);
 
-	if (mtp_diag_tp(d)) /* bugs/allreduce.c: no change yet */
-		return mtp_diag_tp_applies(d, c);
 	return row->applies && row->applies(c);
 }
 
@@ -257,8 +256,8 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 
 	if (st)
 		return st;
-	if (mtp_diag_tp(d))
-		return mtp_diag_tp_hypothesis(d, c, hyp);
+	if (row->partials)
+		return mtp_diag_partials(c, row, hyp);
 	if (row->edit)
 		return run_edited(c, row, hyp);
 	if (!row->after_step)

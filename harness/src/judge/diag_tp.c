@@ -1,96 +1,84 @@
 /*
- * The all-reduce bug classes (SPEC.md §8.8, Step V3-8) as hypotheses on
- * rank p's view (tp_rank) of an all_reduce or of a tensor-parallel captured
- * mtp_step: the reference rerun with the partials changed as the bug
- * changes them, because each of these bugs is a wrong sum of the same
- * partials:
- *  - ALLREDUCE_MISSING: x_p alone (zeros elsewhere: exact in every order);
- *  - ALLREDUCE_SCALED: act(P * x_p) alone;
- *  - ALLREDUCE_TWICE: P copies of the reduced tensor, reduced again;
- *  - ALLREDUCE_AFTER_NORM (steps): every rank's add and norm on its own
- *    partial, the norms reduced into the recycled hidden and the head's
- *    input, rank p's own pre-norm sum as hidden_pre.
+ * The reference's side of an all-reduce bug (SPEC.md §8.8, Step V3-8): the
+ * operations a row's `partials` change asks for (mtp/bugclass.h struct
+ * mtp_bug_tp_ops) on rank p's view (tp_rank) of an all_reduce or of a
+ * tensor-parallel captured mtp_step: the reference rerun on changed
+ * partials into the hypothesis, the declared all-reduce order, the call's
+ * head. The rows themselves are bugs/allreduce.c.
  */
-#include "mtp/diagnose.h"
+#include "judge.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "bugs/bugs.h"
 #include "mtp/conventions.h"
 
-bool mtp_diag_tp(enum mtp_diag d)
-{
-	return d >= MTP_DIAG_ALLREDUCE_MISSING &&
-	       d <= MTP_DIAG_ALLREDUCE_AFTER_NORM;
-}
+struct ref_tp {
+	struct mtp_bug_tp t; /* first: the row sees this */
+	struct mtp_tensor *hyp, parts;
+};
 
-static int parts_index(const struct mtp_call *c)
-{
-	return mtp_call_in_index(c, c->op->id == MTP_OP_ALL_REDUCE
-					    ? "parts"
-					    : "block_out_parts");
-}
+#define R(t) ((const struct ref_tp *)(t))
 
-bool mtp_diag_tp_applies(enum mtp_diag d, const struct mtp_call *c)
+static enum mtp_status run(const struct mtp_bug_tp *t, const double *parts)
 {
-	bool step = c->op->id == MTP_OP_MTP_STEP && c->params->tp.step;
-	int i = parts_index(c);
-
-	if (!mtp_diag_tp(d) || (!step && c->op->id != MTP_OP_ALL_REDUCE) ||
-	    i < 0 || !c->in[i].data || c->dims.p < 2)
-		return false;
-	return d != MTP_DIAG_ALLREDUCE_AFTER_NORM || step;
-}
-
-/* The reference on the call with its partials replaced by `parts` (host,
- * the input's dtype and shape), into out. */
-static enum mtp_status rerun(const struct mtp_call *c,
-			     const struct mtp_tensor *parts,
-			     struct mtp_tensor *out)
-{
+	const struct mtp_call *c = t->c;
+	const struct mtp_tensor *p = &R(t)->parts;
 	struct mtp_call h = *c;
 	struct mtp_tensor *in = malloc((size_t)c->n_in * sizeof(*in) + 1);
 	enum mtp_status st;
 
 	if (!in)
 		return MTP_ERR_NOMEM;
+	for (int64_t i = 0; i < t->np * t->n; i++)
+		mtp_store(p->dtype, p->data, (size_t)i, parts[i]);
 	memcpy(in, c->in, (size_t)c->n_in * sizeof(*in));
-	in[parts_index(c)] = *parts;
+	in[mtp_bug_tp_parts(c)] = *p;
 	h.in = in;
-	h.out = out;
+	h.out = R(t)->hyp;
 	st = mtp_reference_run(&h);
 	free(in);
 	return st;
 }
 
-/* parts' = [v, 0, ..., 0] where v is rank q's partial times `scale`
- * (rounded to the dtype), or every slice `fill` when fill is given. */
-static void set_parts(const struct mtp_call *c, struct mtp_tensor *t, int64_t q,
-		      double scale, const double *fill)
+/* The declared order, rounded to the call's act dtype. */
+static enum mtp_status reduce(const struct mtp_bug_tp *t, const double *parts,
+			      double *out)
 {
-	const struct mtp_tensor *x = &c->in[parts_index(c)];
-	size_t n = (size_t)(mtp_tensor_numel(x) / c->dims.p);
+	const struct mtp_call *c = t->c;
 
-	for (int64_t k = 0; k < c->dims.p; k++) {
-		for (size_t i = 0; i < n; i++) {
-			double v =
-				fill	? fill[i]
-				: k > 0 ? 0
-					: scale * mtp_load(x->dtype, x->data,
-							   (size_t)q * n + i);
-
-			mtp_store(t->dtype, t->data, (size_t)k * n + i, v);
-		}
-	}
+	mtp_ref_all_reduce_order(parts, t->np, t->n / c->dims.h, c->dims.h,
+				 c->params->tp.order, c->act, NULL, out);
+	return MTP_OK;
 }
 
-/* The reduced partials as the call declares them (act dtype values). */
-static void reduce(const struct mtp_call *c, const double *parts, double *out)
+static struct mtp_tensor *out_of(const struct mtp_bug_tp *t, const char *name)
 {
-	int64_t rows = c->op->id == MTP_OP_ALL_REDUCE ? c->dims.r : c->dims.t;
+	int k = mtp_call_out_index(t->c, name);
 
-	mtp_ref_all_reduce_order(parts, c->dims.p, rows, c->dims.h,
-				 c->params->tp.order, c->act, NULL, out);
+	return k >= 0 && mtp_tensor_numel(&R(t)->hyp[k]) == t->n ? &R(t)->hyp[k]
+								 : NULL;
+}
+
+static enum mtp_status get(const struct mtp_bug_tp *t, const char *name,
+			   double *v)
+{
+	const struct mtp_tensor *o = out_of(t, name);
+
+	for (int64_t i = 0; o && i < t->n; i++)
+		v[i] = mtp_load(o->dtype, o->data, (size_t)i);
+	return o ? MTP_OK : MTP_ERR_INVALID;
+}
+
+static enum mtp_status put(const struct mtp_bug_tp *t, const char *name,
+			   const double *v)
+{
+	struct mtp_tensor *o = out_of(t, name);
+
+	for (int64_t i = 0; o && i < t->n; i++)
+		mtp_store(o->dtype, o->data, (size_t)i, v[i]);
+	return o ? MTP_OK : MTP_ERR_INVALID;
 }
 
 static double *widen(const struct mtp_tensor *t)
@@ -103,130 +91,56 @@ static double *widen(const struct mtp_tensor *t)
 	return v;
 }
 
-static enum mtp_status hyp_alloc_like(const struct mtp_call *c,
-				      struct mtp_tensor *t)
-{
-	enum mtp_status st = MTP_OK;
-
-	memset(t, 0, (size_t)c->n_out * sizeof(*t));
-	for (int i = 0; !st && i < c->n_out; i++)
-		st = mtp_tensor_alloc(&t[i], c->out[i].dtype, c->out[i].ndim,
-				      c->out[i].shape);
-	return st;
-}
-
-static void put(const struct mtp_call *c, struct mtp_tensor *hyp,
-		const char *name, const double *v)
-{
-	int k = mtp_call_out_index(c, name);
-
-	for (int64_t i = 0; k >= 0 && i < mtp_tensor_numel(&hyp[k]); i++)
-		mtp_store(hyp[k].dtype, hyp[k].data, (size_t)i, v[i]);
-}
-
 /* logits, token = head(z) of the call's own head (Step V3-6). */
-static void head(const struct mtp_call *c, const double *z,
-		 struct mtp_tensor *hyp)
+static enum mtp_status head(const struct mtp_bug_tp *t, const double *z)
 {
+	const struct mtp_call *c = t->c;
 	int iw = mtp_call_in_index(c, "head_weight");
 	int is = mtp_call_in_index(c, "head_scale_inv");
 	int kl = mtp_call_out_index(c, "logits");
 	int kt = mtp_call_out_index(c, "token");
+	struct mtp_tensor *hyp = R(t)->hyp;
 	const struct mtp_params *p = c->params;
 	struct mtp_ref_quant q = {p->proj_quant, p->act_quant_eps};
 	double *w = iw >= 0 ? widen(&c->in[iw]) : NULL;
 	double *s = is >= 0 && c->in[is].data ? widen(&c->in[is]) : NULL;
-	double *lg = kl >= 0 ? malloc((size_t)mtp_tensor_numel(&hyp[kl]) *
-					      sizeof(double) +
-				      8)
-			     : NULL;
+	int64_t nl = kl >= 0 ? mtp_tensor_numel(&hyp[kl]) : 0;
+	double *lg = malloc((size_t)nl * sizeof(double) + 8);
+	enum mtp_status st =
+		w && lg && kt >= 0 && kl >= 0 ? MTP_OK : MTP_ERR_INVALID;
 
-	if (w && lg && kt >= 0)
+	if (!st) {
 		mtp_ref_lm_head_q(z, (struct mtp_ref_qweight){w, s}, c->dims.t,
 				  c->dims.v, c->dims.h, &q,
 				  mtp_conv_logits_dtype(&p->conv), lg,
 				  (int64_t *)hyp[kt].data);
-	if (lg)
-		put(c, hyp, "logits", lg);
+		for (int64_t i = 0; i < nl; i++)
+			mtp_store(hyp[kl].dtype, hyp[kl].data, (size_t)i,
+				  lg[i]);
+	}
 	free(w);
 	free(s);
 	free(lg);
-}
-
-/* AFTER_NORM: hyp already holds rank p's outputs of its partial alone. */
-static enum mtp_status after_norm(const struct mtp_call *c,
-				  struct mtp_tensor *parts,
-				  struct mtp_tensor *hyp)
-{
-	int64_t np = c->dims.p, n = c->dims.t * c->dims.h;
-	int kp = mtp_call_out_index(c, "hidden_post");
-	struct mtp_tensor *tmp = calloc((size_t)c->n_out + 1, sizeof(*tmp));
-	double *norms = malloc((size_t)(np * n + 2 * n) * sizeof(double) + 8);
-	enum mtp_status st = tmp && norms && kp >= 0 ? hyp_alloc_like(c, tmp)
-						     : MTP_ERR_NOMEM;
-
-	for (int64_t q = 0; !st && q < np; q++) {
-		set_parts(c, parts, q, 1.0, NULL);
-		st = rerun(c, parts, tmp);
-		for (int64_t i = 0; !st && i < n; i++)
-			norms[q * n + i] = mtp_load(tmp[kp].dtype, tmp[kp].data,
-						    (size_t)i);
-	}
-	if (!st) {
-		double *z = norms + np * n;
-
-		reduce(c, norms, z);
-		put(c, hyp, "hidden_post", z);
-		put(c, hyp, "recycled", z);
-		head(c, z, hyp);
-	}
-	for (int i = 0; tmp && i < c->n_out; i++)
-		mtp_tensor_fini(&tmp[i]);
-	free(tmp);
-	free(norms);
 	return st;
 }
 
-/* TWICE: P copies of the reduced partials in parts. */
-static enum mtp_status twice(const struct mtp_call *c, struct mtp_tensor *parts)
-{
-	const struct mtp_tensor *x = &c->in[parts_index(c)];
-	int64_t n = mtp_tensor_numel(x) / c->dims.p;
-	double *all = widen(x), *h = malloc((size_t)n * sizeof(double) + 8);
+static const struct mtp_bug_tp_ops ref_ops = {run, reduce, get, put, head};
 
-	if (!all || !h) {
-		free(all);
-		free(h);
-		return MTP_ERR_NOMEM;
-	}
-	reduce(c, all, h);
-	set_parts(c, parts, 0, 1.0, h);
-	free(all);
-	free(h);
-	return MTP_OK;
-}
-
-enum mtp_status mtp_diag_tp_hypothesis(enum mtp_diag d,
-				       const struct mtp_call *c,
-				       struct mtp_tensor *hyp)
+enum mtp_status mtp_diag_partials(const struct mtp_call *c,
+				  const struct mtp_bug_class *row,
+				  struct mtp_tensor *hyp)
 {
-	const struct mtp_tensor *x = &c->in[parts_index(c)];
-	int64_t rank = c->params->tp.rank;
-	struct mtp_tensor parts = {0};
+	const struct mtp_tensor *x = &c->in[mtp_bug_tp_parts(c)];
+	struct ref_tp r = {.hyp = hyp};
+	double *xd = widen(x);
 	enum mtp_status st =
-		mtp_tensor_alloc(&parts, x->dtype, x->ndim, x->shape);
+		xd ? mtp_tensor_alloc(&r.parts, x->dtype, x->ndim, x->shape)
+		   : MTP_ERR_NOMEM;
 
-	if (!st && d == MTP_DIAG_ALLREDUCE_TWICE)
-		st = twice(c, &parts);
-	else if (!st)
-		set_parts(c, &parts, rank,
-			  d == MTP_DIAG_ALLREDUCE_SCALED ? (double)c->dims.p
-							 : 1.0,
-			  NULL);
+	mtp_bug_tp_view(&r.t, &ref_ops, c, xd);
 	if (!st)
-		st = rerun(c, &parts, hyp);
-	if (!st && d == MTP_DIAG_ALLREDUCE_AFTER_NORM)
-		st = after_norm(c, &parts, hyp);
-	mtp_tensor_fini(&parts);
+		st = row->partials(&r.t);
+	mtp_tensor_fini(&r.parts);
+	free(xd);
 	return st;
 }

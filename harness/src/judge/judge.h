@@ -4,7 +4,7 @@
  * their conventions and of weights by subset (judge.c, judge_conv.c,
  * subset.c), the block-contract rule, the weight sanity rule
  * (weight_rule.c), and the diagnoses: the hypotheses of the bug classes'
- * table (bugs/) that name a failure (diagnose.c, diag_hyp.c).
+ * table (bugs/) that name a failure (diagnose.c, diag_hyp.c, diag_tp.c).
  *
  * May depend on: core, ops, refglue, bugs
  * Its interface: mtp/compare.h, mtp/bias.h, mtp/diagnose.h, mtp/rules.h and the
@@ -51,5 +51,12 @@ bool mtp_conv_backend_ok(const struct mtp_backend *be, const struct mtp_call *c,
 enum mtp_status mtp_judge_conventions(struct mtp_result *r,
 				      const struct mtp_case *c,
 				      const struct mtp_case_call *p);
+
+/* The hypothesis of an all-reduce bug class (a row with `partials`,
+ * bugs/allreduce.c): the reference's side of its change (diag_tp.c), the
+ * outputs into hyp (allocated). */
+enum mtp_status mtp_diag_partials(const struct mtp_call *c,
+				  const struct mtp_bug_class *row,
+				  struct mtp_tensor *hyp);
 
 #endif

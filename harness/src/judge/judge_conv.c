@@ -202,12 +202,10 @@ bool mtp_conv_backend_ok(const struct mtp_backend *be, const struct mtp_call *c,
 
 	while (b->base)
 		b = b->base;
-	/* python: the conventions reach the adapter as attributes, and its
-	 * supports() declines those it does not implement; cpu: its
-	 * captured-block step implements every one that form exercises */
-	if (strcmp(b->iface->name, "ref") == 0 ||
-	    strcmp(b->iface->name, "python") == 0 ||
-	    (strcmp(b->iface->name, "cpu") == 0 && c->params->v2.captured))
+	/* the registry's row of the backend says (backends/registry.c) */
+	if (b->conv_support == MTP_CONV_SUPPORT_ALL ||
+	    (b->conv_support == MTP_CONV_SUPPORT_CAPTURED &&
+	     c->params->v2.captured))
 		return true;
 	for (int id = 0; id < MTP_CONV_COUNT; id++)
 		if (((used >> id) & 1u) && mtp_conv_get(&c->params->conv, id))

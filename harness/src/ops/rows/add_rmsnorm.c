@@ -36,12 +36,7 @@ const struct mtp_op mtp_row_add_rmsnorm = {
 	.name = "add_rmsnorm",
 	.section = "§2.3",
 	.summary = "residual add + RMSNorm, returns (y, residual_out)",
-	.attrs = "eps rounding",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
+	ROW_NORM,
 	.unfused_what = "add (all_reduce of 2) + rmsnorm",
 	.unfused = {{"all_reduce", false, 2}, {"rmsnorm", false, 0}},
 };

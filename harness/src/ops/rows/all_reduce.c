@@ -29,10 +29,6 @@ const struct mtp_op mtp_row_all_reduce = {
 	.name = "all_reduce",
 	.section = "§2.4, Step V3-7",
 	.summary = "sum of tensor-parallel partial outputs",
+	ROW_SINGLE,
 	.attrs = "",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 };

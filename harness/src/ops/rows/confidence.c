@@ -36,10 +36,6 @@ const struct mtp_op mtp_row_confidence = {
 	.name = "confidence",
 	.section = "§13 Step DS-7",
 	.summary = "acceptance estimate sigmoid(w.[h; e] + b)",
+	ROW_SINGLE,
 	.attrs = "",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 };

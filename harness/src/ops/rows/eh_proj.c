@@ -36,11 +36,7 @@ const struct mtp_op mtp_row_eh_proj = {
 	.name = "eh_proj",
 	.section = "Step V3-3",
 	.summary = "[T,2H] -> [T,H] projection",
+	ROW_SINGLE,
 	.attrs = ROW_QUANT_ATTRS,
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 	.accum_output = "y",
 };

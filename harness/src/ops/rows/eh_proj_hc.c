@@ -43,12 +43,7 @@ const struct mtp_op mtp_row_eh_proj_hc = {
 	.name = "eh_proj_hc",
 	.section = "Step V4-3",
 	.summary = "h_proj(p) + e_proj(e) broadcast over the M streams",
+	ROW_MHC,
 	.attrs = ROW_QUANT_ATTRS,
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.default_family = MTP_FAMILY_DEEPSEEK_V4,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 	.budget_depth = 2,
 };

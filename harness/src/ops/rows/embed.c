@@ -25,10 +25,7 @@ const struct mtp_op mtp_row_embed = {
 	.name = "embed",
 	.section = "Step V3-0",
 	.summary = "row gather from the embedding table",
+	ROW_BASE,
 	.attrs = "",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
 	.gathered = "embed_table",
 };

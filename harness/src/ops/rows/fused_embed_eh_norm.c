@@ -38,12 +38,6 @@ const struct mtp_op mtp_row_fused_embed_eh_norm = {
 	.name = "fused_embed_eh_norm",
 	.section = "§7.2",
 	.summary = "fused_eh_norm with the embedding gather folded in",
-	.attrs = "eps",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.pos_mask_only = true,
-	.flops = flops,
+	ROW_INPUT_NORM,
 	.gathered = "embed_table",
 };

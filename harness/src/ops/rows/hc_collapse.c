@@ -33,11 +33,6 @@ const struct mtp_op mtp_row_hc_collapse = {
 	.name = "hc_collapse",
 	.section = "§13 Step DS-5",
 	.summary = "collapse M streams with a given pre-mix: sum_m pre[m]*x[m]",
+	ROW_MHC,
 	.attrs = "",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.default_family = MTP_FAMILY_DEEPSEEK_V4,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 };

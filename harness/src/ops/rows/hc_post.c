@@ -36,11 +36,6 @@ const struct mtp_op mtp_row_hc_post = {
 	.name = "hc_post",
 	.section = "§4.4.2",
 	.summary = "out[j] = post[j]*x + sum_i C[i,j]*R[i]",
+	ROW_MHC,
 	.attrs = "",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.default_family = MTP_FAMILY_DEEPSEEK_V4,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 };

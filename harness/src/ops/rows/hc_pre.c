@@ -43,12 +43,6 @@ const struct mtp_op mtp_row_hc_pre = {
 	.name = "hc_pre",
 	.section = "§4.4.1",
 	.summary = "mixes, Sinkhorn, post_mix, comb_mix, layer_input",
-	.attrs = ROW_HC_ATTRS,
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.default_family = MTP_FAMILY_DEEPSEEK_V4,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
+	ROW_HC_MIX,
 	.bias = MTP_BIAS_ALL,
 };

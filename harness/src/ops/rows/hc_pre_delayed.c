@@ -46,11 +46,5 @@ const struct mtp_op mtp_row_hc_pre_delayed = {
 	.section = "§13 Step DS-4",
 	.summary = "hc_pre whose layer input uses the carried pre-mix (or "
 		   "stream 0)",
-	.attrs = ROW_HC_ATTRS,
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.default_family = MTP_FAMILY_DEEPSEEK_V4,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
+	ROW_HC_MIX,
 };

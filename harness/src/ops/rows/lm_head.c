@@ -38,11 +38,7 @@ const struct mtp_op mtp_row_lm_head = {
 	.name = "lm_head",
 	.section = "Step V3-6",
 	.summary = "logits [T,V] (float32) and greedy token",
+	ROW_SINGLE,
 	.attrs = ROW_QUANT_ATTRS,
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 	.accum_output = "logits",
 };

@@ -43,10 +43,6 @@ const struct mtp_op mtp_row_main_proj_norm = {
 	.name = "main_proj_norm",
 	.section = "§13 Step DS-1",
 	.summary = "DSpark combiner: main_x = main_norm(main_proj(aux))",
+	ROW_SINGLE,
 	.attrs = "eps rounding " ROW_QUANT_ATTRS,
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 };

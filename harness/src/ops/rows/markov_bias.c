@@ -41,11 +41,7 @@ const struct mtp_op mtp_row_markov_bias = {
 	.name = "markov_bias",
 	.section = "§13 Step DS-6",
 	.summary = "Markov bias W2*W1[prev] added to the logits, greedy token",
+	ROW_SINGLE,
 	.attrs = "",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 	.gathered = "markov_w1",
 };

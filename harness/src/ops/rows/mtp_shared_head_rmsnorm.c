@@ -30,11 +30,6 @@ const struct mtp_op mtp_row_mtp_shared_head_rmsnorm = {
 	.name = "mtp_shared_head_rmsnorm",
 	.section = "§7.4",
 	.summary = "the shared head's RMSNorm (fused rounding)",
+	ROW_MHC,
 	.attrs = "eps",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.default_family = MTP_FAMILY_DEEPSEEK_V4,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
 };

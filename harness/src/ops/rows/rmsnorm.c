@@ -31,10 +31,5 @@ const struct mtp_op mtp_row_rmsnorm = {
 	.name = "rmsnorm",
 	.section = "§2.1/§2.2",
 	.summary = "RMSNorm of each row, rounding eager or fused",
-	.attrs = "eps rounding",
-	.attrs_v4 = "",
-	.rows = MTP_ROWS_INDEPENDENT,
-	.sig = sig,
-	.ref = ref,
-	.flops = flops,
+	ROW_NORM,
 };

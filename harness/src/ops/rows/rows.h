@@ -32,6 +32,22 @@
 #define ROW_V4_STEP_ATTRS                                                      \
 	"hc_mult hc_eps sinkhorn_iters post_mult? block_contract"
 
+/* [§10, §5] What a single op's row sets like the others: no attributes of
+ * its own under a V4 family, rows read alone, and the row file's static
+ * sig and ref (ROW_BASE), and flops (ROW_SINGLE). Used first in a row's
+ * initialiser; a row sets none of these members again. */
+#define ROW_BASE                                                               \
+	.attrs_v4 = "", .rows = MTP_ROWS_INDEPENDENT, .sig = sig, .ref = ref
+#define ROW_SINGLE ROW_BASE, .flops = flops
+/* [§4.4] an mHC op: the V4 family by default; the mixing ones (hc_pre and
+ * its fused and delayed forms) take ROW_HC_ATTRS */
+#define ROW_MHC ROW_SINGLE, .default_family = MTP_FAMILY_DEEPSEEK_V4
+#define ROW_HC_MIX ROW_MHC, .attrs = ROW_HC_ATTRS
+/* [§2] an RMSNorm, eager or fused rounding */
+#define ROW_NORM ROW_SINGLE, .attrs = "eps rounding"
+/* [§7] a norm of the MTP input that masks position 0 */
+#define ROW_INPUT_NORM ROW_SINGLE, .attrs = "eps", .pos_mask_only = true
+
 /* ---- signatures (signature.c) -------------------------------------------- */
 
 struct mtp_sig_build {
