@@ -87,3 +87,22 @@ def test_gathered_logits_are_not_named(ranks: dict[str, str]) -> None:
     assert v.returncode == 1, v.text
     assert v.cases == {"step0.rank0": "FAILED", "step0.rank1": "FAILED"}, v.text
     assert v.diagnoses_of("step0.rank0") == [] and v.diagnoses_of("step0.rank1") == [], v.text
+
+
+def test_rank_files_merged_by_verify(ranks: dict[str, str], tmp_path: Any) -> None:
+    """One file per rank (FORMAT.md), given to verify in any order: merged,
+    the same verdicts as the one-file dump, named after the first rank file."""
+    from mtpcheck import verify
+
+    paths = tp_vllm.write_rank_files(ranks["missing1"], 2, str(tmp_path / "ranks"))
+    with h5py.File(paths[1]) as f:
+        assert f.attrs["tp_size"] == 2 and f.attrs["tp_rank"] == 1
+        assert f["cases/step0/inputs/block_out_part"].shape == (4, 64)
+    binary = verify.find_binary()
+    if binary is None:
+        pytest.skip("no mtpcheck binary (set MTPCHECK_BIN)")
+    v = verify.run(paths[1], binary, extra=[paths[0]])
+    assert v.returncode == 1, v.text
+    assert v.cases == {"step0.rank0": "PASSED", "step0.rank1": "FAILED"}, v.text
+    assert v.diagnoses_of("step0.rank1") == ["ALLREDUCE_MISSING"], v.text
+    assert "rank0.h5+1:step0.rank1" in v.text, v.text

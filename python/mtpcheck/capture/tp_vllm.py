@@ -233,6 +233,29 @@ def _own_columns(logits: torch.Tensor, rank: int, world: int) -> dict[str, Any]:
     return {"logits": logits[:, rows].contiguous(), "logits_rows": (rows, "int64")}
 
 
+def _rank_case(workdir: str, p: int, world: int, part: Any, head: torch.Tensor,
+               reduce_at: str, own_logits: bool) -> tuple[dict[str, Any], dict[str, Any],
+                                                          dict[str, Any]]:
+    """(attrs, inputs, observed) of rank p's captured step, `part` its
+    block_out_parts (every rank's) or block_out_part (its own)."""
+    with h5py.File(os.path.join(workdir, f"rank{p:d}.h5"), "r") as f:
+        case = f["cases"][STEP]
+        attrs = {k: case.attrs[k] for k in ATTRS if k in case.attrs}
+        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
+        attrs.update(tp_rank=p, reduce_at=reduce_at)
+        inputs = {n: _tagged(_stored(case["inputs"][n]), "replicated") for n in REPLICATED}
+        observed = {n: _stored(case["observed"][n]) for n in case["observed"]}
+    inputs["head_weight"] = _tagged(head, "replicated")
+    inputs.update({k: _tagged(v, "partial") for k, v in part.items()})
+    if own_logits and "logits" in observed:
+        observed.update(_own_columns(observed["logits"], p, world))
+    return attrs, inputs, observed
+
+
+def _generator(world: int) -> str:
+    return f"mtpcheck.capture.tp_vllm (vllm {_vllm_version()}, tp={world:d}, gloo)"
+
+
 def merge_ranks(workdir: str, world: int, out: str, reduce_at: str = "moe",
                 own_logits: bool = True) -> list[str]:
     """The per-rank files of run_ranks as one dump, one case per rank
@@ -246,27 +269,42 @@ def merge_ranks(workdir: str, world: int, out: str, reduce_at: str = "moe",
     from ..dump import Dump
 
     pts = [torch.load(os.path.join(workdir, f"rank{p:d}.pt")) for p in range(world)]
-    parts = torch.stack([d["part"] for d in pts])
+    parts = {"block_out_parts": torch.stack([d["part"] for d in pts])}
     ids = []
-    with Dump(out, generator=f"mtpcheck.capture.tp_vllm (vllm {_vllm_version()}, tp={world:d}, gloo)",
+    with Dump(out, generator=_generator(world),
               description=f"vLLM's DeepSeek V3 MTP step with tensor_parallel_size={world:d} on CPU "
                           "ranks, every rank captured") as dump:
         for p in range(world):
-            with h5py.File(os.path.join(workdir, f"rank{p:d}.h5"), "r") as f:
-                case = f["cases"][STEP]
-                attrs = {k: case.attrs[k] for k in ATTRS if k in case.attrs}
-                attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
-                attrs.update(tp_rank=p, reduce_at=reduce_at)
-                inputs = {n: _tagged(_stored(case["inputs"][n]), "replicated") for n in REPLICATED}
-                inputs["head_weight"] = _tagged(pts[p]["head"], "replicated")
-                inputs["block_out_parts"] = _tagged(parts, "partial")
-                observed = {n: _stored(case["observed"][n]) for n in case["observed"]}
-            if own_logits and "logits" in observed:
-                observed.update(_own_columns(observed["logits"], p, world))
+            attrs, inputs, observed = _rank_case(workdir, p, world, parts, pts[p]["head"],
+                                                 reduce_at, own_logits)
             ids.append(f"step0.rank{p:d}")
             dump.case(ids[-1], op="mtp_step", family="deepseek_v3", attrs=attrs,
                       inputs=inputs, observed=observed)
     return ids
+
+
+def write_rank_files(workdir: str, world: int, out_dir: str, reduce_at: str = "moe") -> list[str]:
+    """The per-rank captures of run_ranks as one file per rank (FORMAT.md "One
+    file per rank", merged by `mtpcheck verify`): `rank<p>.h5` with the root
+    attributes tp_size and tp_rank, case `step0` holding the rank's own
+    partial as `block_out_part` and its own logits columns. Their paths."""
+    from ..dump import Dump, set_attr
+
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for p in range(world):
+        d = torch.load(os.path.join(workdir, f"rank{p:d}.pt"))
+        attrs, inputs, observed = _rank_case(workdir, p, world, {"block_out_part": d["part"]},
+                                             d["head"], reduce_at, True)
+        paths.append(os.path.join(out_dir, f"rank{p:d}.h5"))
+        with Dump(paths[-1], generator=_generator(world),
+                  description=f"rank {p:d} of vLLM's DeepSeek V3 MTP step with "
+                              f"tensor_parallel_size={world:d} on CPU ranks") as dump:
+            set_attr(dump.f, "tp_size", world)
+            set_attr(dump.f, "tp_rank", p)
+            dump.case("step0", op="mtp_step", family="deepseek_v3", attrs=attrs, inputs=inputs,
+                      observed=observed)
+    return paths
 
 
 def _vllm_version() -> str:
@@ -277,7 +315,9 @@ def _vllm_version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """python -m mtpcheck.capture.tp_vllm OUT.h5 [--drop-reduction-rank R]:
-    the TP = 2 capture, merged into OUT.h5 (then `mtpcheck verify OUT.h5`)."""
+    the TP = 2 capture, merged into OUT.h5 (then `mtpcheck verify OUT.h5`);
+    with --rank-files, OUT is a folder of rank files (`mtpcheck verify
+    OUT/rank*.h5`)."""
     import argparse
     import tempfile
 
@@ -287,12 +327,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drop-reduction-rank", type=int, default=-1,
                     help="remove this rank's block reduction (the ALLREDUCE_MISSING mutant)")
     ap.add_argument("--workdir", help="keep the per-rank files here (default: a temporary folder)")
+    ap.add_argument("--rank-files", action="store_true",
+                    help="OUT is a folder: one file per rank there (verify merges them)")
     ap.add_argument("--gathered-logits", action="store_true",
                     help="keep every rank's gathered logits whole (default: its own vocab shard)")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         (d,) = run_ranks(a.workdir or tmp, a.tp, (("step", a.drop_reduction_rank),))
-        print("\n".join(merge_ranks(d, a.tp, a.out, own_logits=not a.gathered_logits)))
+        if a.rank_files:
+            print("\n".join(write_rank_files(d, a.tp, a.out)))
+        else:
+            print("\n".join(merge_ranks(d, a.tp, a.out, own_logits=not a.gathered_logits)))
     return 0
 
 
