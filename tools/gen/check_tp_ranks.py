@@ -16,6 +16,8 @@ as inputs/block_out_part [T, H]) and checks:
                     file and block_out_part
   other case ids    a case renamed in one file: exit 2, naming the file
   no partial        rank 3's block_out_part removed: exit 2, naming it
+  a FIFO            beside the rank files: named (exit 2), never opened by
+                    HDF5 (it would hang), the rank files still judged
 
   /usr/bin/python3 tools/gen/check_tp_ranks.py build/mtpcheck
 """
@@ -71,7 +73,7 @@ def verify(binary, paths, tmp):
     if os.path.exists(js):
         os.remove(js)
     env = dict(os.environ, TMPDIR=tmp)  # the merged file goes there, and must go
-    r = subprocess.run([binary, "verify", *paths, "--json", js], env=env, stdout=subprocess.PIPE,
+    r = subprocess.run([binary, "verify", *paths, "--json", js], env=env, timeout=120, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, errors="replace",
                        check=False)
     res = {}
@@ -143,6 +145,13 @@ def main(argv):
             del f["cases"][GROUPS[1]]["inputs"]["block_out_part"]
         bad(binary, ranks[:3] + [nopart], tmp, ("nopart.h5", "block_out_part"),
             "no partial", fails)
+        fifo = os.path.join(tmp, "fifo.h5")  # never opened by HDF5: it would hang
+        os.mkfifo(fifo)
+        rc, text, both = verify(binary, [fifo, *ranks], tmp)
+        if rc != 2 or "fifo.h5" not in text or len(both) != 2 * P:
+            fails.append(f"a FIFO beside the rank files: exit {rc:d}, {len(both):d} results:\n"
+                         + text[-800:])
+        os.remove(fifo)
         left = [n for n in os.listdir(tmp) if n.startswith("mtpcheck-tp-")]
         if left:
             fails.append(f"merged files left behind: {left}")

@@ -76,9 +76,6 @@ struct mtp_fixture {
 	const char *weights_dir; /* --weights DIR, or NULL: refs not opened */
 };
 
-/* Opens and validates `path`; cases hold shapes and dtypes, no data. The
- * file is first read whole in a child process (mtp_fixture_probe), because
- * HDF5 1.10 can crash or hang on a malformed file. */
 /* verify's rank files (FORMAT.md "one file per rank"): the files among
  * paths[0..*npaths) whose root says tp_size and tp_rank are checked (every
  * rank once, the same case ids, partials of one shape) and merged into one
@@ -88,6 +85,9 @@ struct mtp_fixture {
 int mtp_fixture_tp_merge(char **paths, int *npaths, char *merged, size_t mn,
 			 char *ranks, size_t rn, char *err, size_t errn);
 
+/* Opens and validates `path`; cases hold shapes and dtypes, no data. The
+ * file is first read whole in a child process (mtp_fixture_probe), because
+ * HDF5 1.10 can crash or hang on a malformed file. */
 enum mtp_status mtp_fixture_open(const char *path, const struct mtp_limits *lim,
 				 struct mtp_fixture *fx, char *err,
 				 size_t errn);
