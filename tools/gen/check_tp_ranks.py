@@ -16,6 +16,8 @@ as inputs/block_out_part [T, H]) and checks:
                     file and block_out_part
   other case ids    a case renamed in one file: exit 2, naming the file
   no partial        rank 3's block_out_part removed: exit 2, naming it
+  a case's tp_rank  not the file's: exit 2, naming the file and tp_rank
+  tp_rank >= P      exit 2, naming the file and tp_rank
   a FIFO            beside the rank files: named (exit 2), never opened by
                     HDF5 (it would hang), the rank files still judged
 
@@ -145,6 +147,17 @@ def main(argv):
             del f["cases"][GROUPS[1]]["inputs"]["block_out_part"]
         bad(binary, ranks[:3] + [nopart], tmp, ("nopart.h5", "block_out_part"),
             "no partial", fails)
+        caserank = os.path.join(tmp, "caserank.h5")
+        shutil.copy(ranks[1], caserank)
+        with h5py.File(caserank, "a") as f:
+            f["cases"][GROUPS[0]].attrs["tp_rank"] = np.int64(2)
+        bad(binary, [ranks[0], caserank] + ranks[2:], tmp, ("caserank.h5", "tp_rank"),
+            "a case's tp_rank not the file's", fails)
+        past = os.path.join(tmp, "past.h5")
+        shutil.copy(ranks[3], past)
+        with h5py.File(past, "a") as f:
+            f.attrs["tp_rank"] = np.int64(P)
+        bad(binary, ranks[:3] + [past], tmp, ("past.h5", "tp_rank"), "tp_rank >= tp_size", fails)
         fifo = os.path.join(tmp, "fifo.h5")  # never opened by HDF5: it would hang
         os.mkfifo(fifo)
         rc, text, both = verify(binary, [fifo, *ranks], tmp)
