@@ -41,7 +41,8 @@ awk '{print $1, $2}' "$W/opts" | grep ' -' | sort -u -k2,2 | while read -r owner
 	done
 done || exit 1
 refused "unknown argument '--nope'" run --nope
-refused "unknown argument 'b.h5'" verify a.h5 b.h5
+# verify takes several dumps (the rank files of one TP step, FORMAT.md), at most 64
+refused "more than 64 dumps" verify $(seq -f 'd%g.h5' 1 65)
 # values out of range
 many=$(printf 'rmsnorm,%.0s' $(seq 1 40))
 refused "--op: more than" bench --backend ref --op "$many" --T 1 --H 64 --reps 1

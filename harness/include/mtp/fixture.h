@@ -76,6 +76,15 @@ struct mtp_fixture {
 	const char *weights_dir; /* --weights DIR, or NULL: refs not opened */
 };
 
+/* verify's rank files (FORMAT.md "one file per rank"): the files among
+ * paths[0..*npaths) whose root says tp_size and tp_rank are checked (every
+ * rank once, the same case ids, partials of one shape) and merged into one
+ * temporary file (path in merged, "" when there were none), which takes the
+ * first rank file's place in paths; ranks gets their paths, one a line, in
+ * rank order. 1 and one line in err on a bad set. */
+int mtp_fixture_tp_merge(char **paths, int *npaths, char *merged, size_t mn,
+			 char *ranks, size_t rn, char *err, size_t errn);
+
 /* Opens and validates `path`; cases hold shapes and dtypes, no data. The
  * file is first read whole in a child process (mtp_fixture_probe), because
  * HDF5 1.10 can crash or hang on a malformed file. */

@@ -124,6 +124,9 @@ struct mtp_run {
 	struct mtp_bench_history *bench; /* report: bench nights, or NULL */
 	int n_merged;  /* report: the files merged (0: not a report) */
 	int n_repeats; /* report: results dropped as another input's */
+	/* verify: the merged rank files (FORMAT.md, one file per rank) and
+	 * their paths, one a line, rank order; valid while the run executes */
+	const char *tp_merged, *tp_ranks;
 };
 
 void mtp_run_opts_init(struct mtp_run_opts *o);

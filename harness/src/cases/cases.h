@@ -23,6 +23,8 @@ struct sources {
 	const struct mtp_casefile_fixture **sel; /* per fixture, or NULL */
 	struct mtp_casefile cf;
 	struct mtp_case_selection cs;
+	char merged[4096]; /* verify's merged rank files, removed at close */
+	char ranks[8192];  /* their paths, one a line */
 };
 
 /* A selected problem: case i of fixture f, or generated problem g (f < 0). */

@@ -110,6 +110,36 @@ static void put(char *dst, size_t n, const char *src)
 		memcpy(dst, src, len + 1);
 }
 
+/* The dump of a verify result: its file, or for merged rank files those
+ * files (the repro names them; the result's file the first, "+N"). */
+static void rank_files(const struct mtp_run *run, const char *path,
+		       struct mtp_result *r, char *f, size_t n)
+{
+	const char *p = run->tp_ranks;
+	char one[PATH_MAX], q[PATH_MAX + 4];
+	size_t k = 0;
+	int count = 0;
+
+	if (!run->tp_merged || strcmp(path, run->tp_merged) != 0) {
+		abs_arg(path, f, n);
+		return;
+	}
+	f[0] = 0;
+	while (p && *p && k < n) {
+		size_t len = strcspn(p, "\n");
+
+		snprintf(one, sizeof(one), "%.*s", (int)len, p);
+		if (count++ == 0)
+			mtp_display_name(one, r->file, sizeof(r->file));
+		abs_arg(one, q, sizeof(q));
+		k += (size_t)snprintf(f + k, n - k, "%s%s", k ? " " : "", q);
+		p += len + (p[len] != 0);
+	}
+	k = strlen(r->file);
+	if (count > 1 && k < sizeof(r->file))
+		snprintf(r->file + k, sizeof(r->file) - k, "+%d", count - 1);
+}
+
 void mtp_result_origin(const struct mtp_run *run, struct mtp_result *r,
 		       const char *path)
 {
@@ -125,7 +155,7 @@ void mtp_result_origin(const struct mtp_run *run, struct mtp_result *r,
 		snprintf(lib, sizeof(lib), " --backend-lib %s", f);
 	}
 	if (o->verify) {
-		abs_arg(path, f, sizeof(f));
+		rank_files(run, path, r, f, sizeof(f));
 		snprintf(line, sizeof(line), "mtpcheck verify %s --filter %s%s",
 			 f, r->case_id, opt);
 		put(r->repro, sizeof(r->repro), line);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "repro.h"
@@ -373,6 +374,15 @@ void mtp_sources_open(struct mtp_run *run, struct sources *s)
 
 	if (!collect_paths(run, s, &paths, &npaths, &sel))
 		return;
+	if (run->opts.verify &&
+	    mtp_fixture_tp_merge(paths, &npaths, s->merged, sizeof(s->merged),
+				 s->ranks, sizeof(s->ranks), err,
+				 sizeof(err))) {
+		fprintf(stderr, "mtpcheck: %s\n", err);
+		run->n_invalid_inputs++;
+	}
+	run->tp_merged = s->merged[0] ? s->merged : NULL;
+	run->tp_ranks = s->ranks;
 	s->fx = calloc((size_t)npaths + 1, sizeof(*s->fx));
 	s->sel = calloc((size_t)npaths + 1, sizeof(*s->sel));
 	for (int i = 0; s->fx && s->sel && i < npaths; i++) {
@@ -398,6 +408,8 @@ void mtp_sources_close(struct sources *s)
 		mtp_fixture_close(&s->fx[f]);
 	free(s->fx);
 	free(s->sel);
+	if (s->merged[0])
+		unlink(s->merged);
 	mtp_case_selection_fini(&s->cs);
 	mtp_casefile_fini(&s->cf);
 }

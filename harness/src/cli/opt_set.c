@@ -101,8 +101,8 @@ int mtp_opt_set_dump(void *dst, void *at, const char *name, const char *val,
 
 	(void)at;
 	(void)name;
-	if (o->n_inputs)
-		return refuse(why, n, "unknown argument '%s'%s", val, "");
+	if (o->n_inputs >= MTP_MAX_INPUTS) /* several: rank files (FORMAT.md) */
+		return refuse(why, n, "more than 64 dumps%s%s", "", "");
 	o->inputs[o->n_inputs++] = val;
 	return 0;
 }

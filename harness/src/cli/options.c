@@ -34,7 +34,9 @@
 
 const struct mtp_cli_opt mtp_cli_opts[] = {
 	/* run, verify, selftest */
-	{"DUMP.h5", NULL, "", V, SET, 0, mtp_opt_set_dump, "the dump to judge"},
+	{"DUMP.h5", NULL, "", V, SET, 0, mtp_opt_set_dump,
+	 "the dumps to judge (several: the rank files of one\n"
+	 "tensor-parallel step are merged, FORMAT.md)"},
 	{"--backend", NULL, "LIST", RS, SET, 0, mtp_opt_set_backends,
 	 "backends, comma separated, e.g. ref,cpu  cuda\n"
 	 "mutant:PRE_NORM_RECYCLE:ref (default: ref; selftest: ref,\n"

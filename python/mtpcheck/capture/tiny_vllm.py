@@ -163,10 +163,11 @@ def _skip_lora_scaling():
 
 
 def build(model_type: str, workdir: str, K: int = 3, seed: int = 0,
-          mtp_layers: int = 1) -> tuple[torch.nn.Module, Any]:
+          mtp_layers: int = 1, tp: int = 1) -> tuple[torch.nn.Module, Any]:
     """(draft model, vllm_config): vLLM's MTP model for `model_type` with
     random bf16 weights, norm weights away from 1 (so that a pre-norm recycle
-    shows)."""
+    shows); `tp` ranks of tensor parallelism (the caller has initialized
+    vLLM's distributed state with that many, tp_vllm.py)."""
     from vllm.config import (
         CompilationConfig,
         ModelConfig,
@@ -183,7 +184,7 @@ def build(model_type: str, workdir: str, K: int = 3, seed: int = 0,
         json.dump(dict(CONFIGS[model_type], num_nextn_predict_layers=mtp_layers), f)
     target = ModelConfig(model=d, tokenizer=d, skip_tokenizer_init=True, dtype="bfloat16",
                          max_model_len=256, enforce_eager=True)
-    parallel = ParallelConfig()
+    parallel = ParallelConfig(tensor_parallel_size=tp)
     spec = SpeculativeConfig(method="mtp", num_speculative_tokens=K, target_model_config=target,
                              target_parallel_config=parallel)
     draft_cfg = spec.draft_model_config
