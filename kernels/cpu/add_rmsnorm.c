@@ -234,3 +234,26 @@ enum mtp_status mtp_cpu_op_add_rmsnorm(const struct mtp_call *c)
 		(float)c->params->eps, c->params->rounding,
 		mtp_cpu_out(c, "", "y"), mtp_cpu_out(c, "", "residual_out"));
 }
+
+/* [SPEC.md §5.5] the target's final add + norm: the hidden step 0
+ * receives (handoff_pre_norm: the rounded sum itself, HANDOFF_MISMATCH). */
+enum mtp_status mtp_cpu_op_target_handoff(const struct mtp_call *c)
+{
+	const struct mtp_params *p = c->params;
+	int64_t n = c->dims.t * c->dims.h;
+	void *out = mtp_cpu_out(c, "", "handoff");
+	void *other = mtp_cpu_act_alloc(c->act, (size_t)(n ? n : 1));
+	enum mtp_status st = MTP_ERR_NOMEM;
+
+	if (other)
+		st = mtp_cpu_add_rmsnorm_conv_rows(
+			c->act, mtp_cpu_in(c, "", "target_hidden"),
+			mtp_cpu_in(c, "", "target_residual"),
+			mtp_cpu_in(c, "", "target_norm_weight"), c->dims.t,
+			c->dims.h, (float)p->eps, p->rounding,
+			p->conv.add_norm_input,
+			p->handoff_pre_norm ? other : out,
+			p->handoff_pre_norm ? out : other);
+	mtp_cpu_free(other);
+	return st;
+}

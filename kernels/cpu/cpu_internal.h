@@ -465,6 +465,7 @@ typedef enum mtp_status (*mtp_cpu_op_fn)(const struct mtp_call *c);
 
 enum mtp_status mtp_cpu_op_rmsnorm(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_add_rmsnorm(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_target_handoff(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_embed(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_fused_eh_norm(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_fused_embed_eh_norm(const struct mtp_call *c);

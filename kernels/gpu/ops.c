@@ -350,6 +350,24 @@ static enum mtp_status op_add_rmsnorm(struct mtp_backend *be,
 					  c->dims.h, cfg->eps, cfg->rounding);
 }
 
+/* [SPEC.md §5.5] the target's final add + norm into handoff; under
+ * HANDOFF_MISMATCH's change the rounded sum goes there instead */
+static enum mtp_status op_target_handoff(struct mtp_backend *be,
+					 const struct mtp_call *c,
+					 const struct gpu_cfg *cfg)
+{
+	bool pre = c->params->handoff_pre_norm;
+	struct gpu_buf other;
+
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(c->dims.t * c->dims.h) * cfg->es,
+				&other));
+	return gpu_prims(be)->add_rmsnorm(
+		be, cfg->act, IN("target_hidden"), IN("target_residual"),
+		IN("target_norm_weight"), pre ? other : OUT("handoff"),
+		pre ? OUT("handoff") : other, c->dims.t, c->dims.h, cfg->eps,
+		cfg->rounding);
+}
+
 static enum mtp_status op_embed(struct mtp_backend *be,
 				const struct mtp_call *c,
 				const struct gpu_cfg *cfg)
@@ -469,6 +487,7 @@ static enum mtp_status op_chain(struct mtp_backend *be,
 static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_RMSNORM] = op_rmsnorm,
 	[MTP_OP_ADD_RMSNORM] = op_add_rmsnorm,
+	[MTP_OP_TARGET_HANDOFF] = op_target_handoff,
 	[MTP_OP_EMBED] = op_embed,
 	[MTP_OP_FUSED_EH_NORM] = op_fused_eh_norm,
 	[MTP_OP_FUSED_EMBED_EH_NORM] = op_fused_embed_eh_norm,

@@ -81,3 +81,35 @@ def test_pre_norm_handed_back_is_named(tmp_path, monkeypatch):
     rec = sweep_sglang.judge_one("glm4_moe", str(tmp_path), _binary())
     assert rec["verdict"] == "FAILED", rec
     assert rec["diagnoses"] == ["PRE_NORM_RECYCLE"], rec
+
+
+def test_target_pre_norm_handoff_is_named(tmp_path, monkeypatch):
+    """The broken copy of issue 30's step-0 bug (LightLLM #1402): the target's
+    final norm hands on the rounded pre-norm sum `hidden + residual` instead of
+    its norm, so the logits output's `hidden_states`, which the EAGLE worker
+    feeds draft step 0, is pre-norm while every later step gets the draft
+    layer's post-norm hidden. The sweep's target_handoff case must be named
+    HANDOFF_MISMATCH; the draft chain itself, fed what it was fed, passes."""
+    from mtpcheck.capture import tiny_sglang
+
+    orig_build = tiny_sglang.build_target
+
+    def build_broken(model_type, args, seed=1):
+        target = orig_build(model_type, args, seed)
+        norm = target.model.norm
+
+        def pre_norm(x, residual=None, *a, **kw):
+            s = (x.float() + residual.float()).to(x.dtype)
+            return s, s
+
+        norm.forward = pre_norm  # on the instance: the capture's hook still fires
+        return target
+
+    monkeypatch.setattr(tiny_sglang, "build_target", build_broken)
+    rec = sweep_sglang.judge_one("deepseek_v3", str(tmp_path), _binary())
+    assert rec["handoff"].startswith("measured: "), rec
+    assert rec["cases"]["handoff"] == "FAILED", rec
+    assert rec["diagnoses"] == ["HANDOFF_MISMATCH"], rec
+    assert {c: v for c, v in rec["cases"].items() if c != "handoff"} == {
+        "chain0": "PASSED", "chain0.step0.layer0": "PASSED", "chain0.step1.layer0": "PASSED",
+        "chain0.step2.layer0": "PASSED"}, rec

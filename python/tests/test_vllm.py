@@ -183,14 +183,19 @@ def test_interpreter_made_capture_says_so(tmp_path, monkeypatch):
 def test_two_mtp_layers_every_step_runs_layer_0(tmp_path):
     """FINDING (docs/FINDINGS.md F4): with two MTP layers, vLLM 0.33.0's legacy
     proposer passes no spec_step_idx, so every draft step runs the first layer
-    (SPEC_STEP_LAYER_REUSE, SPEC.md 12.4). The capture records what ran: the
-    chain declares pass_step_idx 0 and passes; the second layer is never used."""
+    (SPEC_STEP_LAYER_REUSE, SPEC.md 12.4). The chain declares the contract of a
+    two-layer model (pass_step_idx 1: step s on layer s % 2), and the steps say
+    what ran (layer 0 each); asserted: what verify says of that."""
     cases, path, cap = _capture(tmp_path, "deepseek_v3", mtp_layers=2, steps=4)  # K % L == 0
     assert [st.layer for st in cap.recorder.chains[0]] == [0, 0, 0, 0]
     assert cases == ["chain0"] + ["chain0.step%d.layer0" % s for s in range(4)]
     with h5py.File(path) as f:
         c = f["cases/chain0"]
-        assert c.attrs["num_layers"] == 2 and c.attrs["pass_step_idx"] == 0
+        assert c.attrs["num_layers"] == 2 and c.attrs["pass_step_idx"] == 1
         assert "layer.1/eh_proj_weight" in c["inputs"]
     v = judge(path)
-    assert v.returncode == 0 and set(v.cases.values()) == {"PASSED"}, v.text
+    assert v.returncode == 1, v.text
+    assert v.cases["chain0"] == "FAILED", v.text
+    assert v.diagnoses_of("chain0") == ["SPEC_STEP_LAYER_REUSE"], v.text
+    assert {c: r for c, r in v.cases.items() if c != "chain0"} == {
+        "chain0.step%d.layer0" % s: "PASSED" for s in range(4)}, v.text

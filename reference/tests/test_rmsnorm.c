@@ -1,6 +1,6 @@
 /*
- * Tests of rmsnorm [§2.1/§2.2] and add_rmsnorm [§2.3], with expected values
- * derived by hand from the spec's formulas.
+ * Tests of rmsnorm [§2.1/§2.2], add_rmsnorm [§2.3] and target_handoff [§5.5],
+ * with expected values derived by hand from the spec's formulas.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -159,4 +159,29 @@ Test(add_rmsnorm, zero_residual_is_plain_rmsnorm)
 		test_assert_same(y, ref, R * H, "y");
 		test_assert_same(ro, x, R * H, "residual_out");
 	}
+}
+
+Test(target_handoff, post_norm_by_hand_and_pre_norm_is_the_sum)
+{
+	/* [§5.5] hidden = [1, 1], residual = [3*2^-9, 0], eps 0, w = 1: the
+	 * hand-off is the final norm of the sum, derived by hand above
+	 * (variance_from_the_unrounded_sum, convention residual): [1.0078125,
+	 * 0.99609375]; HANDOFF_MISMATCH hands over the rounded sum [1.0078125,
+	 * 1]. With w = [2, 0.5] each scales by its weight (exact in bf16). */
+	const double x[2] = {1, 1}, res[2] = {0.005859375, 0};
+	const double w1[2] = {1, 1}, w2[2] = {2, 0.5};
+	double out[2];
+
+	mtp_ref_target_handoff(x, res, w1, 1, 2, 0.0, MTP_ROUNDING_EAGER,
+			       MTP_ADD_NORM_RESIDUAL, false, BF, out);
+	cr_assert_eq(out[0], 1.0078125);
+	cr_assert_eq(out[1], 0.99609375);
+	mtp_ref_target_handoff(x, res, w2, 1, 2, 0.0, MTP_ROUNDING_EAGER,
+			       MTP_ADD_NORM_RESIDUAL, false, BF, out);
+	cr_assert_eq(out[0], 2.015625);
+	cr_assert_eq(out[1], 0.498046875);
+	mtp_ref_target_handoff(x, res, w2, 1, 2, 0.0, MTP_ROUNDING_EAGER,
+			       MTP_ADD_NORM_RESIDUAL, true, BF, out);
+	cr_assert_eq(out[0], 1.0078125);
+	cr_assert_eq(out[1], 1.0);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Dumps of issue 30's head-norm and concatenation-order bugs, for `mtpcheck verify`.
+"""Dumps of issue 30's head-norm, concatenation-order and hand-off bugs, for `mtpcheck verify`.
 
 Written at test time (harness/tests/order_dumps.sh), not committed: the
 fixture budget (test_gen.py) has no room for them. Each case copies a
@@ -17,6 +17,11 @@ code), and by the engine's own mistake, not by the judge's construction
                     mlx-lm #1469)
   concat.chain      draft_chain V3, L=2, K=3, the same at every step
   ok                control: observed = the V3 golden
+  handoff.pre_norm  target_handoff: the target hands step 0 its pre-norm sum
+                    (HANDOFF_MISMATCH, LightLLM #1402); inputs drawn here
+  handoff.ok        control: the target's final add + norm (SPEC.md §5.5)
+  handoff.other     the norm with another weight (all ones): FAILED, and no
+                    diagnosis, since no bug class explains it
 
 Usage: /usr/bin/python3 tools/gen/order_dumps.py OUT.h5
 """
@@ -28,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops
-from bug_dumps import FIX, add_case, read
+from bug_dumps import FIX, add_case, read, write
 from field_dumps import compute, spec_p
 
 V3 = ("steps_v3.h5", "mtp_step.deepseek_v3.bf16.fused.T17.H64")
@@ -60,6 +65,29 @@ def swapped_concat(fn):
         ops.eh_proj = saved
 
 
+def handoff_case(out: h5py.File, cid: str, kind: str) -> None:
+    """A target_handoff case from seeded inputs: the engine's hand-off is the
+    final add + norm ("ok"), the rounded sum before it ("pre_norm"), or the
+    norm with the weight ignored ("other")."""
+    bf = "bfloat16"
+    rng = np.random.default_rng(3005)
+    t, h, eps = 5, 64, 1e-6
+    hidden = ops.rnd(rng.normal(size=(t, h)), bf)
+    residual = ops.rnd(4.0 * rng.normal(size=(t, h)), bf)
+    weight = ops.rnd(0.3 + 1.4 * rng.random(h), bf)
+    y, pre = ops.add_rmsnorm(hidden, residual, weight, eps, "eager", bf)
+    other, _ = ops.add_rmsnorm(hidden, residual, np.ones(h), eps, "eager", bf)
+    g = out["cases"].create_group(cid)
+    for k, v in {"op": "target_handoff", "family": "deepseek_v3", "eps": eps,
+                 "rounding": "eager", "seed": np.uint64(3005)}.items():
+        g.attrs[k] = v
+    write(g.create_group("inputs"), {"target_hidden": (hidden, bf),
+                                     "target_residual": (residual, bf),
+                                     "target_norm_weight": (weight, bf)})
+    write(g.create_group("observed"), {"handoff": ({"ok": y, "pre_norm": pre,
+                                                    "other": other}[kind], bf)})
+
+
 def case(out: h5py.File, where: tuple, cid: str, make) -> None:
     fname, src_id = where
     with h5py.File(os.path.join(FIX, fname), "r") as f:
@@ -75,7 +103,8 @@ def main(path: str) -> None:
         out.attrs["format_version"] = np.int64(2)
         out.attrs["generator"] = "tools/gen/order_dumps.py"
         out.attrs["created"] = "2026-12-05T00:00:00Z"
-        out.attrs["description"] = "observed outputs of HEAD_NORM_MISSING and CONCAT_ORDER_SWAPPED"
+        out.attrs["description"] = ("observed outputs of HEAD_NORM_MISSING, CONCAT_ORDER_SWAPPED "
+                                     "and HANDOFF_MISMATCH")
         out.create_group("cases")
         case(out, V3, "ok", lambda exp, inp, p: exp)
         case(out, V3, "head_norm.v3", lambda exp, inp, p: head_without_norm(exp, inp, "hidden_pre"))
@@ -84,6 +113,8 @@ def main(path: str) -> None:
              lambda exp, inp, p: swapped_concat(lambda: compute("mtp_step", inp, p)))
         case(out, CHAIN, "concat.chain",
              lambda exp, inp, p: swapped_concat(lambda: compute("draft_chain", inp, p)))
+        for kind in ("pre_norm", "ok", "other"):
+            handoff_case(out, "handoff." + kind, kind)
     os.replace(tmp, path)
 
 

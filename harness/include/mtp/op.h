@@ -46,6 +46,8 @@ enum mtp_op_id {
 	MTP_OP_MARKOV_BIAS,
 	MTP_OP_CONFIDENCE,
 	MTP_OP_HC_PRE_DELAYED,
+	/* the target's hand-off to draft step 0 (SPEC.md §5.5) */
+	MTP_OP_TARGET_HANDOFF,
 	MTP_OP_COUNT
 };
 
@@ -120,6 +122,9 @@ struct mtp_params {
 	enum mtp_proj_quant proj_quant;
 	bool proj_quant_declared;
 	double act_quant_eps;
+	/* HANDOFF_MISMATCH's change (bugs/handoff_mismatch.c), never read
+	 * from a file: target_handoff hands over the pre-norm sum */
+	bool handoff_pre_norm;
 };
 
 #define MTP_SIG_MAX 320

@@ -102,6 +102,15 @@ void mtp_ref_add_rmsnorm_conv(const double *x, const double *residual,
 			      enum mtp_add_norm_input in, enum mtp_dtype act,
 			      double *y, double *residual_out);
 
+/* [§5.5] What the target hands draft step 0: handoff = the final norm of
+ * hidden + residual (add_rmsnorm under convention `in`), or, pre_norm
+ * (HANDOFF_MISMATCH), the rounded sum itself. */
+void mtp_ref_target_handoff(const double *hidden, const double *residual,
+			    const double *norm_w, int64_t rows, int64_t h,
+			    double eps, enum mtp_rounding rnd,
+			    enum mtp_add_norm_input in, bool pre_norm,
+			    enum mtp_dtype act, double *handoff);
+
 /* [Step V3-0] out[t,:] = table[ids[t],:] (exact copy). */
 void mtp_ref_embed(const double *table, const int64_t *ids, int64_t t,
 		   int64_t h, double *out);

@@ -133,7 +133,7 @@ unsigned mtp_conv_exercised(const struct mtp_call *c)
 	bool step = op == MTP_OP_MTP_STEP || op == MTP_OP_DRAFT_CHAIN;
 	unsigned m = 0;
 
-	if (op == MTP_OP_ADD_RMSNORM ||
+	if (op == MTP_OP_ADD_RMSNORM || op == MTP_OP_TARGET_HANDOFF ||
 	    (!v4 && (step || op == MTP_OP_MTP_BLOCK)))
 		m |= 1u << MTP_CONV_ADD_NORM_INPUT;
 	if (!v4 && step)

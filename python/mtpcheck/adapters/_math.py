@@ -94,6 +94,13 @@ def add_rmsnorm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     return {"y": y, "residual_out": r}
 
 
+def target_handoff(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
+    """SPEC.md §5.5: the target's final add + norm, what draft step 0 receives."""
+    y, _ = _add_rmsnorm(k, k.f(i["target_hidden"]), k.f(i["target_residual"]),
+                        k.f(i["target_norm_weight"]), a["eps"], a["rounding"], a)
+    return {"handoff": y}
+
+
 def _mask(k, e, positions, a):
     """The position-0 mask (Step V3-1), unless pos0_mask = 0 (§12.1)."""
     if a.get("pos0_mask", 1) == 0:
@@ -526,4 +533,4 @@ OPS = {name: globals()[name] for name in (
     "rmsnorm", "add_rmsnorm", "embed", "fused_eh_norm", "fused_embed_eh_norm", "eh_proj",
     "fused_mtp_input_rmsnorm", "eh_proj_hc", "hc_pre", "hc_post", "hc_fused_post_pre",
     "hc_head", "mtp_shared_head_rmsnorm", "lm_head", "all_reduce", "mtp_block", "mtp_step",
-    "draft_chain")}
+    "draft_chain", "target_handoff")}

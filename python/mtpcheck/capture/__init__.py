@@ -50,6 +50,7 @@ class Capture:
         self.written = None
         self.manual_chains = False
         self.engine_info = {}
+        self.handoff = None
         self.integration = None
         if engine == "vllm":
             from . import vllm as integration
@@ -157,6 +158,18 @@ class Capture:
         return ("captured by mtpcheck.capture from %s (%s); bounds: %s"
                 % (self.engine, self.engine_info.get("version", "version unknown"),
                    self.bounds.describe()) + "".join("; " + n for n in self.engine_info.get("notes", [])))
+
+    # -- the target's hand-off to draft step 0 ---------------------------------------------
+    def record_handoff(self, hidden: torch.Tensor, residual: torch.Tensor,
+                       norm_weight: torch.Tensor, handoff: torch.Tensor, eps: float,
+                       source: str) -> None:
+        """Records what the target handed draft step 0 (SPEC.md §5.5): its last
+        decoder layer's output and residual, its final norm's weight, and the
+        hidden step 0 received, as the engine computed them (`source` says
+        where). Written as the `target_handoff` case "handoff" (docs/DUMPS.md)."""
+        self.handoff = {"target_hidden": hidden.detach(), "target_residual": residual.detach(),
+                        "target_norm_weight": norm_weight.detach(), "handoff": handoff.detach(),
+                        "eps": float(eps), "source": source}
 
     # -- output -------------------------------------------------------------------------
     def write(self, path: str | None = None) -> list[str]:

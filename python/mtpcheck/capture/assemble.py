@@ -208,7 +208,7 @@ def write(capture: Capture, path: str, generator: str,
     split = split_reason(capture, head_rows, max_bytes)
     with Dump(path, generator, description=capture.describe(), max_bytes=max_bytes) as d:
         for c, chain in enumerate(capture.recorder.chains):
-            family = chain[0].spec.family_of(chain[0].module)
+            family = chain0_family(chain)
             weights = {l: layer_weights(chain[0].spec, m, capture.root, head_rows)
                        for l, m in enumerate(capture.layer_modules)}
             clamp, problem = _chain_layout(chain)
@@ -233,16 +233,43 @@ def write(capture: Capture, path: str, generator: str,
                 d.case(cid, op="mtp_step", family=family, attrs=attrs,
                        inputs=inputs, observed=_observed(capture, chain, s, family, head_rows))
                 cases.append(cid)
+        if capture.handoff is not None and capture.recorder.chains:
+            cases.append(_write_handoff(d, capture.handoff,
+                                        chain0_family(capture.recorder.chains[0])))
         if notes:
             set_attr(d.f, "description", capture.describe() + "; " + "; ".join(notes))
     return cases, notes
 
 
+def chain0_family(chain: list[Any]) -> str:
+    return chain[0].spec.family_of(chain[0].module)
+
+
+def _write_handoff(d, handoff, family):
+    """The target's hand-off to step 0 as a `target_handoff` case (SPEC.md
+    §5.5): the engine's own tensors; the hidden step 0 received is observed.
+    Eager rounding: the engines' torch-native RMSNorm (add_norm_input is left
+    to the judge to resolve)."""
+    if FAMILY_MHC[family]:
+        raise ValueError("target_handoff: an mHC target's hand-off has no op yet")
+    inputs = {k: Tensor(handoff[k]) for k in ("target_hidden", "target_residual",
+                                               "target_norm_weight")}
+    attrs = {"eps": handoff["eps"], "rounding": "eager",
+             "description": "the target's last decoder layer and final norm, run by the "
+                            f"engine: {handoff['source']}"}
+    d.case("handoff", op="target_handoff", family=family, attrs=attrs, inputs=inputs,
+           observed={"handoff": Tensor(handoff["handoff"])})
+    return "handoff"
+
+
 def _write_chain(d, capture, c, chain, family, weights, clamp):
     s0 = chain[0]
     L = len(capture.layer_modules)
-    layers = [st.layer for st in chain]
-    pass_idx = 1 if any(l != 0 for l in layers) else 0
+    # The contract, not what ran (SPEC.md §5.4): a model of L >= 2 MTP layers picks
+    # layer spec_step_idx % L in its own forward, so step s is meant to run layer
+    # s % L; a path that drops spec_step_idx runs layer 0 at every step, which the
+    # judge then names SPEC_STEP_LAYER_REUSE. Each step's own case says what ran.
+    pass_idx = 1 if L > 1 else 0
     attrs = case_attrs(capture, s0, family)
     attrs.update(num_steps=len(chain), num_layers=L, pass_step_idx=pass_idx)
     if clamp is not None:

@@ -144,7 +144,54 @@ def paths_of(vcfg: Any) -> list:
     return out
 
 
-def _capture_one(family, built, path_name, runner, outdir):
+def target_handoff(built: tuple) -> tuple:
+    """(what the tiny target hands draft step 0, None) measured from vLLM's
+    own target class (tiny_vllm.target_handoff), or (None, why not)."""
+    from . import tiny_vllm
+
+    try:
+        target, tvcfg = tiny_vllm.build_target(built[1])
+        gen = torch_generator(5)
+        tids = gen_ids(gen, tiny_vllm.V)
+        return tiny_vllm.target_handoff(target, tvcfg, tids, row_positions()), None
+    except Exception as e:  # noqa: BLE001 (the chain is still judged, fed a random hidden)
+        return None, f"{type(e).__name__}: {_line(e)}"
+
+
+def torch_generator(seed: int) -> Any:
+    import torch
+
+    return torch.Generator().manual_seed(seed)
+
+
+def gen_ids(gen: Any, vocab: int) -> Any:
+    """T token ids in [2, vocab)."""
+    import torch
+
+    return torch.randint(2, vocab, (T,), generator=gen)
+
+
+def row_positions() -> Any:
+    """The rows' positions: row 0 at position 0, so the mask is exercised."""
+    import torch
+
+    return torch.tensor([0, 7, 8, 20])
+
+
+def step0_hidden(cap: Any, handoff: Any, gen: Any, hidden_size: int) -> Any:
+    """What draft step 0 is fed: the target's measured hand-off (recorded in
+    the dump as the `handoff` case), or a random hidden when none was measured."""
+    import torch
+
+    rand = torch.randn(T, hidden_size, generator=gen).to(torch.bfloat16)
+    if handoff is None:
+        return rand
+    cap.record_handoff(handoff["hidden"], handoff["residual"], handoff["norm_weight"],
+                       handoff["handoff"], handoff["eps"], handoff["source"])
+    return handoff["handoff"]
+
+
+def _capture_one(family, built, path_name, runner, outdir, handoff=None):
     """Drafts K steps of the built (model, vcfg) under one path with the
     capture hooks on and writes the dump; returns its path."""
     import torch
@@ -171,9 +218,9 @@ def _capture_one(family, built, path_name, runner, outdir):
     cap.engine_info["notes"].append("proposer path %s" % path_name)
     cap.engine_info["returns_tuple"] = rule
     gen = torch.Generator().manual_seed(11)
-    ids = torch.randint(2, tiny_vllm.V, (T,), generator=gen)
-    pos = torch.tensor([0, 7, 8, 20])
-    hidden = torch.randn(T, tiny_vllm.H, generator=gen).to(torch.bfloat16)
+    ids = gen_ids(gen, tiny_vllm.V)
+    pos = row_positions()
+    hidden = step0_hidden(cap, handoff, gen, tiny_vllm.H)
     try:
         try:
             _draft(step, vcfg, ids, pos, hidden, k)
@@ -215,7 +262,7 @@ def _version():
 
 
 def judge_one(family: str, built: tuple, path_name: str, runner: Any, outdir: str,
-              binary: str) -> dict:
+              binary: str, handoff: tuple = (None, "not measured")) -> dict:
     row = FAMILIES[family][1]
     rec = {"engine": "vllm", "version": _version(), "family": family, "row": row,
            "path": path_name, "path_source": runner if isinstance(runner, str) else None,
@@ -225,8 +272,9 @@ def judge_one(family: str, built: tuple, path_name: str, runner: Any, outdir: st
     vcfg = built[1]
     spec = vcfg.speculative_config
     rec["architecture"] = (spec.draft_model_config.hf_config.architectures or ["?"])[0]
+    rec["handoff"] = handoff_note(handoff)
     try:
-        dump = _capture_one(family, built, path_name, runner, outdir)
+        dump = _capture_one(family, built, path_name, runner, outdir, handoff[0])
     except EngineError as e:
         rec.update(verdict="ENGINE_ERROR", cases={}, diagnoses=[], why=str(e))
         return rec
@@ -235,6 +283,12 @@ def judge_one(family: str, built: tuple, path_name: str, runner: Any, outdir: st
         return rec
     rec.update(verdict_of(dump, binary))
     return rec
+
+
+def handoff_note(handoff: tuple) -> str:
+    """The record's word on the step-0 hand-off: where it was measured, or why not."""
+    measured, why = handoff
+    return "measured: " + measured["source"] if measured is not None else "not measured: " + why
 
 
 def verdict_of(dump: str, binary: str) -> dict:
@@ -262,6 +316,7 @@ def sweep(families: list, outdir: str, binary: str) -> list:
             built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"),
                                     K=_steps(family), mtp_layers=LAYERS.get(family, 1))
             paths = paths_of(built[1])
+            handoff = target_handoff(built)
         except Exception as e:  # noqa: BLE001 -- a family that does not build is a record, not an abort
             records.append({"engine": "vllm", "version": _version(), "family": family,
                             "row": FAMILIES[family][1], "architecture": None, "path": "-",
@@ -270,7 +325,7 @@ def sweep(families: list, outdir: str, binary: str) -> list:
                             "source": FAMILIES[family][2]})
             continue
         for path_name, source, runner in paths:
-            rec = judge_one(family, built, path_name, runner, outdir, binary)
+            rec = judge_one(family, built, path_name, runner, outdir, binary, handoff)
             rec["path_source"] = source
             records.append(rec)
     return records

@@ -121,7 +121,20 @@ def draft(model: torch.nn.Module, worker_cls: type, config: Any, ids: torch.Tens
         return draft_worker_class(worker_cls).draft_forward(stub, fb)
 
 
-def _capture_one(family, built, worker_cls, outdir):
+def target_handoff(family: str, built: tuple) -> tuple:
+    """(what the tiny target hands draft step 0, None), measured from SGLang's
+    own target class (tiny_sglang.target_handoff), or (None, why not)."""
+    from . import tiny_sglang
+
+    try:
+        target = tiny_sglang.build_target(FAMILIES[family][0], built[1])
+        tids = common.gen_ids(common.torch_generator(5), tiny_sglang.V)
+        return tiny_sglang.target_handoff(target, tids, common.row_positions()), None
+    except Exception as e:  # noqa: BLE001 (the chain is still judged, fed a random hidden)
+        return None, _why(e)
+
+
+def _capture_one(family, built, worker_cls, outdir, handoff=None):
     import torch
 
     from .. import capture
@@ -133,9 +146,9 @@ def _capture_one(family, built, worker_cls, outdir):
     draft_worker_class(worker_cls)  # a setup error if it cannot be found, not the engine's
     cap.engine_info["notes"].append("speculative worker %s" % worker_cls.__name__)
     gen = torch.Generator().manual_seed(11)
-    ids = torch.randint(2, tiny_sglang.V, (T,), generator=gen)
-    pos = torch.tensor([0, 7, 8, 20])
-    hidden = torch.randn(T, tiny_sglang.H, generator=gen).to(torch.bfloat16)
+    ids = common.gen_ids(gen, tiny_sglang.V)
+    pos = common.row_positions()
+    hidden = common.step0_hidden(cap, handoff, gen, tiny_sglang.H)
     try:
         try:
             draft(model, worker_cls, mc.hf_config, ids, pos, hidden, K)
@@ -189,8 +202,10 @@ def judge_one(family: str, outdir: str, binary: str) -> dict:
     rec = _record(family, architecture=built[2].hf_config.architectures[0],
                   path="%s/%s" % (worker.__name__, _draft_name(worker)),
                   path_source=worker.__module__.replace(".", "/") + ".py")
+    handoff = target_handoff(family, built)
+    rec["handoff"] = common.handoff_note(handoff)
     try:
-        dump = _capture_one(family, built, worker, outdir)
+        dump = _capture_one(family, built, worker, outdir, handoff[0])
     except common.EngineError as e:
         rec.update(verdict="ENGINE_ERROR", why=str(e))
         return rec

@@ -224,12 +224,18 @@ def build(model_type: str, workdir: str, steps: int = 3,
     with _capability(model_type):
         args = publish(d, steps, **SERVER_ARGS.get(model_type, {}))
         mc = ModelConfig.from_server_args(args, is_draft_model=True)
-        cls, _ = get_model_architecture(mc)
-        torch.set_default_dtype(torch.bfloat16)
-        try:
-            model = cls(mc.hf_config, quant_config=None)
-        finally:
-            torch.set_default_dtype(torch.float32)
+        model = _construct(get_model_architecture(mc)[0], mc.hf_config, seed)
+    return model, args, mc
+
+
+def _construct(cls, hf_config, seed: int):
+    """cls built in bf16 with random weights, norm weights away from 1 (so that
+    a pre-norm recycle or hand-off shows); in eval mode."""
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        model = cls(hf_config, quant_config=None)
+    finally:
+        torch.set_default_dtype(torch.float32)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -237,7 +243,50 @@ def build(model_type: str, workdir: str, steps: int = 3,
                 p.copy_((0.3 + 1.4 * torch.rand(p.shape, generator=gen)).to(p.dtype))
             else:
                 p.copy_((torch.randn(p.shape, generator=gen) / p.shape[-1] ** 0.5).to(p.dtype))
-    return model.eval(), args, mc
+    return model.eval()
+
+
+def build_target(model_type: str, args: Any, seed: int = 1) -> Any:
+    """The target model of the same server arguments and tiny config.json, built
+    from SGLang's own class (the same stubs as the draft), random weights."""
+    from sglang.srt.configs.model_config import ModelConfig
+    from sglang.srt.model_loader.utils import get_model_architecture
+
+    with _capability(model_type):
+        mc = ModelConfig.from_server_args(args)
+        return _construct(get_model_architecture(mc)[0], mc.hf_config, seed)
+
+
+def target_handoff(target: Any, input_ids: Any, positions: Any) -> dict:
+    """Runs the target on the given tokens (a forward as ModelRunner's, the
+    hidden captured LAST) and returns what it hands draft step 0, from SGLang's
+    own code: its final norm's inputs (the last layer's output and residual),
+    the norm's weight and eps, and the logits output's `hidden_states`, which
+    the EAGLE worker puts in the draft's `spec_info`."""
+    from sglang.srt.model_executor.forward_context import ForwardContext, forward_context
+
+    norm = target.model.norm
+    seen = {}
+
+    def hook(module, args, kwargs, out):
+        seen["args"] = [a.detach().clone() for a in args[:2]]
+
+    h = norm.register_forward_hook(hook, with_kwargs=True)
+    fb = forward_batch(input_ids, positions, None)
+    fb.spec_info = None
+    try:
+        with torch.no_grad(), forward_context(ForwardContext(attn_backend=None), forward_batch=fb):
+            out = target(input_ids, positions, fb)
+    finally:
+        h.remove()
+    if len(seen.get("args", [])) != 2 or out.hidden_states is None:
+        raise RuntimeError(f"{type(target).__name__}: no (hidden, residual) at model.norm, "
+                           "or no hidden_states in its logits output")
+    eps = getattr(norm, "variance_epsilon", None) or norm.eps
+    return {"hidden": seen["args"][0], "residual": seen["args"][1], "norm_weight": norm.weight,
+                "handoff": out.hidden_states, "eps": float(eps),
+                "source": f"{type(target).__name__}.forward, model.norm ({type(norm).__name__}), "
+                       "LogitsProcessorOutput.hidden_states"}
 
 
 def forward_batch(ids: torch.Tensor, positions: torch.Tensor, hidden: torch.Tensor) -> Any:

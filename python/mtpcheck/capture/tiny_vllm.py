@@ -121,16 +121,23 @@ def _patch_for_cpu(model_type):
     if model_type not in DENSE_SKIP:
         return
     mod_name, cls_name = DENSE_SKIP[model_type]
-    cls = getattr(importlib.import_module("vllm.model_executor.models." + mod_name), cls_name)
-    if not cls.__dict__.get("_mtpcheck_dense", False):
-        orig = cls.extract_moe_parameters
+    _skip_moe_copy(getattr(importlib.import_module("vllm.model_executor.models." + mod_name),
+                           cls_name))
 
-        def extract(self, example_moe):
-            if example_moe is not None:
-                orig(self, example_moe)
 
-        cls.extract_moe_parameters = extract
-        cls._mtpcheck_dense = True
+def _skip_moe_copy(cls):
+    """cls.extract_moe_parameters (the EPLB bookkeeping copy of an MoE layer's
+    expert counts) skipped when the dense stand-in leaves no MoE layer."""
+    if cls.__dict__.get("_mtpcheck_dense", False) or not hasattr(cls, "extract_moe_parameters"):
+        return
+    orig = cls.extract_moe_parameters
+
+    def extract(self, example_moe):
+        if example_moe is not None:
+            orig(self, example_moe)
+
+    cls.extract_moe_parameters = extract
+    cls._mtpcheck_dense = True
 
 
 def _register_config(model_type):
@@ -145,21 +152,23 @@ def _register_config(model_type):
 
 
 def _skip_lora_scaling():
-    """LongCat's MTP layer folds its MLA LoRA scale into the attention's norm
-    loaders at construction: the stand-in has no such norms (and nothing is
-    loaded), so the fold is skipped for it."""
-    from vllm.model_executor.models import longcat_flash_mtp as m
+    """LongCat's MTP layer and its target's decoder fold the MLA LoRA scale into
+    the attention's norm loaders at construction: the stand-in has no such
+    norms (and nothing is loaded), so the fold is skipped for it."""
+    import importlib
 
-    orig = m.scale_mla_lora_norms_on_load
-    if getattr(orig, "_mtpcheck", False):
-        return
+    for name in ("longcat_flash_mtp", "longcat_flash"):
+        m = importlib.import_module("vllm.model_executor.models." + name)
+        orig = m.scale_mla_lora_norms_on_load
+        if getattr(orig, "_mtpcheck", False):
+            continue
 
-    def scale(self_attn, config):
-        if not isinstance(self_attn, LinearAttention):
-            orig(self_attn, config)
+        def scale(self_attn, config, orig=orig):
+            if not isinstance(self_attn, LinearAttention):
+                orig(self_attn, config)
 
-    scale._mtpcheck = True
-    m.scale_mla_lora_norms_on_load = scale
+        scale._mtpcheck = True
+        m.scale_mla_lora_norms_on_load = scale
 
 
 def build(model_type: str, workdir: str, K: int = 3, seed: int = 0,
@@ -274,3 +283,65 @@ def draft(model: torch.nn.Module, vcfg: Any, input_ids: torch.Tensor, positions:
             tokens.append(input_ids)
             positions = positions + 1
     return tokens
+
+
+def build_target(vcfg: Any, seed: int = 1) -> tuple:
+    """(target model, its vllm_config): the target model of the draft's
+    speculative config, built from the same tiny config.json with vLLM's own
+    class (the same attention stand-in and dense MLP), random weights."""
+    from vllm.config import CompilationConfig, VllmConfig
+    from vllm.config.compilation import CompilationMode
+    from vllm.model_executor.model_loader.utils import get_model_architecture
+
+    spec = vcfg.speculative_config
+    tcfg = spec.target_model_config
+    _skip_moe_copy(get_model_architecture(tcfg)[0])
+    tvcfg = VllmConfig(model_config=tcfg, speculative_config=spec,
+                       parallel_config=vcfg.parallel_config,
+                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+    return construct(tvcfg, tcfg, seed), tvcfg
+
+
+def final_norm(target: Any) -> tuple:
+    """(its name, the module): the target's final norm, `model.norm` of the
+    model or of its language model (a multimodal target such as GLM-OCR)."""
+    for prefix, owner in (("", target), ("language_model.", getattr(target, "language_model", None))):
+        norm = getattr(getattr(owner, "model", None), "norm", None)
+        if norm is not None:
+            return prefix + "model.norm", norm
+    raise RuntimeError(f"{type(target).__name__}: no model.norm (nor language_model.model.norm)")
+
+
+def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> dict:
+    """Runs the target on the given tokens and returns what it hands draft step
+    0, measured from vLLM's own code: the inputs of its final norm (the last
+    decoder layer's output and residual), the norm's weight and eps, and the
+    hidden the runners feed step 0 (vLLM's `get_drafter_hidden_states`: the
+    forward() output unless the model defines `get_mtp_target_hidden_states`)."""
+    from vllm.config import set_current_vllm_config
+    from vllm.forward_context import set_forward_context
+    from vllm.v1.worker.gpu.spec_decode.utils import get_drafter_hidden_states
+
+    norm_name, norm = final_norm(target)
+    seen = {}
+
+    def hook(module, args, kwargs, out):
+        x = args[0] if args else kwargs["x"]
+        res = args[1] if len(args) > 1 else kwargs.get("residual")
+        seen["hidden"], seen["residual"] = x.detach().clone(), res.detach().clone()
+
+    h = norm.register_forward_hook(hook, with_kwargs=True)
+    try:
+        with set_current_vllm_config(tvcfg), set_forward_context(None, tvcfg), torch.no_grad():
+            out = target(input_ids=input_ids, positions=positions)
+            handoff = get_drafter_hidden_states(target, out)
+    finally:
+        h.remove()
+    if "residual" not in seen or seen["residual"] is None:
+        raise RuntimeError(f"{type(target).__name__}'s final norm was not called with "
+                           "(hidden, residual)")
+    eps = getattr(norm, "variance_epsilon", None) or norm.eps
+    source = (f"{type(target).__name__}.forward, {norm_name} ({type(norm).__name__}), "
+              "get_drafter_hidden_states")
+    return {"hidden": seen["hidden"], "residual": seen["residual"], "norm_weight": norm.weight,
+                "handoff": handoff, "eps": float(eps), "source": source}
