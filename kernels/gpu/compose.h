@@ -26,6 +26,10 @@ struct gpu_cfg {
 	int sinkhorn_iters;
 	int contract; /* enum mtp_contract */
 	bool rocm_head;
+	/* [§12.1] the conventions (zeroed: v1): bf16 logits, the final add
+	 * fused into the norm, its norm of the unrounded sum, no position-0
+	 * mask */
+	bool logits_bf16, final_fused, norm_sum, unmasked;
 };
 
 void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg);
@@ -36,6 +40,20 @@ enum mtp_status mtp_gpu_op_step(struct mtp_backend *be,
 				const struct mtp_call *c);
 enum mtp_status mtp_gpu_op_chain(struct mtp_backend *be,
 				 const struct mtp_call *c);
+/* The DSpark ops [§13] (dspark.c), and whether the backend has the
+ * primitives each needs. */
+enum mtp_status mtp_gpu_op_main_proj_norm(struct mtp_backend *be,
+					  const struct mtp_call *c,
+					  const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_hc_collapse(struct mtp_backend *be,
+				       const struct mtp_call *c,
+				       const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_markov_bias(struct mtp_backend *be,
+				       const struct mtp_call *c,
+				       const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_confidence(struct mtp_backend *be,
+				      const struct mtp_call *c,
+				      const struct gpu_cfg *cfg);
 
 /* Building blocks. */
 /* rows rows of width h, no gather, no mask, in cfg's rounding. */
@@ -52,10 +70,17 @@ enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
 				   const struct gpu_cfg *cfg, struct gpu_buf e,
 				   struct gpu_buf p, struct gpu_buf we,
 				   struct gpu_buf wh, struct gpu_buf x);
+/* logits [T,V] (bf16 under cfg->logits_bf16, else float32) and the
+ * token of the logits as stored. */
 enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
 				const struct gpu_cfg *cfg, struct gpu_buf x,
 				struct gpu_buf w, struct gpu_buf logits,
 				struct gpu_buf token, bool tok64);
+/* token[r] = the argmax of logits [rows,v] stored in act (float32
+ * logits: the argmax primitive; else through a float32 copy). */
+enum mtp_status mtp_gpu_argmax_act(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf logits, struct gpu_buf token,
+				   bool tok64, int64_t rows, int64_t v);
 
 struct gpu_v3_block {
 	struct gpu_buf w_in, W_a, w_post, W_gate, W_up, W_down;

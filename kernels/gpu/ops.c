@@ -49,22 +49,30 @@ void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg)
 	cfg->sinkhorn_iters = p->hc.sinkhorn_iters;
 	cfg->contract = p->contract;
 	cfg->rocm_head = p->variant == MTP_HC_HEAD_ROCM;
+	cfg->logits_bf16 = p->conv.logits_dtype == MTP_LOGITS_BFLOAT16;
+	cfg->final_fused = p->conv.final_add == MTP_FINAL_ADD_FUSED;
+	cfg->norm_sum = p->conv.add_norm_input == MTP_ADD_NORM_SUM;
+	cfg->unmasked = p->conv.pos0_mask == MTP_POS0_UNMASKED;
 }
 
 /* ---- scratch ------------------------------------------------------------- */
 
-/* ---- scratch ------------------------------------------------------------- */
-
-static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
-		       int n)
+/* Parameters float32; logits float32, or bf16 under the logits_dtype
+ * convention (SPEC.md §12.1); indices and tokens int32 or int64. */
+static bool tensors_ok(const struct mtp_call *c, const struct mtp_tspec *s,
+		       const struct mtp_tensor *t, int n)
 {
+	const enum mtp_dtype logits =
+		c->params ? mtp_conv_logits_dtype(&c->params->conv) : MTP_F32;
+
 	for (int i = 0; i < n; i++) {
 		enum mtp_dtype dt = t[i].dtype;
 
 		if (!t[i].data)
 			continue; /* absent optional input, or empty */
-		if ((s[i].cls == MTP_TC_PARAM || s[i].cls == MTP_TC_LOGITS) &&
-		    dt != MTP_F32)
+		if (s[i].cls == MTP_TC_PARAM && dt != MTP_F32)
+			return false;
+		if (s[i].cls == MTP_TC_LOGITS && dt != logits)
 			return false;
 		if ((s[i].cls == MTP_TC_INDEX || s[i].cls == MTP_TC_TOKEN) &&
 		    dt != MTP_I64 && dt != MTP_I32)
@@ -177,10 +185,36 @@ enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
 				struct gpu_buf token, bool tok64)
 {
 	const struct gpu_prims *pr = gpu_prims(be);
+	const size_t n = (size_t)(cfg->t * cfg->v);
+	struct gpu_buf f;
 
-	GPU_TRY(pr->linear(be, cfg->act, true, x, w, logits, cfg->t, cfg->h,
+	if (!cfg->logits_bf16) {
+		GPU_TRY(pr->linear(be, cfg->act, true, x, w, logits, cfg->t,
+				   cfg->h, cfg->v));
+		return pr->argmax(be, logits, token, tok64, cfg->t, cfg->v);
+	}
+	/* [§12.1] float32 accumulation, one rounding to bf16 */
+	GPU_TRY(mtp_gpu_scratch(be, n * sizeof(float), &f));
+	GPU_TRY(pr->linear(be, cfg->act, true, x, w, f, cfg->t, cfg->h,
 			   cfg->v));
-	return pr->argmax(be, logits, token, tok64, cfg->t, cfg->v);
+	GPU_TRY(pr->convert(be, GPU_F32, GPU_BF16, f, logits, (int64_t)n));
+	return mtp_gpu_argmax_act(be, GPU_BF16, logits, token, tok64, cfg->t,
+				  cfg->v);
+}
+
+enum mtp_status mtp_gpu_argmax_act(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf logits, struct gpu_buf token,
+				   bool tok64, int64_t rows, int64_t v)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	struct gpu_buf f;
+
+	if (act == GPU_F32)
+		return pr->argmax(be, logits, token, tok64, rows, v);
+	/* widening is exact: the maxima and NaNs of the stored values */
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(rows * v) * sizeof(float), &f));
+	GPU_TRY(pr->convert(be, act, GPU_F32, logits, f, rows * v));
+	return pr->argmax(be, f, token, tok64, rows, v);
 }
 
 /* ---- single ops ----------------------------------------------------------- */
@@ -426,8 +460,14 @@ static enum mtp_status op_all_reduce(struct mtp_backend *be,
 				     const struct mtp_call *c,
 				     const struct gpu_cfg *cfg)
 {
-	return gpu_prims(be)->all_reduce(be, cfg->act, IN("parts"), c->dims.p,
-					 c->dims.r * c->dims.h, OUT("out"));
+	const struct gpu_prims *pr = gpu_prims(be);
+
+	if (c->params->tp.order) /* declared [§2.5] */
+		return pr->reduce_ordered(be, cfg->act, IN("parts"), c->dims.p,
+					  c->dims.r, c->dims.h,
+					  (int)c->params->tp.order, OUT("out"));
+	return pr->all_reduce(be, cfg->act, IN("parts"), c->dims.p,
+			      c->dims.r * c->dims.h, OUT("out"));
 }
 
 /* ---- the kernel table, supports(), launch() ------------------------------- */
@@ -461,8 +501,8 @@ static enum mtp_status op_chain(struct mtp_backend *be,
 }
 
 /* What composes each op of the table (harness/src/ops/rows/), one entry per
- * op; NULL: not composed here. The DSpark ops (SPEC.md §13) have no GPU
- * kernels yet, so they are UNIMPLEMENTED. */
+ * op; NULL: not composed here (hc_pre_delayed, SPEC.md §13 Step DS-4, has
+ * no GPU kernel yet, so it is UNIMPLEMENTED). */
 static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_RMSNORM] = op_rmsnorm,
 	[MTP_OP_ADD_RMSNORM] = op_add_rmsnorm,
@@ -482,11 +522,41 @@ static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_MTP_BLOCK] = op_block,
 	[MTP_OP_MTP_STEP] = op_step,
 	[MTP_OP_DRAFT_CHAIN] = op_chain,
+	[MTP_OP_MAIN_PROJ_NORM] = mtp_gpu_op_main_proj_norm,
+	[MTP_OP_HC_COLLAPSE] = mtp_gpu_op_hc_collapse,
+	[MTP_OP_MARKOV_BIAS] = mtp_gpu_op_markov_bias,
+	[MTP_OP_CONFIDENCE] = mtp_gpu_op_confidence,
 };
 
 static gpu_op_fn kernel_of(const struct mtp_call *c)
 {
 	return (unsigned)c->op->id < MTP_OP_COUNT ? gpu_ops[c->op->id] : NULL;
+}
+
+/* Whether the backend has the optional primitives (gpu.h) that call c
+ * needs; without them the op is declined, never run half. */
+static bool prims_ok(const struct gpu_prims *pr, const struct mtp_call *c)
+{
+	const struct mtp_params *p = c->params;
+	const enum mtp_op_id id = c->op->id;
+
+	if (p && p->conv.logits_dtype == MTP_LOGITS_BFLOAT16 && !pr->convert)
+		return false;
+	if (p && (p->tp.order || p->tp.step) &&
+	    (!pr->reduce_ordered || c->dims.p > GPU_REDUCE_MAX_P))
+		return false; /* the declared reduction order (SPEC.md §2.5) */
+	/* a captured chain clamps positions to max_position: the mask only
+	 * reads it below 1 (step.c) */
+	if (p && p->v2.captured && id == MTP_OP_DRAFT_CHAIN &&
+	    p->v2.max_position < 1)
+		return false;
+	if (id == MTP_OP_MARKOV_BIAS)
+		return pr->convert != NULL || c->act == MTP_F32;
+	if (id == MTP_OP_HC_COLLAPSE)
+		return pr->hc_collapse != NULL;
+	if (id == MTP_OP_CONFIDENCE)
+		return pr->confidence != NULL;
+	return true;
 }
 
 bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
@@ -497,12 +567,10 @@ bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 		return false;
 	if (mtp_call_has_fp8(c)) /* no FP8 kernels here (SPEC.md §12.2) */
 		return false;
-	if (c->params && (c->params->tp.order || c->params->tp.step))
-		return false; /* no declared reduction order (SPEC.md §2.5) */
-	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
-	    !tensors_ok(c->sig->out, c->out, c->n_out))
+	if (!tensors_ok(c, c->sig->in, c->in, c->n_in) ||
+	    !tensors_ok(c, c->sig->out, c->out, c->n_out))
 		return false;
-	if (c->dims.m > pr->max_m || !kernel_of(c))
+	if (c->dims.m > pr->max_m || !kernel_of(c) || !prims_ok(pr, c))
 		return false;
 	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
 }

@@ -26,6 +26,10 @@ const char *const mtp_ocl_kernel_names[OCL_K_COUNT] = {
 	[OCL_K_HC_PRE] = "mtp_hc_pre",
 	[OCL_K_HC_POST] = "mtp_hc_post",
 	[OCL_K_HC_HEAD] = "mtp_hc_head",
+	[OCL_K_CONVERT] = "mtp_convert",
+	[OCL_K_REDUCE_ORDERED] = "mtp_reduce_ordered",
+	[OCL_K_HC_COLLAPSE] = "mtp_hc_collapse",
+	[OCL_K_CONFIDENCE] = "mtp_confidence",
 };
 
 static size_t round_up(int64_t n, size_t m)
@@ -258,6 +262,72 @@ static enum mtp_status k_hc_head(struct mtp_backend *be, enum gpu_act act,
 	return h ? run_rows(be, OCL_K_HC_HEAD, a, N_ARGS(a), t) : MTP_OK;
 }
 
+static enum mtp_status k_convert(struct mtp_backend *be, enum gpu_act from,
+				 enum gpu_act to, struct gpu_buf x,
+				 struct gpu_buf y, int64_t n)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(x), OA_BUF(y), OA_I64(n), OA_I32(from), OA_I32(to),
+	};
+
+	return run(be, OCL_K_CONVERT, a, N_ARGS(a), n, 1, OCL_EW, 1);
+}
+
+static enum mtp_status k_reduce_ordered(struct mtp_backend *be,
+					enum gpu_act act, struct gpu_buf parts,
+					int64_t p, int64_t rows, int64_t h,
+					int order, struct gpu_buf out)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(parts), OA_I64(p),     OA_I64(rows * h), OA_I64(h),
+		OA_BUF(out),   OA_I32(order), OA_I32(act),
+	};
+
+	if (p > GPU_REDUCE_MAX_P)
+		return mtp_backend_fail(be, MTP_ERR_LIMIT,
+					"reduce_ordered: %lld parts",
+					(long long)p);
+	return h ? run(be, OCL_K_REDUCE_ORDERED, a, N_ARGS(a), rows * h, 1,
+		       OCL_EW, 1)
+		 : MTP_OK;
+}
+
+static enum mtp_status k_hc_collapse(struct mtp_backend *be, enum gpu_act act,
+				     struct gpu_buf x, struct gpu_buf pre,
+				     struct gpu_buf y, int64_t t, int64_t m,
+				     int64_t h)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(x), OA_BUF(pre), OA_BUF(y),   OA_I64(t),
+		OA_I32(m), OA_I64(h),	OA_I32(act),
+	};
+
+	return m ? run(be, OCL_K_HC_COLLAPSE, a, N_ARGS(a), h, t, OCL_EW, 1)
+		 : MTP_OK;
+}
+
+static enum mtp_status k_confidence(struct mtp_backend *be, enum gpu_act act,
+				    struct gpu_buf hidden, struct gpu_buf embed,
+				    struct gpu_buf w, struct gpu_buf bias,
+				    struct gpu_buf conf, int64_t t, int64_t h,
+				    int64_t r)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(hidden),
+		OA_BUF(embed),
+		OA_BUF(w),
+		OA_BUF(bias),
+		OA_I32(bias.mem != NULL),
+		OA_BUF(conf),
+		OA_I64(h),
+		OA_I64(r),
+		OA_I32(act),
+		OA_LOCAL(OCL_LM_ROW),
+	};
+
+	return run_rows(be, OCL_K_CONFIDENCE, a, N_ARGS(a), t);
+}
+
 /* Scratch: nothing for an empty buffer, else a device buffer of the
  * platform's, released in queue order. */
 static enum mtp_status scratch_alloc(struct mtp_backend *be, size_t bytes,
@@ -296,4 +366,8 @@ const struct gpu_prims mtp_ocl_prims = {
 	.hc_pre = k_hc_pre,
 	.hc_post = k_hc_post,
 	.hc_head = k_hc_head,
+	.convert = k_convert,
+	.reduce_ordered = k_reduce_ordered,
+	.hc_collapse = k_hc_collapse,
+	.confidence = k_confidence,
 };

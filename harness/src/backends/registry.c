@@ -38,7 +38,8 @@ struct module_def {
 	const char *file;
 	bool built;
 	const char *absent;
-	bool reads_v2; /* python: its adapter is asked */
+	bool reads_v2; /* python: its adapter is asked; the GPU modules:
+			  mtp_gpu_supports() (kernels/gpu) */
 };
 
 static const struct module_def modules[] = {
@@ -47,19 +48,19 @@ static const struct module_def modules[] = {
 	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
 	 "this build has no CUDA backend (configured without nvcc or with "
 	 "MTP_WITH_CUDA=OFF)",
-	 false},
+	 true},
 	{"hip", "mtp_backend_hip.so", MTP_HAVE_HIP,
 	 "this build has no HIP backend (configured without ROCm's HIP, "
 	 "libamdhip64-dev and hipcc, or with MTP_WITH_HIP=OFF)",
-	 false},
+	 true},
 	{"level_zero", "mtp_backend_level_zero.so", MTP_HAVE_LEVEL_ZERO,
 	 "this build has no Level Zero backend (configured without the Level "
 	 "Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)",
-	 false},
+	 true},
 	{"opencl", "mtp_backend_opencl.so", MTP_HAVE_OPENCL,
 	 "this build has no OpenCL backend (configured without the OpenCL "
 	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)",
-	 false},
+	 true},
 	{"python", "mtp_backend_python.so", MTP_HAVE_PYTHON,
 	 "this build has no python backend (configured without Python 3 "
 	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)",

@@ -203,11 +203,12 @@ bool mtp_conv_backend_ok(const struct mtp_backend *be, const struct mtp_call *c,
 	while (b->base)
 		b = b->base;
 	/* python: the conventions reach the adapter as attributes, and its
-	 * supports() declines those it does not implement; cpu: its
-	 * captured-block step implements every one that form exercises */
+	 * supports() declines those it does not implement; every other
+	 * backend that reads the captured-block form (cpu, the GPU modules):
+	 * its captured-block step implements every one that form exercises */
 	if (strcmp(b->iface->name, "ref") == 0 ||
 	    strcmp(b->iface->name, "python") == 0 ||
-	    (strcmp(b->iface->name, "cpu") == 0 && c->params->v2.captured))
+	    (b->reads_v2 && c->params->v2.captured))
 		return true;
 	for (int id = 0; id < MTP_CONV_COUNT; id++)
 		if (((used >> id) & 1u) && mtp_conv_get(&c->params->conv, id))
