@@ -135,6 +135,12 @@ cudaError_t mtp_nv_convert(enum mtp_nv_act from, enum mtp_nv_act to,
 cudaError_t mtp_nv_reduce_ordered(enum mtp_nv_act act, const void *parts,
 				  int64_t p, int64_t rows, int64_t h, int order,
 				  void *out, cudaStream_t s);
+/* [§13 Step DS-4] hc_pre's mixes, the pre-mix into pre_out [T,M], the
+ * layer input collapsed with pre_in [T,M] (NULL: stream 0) (hc_pre_delayed.cu). */
+cudaError_t mtp_nv_hc_pre_delayed(enum mtp_nv_act act,
+				  const struct mtp_nv_hc_pre_args *a,
+				  const float *pre_in, float *pre_out,
+				  cudaStream_t s);
 /* [§13 Step DS-5] y[t,:] = act(sum_s pre[t,s] x[t,s,:]). */
 cudaError_t mtp_nv_hc_collapse(enum mtp_nv_act act, const void *x,
 			       const float *pre, void *y, int64_t t, int64_t m,

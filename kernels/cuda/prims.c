@@ -156,8 +156,7 @@ static enum mtp_status argmax(struct mtp_backend *be, struct gpu_buf logits,
 	return MTP_OK;
 }
 
-static enum mtp_status hc_pre(struct mtp_backend *be, enum gpu_act act,
-			      const struct gpu_hc_pre_args *a)
+static struct mtp_nv_hc_pre_args nv_hc_pre_args(const struct gpu_hc_pre_args *a)
 {
 	const struct mtp_nv_hc_pre_args na = {
 		.residual = P(a->residual),
@@ -178,6 +177,14 @@ static enum mtp_status hc_pre(struct mtp_backend *be, enum gpu_act act,
 		.norm_eps = a->norm_eps,
 		.sinkhorn_iters = a->sinkhorn_iters,
 	};
+
+	return na;
+}
+
+static enum mtp_status hc_pre(struct mtp_backend *be, enum gpu_act act,
+			      const struct gpu_hc_pre_args *a)
+{
+	const struct mtp_nv_hc_pre_args na = nv_hc_pre_args(a);
 
 	NV_CHECK(be, "mtp_nv_hc_pre", mtp_nv_hc_pre(ACT(act), &na, S(be)));
 	return MTP_OK;
@@ -231,6 +238,19 @@ static enum mtp_status reduce_ordered(struct mtp_backend *be, enum gpu_act act,
 	return MTP_OK;
 }
 
+static enum mtp_status hc_pre_delayed(struct mtp_backend *be, enum gpu_act act,
+				      const struct gpu_hc_pre_args *a,
+				      struct gpu_buf pre_in,
+				      struct gpu_buf pre_out)
+{
+	const struct mtp_nv_hc_pre_args na = nv_hc_pre_args(a);
+
+	NV_CHECK(be, "mtp_nv_hc_pre_delayed",
+		 mtp_nv_hc_pre_delayed(ACT(act), &na, P(pre_in), P(pre_out),
+				       S(be)));
+	return MTP_OK;
+}
+
 static enum mtp_status hc_collapse(struct mtp_backend *be, enum gpu_act act,
 				   struct gpu_buf x, struct gpu_buf pre,
 				   struct gpu_buf y, int64_t t, int64_t m,
@@ -279,5 +299,6 @@ const struct gpu_prims mtp_nv_prims = {
 	.reduce_ordered = reduce_ordered,
 	.hc_collapse = hc_collapse,
 	.confidence = confidence,
+	.hc_pre_delayed = hc_pre_delayed,
 #endif
 };

@@ -54,6 +54,14 @@ enum mtp_status mtp_gpu_op_markov_bias(struct mtp_backend *be,
 enum mtp_status mtp_gpu_op_confidence(struct mtp_backend *be,
 				      const struct mtp_call *c,
 				      const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_hc_pre_delayed(struct mtp_backend *be,
+					  const struct mtp_call *c,
+					  const struct gpu_cfg *cfg);
+/* hc_pre's arguments from a call's tensors and hc parameters; residual
+ * "@name" is an output. */
+void mtp_gpu_hc_args(const struct mtp_call *c, const char *residual,
+		     const char *post, const char *comb,
+		     struct gpu_hc_pre_args *a);
 
 /* Building blocks. */
 /* rows rows of width h, no gather, no mask, in cfg's rounding. */

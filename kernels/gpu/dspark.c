@@ -3,9 +3,9 @@
  * context combiner main_proj_norm (a GEMM and a norm, both outputs, so it
  * composes from the existing primitives), the Markov bias (gather, GEMM,
  * the activation-dtype add and the greedy token of the rounded logits),
- * and the two that need kernels of their own, hc_collapse and confidence
- * (optional primitives: supports() declines them where a backend has
- * none). hc_pre_delayed is not here yet.
+ * and the three that need kernels of their own, hc_pre_delayed,
+ * hc_collapse and confidence (optional primitives: supports() declines
+ * them where a backend has none).
  */
 #include "compose.h"
 
@@ -25,6 +25,19 @@ enum mtp_status mtp_gpu_op_main_proj_norm(struct mtp_backend *be,
 		OUT("main_proj_out"), d->t, d->p * d->h, d->h));
 	return mtp_gpu_norm_rows(be, cfg, OUT("main_proj_out"),
 				 IN("main_norm_weight"), OUT("main_x"), d->t);
+}
+
+/* [Step DS-4] hc_pre's mixes, the pre-mix as an output, the layer input
+ * from pre_mix_in (absent: stream 0). */
+enum mtp_status mtp_gpu_op_hc_pre_delayed(struct mtp_backend *be,
+					  const struct mtp_call *c,
+					  const struct gpu_cfg *cfg)
+{
+	struct gpu_hc_pre_args a;
+
+	mtp_gpu_hc_args(c, "residual", "post_mix", "comb_mix", &a);
+	return gpu_prims(be)->hc_pre_delayed(be, cfg->act, &a, IN("pre_mix_in"),
+					     OUT("pre_mix"));
 }
 
 /* [Step DS-5] */

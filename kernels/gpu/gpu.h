@@ -186,6 +186,14 @@ struct gpu_prims {
 				       struct gpu_buf x, struct gpu_buf pre,
 				       struct gpu_buf y, int64_t t, int64_t m,
 				       int64_t h);
+	/* [§13 Step DS-4] hc_pre's mixes, this sublayer's pre-mix into
+	 * pre_out [T,M] (float32), the layer input collapsed with pre_in
+	 * [T,M] (absent: stream 0 as it is). */
+	enum mtp_status (*hc_pre_delayed)(struct mtp_backend *be,
+					  enum gpu_act act,
+					  const struct gpu_hc_pre_args *a,
+					  struct gpu_buf pre_in,
+					  struct gpu_buf pre_out);
 	/* [§13 Step DS-7] conf[t] = sigmoid(w . [hidden[t,:]; embed[t,:]]
 	 * + bias[0]), float32; embed absent when r == 0, bias optional. */
 	enum mtp_status (*confidence)(struct mtp_backend *be, enum gpu_act act,

@@ -289,10 +289,9 @@ static enum mtp_status op_mtp_input_norm(struct mtp_backend *be,
 				      GPU_FUSED);
 }
 
-/* hc_pre's arguments from a call; residual "@name" is an output. */
-static void hc_args(const struct mtp_call *c, const char *residual,
-		    const char *post, const char *comb,
-		    struct gpu_hc_pre_args *a)
+void mtp_gpu_hc_args(const struct mtp_call *c, const char *residual,
+		     const char *post, const char *comb,
+		     struct gpu_hc_pre_args *a)
 {
 	const struct mtp_hc_params *p = &c->params->hc;
 
@@ -323,7 +322,7 @@ static enum mtp_status op_hc_pre(struct mtp_backend *be,
 {
 	struct gpu_hc_pre_args a;
 
-	hc_args(c, "residual", "post_mix", "comb_mix", &a);
+	mtp_gpu_hc_args(c, "residual", "post_mix", "comb_mix", &a);
 	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
 }
 
@@ -353,7 +352,7 @@ static enum mtp_status op_hc_fused_post_pre(struct mtp_backend *be,
 	struct gpu_hc_pre_args a;
 
 	GPU_TRY(hc_post_into(be, c, cfg, "residual_out"));
-	hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
+	mtp_gpu_hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
 	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
 }
 
@@ -501,8 +500,7 @@ static enum mtp_status op_chain(struct mtp_backend *be,
 }
 
 /* What composes each op of the table (harness/src/ops/rows/), one entry per
- * op; NULL: not composed here (hc_pre_delayed, SPEC.md §13 Step DS-4, has
- * no GPU kernel yet, so it is UNIMPLEMENTED). */
+ * op; NULL: not composed here. */
 static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_RMSNORM] = op_rmsnorm,
 	[MTP_OP_ADD_RMSNORM] = op_add_rmsnorm,
@@ -526,6 +524,7 @@ static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_HC_COLLAPSE] = mtp_gpu_op_hc_collapse,
 	[MTP_OP_MARKOV_BIAS] = mtp_gpu_op_markov_bias,
 	[MTP_OP_CONFIDENCE] = mtp_gpu_op_confidence,
+	[MTP_OP_HC_PRE_DELAYED] = mtp_gpu_op_hc_pre_delayed,
 };
 
 static gpu_op_fn kernel_of(const struct mtp_call *c)
@@ -556,6 +555,8 @@ static bool prims_ok(const struct gpu_prims *pr, const struct mtp_call *c)
 		return pr->hc_collapse != NULL;
 	if (id == MTP_OP_CONFIDENCE)
 		return pr->confidence != NULL;
+	if (id == MTP_OP_HC_PRE_DELAYED)
+		return pr->hc_pre_delayed != NULL;
 	return true;
 }
 

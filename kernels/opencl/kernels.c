@@ -8,6 +8,7 @@
  * copies go to the platform's struct ocl_dev_ops.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "ocl_internal.h"
 
@@ -30,6 +31,7 @@ const char *const mtp_ocl_kernel_names[OCL_K_COUNT] = {
 	[OCL_K_REDUCE_ORDERED] = "mtp_reduce_ordered",
 	[OCL_K_HC_COLLAPSE] = "mtp_hc_collapse",
 	[OCL_K_CONFIDENCE] = "mtp_confidence",
+	[OCL_K_HC_PRE_DELAYED] = "mtp_hc_pre_delayed",
 };
 
 static size_t round_up(int64_t n, size_t m)
@@ -202,18 +204,24 @@ static enum mtp_status k_argmax(struct mtp_backend *be, struct gpu_buf logits,
 	return v ? run_rows(be, OCL_K_ARGMAX, a, N_ARGS(a), rows) : MTP_OK;
 }
 
-static enum mtp_status k_hc_pre(struct mtp_backend *be, enum gpu_act act,
-				const struct gpu_hc_pre_args *p)
+/* hc_pre, or with pre_out given DSpark's delayed form (pre_in may be
+ * absent). */
+static enum mtp_status hc_pre_run(struct mtp_backend *be, enum gpu_act act,
+				  const struct gpu_hc_pre_args *p,
+				  struct gpu_buf pre_in, struct gpu_buf pre_out)
 {
-	const struct ocl_arg a[] = {
-		OA_BUF(p->residual),
-		OA_BUF(p->fn),
-		OA_BUF(p->scale),
-		OA_BUF(p->base),
-		OA_BUF(p->norm_w),
-		OA_BUF(p->post_mix),
-		OA_BUF(p->comb_mix),
-		OA_BUF(p->layer_input),
+	const struct ocl_arg head[] = {
+		OA_BUF(p->residual), OA_BUF(p->fn),
+		OA_BUF(p->scale),    OA_BUF(p->base),
+		OA_BUF(p->norm_w),   OA_BUF(p->post_mix),
+		OA_BUF(p->comb_mix), OA_BUF(p->layer_input),
+	};
+	const struct ocl_arg delayed[] = {
+		OA_BUF(pre_in),
+		OA_I32(pre_in.mem != NULL),
+		OA_BUF(pre_out),
+	};
+	const struct ocl_arg tail[] = {
 		OA_I32(p->m),
 		OA_I64(p->h),
 		OA_F32(p->rms_eps),
@@ -226,8 +234,34 @@ static enum mtp_status k_hc_pre(struct mtp_backend *be, enum gpu_act act,
 		OA_I32(act),
 		OA_LOCAL(OCL_LM_HC_PRE),
 	};
+	const int nh = N_ARGS(head), nd = pre_out.mem ? N_ARGS(delayed) : 0;
+	struct ocl_arg a[N_ARGS(head) + N_ARGS(delayed) + N_ARGS(tail)];
 
-	return p->h ? run_rows(be, OCL_K_HC_PRE, a, N_ARGS(a), p->t) : MTP_OK;
+	memcpy(a, head, sizeof(head));
+	memcpy(a + nh, delayed, (size_t)nd * sizeof(a[0]));
+	memcpy(a + nh + nd, tail, sizeof(tail));
+	return p->h ? run_rows(be,
+			       pre_out.mem ? OCL_K_HC_PRE_DELAYED
+					   : OCL_K_HC_PRE,
+			       a, nh + nd + N_ARGS(tail), p->t)
+		    : MTP_OK;
+}
+
+static enum mtp_status k_hc_pre(struct mtp_backend *be, enum gpu_act act,
+				const struct gpu_hc_pre_args *p)
+{
+	const struct gpu_buf none = {0};
+
+	return hc_pre_run(be, act, p, none, none);
+}
+
+static enum mtp_status k_hc_pre_delayed(struct mtp_backend *be,
+					enum gpu_act act,
+					const struct gpu_hc_pre_args *p,
+					struct gpu_buf pre_in,
+					struct gpu_buf pre_out)
+{
+	return hc_pre_run(be, act, p, pre_in, pre_out);
 }
 
 static enum mtp_status k_hc_post(struct mtp_backend *be, enum gpu_act act,
@@ -370,4 +404,5 @@ const struct gpu_prims mtp_ocl_prims = {
 	.reduce_ordered = k_reduce_ordered,
 	.hc_collapse = k_hc_collapse,
 	.confidence = k_confidence,
+	.hc_pre_delayed = k_hc_pre_delayed,
 };

@@ -118,3 +118,50 @@ __kernel void mtp_confidence(__global const uchar *hidden, long ho,
 		((__global float *)BUF(conf, co))[t] = sigmoid_f(z);
 	}
 }
+
+/*
+ * [§13 Step DS-4] DSpark's delayed hc_pre, one work-group per token: the
+ * mixes of hc_pre (hc_pre.cl), this sublayer's pre-mix stored as an output,
+ * and the layer input collapsed with the pre-mix carried in (absent: layer
+ * 0's identity pre-mix, stream 0 as it is: a sum over that stream alone).
+ */
+__kernel void mtp_hc_pre_delayed(
+	__global const uchar *res, long reso, __global const uchar *fn,
+	long fno, __global const uchar *sc, long sco,
+	__global const uchar *base, long bo, __global const uchar *nw,
+	long nwo, __global uchar *post, long posto, __global uchar *comb,
+	long combo, __global uchar *out, long outo, __global const uchar *pin,
+	long pino, int has_pin, __global uchar *pout, long pouto, int m,
+	long h, float rms_eps, float pre_eps, float sinkhorn_eps,
+	float post_mult, float norm_eps, int iters, int has_norm, int act,
+	__local float *lm)
+{
+	/* lm: MTP_WG + HC_MAX_MIX + 1 + HC_MAX_M floats */
+	__local float *red = lm, *mix = lm + MTP_WG;
+	__local float *pre = mix + HC_MAX_MIX + 1;
+	const long t = get_group_id(0);
+	const int lid = (int)get_local_id(0);
+	const struct hc_pre_cfg p = {m, iters, m * h, rms_eps, pre_eps,
+				     sinkhorn_eps, post_mult};
+	__global const uchar *x = BUF(res, reso) + t * m * h * act_size(act);
+	__global const float *f = (__global const float *)BUF(fn, fno);
+	const int wide = hc_mix_safe(x, m * h, act, f, 2 * m + m * m, red, mix);
+
+	if (lid == 0)
+		hc_pre_mixes(&p, mix, wide, (__global const float *)BUF(sc, sco),
+			     (__global const float *)BUF(base, bo), pre,
+			     (__global float *)BUF(post, posto) + t * m,
+			     (__global float *)BUF(comb, combo) + t * m * m);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid < m)
+		((__global float *)BUF(pout, pouto))[t * m + lid] = pre[lid];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid < m)
+		pre[lid] = has_pin ? ((__global const float *)BUF(pin, pino))[
+						     t * m + lid]
+				   : 1.0f;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	hc_layer_input(x, has_norm ? BUF(nw, nwo) : 0,
+		       BUF(out, outo) + t * h * act_size(act), h,
+		       has_pin ? m : 1, act, norm_eps, pre, red);
+}

@@ -170,6 +170,13 @@ static enum mtp_status p_hc_collapse(struct mtp_backend *be, A a, B x, B pre,
 	(void)a, (void)x, (void)pre, (void)y, (void)t, (void)m, (void)h;
 	return call(be, "hc_collapse");
 }
+static enum mtp_status p_hc_pre_delayed(struct mtp_backend *be, A a,
+					const struct gpu_hc_pre_args *p, B in,
+					B out)
+{
+	(void)a, (void)p, (void)in, (void)out;
+	return call(be, "hc_pre_delayed");
+}
 static enum mtp_status p_confidence(struct mtp_backend *be, A a, B hd, B e, B w,
 				    B b, B c, int64_t t, int64_t h, int64_t r)
 {
@@ -202,6 +209,7 @@ static const struct gpu_prims fake_prims = {
 	.reduce_ordered = p_reduce_ordered,
 	.hc_collapse = p_hc_collapse,
 	.confidence = p_confidence,
+	.hc_pre_delayed = p_hc_pre_delayed,
 };
 
 /* The same without gpu.h's optional primitives (the HIP module's set). */
@@ -213,6 +221,7 @@ static struct gpu_prims core_prims(void)
 	p.reduce_ordered = NULL;
 	p.hc_collapse = NULL;
 	p.confidence = NULL;
+	p.hc_pre_delayed = NULL;
 	return p;
 }
 
@@ -275,14 +284,6 @@ Test(compose, every_op_composes_and_releases_its_scratch)
 
 		gen(&g, op->name, DEFAULT_FAMILY, NULL);
 		fake_init(&be, &f, 0);
-		if (id == MTP_OP_HC_PRE_DELAYED) {
-			/* no GPU kernel yet (SPEC.md §13 Step DS-4), so
-			 * unsupported (UNIMPLEMENTED), never a failed launch */
-			cr_expect_not(mtp_gpu_supports(&be, &g.cc.call), "%s",
-				      op->name);
-			gen_fini(&g);
-			continue;
-		}
 		cr_expect(mtp_gpu_supports(&be, &g.cc.call), "%s", op->name);
 		cr_expect_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s: %s",
 			     op->name, be.error);
@@ -411,8 +412,8 @@ Test(compose, supports_follows_the_primitives_limits)
  * none (HIP), never launched half; with them it composes. */
 Test(compose, ops_without_their_primitives_are_declined)
 {
-	static const char *const ops[] = {"hc_collapse", "confidence",
-					  "markov_bias"};
+	static const char *const ops[] = {"hc_pre_delayed", "hc_collapse",
+					  "confidence", "markov_bias"};
 	const struct gpu_prims core = core_prims();
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
