@@ -79,10 +79,9 @@ Test(captured, a_chain_is_caught_at_the_next_steps_block_input)
 	mtp_run_fini(&run);
 }
 
-/* ref and cpu (kernels/cpu/captured.c) implement the captured form; a
- * backend not written for it is never asked (mtp_backend_reads_captured);
- * the GPU modules are asked and refuse it in supports() (tested in
- * kernels/gpu/tests/test_compose.c). */
+/* ref and cpu (kernels/cpu/captured.c) implement the captured form, and
+ * so do the GPU modules (kernels/gpu/step.c); a backend not written for it
+ * is never asked (mtp_backend_reads_captured). */
 Test(captured, goldens_pass_on_ref_and_cpu)
 {
 	static const char *const names[] = {"ref", "cpu"};
@@ -101,6 +100,10 @@ Test(captured, goldens_pass_on_ref_and_cpu)
 				  run.results[i].message);
 		mtp_run_fini(&run);
 	}
+	/* the GPU modules too (kernels/gpu/step.c: suite.opencl runs these
+	 * goldens); an external plugin is never asked */
 	cr_expect(mtp_backend_reads_captured("python"));
+	cr_expect(mtp_backend_reads_captured("opencl"));
+	cr_expect(mtp_backend_reads_captured("cuda"));
 	cr_expect(!mtp_backend_reads_captured("a_plugin"));
 }

@@ -57,6 +57,7 @@ Test(registry, reads_v2_from_the_rows)
 	/* the GPU modules: their supports() decides (kernels/gpu/ops.c) */
 	cr_expect(mtp_backend_reads_fp8("opencl"));
 	cr_expect(mtp_backend_reads_fp8("cuda"));
+	cr_expect(!mtp_backend_reads_fp8("a_plugin"));
 	cr_expect(!mtp_backend_reads_captured("a_plugin"));
 	cr_assert_eq(mtp_backend_open("ref", NULL, &be, why, sizeof(why)),
 		     MTP_OK, "%s", why);

@@ -4,7 +4,9 @@
  * row of up to NV_ROW_VECS * 1024 vectors is held in registers, so x and
  * residual are read once and y and residual_out written once
  * (add_norm_reg_kernel); longer or unaligned rows take the scalar kernel,
- * which reads its own residual_out back.
+ * which reads its own residual_out back. MTP_NV_NORM_SUM or'ed into
+ * rounding: y from the unrounded sum instead (SPEC.md §12.1 add_norm_input
+ * = sum).
  */
 #include "norm_common.cuh"
 
@@ -31,8 +33,10 @@ __global__ void add_rmsnorm_kernel(const T *x, const T *res, const T *w,
 	__shared__ double shd[NV_MAX_WARPS];
 	const int64_t o = (int64_t)blockIdx.x * h;
 	struct nv_scale rr = {0.0f, 0.0, false};
+	const bool on_sum = rounding & MTP_NV_NORM_SUM;
 	float ss;
 
+	rounding &= ~MTP_NV_NORM_SUM;
 	x += o;
 	res += o;
 	for (int64_t i = threadIdx.x; i < h; i += blockDim.x)
@@ -47,9 +51,13 @@ __global__ void add_rmsnorm_kernel(const T *x, const T *res, const T *w,
 		rr.rd = 1.0 / sqrt(sd / (double)h + (double)eps);
 	}
 	/* each thread re-reads only the elements it wrote itself */
-	for (int64_t i = threadIdx.x; i < h; i += blockDim.x)
-		y[o + i] = nv_from<T>(norm_elem<T>(nv_f32(res_out[o + i]), &rr,
-						   nv_f32(w[i]), rounding));
+	for (int64_t i = threadIdx.x; i < h; i += blockDim.x) {
+		const float v = on_sum ? nv_f32(x[i]) + nv_f32(res[i])
+				       : nv_f32(res_out[o + i]);
+
+		y[o + i] = nv_from<T>(
+			norm_elem<T>(v, &rr, nv_f32(w[i]), rounding));
+	}
 }
 
 /* Loads the row's x and residual vectors (zeros past the row). */
@@ -103,7 +111,9 @@ __global__ void add_norm_reg_kernel(const T *x, const T *res, const T *w,
 	const int64_t o = (int64_t)blockIdx.x * h, nvec = h / n;
 	struct nv_scale sc = {0.0f, 0.0, false};
 	uint4 xr[NV_ROW_VECS], rr[NV_ROW_VECS];
+	const bool on_sum = rounding & MTP_NV_NORM_SUM;
 
+	rounding &= ~MTP_NV_NORM_SUM;
 	add_load<T>(x + o, res + o, nvec, xr, rr);
 	float ss = nv_block_sum(add_reg_sumsq<T, float>(xr, rr), sh);
 
@@ -125,11 +135,15 @@ __global__ void add_norm_reg_kernel(const T *x, const T *res, const T *w,
 		nv_unpack<T>(xr[k], a);
 		nv_unpack<T>(rr[k], b);
 		nv_load_vec(w + i * n, wv);
-		for (int e = 0; e < n; e++)
-			a[e] = nv_round<T>(a[e] + b[e]); /* r', as stored */
+		for (int e = 0; e < n; e++) {
+			const float sum = a[e] + b[e];
+
+			a[e] = nv_round<T>(sum); /* r', as stored */
+			b[e] = on_sum ? sum : a[e];
+		}
 		nv_store_vec(res_out + o + i * n, a);
 		for (int e = 0; e < n; e++)
-			b[e] = norm_elem<T>(a[e], &sc, wv[e], rounding);
+			b[e] = norm_elem<T>(b[e], &sc, wv[e], rounding);
 		nv_store_vec(y + o + i * n, b);
 	}
 }

@@ -7,17 +7,6 @@
  */
 #include "nv_common.cuh"
 
-static unsigned grid_for(int64_t n)
-{
-	int64_t b = (n + NV_BLOCK - 1) / NV_BLOCK;
-
-	return (unsigned)(b > 65535 * 8 ? 65535 * 8 : b);
-}
-
-#define GRID_STRIDE(i, n)                                                  \
-	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;   \
-	     i < (n); i += (int64_t)gridDim.x * blockDim.x)
-
 /*
  * The gather: one block per row (grid-stride over rows), the row's id read
  * once, the row copied in 16-byte vectors when the row's bytes and both

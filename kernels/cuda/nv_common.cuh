@@ -189,6 +189,19 @@ static inline bool nv_aligned16(const void *p)
 	return ((uintptr_t)p & 15u) == 0;
 }
 
+/* Blocks of NV_BLOCK threads for n elements of a grid-stride loop (capped:
+ * the loop covers the rest). */
+static inline unsigned grid_for(int64_t n)
+{
+	int64_t b = (n + NV_BLOCK - 1) / NV_BLOCK;
+
+	return (unsigned)(b > 65535 * 8 ? 65535 * 8 : b);
+}
+
+#define GRID_STRIDE(i, n)                                                  \
+	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;   \
+	     i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
 /* Calls the host launcher f<T>(...) for the activation type act. */
 #define NV_DISPATCH_ACT(act, f, ...)                                   \
 	do {                                                           \

@@ -22,6 +22,11 @@ enum mtp_nv_act { MTP_NV_BF16, MTP_NV_F32, MTP_NV_F16 };
 /* Values of enum mtp_rounding / mtp_hc_head_variant (mtp/ref.h). */
 #define MTP_NV_EAGER 0
 #define MTP_NV_FUSED 1
+/* Or'ed into add_rmsnorm's rounding: y from the unrounded sum (gpu.h's
+ * GPU_NORM_SUM, SPEC.md §12.1 add_norm_input = sum). */
+#define MTP_NV_NORM_SUM 2
+/* The most partials of mtp_nv_reduce_ordered (gpu.h's GPU_REDUCE_MAX_P). */
+#define MTP_NV_REDUCE_MAX_P 64
 #define MTP_NV_HEAD_CUDA 0
 #define MTP_NV_HEAD_ROCM 1
 
@@ -130,6 +135,33 @@ cudaError_t mtp_nv_empty(cudaStream_t s);
  * maximum. */
 cudaError_t mtp_nv_argmax(const float *logits, void *token, int tok64,
 			  int64_t rows, int64_t v, cudaStream_t s);
+
+/* steps.cu (CUDA only, not in the HIP build): the captured and
+ * tensor-parallel steps' and the DSpark ops' kernels (gpu.h's optional
+ * primitives). */
+/* y[i] = to(from(x[i])). */
+cudaError_t mtp_nv_convert(enum mtp_nv_act from, enum mtp_nv_act to,
+			   const void *x, void *y, int64_t n, cudaStream_t s);
+/* [§2.5] out [rows,h] = parts [p,rows,h] summed in order (enum
+ * mtp_reduce_order), p <= MTP_NV_REDUCE_MAX_P. */
+cudaError_t mtp_nv_reduce_ordered(enum mtp_nv_act act, const void *parts,
+				  int64_t p, int64_t rows, int64_t h, int order,
+				  void *out, cudaStream_t s);
+/* [§13 Step DS-4] hc_pre's mixes, the pre-mix into pre_out [T,M], the
+ * layer input collapsed with pre_in [T,M] (NULL: stream 0) (hc_pre_delayed.cu). */
+cudaError_t mtp_nv_hc_pre_delayed(enum mtp_nv_act act,
+				  const struct mtp_nv_hc_pre_args *a,
+				  const float *pre_in, float *pre_out,
+				  cudaStream_t s);
+/* [§13 Step DS-5] y[t,:] = act(sum_s pre[t,s] x[t,s,:]). */
+cudaError_t mtp_nv_hc_collapse(enum mtp_nv_act act, const void *x,
+			       const float *pre, void *y, int64_t t, int64_t m,
+			       int64_t h, cudaStream_t s);
+/* [§13 Step DS-7] conf[t] = sigmoid(w . [hidden[t]; embed[t]] + bias). */
+cudaError_t mtp_nv_confidence(enum mtp_nv_act act, const void *hidden,
+			      const void *embed, const float *w,
+			      const float *bias, float *conf, int64_t t,
+			      int64_t h, int64_t r, cudaStream_t s);
 
 #ifdef __cplusplus
 }

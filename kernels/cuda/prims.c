@@ -16,6 +16,10 @@ _Static_assert((int)GPU_BF16 == (int)MTP_NV_BF16 &&
 	       "gpu.h and nv_kernels.h number the activation types alike");
 _Static_assert(GPU_EAGER == MTP_NV_EAGER && GPU_FUSED == MTP_NV_FUSED,
 	       "gpu.h and nv_kernels.h number the roundings alike");
+_Static_assert(GPU_NORM_SUM == MTP_NV_NORM_SUM &&
+		       GPU_REDUCE_MAX_P == MTP_NV_REDUCE_MAX_P,
+	       "gpu.h and nv_kernels.h number the norm input and the most "
+	       "partials alike");
 _Static_assert(GPU_NORM_JOBS <= MTP_NV_NORM_JOBS,
 	       "one rmsnorm launch takes every job of a call");
 
@@ -174,8 +178,7 @@ static enum mtp_status argmax(struct mtp_backend *be, struct gpu_buf logits,
 	return MTP_OK;
 }
 
-static enum mtp_status hc_pre(struct mtp_backend *be, enum gpu_act act,
-			      const struct gpu_hc_pre_args *a)
+static struct mtp_nv_hc_pre_args nv_hc_pre_args(const struct gpu_hc_pre_args *a)
 {
 	const struct mtp_nv_hc_pre_args na = {
 		.residual = P(a->residual),
@@ -196,6 +199,14 @@ static enum mtp_status hc_pre(struct mtp_backend *be, enum gpu_act act,
 		.norm_eps = a->norm_eps,
 		.sinkhorn_iters = a->sinkhorn_iters,
 	};
+
+	return na;
+}
+
+static enum mtp_status hc_pre(struct mtp_backend *be, enum gpu_act act,
+			      const struct gpu_hc_pre_args *a)
+{
+	const struct mtp_nv_hc_pre_args na = nv_hc_pre_args(a);
 
 	NV_CHECK(be, "mtp_nv_hc_pre", mtp_nv_hc_pre(ACT(act), &na, S(be)));
 	return MTP_OK;
@@ -228,6 +239,64 @@ static enum mtp_status hc_head(struct mtp_backend *be, enum gpu_act act,
 	return MTP_OK;
 }
 
+#ifdef MTP_NV_STEPS /* steps.cu: the CUDA build only */
+static enum mtp_status convert(struct mtp_backend *be, enum gpu_act from,
+			       enum gpu_act to, struct gpu_buf x,
+			       struct gpu_buf y, int64_t n)
+{
+	NV_CHECK(be, "mtp_nv_convert",
+		 mtp_nv_convert(ACT(from), ACT(to), P(x), P(y), n, S(be)));
+	return MTP_OK;
+}
+
+static enum mtp_status reduce_ordered(struct mtp_backend *be, enum gpu_act act,
+				      struct gpu_buf parts, int64_t p,
+				      int64_t rows, int64_t h, int order,
+				      struct gpu_buf out)
+{
+	NV_CHECK(be, "mtp_nv_reduce_ordered",
+		 mtp_nv_reduce_ordered(ACT(act), P(parts), p, rows, h, order,
+				       P(out), S(be)));
+	return MTP_OK;
+}
+
+static enum mtp_status hc_pre_delayed(struct mtp_backend *be, enum gpu_act act,
+				      const struct gpu_hc_pre_args *a,
+				      struct gpu_buf pre_in,
+				      struct gpu_buf pre_out)
+{
+	const struct mtp_nv_hc_pre_args na = nv_hc_pre_args(a);
+
+	NV_CHECK(be, "mtp_nv_hc_pre_delayed",
+		 mtp_nv_hc_pre_delayed(ACT(act), &na, P(pre_in), P(pre_out),
+				       S(be)));
+	return MTP_OK;
+}
+
+static enum mtp_status hc_collapse(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf x, struct gpu_buf pre,
+				   struct gpu_buf y, int64_t t, int64_t m,
+				   int64_t h)
+{
+	NV_CHECK(be, "mtp_nv_hc_collapse",
+		 mtp_nv_hc_collapse(ACT(act), P(x), P(pre), P(y), t, m, h,
+				    S(be)));
+	return MTP_OK;
+}
+
+static enum mtp_status confidence(struct mtp_backend *be, enum gpu_act act,
+				  struct gpu_buf hidden, struct gpu_buf embed,
+				  struct gpu_buf w, struct gpu_buf bias,
+				  struct gpu_buf conf, int64_t t, int64_t h,
+				  int64_t r)
+{
+	NV_CHECK(be, "mtp_nv_confidence",
+		 mtp_nv_confidence(ACT(act), P(hidden), P(embed), P(w), P(bias),
+				   P(conf), t, h, r, S(be)));
+	return MTP_OK;
+}
+#endif
+
 const struct gpu_prims mtp_nv_prims = {
 	.max_m = MTP_NV_HC_MAX_M,
 	.max_rows =
@@ -250,4 +319,11 @@ const struct gpu_prims mtp_nv_prims = {
 	.hc_pre = hc_pre,
 	.hc_post = hc_post,
 	.hc_head = hc_head,
+#ifdef MTP_NV_STEPS
+	.convert = convert,
+	.reduce_ordered = reduce_ordered,
+	.hc_collapse = hc_collapse,
+	.confidence = confidence,
+	.hc_pre_delayed = hc_pre_delayed,
+#endif
 };

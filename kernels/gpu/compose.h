@@ -28,6 +28,10 @@ struct gpu_cfg {
 	bool rocm_head;
 	bool w8a8;     /* proj_quant = fp8_w8a8 [§12.2] */
 	float act_eps; /* act_quant_eps, as float32 */
+	/* [§12.1] the conventions (zeroed: v1): bf16 logits, the final add
+	 * fused into the norm, its norm of the unrounded sum, no position-0
+	 * mask */
+	bool logits_bf16, final_fused, norm_sum, unmasked;
 };
 
 /* A projection weight and, when it is float8, its block scale
@@ -49,6 +53,28 @@ enum mtp_status mtp_gpu_op_step(struct mtp_backend *be,
 				const struct mtp_call *c);
 enum mtp_status mtp_gpu_op_chain(struct mtp_backend *be,
 				 const struct mtp_call *c);
+/* The DSpark ops [§13] (dspark.c), and whether the backend has the
+ * primitives each needs. */
+enum mtp_status mtp_gpu_op_main_proj_norm(struct mtp_backend *be,
+					  const struct mtp_call *c,
+					  const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_hc_collapse(struct mtp_backend *be,
+				       const struct mtp_call *c,
+				       const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_markov_bias(struct mtp_backend *be,
+				       const struct mtp_call *c,
+				       const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_confidence(struct mtp_backend *be,
+				      const struct mtp_call *c,
+				      const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_hc_pre_delayed(struct mtp_backend *be,
+					  const struct mtp_call *c,
+					  const struct gpu_cfg *cfg);
+/* hc_pre's arguments from a call's tensors and hc parameters; residual
+ * "@name" is an output. */
+void mtp_gpu_hc_args(const struct mtp_call *c, const char *residual,
+		     const char *post, const char *comb,
+		     struct gpu_hc_pre_args *a);
 
 /* Building blocks. */
 /* y = x . w^T through linear, or linear_fp8 under cfg's proj_quant when w
@@ -72,10 +98,17 @@ enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
 				   const struct gpu_cfg *cfg, struct gpu_buf e,
 				   struct gpu_buf p, const struct gpu_qw *we,
 				   const struct gpu_qw *wh, struct gpu_buf x);
+/* logits [T,V] (bf16 under cfg->logits_bf16, else float32) and the
+ * token of the logits as stored. */
 enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
 				const struct gpu_cfg *cfg, struct gpu_buf x,
 				const struct gpu_qw *w, struct gpu_buf logits,
 				struct gpu_buf token, bool tok64);
+/* token[r] = the argmax of logits [rows,v] stored in act (float32
+ * logits: the argmax primitive; else through a float32 copy). */
+enum mtp_status mtp_gpu_argmax_act(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf logits, struct gpu_buf token,
+				   bool tok64, int64_t rows, int64_t v);
 
 struct gpu_v3_block {
 	struct gpu_buf w_in, W_a, w_post, W_gate, W_up, W_down;

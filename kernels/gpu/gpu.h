@@ -39,6 +39,14 @@ enum gpu_act { GPU_BF16 = 0, GPU_F32 = 1, GPU_F16 = 2 };
 /* Rounding of the norms: the values of enum mtp_rounding. */
 #define GPU_EAGER 0
 #define GPU_FUSED 1
+/* Or'ed into add_rmsnorm's rounding: y normalises the unrounded float32
+ * sum rather than the stored residual (SPEC.md §12.1 add_norm_input =
+ * sum). */
+#define GPU_NORM_SUM 2
+
+/* The most partials of a reduction in a declared order (a tree's levels
+ * live in registers). */
+#define GPU_REDUCE_MAX_P 64
 
 /* A device buffer at a byte offset; mem == NULL is an absent input. */
 struct gpu_buf {
@@ -176,6 +184,42 @@ struct gpu_prims {
 				   struct gpu_buf y, int64_t t, int64_t m,
 				   int64_t h, float rms_eps, float hc_eps,
 				   bool rocm);
+
+	/* Optional: NULL where a backend has no kernel for it, and every op
+	 * that needs it is then declined by supports() (UNIMPLEMENTED). */
+	/* y[i] = to(x[i]) for activation types from and to, rounded to
+	 * nearest even (bf16 logits, SPEC.md §12.1 logits_dtype). */
+	enum mtp_status (*convert)(struct mtp_backend *be, enum gpu_act from,
+				   enum gpu_act to, struct gpu_buf x,
+				   struct gpu_buf y, int64_t n);
+	/* [§2.5] out [rows,h] = parts [p,rows,h] summed in the declared
+	 * order (enum mtp_reduce_order), p <= GPU_REDUCE_MAX_P. */
+	enum mtp_status (*reduce_ordered)(struct mtp_backend *be,
+					  enum gpu_act act,
+					  struct gpu_buf parts, int64_t p,
+					  int64_t rows, int64_t h, int order,
+					  struct gpu_buf out);
+	/* [§13 Step DS-5] y[t,:] = act(sum_s pre[t,s] x[t,s,:]), streams in
+	 * order, float32. */
+	enum mtp_status (*hc_collapse)(struct mtp_backend *be, enum gpu_act act,
+				       struct gpu_buf x, struct gpu_buf pre,
+				       struct gpu_buf y, int64_t t, int64_t m,
+				       int64_t h);
+	/* [§13 Step DS-4] hc_pre's mixes, this sublayer's pre-mix into
+	 * pre_out [T,M] (float32), the layer input collapsed with pre_in
+	 * [T,M] (absent: stream 0 as it is). */
+	enum mtp_status (*hc_pre_delayed)(struct mtp_backend *be,
+					  enum gpu_act act,
+					  const struct gpu_hc_pre_args *a,
+					  struct gpu_buf pre_in,
+					  struct gpu_buf pre_out);
+	/* [§13 Step DS-7] conf[t] = sigmoid(w . [hidden[t,:]; embed[t,:]]
+	 * + bias[0]), float32; embed absent when r == 0, bias optional. */
+	enum mtp_status (*confidence)(struct mtp_backend *be, enum gpu_act act,
+				      struct gpu_buf hidden,
+				      struct gpu_buf embed, struct gpu_buf w,
+				      struct gpu_buf bias, struct gpu_buf conf,
+				      int64_t t, int64_t h, int64_t r);
 };
 
 #define GPU_SCRATCH_MAX 96

@@ -51,20 +51,30 @@ void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg)
 	cfg->rocm_head = p->variant == MTP_HC_HEAD_ROCM;
 	cfg->w8a8 = p->proj_quant == MTP_PROJ_QUANT_FP8_W8A8;
 	cfg->act_eps = (float)p->act_quant_eps;
+	cfg->logits_bf16 = p->conv.logits_dtype == MTP_LOGITS_BFLOAT16;
+	cfg->final_fused = p->conv.final_add == MTP_FINAL_ADD_FUSED;
+	cfg->norm_sum = p->conv.add_norm_input == MTP_ADD_NORM_SUM;
+	cfg->unmasked = p->conv.pos0_mask == MTP_POS0_UNMASKED;
 }
 
 /* ---- scratch ------------------------------------------------------------- */
 
-static bool tensors_ok(const struct mtp_tspec *s, const struct mtp_tensor *t,
-		       int n)
+/* Parameters float32; logits float32, or bf16 under the logits_dtype
+ * convention (SPEC.md §12.1); indices and tokens int32 or int64. */
+static bool tensors_ok(const struct mtp_call *c, const struct mtp_tspec *s,
+		       const struct mtp_tensor *t, int n)
 {
+	const enum mtp_dtype logits =
+		c->params ? mtp_conv_logits_dtype(&c->params->conv) : MTP_F32;
+
 	for (int i = 0; i < n; i++) {
 		enum mtp_dtype dt = t[i].dtype;
 
 		if (!t[i].data)
 			continue; /* absent optional input, or empty */
-		if ((s[i].cls == MTP_TC_PARAM || s[i].cls == MTP_TC_LOGITS) &&
-		    dt != MTP_F32)
+		if (s[i].cls == MTP_TC_PARAM && dt != MTP_F32)
+			return false;
+		if (s[i].cls == MTP_TC_LOGITS && dt != logits)
 			return false;
 		if ((s[i].cls == MTP_TC_INDEX || s[i].cls == MTP_TC_TOKEN) &&
 		    dt != MTP_I64 && dt != MTP_I32)
@@ -176,9 +186,37 @@ enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
 				const struct gpu_qw *w, struct gpu_buf logits,
 				struct gpu_buf token, bool tok64)
 {
-	GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, logits, cfg->t, cfg->h,
+	const struct gpu_prims *pr = gpu_prims(be);
+	const size_t n = (size_t)(cfg->t * cfg->v);
+	struct gpu_buf f;
+
+	if (!cfg->logits_bf16) {
+		GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, logits, cfg->t,
+					cfg->h, cfg->v));
+		return pr->argmax(be, logits, token, tok64, cfg->t, cfg->v);
+	}
+	/* [§12.1] float32 accumulation, one rounding to bf16 */
+	GPU_TRY(mtp_gpu_scratch(be, n * sizeof(float), &f));
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, f, cfg->t, cfg->h,
 				cfg->v));
-	return gpu_prims(be)->argmax(be, logits, token, tok64, cfg->t, cfg->v);
+	GPU_TRY(pr->convert(be, GPU_F32, GPU_BF16, f, logits, (int64_t)n));
+	return mtp_gpu_argmax_act(be, GPU_BF16, logits, token, tok64, cfg->t,
+				  cfg->v);
+}
+
+enum mtp_status mtp_gpu_argmax_act(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf logits, struct gpu_buf token,
+				   bool tok64, int64_t rows, int64_t v)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	struct gpu_buf f;
+
+	if (act == GPU_F32)
+		return pr->argmax(be, logits, token, tok64, rows, v);
+	/* widening is exact: the maxima and NaNs of the stored values */
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(rows * v) * sizeof(float), &f));
+	GPU_TRY(pr->convert(be, act, GPU_F32, logits, f, rows * v));
+	return pr->argmax(be, f, token, tok64, rows, v);
 }
 
 /* ---- single ops ----------------------------------------------------------- */
@@ -253,10 +291,9 @@ static enum mtp_status op_mtp_input_norm(struct mtp_backend *be,
 				      GPU_FUSED);
 }
 
-/* hc_pre's arguments from a call; residual "@name" is an output. */
-static void hc_args(const struct mtp_call *c, const char *residual,
-		    const char *post, const char *comb,
-		    struct gpu_hc_pre_args *a)
+void mtp_gpu_hc_args(const struct mtp_call *c, const char *residual,
+		     const char *post, const char *comb,
+		     struct gpu_hc_pre_args *a)
 {
 	const struct mtp_hc_params *p = &c->params->hc;
 
@@ -287,7 +324,7 @@ static enum mtp_status op_hc_pre(struct mtp_backend *be,
 {
 	struct gpu_hc_pre_args a;
 
-	hc_args(c, "residual", "post_mix", "comb_mix", &a);
+	mtp_gpu_hc_args(c, "residual", "post_mix", "comb_mix", &a);
 	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
 }
 
@@ -317,7 +354,7 @@ static enum mtp_status op_hc_fused_post_pre(struct mtp_backend *be,
 	struct gpu_hc_pre_args a;
 
 	GPU_TRY(hc_post_into(be, c, cfg, "residual_out"));
-	hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
+	mtp_gpu_hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
 	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
 }
 
@@ -447,8 +484,14 @@ static enum mtp_status op_all_reduce(struct mtp_backend *be,
 				     const struct mtp_call *c,
 				     const struct gpu_cfg *cfg)
 {
-	return gpu_prims(be)->all_reduce(be, cfg->act, IN("parts"), c->dims.p,
-					 c->dims.r * c->dims.h, OUT("out"));
+	const struct gpu_prims *pr = gpu_prims(be);
+
+	if (c->params->tp.order) /* declared [§2.5] */
+		return pr->reduce_ordered(be, cfg->act, IN("parts"), c->dims.p,
+					  c->dims.r, c->dims.h,
+					  (int)c->params->tp.order, OUT("out"));
+	return pr->all_reduce(be, cfg->act, IN("parts"), c->dims.p,
+			      c->dims.r * c->dims.h, OUT("out"));
 }
 
 /* ---- the kernel table, supports(), launch() ------------------------------- */
@@ -482,8 +525,7 @@ static enum mtp_status op_chain(struct mtp_backend *be,
 }
 
 /* What composes each op of the table (harness/src/ops/rows/), one entry per
- * op; NULL: not composed here. The DSpark ops (SPEC.md §13) have no GPU
- * kernels yet, so they are UNIMPLEMENTED. */
+ * op; NULL: not composed here. */
 static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_RMSNORM] = op_rmsnorm,
 	[MTP_OP_ADD_RMSNORM] = op_add_rmsnorm,
@@ -504,11 +546,44 @@ static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_MTP_BLOCK] = op_block,
 	[MTP_OP_MTP_STEP] = op_step,
 	[MTP_OP_DRAFT_CHAIN] = op_chain,
+	[MTP_OP_MAIN_PROJ_NORM] = mtp_gpu_op_main_proj_norm,
+	[MTP_OP_HC_COLLAPSE] = mtp_gpu_op_hc_collapse,
+	[MTP_OP_MARKOV_BIAS] = mtp_gpu_op_markov_bias,
+	[MTP_OP_CONFIDENCE] = mtp_gpu_op_confidence,
+	[MTP_OP_HC_PRE_DELAYED] = mtp_gpu_op_hc_pre_delayed,
 };
 
 static gpu_op_fn kernel_of(const struct mtp_call *c)
 {
 	return (unsigned)c->op->id < MTP_OP_COUNT ? gpu_ops[c->op->id] : NULL;
+}
+
+/* Whether the backend has the optional primitives (gpu.h) that call c
+ * needs; without them the op is declined, never run half. */
+static bool prims_ok(const struct gpu_prims *pr, const struct mtp_call *c)
+{
+	const struct mtp_params *p = c->params;
+	const enum mtp_op_id id = c->op->id;
+
+	if (p && p->conv.logits_dtype == MTP_LOGITS_BFLOAT16 && !pr->convert)
+		return false;
+	if (p && (p->tp.order || p->tp.step) &&
+	    (!pr->reduce_ordered || c->dims.p > GPU_REDUCE_MAX_P))
+		return false; /* the declared reduction order (SPEC.md §2.5) */
+	/* a captured chain clamps positions to max_position: the mask only
+	 * reads it below 1 (step.c) */
+	if (p && p->v2.captured && id == MTP_OP_DRAFT_CHAIN &&
+	    p->v2.max_position < 1)
+		return false;
+	if (id == MTP_OP_MARKOV_BIAS)
+		return pr->convert != NULL || c->act == MTP_F32;
+	if (id == MTP_OP_HC_COLLAPSE)
+		return pr->hc_collapse != NULL;
+	if (id == MTP_OP_CONFIDENCE)
+		return pr->confidence != NULL;
+	if (id == MTP_OP_HC_PRE_DELAYED)
+		return pr->hc_pre_delayed != NULL;
+	return true;
 }
 
 bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
@@ -519,14 +594,10 @@ bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 		return false;
 	if (mtp_call_has_fp8(c) && !pr->linear_fp8)
 		return false; /* no FP8 GEMM on this backend (SPEC.md §12.2) */
-	if (c->params && c->params->v2.captured)
-		return false; /* no captured-block steps here (SPEC.md §12.3) */
-	if (c->params && (c->params->tp.order || c->params->tp.step))
-		return false; /* no declared reduction order (SPEC.md §2.5) */
-	if (!tensors_ok(c->sig->in, c->in, c->n_in) ||
-	    !tensors_ok(c->sig->out, c->out, c->n_out))
+	if (!tensors_ok(c, c->sig->in, c->in, c->n_in) ||
+	    !tensors_ok(c, c->sig->out, c->out, c->n_out))
 		return false;
-	if (c->dims.m > pr->max_m || !kernel_of(c))
+	if (c->dims.m > pr->max_m || !kernel_of(c) || !prims_ok(pr, c))
 		return false;
 	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
 }

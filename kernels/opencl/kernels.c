@@ -8,6 +8,7 @@
  * copies go to the platform's struct ocl_dev_ops.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "ocl_internal.h"
 
@@ -28,6 +29,11 @@ const char *const mtp_ocl_kernel_names[OCL_K_COUNT] = {
 	[OCL_K_HC_HEAD] = "mtp_hc_head",
 	[OCL_K_FP8_QUANT] = "mtp_fp8_quant",
 	[OCL_K_FP8_GEMM] = "mtp_fp8_gemm",
+	[OCL_K_CONVERT] = "mtp_convert",
+	[OCL_K_REDUCE_ORDERED] = "mtp_reduce_ordered",
+	[OCL_K_HC_COLLAPSE] = "mtp_hc_collapse",
+	[OCL_K_CONFIDENCE] = "mtp_confidence",
+	[OCL_K_HC_PRE_DELAYED] = "mtp_hc_pre_delayed",
 };
 
 static size_t round_up(int64_t n, size_t m)
@@ -244,18 +250,24 @@ static enum mtp_status k_argmax(struct mtp_backend *be, struct gpu_buf logits,
 	return v ? run_rows(be, OCL_K_ARGMAX, a, N_ARGS(a), rows) : MTP_OK;
 }
 
-static enum mtp_status k_hc_pre(struct mtp_backend *be, enum gpu_act act,
-				const struct gpu_hc_pre_args *p)
+/* hc_pre, or with pre_out given DSpark's delayed form (pre_in may be
+ * absent). */
+static enum mtp_status hc_pre_run(struct mtp_backend *be, enum gpu_act act,
+				  const struct gpu_hc_pre_args *p,
+				  struct gpu_buf pre_in, struct gpu_buf pre_out)
 {
-	const struct ocl_arg a[] = {
-		OA_BUF(p->residual),
-		OA_BUF(p->fn),
-		OA_BUF(p->scale),
-		OA_BUF(p->base),
-		OA_BUF(p->norm_w),
-		OA_BUF(p->post_mix),
-		OA_BUF(p->comb_mix),
-		OA_BUF(p->layer_input),
+	const struct ocl_arg head[] = {
+		OA_BUF(p->residual), OA_BUF(p->fn),
+		OA_BUF(p->scale),    OA_BUF(p->base),
+		OA_BUF(p->norm_w),   OA_BUF(p->post_mix),
+		OA_BUF(p->comb_mix), OA_BUF(p->layer_input),
+	};
+	const struct ocl_arg delayed[] = {
+		OA_BUF(pre_in),
+		OA_I32(pre_in.mem != NULL),
+		OA_BUF(pre_out),
+	};
+	const struct ocl_arg tail[] = {
 		OA_I32(p->m),
 		OA_I64(p->h),
 		OA_F32(p->rms_eps),
@@ -268,8 +280,34 @@ static enum mtp_status k_hc_pre(struct mtp_backend *be, enum gpu_act act,
 		OA_I32(act),
 		OA_LOCAL(OCL_LM_HC_PRE),
 	};
+	const int nh = N_ARGS(head), nd = pre_out.mem ? N_ARGS(delayed) : 0;
+	struct ocl_arg a[N_ARGS(head) + N_ARGS(delayed) + N_ARGS(tail)];
 
-	return p->h ? run_rows(be, OCL_K_HC_PRE, a, N_ARGS(a), p->t) : MTP_OK;
+	memcpy(a, head, sizeof(head));
+	memcpy(a + nh, delayed, (size_t)nd * sizeof(a[0]));
+	memcpy(a + nh + nd, tail, sizeof(tail));
+	return p->h ? run_rows(be,
+			       pre_out.mem ? OCL_K_HC_PRE_DELAYED
+					   : OCL_K_HC_PRE,
+			       a, nh + nd + N_ARGS(tail), p->t)
+		    : MTP_OK;
+}
+
+static enum mtp_status k_hc_pre(struct mtp_backend *be, enum gpu_act act,
+				const struct gpu_hc_pre_args *p)
+{
+	const struct gpu_buf none = {0};
+
+	return hc_pre_run(be, act, p, none, none);
+}
+
+static enum mtp_status k_hc_pre_delayed(struct mtp_backend *be,
+					enum gpu_act act,
+					const struct gpu_hc_pre_args *p,
+					struct gpu_buf pre_in,
+					struct gpu_buf pre_out)
+{
+	return hc_pre_run(be, act, p, pre_in, pre_out);
 }
 
 static enum mtp_status k_hc_post(struct mtp_backend *be, enum gpu_act act,
@@ -302,6 +340,72 @@ static enum mtp_status k_hc_head(struct mtp_backend *be, enum gpu_act act,
 	};
 
 	return h ? run_rows(be, OCL_K_HC_HEAD, a, N_ARGS(a), t) : MTP_OK;
+}
+
+static enum mtp_status k_convert(struct mtp_backend *be, enum gpu_act from,
+				 enum gpu_act to, struct gpu_buf x,
+				 struct gpu_buf y, int64_t n)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(x), OA_BUF(y), OA_I64(n), OA_I32(from), OA_I32(to),
+	};
+
+	return run(be, OCL_K_CONVERT, a, N_ARGS(a), n, 1, OCL_EW, 1);
+}
+
+static enum mtp_status k_reduce_ordered(struct mtp_backend *be,
+					enum gpu_act act, struct gpu_buf parts,
+					int64_t p, int64_t rows, int64_t h,
+					int order, struct gpu_buf out)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(parts), OA_I64(p),     OA_I64(rows * h), OA_I64(h),
+		OA_BUF(out),   OA_I32(order), OA_I32(act),
+	};
+
+	if (p > GPU_REDUCE_MAX_P)
+		return mtp_backend_fail(be, MTP_ERR_LIMIT,
+					"reduce_ordered: %lld parts",
+					(long long)p);
+	return h ? run(be, OCL_K_REDUCE_ORDERED, a, N_ARGS(a), rows * h, 1,
+		       OCL_EW, 1)
+		 : MTP_OK;
+}
+
+static enum mtp_status k_hc_collapse(struct mtp_backend *be, enum gpu_act act,
+				     struct gpu_buf x, struct gpu_buf pre,
+				     struct gpu_buf y, int64_t t, int64_t m,
+				     int64_t h)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(x), OA_BUF(pre), OA_BUF(y),   OA_I64(t),
+		OA_I32(m), OA_I64(h),	OA_I32(act),
+	};
+
+	return m ? run(be, OCL_K_HC_COLLAPSE, a, N_ARGS(a), h, t, OCL_EW, 1)
+		 : MTP_OK;
+}
+
+static enum mtp_status k_confidence(struct mtp_backend *be, enum gpu_act act,
+				    struct gpu_buf hidden, struct gpu_buf embed,
+				    struct gpu_buf w, struct gpu_buf bias,
+				    struct gpu_buf conf, int64_t t, int64_t h,
+				    int64_t r)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(hidden),
+		OA_BUF(embed),
+		OA_BUF(w),
+		OA_BUF(bias),
+		OA_I32(bias.mem != NULL),
+		OA_BUF(conf),
+		OA_I64(h),
+		OA_I64(r),
+		OA_I32(act),
+		OA_LOCAL(OCL_LM_ROW),
+	};
+
+	return run_rows(be, OCL_K_CONFIDENCE, a, N_ARGS(a), t);
 }
 
 /* Scratch: nothing for an empty buffer, else a device buffer of the
@@ -343,4 +447,9 @@ const struct gpu_prims mtp_ocl_prims = {
 	.hc_pre = k_hc_pre,
 	.hc_post = k_hc_post,
 	.hc_head = k_hc_head,
+	.convert = k_convert,
+	.reduce_ordered = k_reduce_ordered,
+	.hc_collapse = k_hc_collapse,
+	.confidence = k_confidence,
+	.hc_pre_delayed = k_hc_pre_delayed,
 };

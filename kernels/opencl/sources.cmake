@@ -19,6 +19,7 @@ set(MTP_OCL_CL_SOURCES
   ${MTP_OCL_DIR}/hc_pre.cl
   ${MTP_OCL_DIR}/hc_post.cl
   ${MTP_OCL_DIR}/hc_head.cl
+  ${MTP_OCL_DIR}/steps.cl
 )
 set(MTP_OCL_HOST_SOURCES
   ${MTP_OCL_DIR}/dev_common.c

@@ -4,12 +4,14 @@ temporary folder and checks how mtpcheck treats them (SPEC.md §2.5, Step
 V3-8, §8.8):
 
   goldens, ref and cpu         every case PASSED (P = 2, 4, 8; every order),
+                               and on opencl where an OpenCL runtime is,
                                cpu also with MTP_CPU_TP_PROCS=1 (the sums
                                made by P worker processes in shared memory)
   goldens, order swapped       every all_reduce and step case with P >= 4 run
-                               under another declared order FAILED on ref and
-                               on cpu over P processes: the values tell the
-                               orders apart, and the processes keep them
+                               under another declared order FAILED on ref, on
+                               cpu over P processes and on opencl: the values
+                               tell the orders apart, and the processes and
+                               the GPU kernels keep them
   dumps, verify                `.ok.` PASSED; `.<DIAGNOSIS>.` FAILED and named
                                so; `.ALLREDUCE_MISSING_rank1.` FAILED and
                                ALLREDUCE_MISSING on rank 1 only, the others
@@ -124,9 +126,14 @@ def check(mtpcheck, tmp):
     if p.returncode != 0:
         bad.append("goldens, cpu over P processes: exit %d\n%s" % (p.returncode,
                                                                  p.stdout[-2000:]))
+    # the GPU composition (kernels/gpu) on PoCL; 125: no OpenCL here
+    p = run([mtpcheck, "run", "--backend", "opencl", "--fixtures", gold])
+    if p.returncode not in (0, 125):
+        bad.append("goldens, opencl: exit %d\n%s" % (p.returncode, p.stdout[-2000:]))
+    backends = [("ref", None), ("cpu", PROCS)] + ([("opencl", None)] if p.returncode == 0 else [])
     swapped = os.path.join(tmp, "tp_swapped.h5")
     changed = set(swap_orders(gold, swapped))
-    for backend, env in (("ref", None), ("cpu", PROCS)):
+    for backend, env in backends:
         run([mtpcheck, "run", "--backend", backend, "--fixtures", swapped, "--json", js], env)
         for r in results(js):
             if r["case"] in changed and r["verdict"] != "FAILED":

@@ -53,19 +53,19 @@ static const struct module_def modules[] = {
 	{"cuda", "mtp_backend_cuda.so", MTP_HAVE_CUDA,
 	 "this build has no CUDA backend (configured without nvcc or with "
 	 "MTP_WITH_CUDA=OFF)",
-	 true, MTP_CONV_SUPPORT_V1},
+	 true, MTP_CONV_SUPPORT_CAPTURED},
 	{"hip", "mtp_backend_hip.so", MTP_HAVE_HIP,
 	 "this build has no HIP backend (configured without ROCm's HIP, "
 	 "libamdhip64-dev and hipcc, or with MTP_WITH_HIP=OFF)",
-	 true, MTP_CONV_SUPPORT_V1},
+	 true, MTP_CONV_SUPPORT_CAPTURED},
 	{"level_zero", "mtp_backend_level_zero.so", MTP_HAVE_LEVEL_ZERO,
 	 "this build has no Level Zero backend (configured without the Level "
 	 "Zero loader, libze-dev, or with MTP_WITH_LEVEL_ZERO=OFF)",
-	 true, MTP_CONV_SUPPORT_V1},
+	 true, MTP_CONV_SUPPORT_CAPTURED},
 	{"opencl", "mtp_backend_opencl.so", MTP_HAVE_OPENCL,
 	 "this build has no OpenCL backend (configured without the OpenCL "
 	 "headers and ICD loader, or with MTP_WITH_OPENCL=OFF)",
-	 true, MTP_CONV_SUPPORT_V1},
+	 true, MTP_CONV_SUPPORT_CAPTURED},
 	{"python", "mtp_backend_python.so", MTP_HAVE_PYTHON,
 	 "this build has no python backend (configured without Python 3 "
 	 "development files, python3-dev, or with MTP_WITH_PYTHON=OFF)",

@@ -23,6 +23,7 @@ struct fake {
 	int allocs, frees, fail_free_at, norm_jobs_max, norm_calls;
 	int live;
 	int fp8_calls, fp8_w8a8, fp8_e8m0; /* linear_fp8 */
+	int reduce_order; /* of the last reduce_ordered (-1: none) */
 };
 
 static struct fake *F(struct mtp_backend *be)
@@ -163,6 +164,40 @@ static enum mtp_status p_hc_head(struct mtp_backend *be, A a, B x, B fn, B s,
 	(void)m, (void)h, (void)e1, (void)e2, (void)rocm;
 	return call(be, "hc_head");
 }
+static enum mtp_status p_convert(struct mtp_backend *be, A from, A to, B x, B y,
+				 int64_t n)
+{
+	(void)from, (void)to, (void)x, (void)y, (void)n;
+	return call(be, "convert");
+}
+static enum mtp_status p_reduce_ordered(struct mtp_backend *be, A a, B parts,
+					int64_t p, int64_t rows, int64_t h,
+					int order, B out)
+{
+	(void)a, (void)parts, (void)p, (void)rows, (void)h, (void)out;
+	F(be)->reduce_order = order;
+	return call(be, "reduce_ordered");
+}
+static enum mtp_status p_hc_collapse(struct mtp_backend *be, A a, B x, B pre,
+				     B y, int64_t t, int64_t m, int64_t h)
+{
+	(void)a, (void)x, (void)pre, (void)y, (void)t, (void)m, (void)h;
+	return call(be, "hc_collapse");
+}
+static enum mtp_status p_hc_pre_delayed(struct mtp_backend *be, A a,
+					const struct gpu_hc_pre_args *p, B in,
+					B out)
+{
+	(void)a, (void)p, (void)in, (void)out;
+	return call(be, "hc_pre_delayed");
+}
+static enum mtp_status p_confidence(struct mtp_backend *be, A a, B hd, B e, B w,
+				    B b, B c, int64_t t, int64_t h, int64_t r)
+{
+	(void)a, (void)hd, (void)e, (void)w, (void)b, (void)c, (void)t, (void)h,
+		(void)r;
+	return call(be, "confidence");
+}
 #undef A
 #undef B
 
@@ -184,7 +219,25 @@ static const struct gpu_prims fake_prims = {
 	.hc_pre = p_hc_pre,
 	.hc_post = p_hc_post,
 	.hc_head = p_hc_head,
+	.convert = p_convert,
+	.reduce_ordered = p_reduce_ordered,
+	.hc_collapse = p_hc_collapse,
+	.confidence = p_confidence,
+	.hc_pre_delayed = p_hc_pre_delayed,
 };
+
+/* The same without gpu.h's optional primitives (the HIP module's set). */
+static struct gpu_prims core_prims(void)
+{
+	struct gpu_prims p = fake_prims;
+
+	p.convert = NULL;
+	p.reduce_ordered = NULL;
+	p.hc_collapse = NULL;
+	p.confidence = NULL;
+	p.hc_pre_delayed = NULL;
+	return p;
+}
 
 /* A generated case of op (family, contract as given) as a host call. */
 struct gen {
@@ -231,6 +284,7 @@ static void fake_init(struct mtp_backend *be, struct fake *f, int fail_at)
 	memset(f, 0, sizeof(*f));
 	f->gpu.prims = &fake_prims;
 	f->fail_at = fail_at;
+	f->reduce_order = -1;
 	be->ctx = f;
 }
 
@@ -244,14 +298,6 @@ Test(compose, every_op_composes_and_releases_its_scratch)
 
 		gen(&g, op->name, DEFAULT_FAMILY, NULL);
 		fake_init(&be, &f, 0);
-		if (strncmp(op->section, "§13", strlen("§13")) == 0) {
-			/* DSpark (SPEC.md §13): no GPU kernels yet, so
-			 * unsupported (UNIMPLEMENTED), never a failed launch */
-			cr_expect_not(mtp_gpu_supports(&be, &g.cc.call), "%s",
-				      op->name);
-			gen_fini(&g);
-			continue;
-		}
 		cr_expect(mtp_gpu_supports(&be, &g.cc.call), "%s", op->name);
 		cr_expect_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s: %s",
 			     op->name, be.error);
@@ -467,31 +513,53 @@ Test(compose, fp8_projections_go_through_linear_fp8)
 	free(f);
 }
 
-/* [§12.3] The captured-block form is not composed here: refused, never
- * misread as the synthetic step. */
-Test(compose, captured_steps_are_refused)
+/* An op that needs an optional primitive is declined where the backend has
+ * none (HIP), never launched half; with them it composes. */
+Test(compose, ops_without_their_primitives_are_declined)
 {
-	struct gpu_prims with = fake_prims;
-	struct mtp_limits lim = {1u << 30};
-	struct fx_call *f = calloc(1, sizeof(*f));
-	char err[MTP_ERR_MAX];
+	static const char *const ops[] = {"hc_pre_delayed", "hc_collapse",
+					  "confidence", "markov_bias"};
+	const struct gpu_prims core = core_prims();
 
-	with.linear_fp8 = p_linear_fp8;
-	cr_assert_eq(mtp_fixture_open(MTP_SOURCE_DIR "/fixtures/captured.h5",
-				      &lim, &f->fx, err, sizeof(err)),
-		     MTP_OK, "%s", err);
-	cr_assert_gt(f->fx.n_cases, 0);
-	for (int i = 0; i < f->fx.n_cases; i++) {
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		struct mtp_backend be;
-		struct fake k;
+		struct fake f;
+		struct gen g;
 
-		fx_call_load(f, i);
-		fake_init(&be, &k, 0);
-		k.gpu.prims = &with;
-		cr_expect_not(mtp_gpu_supports(&be, &f->call), "%s",
-			      f->fx.cases[i].id);
-		mtp_fixture_unload(&f->fx, i);
+		gen(&g, ops[i], DEFAULT_FAMILY, NULL);
+		fake_init(&be, &f, 0);
+		cr_expect(mtp_gpu_supports(&be, &g.cc.call), "%s", ops[i]);
+		f.gpu.prims = &core;
+		cr_expect_not(mtp_gpu_supports(&be, &g.cc.call), "%s", ops[i]);
+		gen_fini(&g);
 	}
-	mtp_fixture_close(&f->fx);
-	free(f);
+}
+
+/* [§2.5] a declared order goes to reduce_ordered as it is; without the
+ * primitive the op is declined; undeclared, the plain all_reduce. */
+Test(compose, a_declared_reduction_order_is_honoured_or_declined)
+{
+	const struct gpu_prims core = core_prims();
+	struct mtp_backend be;
+	struct fake f;
+	struct gen g;
+
+	/* the generator keeps no reduce_order (tools/gen/tp.py writes such
+	 * cases): the parsed attribute, set on the generated case */
+	gen(&g, "all_reduce", DEFAULT_FAMILY, NULL);
+	cr_assert_eq(g.cc.call.params, &g.c.params);
+	g.c.params.tp.order = MTP_REDUCE_RING;
+	fake_init(&be, &f, 0);
+	cr_assert(mtp_gpu_supports(&be, &g.cc.call));
+	cr_assert_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s", be.error);
+	cr_expect_eq(f.reduce_order, (int)MTP_REDUCE_RING);
+	f.gpu.prims = &core;
+	cr_expect_not(mtp_gpu_supports(&be, &g.cc.call));
+	gen_fini(&g);
+
+	gen(&g, "all_reduce", DEFAULT_FAMILY, NULL);
+	fake_init(&be, &f, 0);
+	cr_assert_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s", be.error);
+	cr_expect_eq(f.reduce_order, -1);
+	gen_fini(&g);
 }

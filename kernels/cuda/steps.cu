@@ -1,0 +1,195 @@
+/*
+ * The kernels that the captured-block and tensor-parallel steps and the
+ * DSpark ops need beyond the block's [SPEC.md §2.5, §12.1, §13]: a
+ * conversion between activation types, the all-reduce in a declared order,
+ * the collapse of a token's streams with a given pre-mix, and DSpark's
+ * confidence head. The same code shape and the same float32 order as
+ * kernels/opencl/steps.cl, whose copy the opencl CTest runs: the type is a
+ * run-time argument here as there (these kernels are small and not timed).
+ * CUDA only: the HIP build leaves these primitives NULL (prims.c).
+ */
+#include "nv_common.cuh"
+
+/* Reduction orders, as enum mtp_reduce_order (mtp/ref.h). */
+#define RED_EXACT 0
+#define RED_ONE_SHOT 1
+#define RED_TWO_SHOT 2
+#define RED_RING 3
+#define RED_TREE 4
+
+static __device__ float ld_act(const void *p, int64_t i, int act)
+{
+	if (act == MTP_NV_F32)
+		return ((const float *)p)[i];
+	if (act == MTP_NV_F16)
+		return nv_f32(((const mtp_gpu_f16 *)p)[i]);
+	return nv_f32(((const mtp_gpu_bf16 *)p)[i]);
+}
+
+static __device__ void st_act(void *p, int64_t i, float v, int act)
+{
+	if (act == MTP_NV_F32)
+		((float *)p)[i] = v;
+	else if (act == MTP_NV_F16)
+		((mtp_gpu_f16 *)p)[i] = nv_from<mtp_gpu_f16>(v);
+	else
+		((mtp_gpu_bf16 *)p)[i] = nv_from<mtp_gpu_bf16>(v);
+}
+
+/* v rounded to act and widened back: a rounding point. */
+static __device__ float round_act(float v, int act)
+{
+	if (act == MTP_NV_F32)
+		return v;
+	if (act == MTP_NV_F16)
+		return nv_round<mtp_gpu_f16>(v);
+	return nv_round<mtp_gpu_bf16>(v);
+}
+
+__global__ void convert_kernel(const void *x, void *y, int64_t n, int from,
+			       int to)
+{
+	GRID_STRIDE(i, n)
+	st_act(y, i, ld_act(x, i, from), to);
+}
+
+extern "C" cudaError_t mtp_nv_convert(enum mtp_nv_act from, enum mtp_nv_act to,
+				      const void *x, void *y, int64_t n,
+				      cudaStream_t s)
+{
+	if (n == 0)
+		return cudaSuccess;
+	convert_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(x, y, n, from, to);
+	return cudaGetLastError();
+}
+
+/* [§2.5] a tree's levels, pairwise, each stored in act; an unpaired last
+ * value carried up. */
+static __device__ float tree_sum(float *v, int64_t len, int act)
+{
+	while (len > 1) {
+		int64_t m = 0;
+
+		for (int64_t i = 0; i + 1 < len; i += 2)
+			v[m++] = round_act(__fadd_rn(v[i], v[i + 1]), act);
+		if (len % 2)
+			v[m++] = v[len - 1];
+		len = m;
+	}
+	return v[0];
+}
+
+/*
+ * [§2.5] Element e (hidden index j) of parts [p, n] in order: exact and
+ * one_shot in rank order, fp32; two_shot from the chunk's owner
+ * c = j * p / h; ring from c + 1, each hop stored in act; tree pairwise.
+ * __fadd_rn: no add may fuse with anything.
+ */
+__global__ void reduce_ordered_kernel(const void *x, int64_t p, int64_t n,
+				      int64_t h, void *out, int order, int act)
+{
+	GRID_STRIDE(e, n)
+	{
+		const int64_t c = e % h * p / h;
+		float v[MTP_NV_REDUCE_MAX_P], s = 0.0f;
+
+		if (p > 0 && order == RED_RING) {
+			s = ld_act(x, (c + 1) % p * n + e, act);
+			for (int64_t k = 2; k <= p; k++)
+				s = round_act(
+					__fadd_rn(s, ld_act(x, (c + k) % p * n + e,
+							    act)),
+					act);
+		} else if (p > 0 && order == RED_TREE) {
+			for (int64_t k = 0; k < p; k++)
+				v[k] = ld_act(x, k * n + e, act);
+			s = tree_sum(v, p, act);
+		} else if (p > 0) {
+			const int64_t c0 = order == RED_TWO_SHOT ? c : 0;
+
+			s = ld_act(x, c0 * n + e, act);
+			for (int64_t k = 1; k < p; k++)
+				s = __fadd_rn(
+					s, ld_act(x, (c0 + k) % p * n + e, act));
+		}
+		st_act(out, e, s, act);
+	}
+}
+
+extern "C" cudaError_t mtp_nv_reduce_ordered(enum mtp_nv_act act,
+					     const void *parts, int64_t p,
+					     int64_t rows, int64_t h, int order,
+					     void *out, cudaStream_t s)
+{
+	const int64_t n = rows * h;
+
+	if (p > MTP_NV_REDUCE_MAX_P)
+		return cudaErrorInvalidValue;
+	if (n == 0)
+		return cudaSuccess;
+	reduce_ordered_kernel<<<grid_for(n), NV_BLOCK, 0, s>>>(
+		parts, p, n, h, out, order, act);
+	return cudaGetLastError();
+}
+
+/* [§13 Step DS-5] element (r, i): streams in order, float32. */
+__global__ void hc_collapse_kernel(const void *x, const float *pre, void *y,
+				   int64_t t, int64_t m, int64_t h, int act)
+{
+	GRID_STRIDE(e, t * h)
+	{
+		const int64_t r = e / h, i = e % h;
+		const float *w = pre + r * m;
+		float acc = w[0] * ld_act(x, r * m * h + i, act);
+
+		for (int64_t k = 1; k < m; k++)
+			acc += w[k] * ld_act(x, (r * m + k) * h + i, act);
+		st_act(y, e, acc, act);
+	}
+}
+
+extern "C" cudaError_t mtp_nv_hc_collapse(enum mtp_nv_act act, const void *x,
+					  const float *pre, void *y, int64_t t,
+					  int64_t m, int64_t h, cudaStream_t s)
+{
+	if (t == 0 || h == 0 || m == 0)
+		return cudaSuccess;
+	hc_collapse_kernel<<<grid_for(t * h), NV_BLOCK, 0, s>>>(x, pre, y, t,
+								  m, h, act);
+	return cudaGetLastError();
+}
+
+/* [§13 Step DS-7] one block per token: float32 partial dots, the block's
+ * fixed-order sum, the sigmoid. */
+__global__ void confidence_kernel(const void *hidden, const void *embed,
+				  const float *w, const float *bias,
+				  float *conf, int64_t h, int64_t r, int act)
+{
+	__shared__ float sh[NV_MAX_WARPS];
+	const int64_t t = blockIdx.x;
+	const size_t es = act == MTP_NV_F32 ? 4 : 2;
+	const char *x = (const char *)hidden + t * h * es;
+	const char *em = (const char *)embed + t * r * es;
+	float z = 0.0f;
+
+	for (int64_t i = threadIdx.x; i < h; i += blockDim.x)
+		z += w[i] * ld_act(x, i, act);
+	for (int64_t i = threadIdx.x; i < r; i += blockDim.x)
+		z += w[h + i] * ld_act(em, i, act);
+	z = nv_block_sum(z, sh);
+	if (threadIdx.x == 0)
+		conf[t] = nv_sigmoid(bias ? z + bias[0] : z);
+}
+
+extern "C" cudaError_t mtp_nv_confidence(enum mtp_nv_act act,
+					 const void *hidden, const void *embed,
+					 const float *w, const float *bias,
+					 float *conf, int64_t t, int64_t h,
+					 int64_t r, cudaStream_t s)
+{
+	if (t == 0)
+		return cudaSuccess;
+	confidence_kernel<<<(unsigned)t, NV_BLOCK, 0, s>>>(
+		hidden, embed, w, bias, conf, h, r, act);
+	return cudaGetLastError();
+}
