@@ -2,7 +2,8 @@
  * One step of DSpark's Markov head [SPEC.md §13 Step DS-6] for a batch of
  * rows: gather the previous token's rank-R embedding, project it to a
  * vocabulary bias with an sgemm (rounded to the activation dtype, as the
- * engine's LM-head output is), add it to the given logits with one more
+ * engine's LM-head output is, then scaled by logit_scale with one more
+ * rounding, as its logits processor does), add it to the given logits with one more
  * rounding, and take the greedy token of the rounded result. The logits are
  * activation-dtype tensors, as vLLM's are.
  */
@@ -16,6 +17,7 @@ static enum mtp_status markov_rows(const struct mtp_call *c, const int64_t *ids,
 	void *out = mtp_cpu_out(c, "", "logits");
 	int64_t *token = mtp_cpu_out(c, "", "token");
 	void *embed = mtp_cpu_out(c, "", "markov_embed");
+	const double scale = c->params->logit_scale;
 	enum mtp_status st;
 
 	st = mtp_cpu_embed_rows(c->act, mtp_cpu_in(c, "", "markov_w1"), d->v,
@@ -30,6 +32,11 @@ static enum mtp_status markov_rows(const struct mtp_call *c, const int64_t *ids,
 		float *b = bias + r * d->v, *o = z + r * d->v;
 
 		mtp_cpu_round_row(c->act, b, d->v);
+		if (scale != 1.0) {
+			for (int64_t k = 0; k < d->v; k++)
+				b[k] *= (float)scale;
+			mtp_cpu_round_row(c->act, b, d->v);
+		}
 		mtp_cpu_load(c->act, in, r * d->v, d->v, o);
 		for (int64_t k = 0; k < d->v; k++)
 			o[k] += b[k];

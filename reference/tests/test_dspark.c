@@ -94,7 +94,8 @@ Test(markov_bias, bias_comes_from_the_previous_token)
 	double e[4], out[6];
 	int64_t tok[2];
 
-	mtp_ref_markov_bias(in, prev, w1, w2, 2, 3, 2, MTP_BF16, e, out, tok);
+	mtp_ref_markov_bias(in, prev, w1, w2, 2, 3, 2, 1.0, MTP_BF16, e, out,
+			    tok);
 	test_assert_same(e, want_e, 4, "markov_embed");
 	test_assert_same(out, want, 6, "logits");
 	cr_assert_eq(tok[0], 0);
@@ -111,9 +112,28 @@ Test(markov_bias, the_bias_and_the_sum_round)
 	double e[2], out[1];
 	int64_t tok[1];
 
-	mtp_ref_markov_bias(in, prev, w1, w2, 1, 1, 2, MTP_BF16, e, out, tok);
+	mtp_ref_markov_bias(in, prev, w1, w2, 1, 1, 2, 1.0, MTP_BF16, e, out,
+			    tok);
 	cr_assert_eq(out[0], 256.0);
 	cr_assert_eq(tok[0], 0);
+}
+
+Test(markov_bias, the_scaled_bias_rounds_before_the_add)
+{
+	/* V = 1, R = 1, e = [1], w2 = [1 + 2^-7] (a bf16), logit_scale 1.5:
+	 * 1.5 * (1 + 2^-7) = 1.51171875 is a tie between 1.5078125 and
+	 * 1.515625 and rounds to even, 1.515625; 127/256 + 1.515625 =
+	 * 2.01171875 rounds to 2.015625. Added unrounded, 2.0078125 would be
+	 * a tie rounding to 2. */
+	const double w1[1] = {1}, w2[1] = {1 + 1.0 / 128},
+		     in[1] = {127.0 / 256};
+	const int64_t prev[1] = {0};
+	double e[1], out[1];
+	int64_t tok[1];
+
+	mtp_ref_markov_bias(in, prev, w1, w2, 1, 1, 1, 1.5, MTP_BF16, e, out,
+			    tok);
+	cr_assert_eq(out[0], 2.015625);
 }
 
 Test(confidence, sigmoid_of_the_dot_with_hidden_and_embedding)

@@ -416,6 +416,14 @@ def test_dspark_markov_bias_rounds_the_bias_and_the_sum():
     assert e.tolist() == [[1.0, 2.0 ** -9]] and logits.tolist() == [[256.0]] and tok.tolist() == [0]
 
 
+def test_dspark_markov_bias_rounds_the_scaled_bias():
+    # logit_scale 1.5: 1.5 * (1 + 2^-7) is a tie -> 1.515625; 127/256 + that -> 2.015625
+    # (added unrounded, 2.0078125 would be a tie -> 2)
+    _, logits, _ = dspark.markov_bias(np.array([[127 / 256]]), np.array([0]), np.array([[1.0]]),
+                                      np.array([[1 + 2.0 ** -7]]), "bfloat16", 1.5)
+    assert logits.tolist() == [[2.015625]]
+
+
 def test_dspark_markov_bias_uses_the_previous_token():
     w1 = np.array([[1.0, 0], [0, 1], [1, 1]])
     w2 = np.array([[1.0, 0], [0, 2], [-1, -1]])

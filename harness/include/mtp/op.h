@@ -120,6 +120,8 @@ struct mtp_params {
 	enum mtp_proj_quant proj_quant;
 	bool proj_quant_declared;
 	double act_quant_eps;
+	/* [§13 Step DS-6] markov_bias's logit_scale (default 1) */
+	double logit_scale;
 };
 
 #define MTP_SIG_MAX 320

@@ -257,11 +257,11 @@ void mtp_ref_hc_collapse(const double *x, const double *pre, int64_t t,
 			 int64_t m, int64_t h, enum mtp_dtype act, double *y);
 
 /* [§13 DS-6] embed[t] = w1[prev_ids[t]] (w1 [V,R]); logits[t,v] =
- * act(logits_in[t,v] + act(w2[v,:] . embed[t])) (w2 [V,R]); token[t] =
- * argmax of logits[t] (first index on ties). */
+ * act(logits_in[t,v] + act(scale * act(w2[v,:] . embed[t]))) (w2 [V,R]);
+ * token[t] = argmax of logits[t] (first index on ties). */
 void mtp_ref_markov_bias(const double *logits_in, const int64_t *prev_ids,
 			 const double *w1, const double *w2, int64_t t,
-			 int64_t v, int64_t r, enum mtp_dtype act,
+			 int64_t v, int64_t r, double scale, enum mtp_dtype act,
 			 double *embed, double *logits, int64_t *token);
 
 /* [§13 DS-7] conf[t] = f32(sigmoid(w[:H] . hidden[t] + w[H:] . embed[t] +

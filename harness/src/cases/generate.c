@@ -90,6 +90,15 @@ static bool op_takes(const struct mtp_gen_spec *sp, const char *name)
 	       mtp_params_tp_takes(sp->op, name);
 }
 
+static bool has_default(const char *name)
+{
+	for (size_t i = 0; i < sizeof(attr_defaults) / sizeof(attr_defaults[0]);
+	     i++)
+		if (strcmp(attr_defaults[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 /* The default of one attribute; the dims M, K, L of the spec win. */
 static void attr_default(const struct mtp_gen_spec *sp,
 			 const struct attr_default *d, struct mtp_attr *a)
@@ -154,6 +163,15 @@ static enum mtp_status attrs_build(const struct mtp_gen_spec *sp,
 		st = attr_agrees(sp, a, err, errn);
 		if (st)
 			return st;
+		if (has_default(a->name))
+			continue;
+		if (attr_find(out, a->name)) { /* optional: given once */
+			snprintf(err, errn,
+				 "gen %s: attribute '%s' given twice",
+				 sp->op->name, a->name);
+			return MTP_ERR_INVALID;
+		}
+		out->items[out->n++] = *a;
 	}
 	for (size_t i = 0; i < sizeof(attr_defaults) / sizeof(attr_defaults[0]);
 	     i++) {

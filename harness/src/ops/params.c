@@ -48,6 +48,7 @@ static const struct attr_def attr_defs[] = {
 	{"pass_step_idx", K_INT, OFF(pass_step_idx), 0, 1},
 	{"proj_quant", K_QUANT, OFF(proj_quant), 0, 0},
 	{"act_quant_eps", K_POS, OFF(act_quant_eps), 0, 0},
+	{"logit_scale", K_POS, OFF(logit_scale), 0, 0},
 };
 
 static const struct attr_def *attr_def_find(const char *name, size_t len)
@@ -192,6 +193,7 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	out->num_steps = out->num_layers = 1;
 	out->hc.post_mult = 2.0;
 	out->act_quant_eps = 1e-10; /* FORMAT.md version 2, rule 7 */
+	out->logit_scale = 1.0;	    /* SPEC.md §13 Step DS-6: V4.1's */
 	/* undeclared: what engines on Hopper run (SPEC.md §12.2) */
 	out->proj_quant = MTP_PROJ_QUANT_FP8_W8A8;
 	st = apply_list(op->attrs, attrs, out, err, errn);
