@@ -163,15 +163,9 @@ static enum mtp_status attrs_build(const struct mtp_gen_spec *sp,
 		st = attr_agrees(sp, a, err, errn);
 		if (st)
 			return st;
-		if (has_default(a->name))
-			continue;
-		if (attr_find(out, a->name)) { /* optional: given once */
-			snprintf(err, errn,
-				 "gen %s: attribute '%s' given twice",
-				 sp->op->name, a->name);
-			return MTP_ERR_INVALID;
-		}
-		out->items[out->n++] = *a;
+		/* one without a default: passed on (the first if repeated) */
+		if (!has_default(a->name) && !attr_find(out, a->name))
+			out->items[out->n++] = *a;
 	}
 	for (size_t i = 0; i < sizeof(attr_defaults) / sizeof(attr_defaults[0]);
 	     i++) {
@@ -209,10 +203,10 @@ static enum mtp_status dims_check(const struct mtp_gen_spec *sp, char *err,
 				  size_t errn)
 {
 	const int64_t v[] = {sp->t,    sp->h,	  sp->m, sp->v, sp->f,
-			     sp->rows, sp->parts, sp->k, sp->l};
-	const char *sym = "THMVFRPKL";
+			     sp->rows, sp->parts, sp->k, sp->l, sp->c};
+	const char *sym = "THMVFRPKLC";
 
-	for (int i = 0; i < 9; i++) {
+	for (int i = 0; i < 10; i++) {
 		if (v[i] >= 0 && v[i] < GEN_MAX_DIM)
 			continue;
 		snprintf(err, errn, "gen %s: %c=%lld is outside [0, %lld)",
@@ -223,7 +217,7 @@ static enum mtp_status dims_check(const struct mtp_gen_spec *sp, char *err,
 	return MTP_OK;
 }
 
-/* Small defaults: T=3, H=64, M=4, V=97, F=96, R=T, P=2; M, K and L of the
+/* Small defaults: T=3, H=64, M=4, V=97, F=96, R=T, P=2, C=5; M, K and L of the
  * ops that take hc_mult/num_steps/num_layers come from those attributes; T
  * and R are 0 where the spec asks for an empty batch. */
 static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
@@ -238,6 +232,7 @@ static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
 	d->p = or_default(sp->parts, 2);
 	d->k = p->num_steps;
 	d->l = p->num_layers;
+	d->c = or_default(sp->c, 5);
 }
 
 /* Whether generation draws input s: required ones always, optional ones
@@ -372,9 +367,9 @@ static const char *dtype_short(enum mtp_dtype dt)
 static int64_t dim_of(const struct mtp_dims *d, char sym)
 {
 	const int64_t v[] = {d->t, d->h, d->m, d->v, d->f,
-			     d->r, d->p, d->k, d->l};
+			     d->r, d->p, d->k, d->l, d->c};
 
-	return v[strchr("THMVFRPKL", sym) - "THMVFRPKL"];
+	return v[strchr("THMVFRPKLC", sym) - "THMVFRPKLC"];
 }
 
 /* The dims the signature uses (and M, K, L where attributes bind them), in
@@ -382,7 +377,7 @@ static int64_t dim_of(const struct mtp_dims *d, char sym)
 static void id_dims(const struct mtp_gen_spec *sp, const struct plan *pl,
 		    struct idbuf *b)
 {
-	static const char order[] = "PRTMHVFKL";
+	static const char order[] = "PRTMHVFKLC";
 	char used[32] = "", part[32];
 	const struct mtp_signature *sig = pl->sig;
 

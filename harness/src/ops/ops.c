@@ -31,7 +31,8 @@
 	X(HC_COLLAPSE, hc_collapse)                                            \
 	X(MARKOV_BIAS, markov_bias)                                            \
 	X(CONFIDENCE, confidence)                                              \
-	X(HC_PRE_DELAYED, hc_pre_delayed)
+	X(HC_PRE_DELAYED, hc_pre_delayed)                                      \
+	X(DSPARK_STEP, dspark_step)
 
 #define DECLARE(id, name) extern const struct mtp_op mtp_row_##name;
 OP_ROWS(DECLARE)

@@ -17,7 +17,8 @@ enum attr_kind {
 	K_ROUNDING,
 	K_VARIANT,
 	K_CONTRACT,
-	K_QUANT
+	K_QUANT,
+	K_MASK
 };
 
 struct attr_def {
@@ -49,6 +50,7 @@ static const struct attr_def attr_defs[] = {
 	{"proj_quant", K_QUANT, OFF(proj_quant), 0, 0},
 	{"act_quant_eps", K_POS, OFF(act_quant_eps), 0, 0},
 	{"logit_scale", K_POS, OFF(logit_scale), 0, 0},
+	{"block_mask", K_MASK, OFF(block_mask), 0, 0},
 };
 
 static const struct attr_def *attr_def_find(const char *name, size_t len)
@@ -76,6 +78,7 @@ static bool parse_enum(const char *s, enum attr_kind k, int *v)
 		[K_VARIANT] = {"cuda", "rocm"},
 		[K_CONTRACT] = {"deferred", "internal"},
 		[K_QUANT] = {"none", "fp8_w", "fp8_w8a8"},
+		[K_MASK] = {"non_causal", "causal"},
 	};
 	for (int i = 0; i < 3; i++) {
 		if (names[k][i] && strcmp(s, names[k][i]) == 0) {
