@@ -44,7 +44,7 @@ static void build_sig(struct mtp_sig_build *b, const struct mtp_params *p,
 		{"markov_embed", "T,R", MTP_TC_ACT, 0},
 		{"logits", "T,V", MTP_TC_ACT, 0},
 		{"token", "T", MTP_TC_TOKEN, 0},
-		{"confidence", "T", MTP_TC_LOGITS, 0},
+		{"confidence", "T", MTP_TC_PARAM, 0},
 		ROW_END};
 	const struct mtp_tspec *layer = mtp_sig_push_list(b, false, in, NULL);
 	const struct mtp_tspec *head = layer + 4, *outs;
