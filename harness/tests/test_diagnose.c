@@ -221,7 +221,8 @@ Test(diagnose, selftest_names_every_mutant_over_ref)
 
 	mtp_run_opts_init(&o);
 	o.backends[o.n_backends++] = "ref";
-	o.inputs[o.n_inputs++] = MTP_SOURCE_DIR "/fixtures";
+	/* the fixtures and a generated dspark_step (its DSPARK_* mutants) */
+	o.case_file = MTP_SOURCE_DIR "/harness/tests/data/selftest.case";
 	o.out = fopen("/dev/null", "w");
 	cr_expect_eq(mtp_selftest(&o), 0);
 	fclose(o.out);

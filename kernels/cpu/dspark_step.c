@@ -203,8 +203,9 @@ static enum mtp_status head(const struct ds *s, const void *r, const float *pre,
 	st = mtp_cpu_rmsnorm_rows(act, hid, mtp_cpu_in(c, "", "norm_weight"), t,
 				  h, s->cfg.eps, s->cfg.rnd, b->o);
 	if (!st)
-		st = mtp_cpu_linear(act, b->o, mtp_cpu_in(c, "", "head_weight"),
-				    t, h, v, base);
+		st = mtp_cpu_linear(act, b->o,
+				    mtp_cpu_in(c, "", "lm_head_weight"), t, h,
+				    v, base);
 	for (int64_t i = 0; !st && i < t; i++) {
 		k.logits_in = base + (size_t)(i * v) * s->es;
 		k.embed = (char *)mtp_cpu_out(c, "", "markov_embed") +

@@ -11,6 +11,9 @@ folder and checks how mtpcheck treats them (SPEC.md §13.9):
                           told from the engines' non-causal one)
   positions shifted       the block's positions + 1 (a drafter seeded one
                           position late) FAILED on every case
+  dumps, verify           a dump of each DSpark bug as the buggy engine
+                          computes it (dspark_step.py --dumps) FAILED and
+                          named as its id says; the correct dump PASSED
   --full                  also the V4.1-shaped cases (H = 5120, 7168), on the
                           backends (the nightly suite: minutes, about 5 GB)
 
@@ -84,6 +87,27 @@ def check(mtpcheck, backends, full, tmp):
                 bad.append("{}, {}: {}, not FAILED".format(r["case"], name, r["verdict"]))
         if not res:
             bad.append(f"{name}: no results")
+    bad += check_dumps(mtpcheck, tmp, js)
+    return bad
+
+
+def check_dumps(mtpcheck, tmp, js):
+    """Each dump made from the engine's mistake is FAILED and named as its id
+    says by `mtpcheck verify`; the correct one PASSED."""
+    dumps, bad = os.path.join(tmp, "dspark_dumps.h5"), []
+    subprocess.run([sys.executable, os.path.join(HERE, "dspark_step.py"), "--dumps", dumps],
+                   check=True)
+    run([mtpcheck, "verify", dumps, "--json", js])
+    with open(js) as f:
+        res = json.load(f)["results"]
+    for r in res:
+        what = r["case"].rsplit(".", 1)[-1]
+        diag = (r.get("diagnosis") or {}).get("code")
+        want = ("PASSED", None) if what == "ok" else ("FAILED", what)
+        if (r["verdict"], diag) != want:
+            bad.append(f"{r['case']}: {r['verdict']} {diag}, not {want[0]} {want[1]}")
+    if len(res) != 5:
+        bad.append(f"dumps: {len(res)} results, not 5")
     return bad
 
 
@@ -98,7 +122,8 @@ def main():
     for b in bad:
         print("check_dspark_step: " + b)
     if not bad:
-        print("check_dspark_step: goldens pass; a flipped block mask and shifted positions fail")
+        print("check_dspark_step: goldens pass; a flipped block mask and shifted positions fail; "
+              "the four DSpark bug dumps are named")
     return 1 if bad else 0
 
 

@@ -14,12 +14,18 @@ are generated into the build folder by CTest `dspark_step`
                      scale 1 and 2, bfloat16 and float32
   --full OUT.h5      V4.1-shaped cases, H = 5120 and 7168, M = 4, N = 4 (a few
                      context rows, small V and F, as fullsize.h5 does)
+  --dumps OUT.h5     dumps (observed/) of one bfloat16 case as a correct engine
+                     (`dspark_step.dump.ok`) and as each buggy engine computes
+                     it (`dspark_step.dump.<DIAGNOSIS>`): the block one position
+                     early, the in-block mask causal, the aux layers read one
+                     off, the Markov bias not added
 """
 
 import argparse
 import os
 import sys
 
+import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -94,7 +100,7 @@ def step(v, p):
             mixes.append(pre_out)
     h = dspark.hc_collapse(r, pre, dt)
     base = rnd(ops.linear(ops.rmsnorm(h, v["norm_weight"], EPS, p["rounding"], dt),
-                          v["head_weight"]), dt)
+                          v["lm_head_weight"]), dt)
     prev, emb, logits, tok = v["ids"][0], [], [], []
     for k in range(t):
         e, z, d = dspark.markov_bias(base[k:k + 1], np.array([prev]), v["markov_w1"],
@@ -130,17 +136,42 @@ def inputs(rng, p):
         for k, x in w.items():
             inp[f"layer.{l}/{k}"] = (x, F32 if k.startswith("block.hc_") else dt)
     inp.update({"norm_weight": (V.norm_weight(rng, h, dt), dt),
-                "head_weight": (V.linear_weight(rng, vocab, h, dt), dt),
+                "lm_head_weight": (V.linear_weight(rng, vocab, h, dt), dt),
                 "markov_w1": (V.hidden(rng, (vocab, r), dt), dt),
                 "markov_w2": (V.linear_weight(rng, vocab, r, dt), dt),
                 "conf_weight": (f32(rng.standard_normal((1, h + r)) / np.sqrt(h + r) * 2.0), F32)})
     return inp
 
 
-def case(fname, cid, seed, p):
+# Each DSpark diagnosis as the engine's mistake (not as the harness's edit of
+# its row): what the buggy engine computes from the correct inputs.
+def _early(v, p):
+    v["positions"] = v["positions"] - 1  # the block one position early
+
+
+def _causal(v, p):
+    p["block_mask"] = "causal"
+
+
+def _aux(v, p):
+    v["aux"] = np.roll(v["aux"], -1, axis=1)  # the target layers read one off, cyclically
+
+
+def _dropped(v, p):
+    v["markov_w2"] = np.zeros_like(v["markov_w2"])  # no bias added
+
+
+MISTAKES = {"DSPARK_POSITIONS_SHIFTED": _early, "DSPARK_CAUSAL_BLOCK_MASK": _causal,
+            "DSPARK_AUX_LAYERS_WRONG": _aux, "DSPARK_MARKOV_BIAS_DROPPED": _dropped}
+
+
+def case(fname, cid, seed, p, mistake=None):
     rng = np.random.default_rng(seed)
     inp = inputs(rng, p)
-    exp = step({k: x for k, (x, _) in inp.items()}, p)
+    v, pe = {k: x for k, (x, _) in inp.items()}, dict(p)
+    if mistake:
+        MISTAKES[mistake](v, pe)
+    exp = step(v, pe)
     attrs = {"op": "dspark_step", "family": "deepseek_v4", "seed": seed, "eps": EPS,
              "rounding": p["rounding"], "hc_mult": p["M"], "hc_eps": HC_EPS,
              "sinkhorn_iters": ITERS, "num_layers": p["L"], "block_mask": p["block_mask"]}
@@ -164,6 +195,27 @@ def small_cases(fname):
     return out
 
 
+def dump_cases(fname):
+    """One correct case (`ok`) and one per mistake, from the same inputs."""
+    p = dict(SMALL, dt="bfloat16", block_mask="non_causal", logit_scale=1.0)
+    return [case(fname, "dspark_step.dump." + (m or "ok"), 77, p, m)
+            for m in (None, *MISTAKES)]
+
+
+def write_dumps(path):
+    """dump_cases with their outputs as observed/ (what the engine produced)."""
+    writer.write_file(path, "dspark_step dumps of known DSpark bugs (tools/gen/dspark_step.py)",
+                      dump_cases(os.path.basename(path)))
+    with h5py.File(path, "r+") as f:  # the writer links equal datasets: read all first
+        got = {cid: {k: (d[()], dict(d.attrs)) for k, d in f["cases"][cid]["expected"].items()}
+               for cid in f["cases"]}
+        for cid, outs in got.items():
+            del f["cases"][cid]["expected"]
+            g = f["cases"][cid].create_group("observed")
+            for k, (data, attrs) in outs.items():
+                g.create_dataset(k, data=data).attrs.update(attrs)
+
+
 def full_cases(fname):
     out = []
     for h in (5120, 7168):
@@ -177,7 +229,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--goldens")
     ap.add_argument("--full")
+    ap.add_argument("--dumps")
     a = ap.parse_args()
+    if a.dumps:
+        write_dumps(a.dumps)
     if a.goldens:
         writer.write_file(a.goldens, "dspark_step goldens (tools/gen/dspark_step.py)",
                           small_cases(os.path.basename(a.goldens)))
