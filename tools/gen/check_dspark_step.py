@@ -15,7 +15,8 @@ folder and checks how mtpcheck treats them (SPEC.md §13.9):
                           computes it (dspark_step.py --dumps) FAILED and
                           named as its id says; the correct dump PASSED
   --full                  also the V4.1-shaped cases (H = 5120, 7168), on the
-                          backends (the nightly suite: minutes, about 5 GB)
+                          backends: over 10 GB and half an hour of NumPy on 2
+                          cores, so no CTest passes it
 
   /usr/bin/python3 tools/gen/check_dspark_step.py build/mtpcheck [--backend ref,cpu] [--full]
 """
