@@ -8,8 +8,7 @@
 
 #include <assert.h>
 
-/* The scalars of every hc_pre of the block, from the case [§1, §10.2]. */
-static struct mtp_hc_params block_hc_params(const struct mtp_ref_step_cfg *c)
+struct mtp_hc_params mtp_ref_block_hc_params(const struct mtp_ref_step_cfg *c)
 {
 	struct mtp_hc_params p = {
 		.rms_eps = c->eps,
@@ -30,7 +29,7 @@ static void sublayer_input(const double *streams, const double *fn,
 			   const struct mtp_ref_step_cfg *c, double *post,
 			   double *comb, double *u, double *v)
 {
-	const struct mtp_hc_params p = block_hc_params(c);
+	const struct mtp_hc_params p = mtp_ref_block_hc_params(c);
 
 	mtp_ref_hc_pre(streams, fn, scale, base, NULL, &p, d->t, d->m, d->h,
 		       c->act, post, comb, u);

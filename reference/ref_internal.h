@@ -60,6 +60,10 @@ void mtp_ref_swiglu(const double *x, const double *w_gate, const double *w_up,
  * first index on ties, the first NaN beats every number. */
 int64_t mtp_ref_argmax(const double *l, int64_t v);
 
+/* The scalars of every hc_pre of a synthetic block, from the case [§1,
+ * §10.2]: rms_eps = norm_eps = eps, pre_eps = sinkhorn_eps = hc_eps. */
+struct mtp_hc_params mtp_ref_block_hc_params(const struct mtp_ref_step_cfg *c);
+
 static inline double mtp_ref_sigmoid(double z)
 {
 	return 1.0 / (1.0 + exp(-z));

@@ -223,7 +223,7 @@ Test(diagnose, selftest_names_every_mutant_over_ref)
 	mtp_run_opts_init(&o);
 	o.backends[o.n_backends++] = "ref";
 	o.inputs[o.n_inputs++] = MTP_SOURCE_DIR "/fixtures";
-	/* generated problems of ops without a bundled golden (target_handoff) */
+	/* generated problems of ops without a bundled golden (target_handoff, dspark_step) */
 	o.case_file = MTP_SOURCE_DIR "/cases/selftest.case";
 	o.out = fopen("/dev/null", "w");
 	cr_expect_eq(mtp_selftest(&o), 0);

@@ -311,6 +311,7 @@ Test(generate, default_attributes_and_overrides)
 {
 	struct mtp_gen_spec s = spec_of("draft_chain", MTP_FAMILY_DEEPSEEK_V4);
 	struct mtp_case c;
+	char err[MTP_ERR_MAX] = "";
 
 	generate_ok(&s, &c);
 	cr_expect_eq(c.params.eps, 1e-6);
@@ -351,6 +352,21 @@ Test(generate, default_attributes_and_overrides)
 	cr_expect_eq(c.params.variant, MTP_HC_HEAD_ROCM);
 	cr_expect_eq(c.params.rounding, MTP_ROUNDING_EAGER);
 	mtp_case_fini(&c);
+
+	/* an optional attribute with no generator default reaches the
+	 * problem, and a bad value of it is refused */
+	s = spec_of("markov_bias", MTP_FAMILY_DEEPSEEK_V4);
+	generate_ok(&s, &c);
+	cr_expect_eq(c.params.logit_scale, 1.0);
+	mtp_case_fini(&c);
+	add_attr(&s, "logit_scale", 2, NULL);
+	generate_ok(&s, &c);
+	cr_expect_eq(c.params.logit_scale, 2.0);
+	mtp_case_fini(&c);
+	s.attrs.items[0].num = 0;
+	cr_expect_eq(mtp_case_generate(&s, &c, err, sizeof(err)),
+		     MTP_ERR_INVALID);
+	cr_expect(strstr(err, "logit_scale"), "%s", err);
 }
 
 Test(generate, bad_attributes_are_refused)

@@ -43,6 +43,7 @@ static const mtp_cpu_op_fn op_fns[MTP_OP_COUNT] = {
 	[MTP_OP_CONFIDENCE] = mtp_cpu_op_confidence,
 	[MTP_OP_HC_PRE_DELAYED] = mtp_cpu_op_hc_pre_delayed,
 	[MTP_OP_TARGET_HANDOFF] = mtp_cpu_op_target_handoff,
+	[MTP_OP_DSPARK_STEP] = mtp_cpu_op_dspark_step,
 };
 
 void *mtp_cpu_in(const struct mtp_call *c, const char *pfx, const char *name)

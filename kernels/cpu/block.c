@@ -71,10 +71,9 @@ void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,
 	mtp_cpu_qw_get(c, pfx, "head_weight", &w->head);
 }
 
-/* out [T,H] = W_down . act(silu(act(W_gate x)) * act(W_up x)) [§10]. */
-static enum mtp_status swiglu(const struct mtp_cpu_cfg *cfg,
-			      const struct mtp_cpu_layer *w, const void *x,
-			      void *out)
+enum mtp_status mtp_cpu_swiglu(const struct mtp_cpu_cfg *cfg,
+			       const struct mtp_cpu_layer *w, const void *x,
+			       void *out)
 {
 	const int64_t t = cfg->t, h = cfg->h, f = cfg->f, n = t * f;
 	const size_t nf = (size_t)n * sizeof(float);
@@ -133,7 +132,7 @@ enum mtp_status mtp_cpu_block_v3(const struct mtp_cpu_cfg *cfg,
 		st = mtp_cpu_add_rmsnorm_rows(act, a, r0, w->w_post, t, h,
 					      cfg->eps, cfg->rnd, x1, r_out);
 	if (!st)
-		st = swiglu(cfg, w, x1, h_out);
+		st = mtp_cpu_swiglu(cfg, w, x1, h_out);
 	mtp_cpu_arena_fini(&ar);
 	return st;
 }
@@ -219,7 +218,7 @@ enum mtp_status mtp_cpu_block_v4(const struct mtp_cpu_cfg *cfg,
 				    w->hc_ffn_base, w->ffn_norm_w, out->post,
 				    out->comb, s.u, s.v);
 	if (!st)
-		st = swiglu(cfg, w, s.v, out->f);
+		st = mtp_cpu_swiglu(cfg, w, s.v, out->f);
 	if (!st && out->streams) /* internal contract: the final post here */
 		st = mtp_cpu_hc_post_rows(act, out->f, out->r1, out->post,
 					  out->comb, t, m, h, out->streams);

@@ -28,17 +28,21 @@ static void conf_one(const void *ctx, int64_t t, float *buf)
 	g->conf[t] = mtp_cpu_sigmoid(z);
 }
 
+enum mtp_status mtp_cpu_confidence_rows(enum mtp_dtype act, const void *hidden,
+					const void *embed, const float *w,
+					const float *bias, int64_t t, int64_t h,
+					int64_t r, float *conf)
+{
+	const struct conf_args g = {act, hidden, embed, w, bias, h, r, conf};
+
+	return mtp_cpu_rows(t, h + r, (size_t)(h + r), conf_one, &g);
+}
+
 enum mtp_status mtp_cpu_op_confidence(const struct mtp_call *c)
 {
-	const struct conf_args g = {c->act,
-				    mtp_cpu_in(c, "", "hidden"),
-				    mtp_cpu_in(c, "", "markov_embed"),
-				    mtp_cpu_in(c, "", "weight"),
-				    mtp_cpu_in(c, "", "bias"),
-				    c->dims.h,
-				    c->dims.r,
-				    mtp_cpu_out(c, "", "confidence")};
-
-	return mtp_cpu_rows(c->dims.t, g.h + g.r, (size_t)(g.h + g.r), conf_one,
-			    &g);
+	return mtp_cpu_confidence_rows(
+		c->act, mtp_cpu_in(c, "", "hidden"),
+		mtp_cpu_in(c, "", "markov_embed"), mtp_cpu_in(c, "", "weight"),
+		mtp_cpu_in(c, "", "bias"), c->dims.t, c->dims.h, c->dims.r,
+		mtp_cpu_out(c, "", "confidence"));
 }

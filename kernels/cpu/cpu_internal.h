@@ -366,6 +366,35 @@ struct mtp_cpu_layer {
 void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,
 		       struct mtp_cpu_layer *w);
 
+/* [§13 DS-6] markov_bias on t rows: ids are the previous tokens. */
+struct mtp_cpu_markov {
+	enum mtp_dtype act;
+	const void *w1, *w2; /* [V,R] each */
+	int64_t v, r;
+	double scale; /* logit_scale */
+	const void *logits_in;
+	void *embed, *logits; /* [t,R], [t,V] */
+	int64_t *token;
+};
+enum mtp_status mtp_cpu_markov_rows(const struct mtp_cpu_markov *k,
+				    const int64_t *ids, int64_t t);
+/* [§13 DS-4] hc_pre_delayed on t rows (pre_in NULL: stream 0). */
+enum mtp_status mtp_cpu_hc_pre_delayed_rows(const struct mtp_cpu_hc_pre *k,
+					    const void *residual,
+					    const float *pre_in, int64_t t,
+					    float *post, float *comb,
+					    float *pre_out, void *layer_input);
+/* [§13 DS-7] conf[t] = sigmoid(w . [hidden; embed] + bias), bias NULL. */
+enum mtp_status mtp_cpu_confidence_rows(enum mtp_dtype act, const void *hidden,
+					const void *embed, const float *w,
+					const float *bias, int64_t t, int64_t h,
+					int64_t r, float *conf);
+
+/* out [T,H] = W_down . act(silu(act(W_gate x)) * act(W_up x)) [§10]. */
+enum mtp_status mtp_cpu_swiglu(const struct mtp_cpu_cfg *cfg,
+			       const struct mtp_cpu_layer *w, const void *x,
+			       void *out);
+
 /* [§10.1] (h, r1) = block(x, residual); residual NULL: first layer. */
 enum mtp_status mtp_cpu_block_v3(const struct mtp_cpu_cfg *cfg,
 				 const struct mtp_cpu_layer *w, const void *x,
@@ -487,5 +516,6 @@ enum mtp_status mtp_cpu_op_hc_collapse(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_markov_bias(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_confidence(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_hc_pre_delayed(const struct mtp_call *c);
+enum mtp_status mtp_cpu_op_dspark_step(const struct mtp_call *c);
 
 #endif

@@ -30,32 +30,43 @@ static void delayed_one(const void *ctx, int64_t t, float *buf)
 	mtp_cpu_store(g->k.act, g->layer_input, t * h, h, li);
 }
 
+enum mtp_status mtp_cpu_hc_pre_delayed_rows(const struct mtp_cpu_hc_pre *k,
+					    const void *residual,
+					    const float *pre_in, int64_t t,
+					    float *post, float *comb,
+					    float *pre_out, void *layer_input)
+{
+	const int64_t m = k->m, h = k->h;
+	const struct delayed_args g = {*k,   residual, pre_in,	   post,
+				       comb, pre_out,  layer_input};
+
+	return mtp_cpu_rows(t, m * h, (size_t)(m * h + 2 * m + m * m + 2 * h),
+			    delayed_one, &g);
+}
+
 enum mtp_status mtp_cpu_op_hc_pre_delayed(const struct mtp_call *c)
 {
 	const int64_t m = c->dims.m, h = c->dims.h;
 	const void *norm_w = mtp_cpu_in(c, "", "norm_weight");
-	struct delayed_args g = {.residual = mtp_cpu_in(c, "", "residual"),
-				 .pre_in = mtp_cpu_in(c, "", "pre_mix_in"),
-				 .post = mtp_cpu_out(c, "", "post_mix"),
-				 .comb = mtp_cpu_out(c, "", "comb_mix"),
-				 .pre_out = mtp_cpu_out(c, "", "pre_mix"),
-				 .layer_input =
-					 mtp_cpu_out(c, "", "layer_input")};
+	struct mtp_cpu_hc_pre k;
 	float *wf = NULL;
 	enum mtp_status st;
 
 	mtp_cpu_hc_pre_init(
-		&g.k, mtp_cpu_in(c, "", "fn"), mtp_cpu_in(c, "", "scale"),
+		&k, mtp_cpu_in(c, "", "fn"), mtp_cpu_in(c, "", "scale"),
 		mtp_cpu_in(c, "", "base"), &c->params->hc, m, h, c->act);
 	if (norm_w) {
 		wf = mtp_cpu_widen(c->act, norm_w, h);
 		if (!wf)
 			return MTP_ERR_NOMEM;
-		g.k.norm_w = wf;
+		k.norm_w = wf;
 	}
-	st = mtp_cpu_rows(c->dims.t, m * h,
-			  (size_t)(m * h + 2 * m + m * m + 2 * h), delayed_one,
-			  &g);
+	st = mtp_cpu_hc_pre_delayed_rows(
+		&k, mtp_cpu_in(c, "", "residual"),
+		mtp_cpu_in(c, "", "pre_mix_in"), c->dims.t,
+		mtp_cpu_out(c, "", "post_mix"), mtp_cpu_out(c, "", "comb_mix"),
+		mtp_cpu_out(c, "", "pre_mix"),
+		mtp_cpu_out(c, "", "layer_input"));
 	mtp_cpu_free(wf);
 	return st;
 }

@@ -165,7 +165,7 @@ static enum mtp_status build(const struct problem *pb, struct mtp_params *p,
 {
 	const struct mtp_op *op = mtp_op_find(pb->op);
 	struct mtp_dims d = {pb->t, pb->h, pb->m, pb->v, pb->f,
-			     pb->r, pb->p, pb->k, pb->l};
+			     pb->r, pb->p, pb->k, pb->l, 0};
 	struct mtp_tensor_list present;
 	enum mtp_status st;
 

@@ -575,8 +575,9 @@ static bool prims_ok(const struct gpu_prims *pr, const struct mtp_call *c)
 	if (p && p->v2.captured && id == MTP_OP_DRAFT_CHAIN &&
 	    p->v2.max_position < 1)
 		return false;
-	if (id == MTP_OP_MARKOV_BIAS)
-		return pr->convert != NULL || c->act == MTP_F32;
+	if (id == MTP_OP_MARKOV_BIAS) /* no scaling primitive: logit_scale 1 */
+		return (pr->convert != NULL || c->act == MTP_F32) &&
+		       (!p || p->logit_scale == 1.0);
 	if (id == MTP_OP_HC_COLLAPSE)
 		return pr->hc_collapse != NULL;
 	if (id == MTP_OP_CONFIDENCE)

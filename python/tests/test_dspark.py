@@ -76,6 +76,24 @@ def test_qwen3_dspark_capture_passes(drafter, tmp_path):
         "remove() leaves the drafter unwrapped"
 
 
+def test_qwen3_dspark_logit_scale_passes(tmp_path_factory, tmp_path):
+    """A Qwen3 drafter with `logit_scale = 2` scales its Markov bias like its
+    base logits (SPEC.md §13 Step DS-6: act(scale * act(w2 . e))); the capture
+    records the scale as the case's `logit_scale` and every markov_bias case
+    passes (before the attribute existed, 4 of 4 FAILED on correct code)."""
+    drafter = td.build(str(tmp_path_factory.mktemp("qwen3_dspark_s2")),
+                       draft=dict(td.DRAFT, logit_scale=2.0))
+    assert drafter[0].logits_processor.scale == 2.0
+    path = tmp_path / "scaled.h5"
+    cases, _ = _capture(drafter, path)
+    assert cases == CASES
+    with h5py.File(path) as f:
+        assert f["cases/markov_bias.step0"].attrs["logit_scale"] == 2.0
+    v = judge(str(path))
+    assert v.returncode == 0, v.text
+    assert v.cases == {c: "PASSED" for c in CASES}, v.text
+
+
 def test_dropped_markov_bias_is_seen(drafter, tmp_path):
     """The hooks record what the engine did, not what it should do: with the
     drafter's Markov bias replaced by zeros (the bias dropped, an issue-31

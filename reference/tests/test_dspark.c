@@ -94,7 +94,8 @@ Test(markov_bias, bias_comes_from_the_previous_token)
 	double e[4], out[6];
 	int64_t tok[2];
 
-	mtp_ref_markov_bias(in, prev, w1, w2, 2, 3, 2, MTP_BF16, e, out, tok);
+	mtp_ref_markov_bias(in, prev, w1, w2, 2, 3, 2, 1.0, MTP_BF16, e, out,
+			    tok);
 	test_assert_same(e, want_e, 4, "markov_embed");
 	test_assert_same(out, want, 6, "logits");
 	cr_assert_eq(tok[0], 0);
@@ -111,9 +112,28 @@ Test(markov_bias, the_bias_and_the_sum_round)
 	double e[2], out[1];
 	int64_t tok[1];
 
-	mtp_ref_markov_bias(in, prev, w1, w2, 1, 1, 2, MTP_BF16, e, out, tok);
+	mtp_ref_markov_bias(in, prev, w1, w2, 1, 1, 2, 1.0, MTP_BF16, e, out,
+			    tok);
 	cr_assert_eq(out[0], 256.0);
 	cr_assert_eq(tok[0], 0);
+}
+
+Test(markov_bias, the_scaled_bias_rounds_before_the_add)
+{
+	/* V = 1, R = 1, e = [1], w2 = [1 + 2^-7] (a bf16), logit_scale 1.5:
+	 * 1.5 * (1 + 2^-7) = 1.51171875 is a tie between 1.5078125 and
+	 * 1.515625 and rounds to even, 1.515625; 127/256 + 1.515625 =
+	 * 2.01171875 rounds to 2.015625. Added unrounded, 2.0078125 would be
+	 * a tie rounding to 2. */
+	const double w1[1] = {1}, w2[1] = {1 + 1.0 / 128},
+		     in[1] = {127.0 / 256};
+	const int64_t prev[1] = {0};
+	double e[1], out[1];
+	int64_t tok[1];
+
+	mtp_ref_markov_bias(in, prev, w1, w2, 1, 1, 1, 1.5, MTP_BF16, e, out,
+			    tok);
+	cr_assert_eq(out[0], 2.015625);
 }
 
 Test(confidence, sigmoid_of_the_dot_with_hidden_and_embedding)
@@ -177,4 +197,43 @@ Test(hc_pre_delayed, no_carried_pre_mix_selects_stream_0)
 	delayed(x, NULL, li, pre, post);
 	cr_assert_eq(li[0], 1.5);
 	cr_assert_eq(li[1], -3.0);
+}
+
+Test(dspark_step, rope_rotates_the_halves_by_the_position)
+{
+	/* H = 2 (one pair, frequency 10000^0 = 1): x = [1, 0] at position 1
+	 * turns by 1 radian to [cos 1, sin 1]; at position 0 it stays. */
+	const double x[4] = {1, 0, 1, 0};
+	const int64_t pos[2] = {1, 0};
+	double y[4];
+
+	mtp_ref_rope(x, pos, 2, 2, MTP_F32, y);
+	cr_assert_eq(y[0], (double)(float)cos(1.0));
+	cr_assert_eq(y[1], (double)(float)sin(1.0));
+	cr_assert_eq(y[2], 1.0);
+	cr_assert_eq(y[3], 0.0);
+}
+
+Test(dspark_step, the_in_block_mask_decides_which_block_keys_count)
+{
+	/* No context, T = 2, H = 1; equal scores (keys 0), values 2 and 4.
+	 * Non-causal: both rows average both values, 3. Causal: row 0 sees
+	 * only key 0 (2), row 1 both (3). One context key of value 6 joins
+	 * every row: non-causal (6 + 2 + 4) / 3 = 4. */
+	const double q[2] = {1, 1}, kb[2] = {0, 0}, vb[2] = {2, 4};
+	const double kc[1] = {0}, vc[1] = {6};
+	double o[2];
+
+	mtp_ref_block_attention(q, NULL, NULL, kb, vb, 0, 2, 1,
+				MTP_BLOCK_MASK_NON_CAUSAL, MTP_F32, o);
+	cr_assert_eq(o[0], 3.0);
+	cr_assert_eq(o[1], 3.0);
+	mtp_ref_block_attention(q, NULL, NULL, kb, vb, 0, 2, 1,
+				MTP_BLOCK_MASK_CAUSAL, MTP_F32, o);
+	cr_assert_eq(o[0], 2.0);
+	cr_assert_eq(o[1], 3.0);
+	mtp_ref_block_attention(q, kc, vc, kb, vb, 1, 2, 1,
+				MTP_BLOCK_MASK_NON_CAUSAL, MTP_F32, o);
+	cr_assert_eq(o[0], 4.0);
+	cr_assert_eq(o[1], 4.0);
 }

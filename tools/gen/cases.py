@@ -77,7 +77,7 @@ def _attr_value(name, p):
              "block_contract": p.get("block_contract"), "hc_head_variant": p.get("hc_head_variant"),
              "variant": p.get("variant"), "num_steps": p.get("K"), "num_layers": p.get("L"),
              "pass_step_idx": p.get("pass_step_idx"), "proj_quant": p.get("proj_quant"),
-             "act_quant_eps": p.get("act_quant_eps")}
+             "act_quant_eps": p.get("act_quant_eps"), "logit_scale": p.get("logit_scale")}
     table.update(hc)
     v = table[name]
     if v is None:
@@ -549,9 +549,10 @@ def _dspark():
     for t, h, m, dt in ((5, 48, 4, "bfloat16"), (3, 40, 2, "float16")):
         spec(f, "hc_collapse.%s.M%d.T%d.H%d" % (SHORT[dt], m, t, h), "hc_collapse", v4, T=t, H=h,
              M=m, dt=dt)
-    for t, vocab, r, dt in ((4, 97, 16, "bfloat16"), (3, 70, 8, "float32")):
-        spec(f, "markov_bias.%s.R%d.T%d.V%d" % (SHORT[dt], r, t, vocab), "markov_bias", v4, T=t,
-             V=vocab, R=r, dt=dt)
+    spec(f, "markov_bias.bf16.R16.T4.V97", "markov_bias", v4, T=4, V=97, R=16, dt="bfloat16")
+    # Qwen3 / K3 scale the bias with logit_scale (§13 Step DS-6); the inputs are the unscaled case's
+    spec(f, "markov_bias.fp32.s2.R8.T3.V70", "markov_bias", v4, seed_key="markov_bias.fp32.R8.T3.V70",
+         T=3, V=70, R=8, logit_scale=2.0, dt="float32")
     # layer 0 (no carried pre-mix) with its attn_norm; a later sublayer with and without a norm
     for carried, norm in ((False, True), (True, True), (True, False)):
         spec(f, "hc_pre_delayed.bf16.M4.it20.%s.%s.T3.H16" % ("carried" if carried else "layer0",

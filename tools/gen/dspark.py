@@ -62,11 +62,12 @@ def hc_collapse(x, pre_mix, dt):
     return rnd(acc, dt)
 
 
-def markov_bias(logits_in, prev_ids, w1, w2, dt):
+def markov_bias(logits_in, prev_ids, w1, w2, dt, scale=1.0):
     """Step DS-6, one position for a batch of rows: e = w1[prev], the bias
-    act(w2 . e), the logits act(logits_in + bias), the greedy token."""
+    act(scale * act(w2 . e)) (the drafter's logits processor scales it like
+    its logits), the logits act(logits_in + bias), the greedy token."""
     e = np.asarray(w1, dtype=np.float64)[np.asarray(prev_ids, dtype=np.int64)]
-    bias = rnd(ops.linear(e, w2), dt)
+    bias = rnd(scale * rnd(ops.linear(e, w2), dt), dt)
     logits = rnd(logits_in + bias, dt)
     return e, logits, np.argmax(logits, axis=-1).astype(np.int64)
 

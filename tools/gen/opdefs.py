@@ -504,7 +504,7 @@ def compute_hc_collapse(v, p):
     return {"y": (dspark.hc_collapse(v["x"], v["pre_mix"], p["dt"]), p["dt"])}
 
 
-@opdef("markov_bias", [])
+@opdef("markov_bias", lambda p: ["logit_scale"] if "logit_scale" in p else [])
 def gen_markov_bias(rng, p):
     t, vocab, r, dt = p["T"], p["V"], p["R"], p["dt"]
     return {"logits_in": (V.hidden(rng, (t, vocab), dt, 3.0), dt),
@@ -516,7 +516,7 @@ def gen_markov_bias(rng, p):
 @computes("markov_bias")
 def compute_markov_bias(v, p):
     e, logits, token = dspark.markov_bias(v["logits_in"], v["prev_ids"], v["markov_w1"],
-                                          v["markov_w2"], p["dt"])
+                                          v["markov_w2"], p["dt"], p.get("logit_scale", 1.0))
     return {"markov_embed": (e, p["dt"]), "logits": (logits, p["dt"]), "token": (token, I64)}
 
 

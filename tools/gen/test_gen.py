@@ -416,6 +416,14 @@ def test_dspark_markov_bias_rounds_the_bias_and_the_sum():
     assert e.tolist() == [[1.0, 2.0 ** -9]] and logits.tolist() == [[256.0]] and tok.tolist() == [0]
 
 
+def test_dspark_markov_bias_rounds_the_scaled_bias():
+    # logit_scale 1.5: 1.5 * (1 + 2^-7) is a tie -> 1.515625; 127/256 + that -> 2.015625
+    # (added unrounded, 2.0078125 would be a tie -> 2)
+    _, logits, _ = dspark.markov_bias(np.array([[127 / 256]]), np.array([0]), np.array([[1.0]]),
+                                      np.array([[1 + 2.0 ** -7]]), "bfloat16", 1.5)
+    assert logits.tolist() == [[2.015625]]
+
+
 def test_dspark_markov_bias_uses_the_previous_token():
     w1 = np.array([[1.0, 0], [0, 1], [1, 1]])
     w2 = np.array([[1.0, 0], [0, 2], [-1, -1]])
@@ -479,3 +487,24 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def test_dspark_step_rope_and_in_block_mask():
+    import dspark_step as ds
+    # H = 2: [1, 0] at position 1 turns by one radian; position 0 leaves it
+    y = ds.rope(np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([1, 0]), "float32")
+    assert y.tolist() == [[float(np.float32(np.cos(1.0))), float(np.float32(np.sin(1.0)))],
+                          [1.0, 0.0]]
+    # two context rows of values 2 and 4 and two block rows of value 0, equal scores
+    # (W_q = W_kv = 0, W_a = 1): causal row 0 does not see block row 1
+    w = {"W_q": np.zeros((1, 1)), "W_kv": np.zeros((1, 1)), "kv_norm_w": np.ones(1),
+         "block.W_a": np.ones((1, 1))}
+    p = {"rounding": "fused", "block_mask": "non_causal"}
+    # the block's own values come from kv(u), zero here: the values 2 and 4 are the context's
+    out = ds.attention(np.zeros((2, 1)), w, np.zeros((2, 1)), np.array([[2.0], [4.0]]),
+                       np.array([0, 1]), p, "float32")
+    assert out.tolist() == [[1.5], [1.5]]  # (2 + 4 + 0 + 0) / 4
+    p["block_mask"] = "causal"
+    out = ds.attention(np.zeros((2, 1)), w, np.zeros((2, 1)), np.array([[2.0], [4.0]]),
+                       np.array([0, 1]), p, "float32")
+    assert out.tolist() == [[2.0], [1.5]]  # row 0: (2 + 4 + 0) / 3; row 1: all four

@@ -32,6 +32,7 @@ struct mtp_gen_spec {
 	int64_t t, h, m, v, f; /* tokens, hidden, hc_mult, vocab, FFN width */
 	int64_t rows, parts; /* rmsnorm-style rows (R), all_reduce parts (P) */
 	int64_t k, l;	     /* draft_chain steps and layers */
+	int64_t c;	     /* dspark_step's context rows */
 	struct mtp_attr_list attrs; /* overrides of the op's default attributes */
 	uint64_t seed;
 	bool optional;	/* also generate the op's optional inputs */

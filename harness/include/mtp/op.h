@@ -48,6 +48,7 @@ enum mtp_op_id {
 	MTP_OP_HC_PRE_DELAYED,
 	/* the target's hand-off to draft step 0 (SPEC.md §5.5) */
 	MTP_OP_TARGET_HANDOFF,
+	MTP_OP_DSPARK_STEP,
 	MTP_OP_COUNT
 };
 
@@ -76,6 +77,7 @@ struct mtp_tspec {
  * for a symbol the problem does not use; T = 0 is an empty batch). */
 struct mtp_dims {
 	int64_t t, h, m, v, f, r, p, k, l;
+	int64_t c; /* dspark_step's context rows (SPEC.md §13.9) */
 };
 
 /* FORMAT.md version 2 attributes of the captured-block form (SPEC.md
@@ -125,6 +127,9 @@ struct mtp_params {
 	/* HANDOFF_MISMATCH's change (bugs/handoff_mismatch.c), never read
 	 * from a file: target_handoff hands over the pre-norm sum */
 	bool handoff_pre_norm;
+	/* [§13 Step DS-6] markov_bias's logit_scale (default 1) */
+	double logit_scale;
+	enum mtp_block_mask block_mask; /* [§13.9] dspark_step; 0: non_causal */
 };
 
 #define MTP_SIG_MAX 320

@@ -266,11 +266,11 @@ void mtp_ref_hc_collapse(const double *x, const double *pre, int64_t t,
 			 int64_t m, int64_t h, enum mtp_dtype act, double *y);
 
 /* [§13 DS-6] embed[t] = w1[prev_ids[t]] (w1 [V,R]); logits[t,v] =
- * act(logits_in[t,v] + act(w2[v,:] . embed[t])) (w2 [V,R]); token[t] =
- * argmax of logits[t] (first index on ties). */
+ * act(logits_in[t,v] + act(scale * act(w2[v,:] . embed[t]))) (w2 [V,R]);
+ * token[t] = argmax of logits[t] (first index on ties). */
 void mtp_ref_markov_bias(const double *logits_in, const int64_t *prev_ids,
 			 const double *w1, const double *w2, int64_t t,
-			 int64_t v, int64_t r, enum mtp_dtype act,
+			 int64_t v, int64_t r, double scale, enum mtp_dtype act,
 			 double *embed, double *logits, int64_t *token);
 
 /* [§13 DS-7] conf[t] = f32(sigmoid(w[:H] . hidden[t] + w[H:] . embed[t] +
@@ -449,6 +449,77 @@ void mtp_ref_draft_chain(const struct mtp_ref_chain_in *in,
 			 const struct mtp_ref_dims *d,
 			 const struct mtp_ref_step_cfg *c,
 			 struct mtp_ref_step_out *steps);
+
+/* ---- the DSpark step (§13.9) ---------------------------------------- */
+
+/* [§13.9] y[t] = act(rope(x[t], pos[t])): rotate-half (neox) over all H,
+ * pairs (i, i + H/2), angle pos * 10000^(-2i/H); an odd H's last element
+ * passes unrotated. */
+void mtp_ref_rope(const double *x, const int64_t *pos, int64_t t, int64_t h,
+		  enum mtp_dtype act, double *y);
+
+/* [§13.9] the in-block mask of dspark_step's attention */
+enum mtp_block_mask {
+	MTP_BLOCK_MASK_NON_CAUSAL, /* the engines': every key of the block */
+	MTP_BLOCK_MASK_CAUSAL,	   /* keys of the block up to the query */
+};
+
+/* [§13.9] single-head attention of the block's queries q [T,H] over the
+ * context keys/values kc, vc [C,H] and the block's kb, vb [T,H] under
+ * `mask`; scores / sqrt(H), softmax and sum in double; o = act(sum). */
+void mtp_ref_block_attention(const double *q, const double *kc,
+			     const double *vc, const double *kb,
+			     const double *vb, int64_t c, int64_t t, int64_t h,
+			     enum mtp_block_mask mask, enum mtp_dtype act,
+			     double *o);
+
+/* [§13.9] one synthetic DSpark layer: §10.2's V4 block weights (W_a is the
+ * attention's output projection) and its attention's own. */
+struct mtp_ref_dspark_layer {
+	struct mtp_ref_v4_block b;
+	const double *W_q, *W_kv, *kv_norm_w;
+};
+
+struct mtp_ref_dspark_w {
+	const double *embed_table, *main_proj_w, *main_norm_w;
+	const struct mtp_ref_dspark_layer *layers;
+	const double *norm_w, *head_w, *markov_w1, *markov_w2, *conf_w;
+};
+
+struct mtp_ref_dspark_in {
+	const double *aux;	      /* [C, P, H] */
+	const int64_t *ctx_positions; /* [C] */
+	const int64_t *ids;	      /* [T]: the bonus token, then masks */
+	const int64_t *positions;     /* [T] */
+};
+
+/* Sizes beyond mtp_ref_dims (t is the block length N) and settings. */
+struct mtp_ref_dspark_cfg {
+	int64_t c, p, l, r; /* context rows, aux layers, layers, Markov rank */
+	enum mtp_block_mask mask;
+	double logit_scale;
+};
+
+struct mtp_ref_dspark_out {
+	double *main_x;		 /* [C,H] */
+	double *sublayer_inputs; /* [2L,T,H] */
+	double *pre_mixes;	 /* [2L,T,M], float32 */
+	double *streams;	 /* [T,M,H] after the last hc_post */
+	double *h;		 /* [T,H] hc_collapse */
+	double *base_logits;	 /* [T,V] act */
+	double *markov_embed;	 /* [T,R] */
+	double *logits;		 /* [T,V] act */
+	int64_t *token;		 /* [T] */
+	double *confidence;	 /* [T] float32 */
+};
+
+/* [§13.9] the synthetic DSpark step of one request. */
+void mtp_ref_dspark_step(const struct mtp_ref_dspark_in *in,
+			 const struct mtp_ref_dspark_w *w,
+			 const struct mtp_ref_dims *d,
+			 const struct mtp_ref_step_cfg *c,
+			 const struct mtp_ref_dspark_cfg *dc,
+			 const struct mtp_ref_dspark_out *out);
 
 #ifdef __cplusplus
 }

@@ -57,6 +57,7 @@ static int64_t *dim_field(struct mtp_gen_spec *s, char sym)
 	case 'R': return &s->rows;
 	case 'P': return &s->parts;
 	case 'K': return &s->k;
+	case 'C': return &s->c;
 	default: return &s->l;
 	}
 }

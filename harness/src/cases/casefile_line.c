@@ -37,6 +37,7 @@ static const struct {
 	{"P", K_DIM, L_GEN},
 	{"K", K_DIM, L_GEN},
 	{"L", K_DIM, L_GEN},
+	{"C", K_DIM, L_GEN},
 };
 
 enum mtp_status mtp_cf_error(const struct mtp_cf_line *ln, int col,

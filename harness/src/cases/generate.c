@@ -90,6 +90,15 @@ static bool op_takes(const struct mtp_gen_spec *sp, const char *name)
 	       mtp_params_tp_takes(sp->op, name);
 }
 
+static bool has_default(const char *name)
+{
+	for (size_t i = 0; i < sizeof(attr_defaults) / sizeof(attr_defaults[0]);
+	     i++)
+		if (strcmp(attr_defaults[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 /* The default of one attribute; the dims M, K, L of the spec win. */
 static void attr_default(const struct mtp_gen_spec *sp,
 			 const struct attr_default *d, struct mtp_attr *a)
@@ -154,6 +163,9 @@ static enum mtp_status attrs_build(const struct mtp_gen_spec *sp,
 		st = attr_agrees(sp, a, err, errn);
 		if (st)
 			return st;
+		/* one without a default: passed on (the first if repeated) */
+		if (!has_default(a->name) && !attr_find(out, a->name))
+			out->items[out->n++] = *a;
 	}
 	for (size_t i = 0; i < sizeof(attr_defaults) / sizeof(attr_defaults[0]);
 	     i++) {
@@ -191,10 +203,10 @@ static enum mtp_status dims_check(const struct mtp_gen_spec *sp, char *err,
 				  size_t errn)
 {
 	const int64_t v[] = {sp->t,    sp->h,	  sp->m, sp->v, sp->f,
-			     sp->rows, sp->parts, sp->k, sp->l};
-	const char *sym = "THMVFRPKL";
+			     sp->rows, sp->parts, sp->k, sp->l, sp->c};
+	const char *sym = "THMVFRPKLC";
 
-	for (int i = 0; i < 9; i++) {
+	for (int i = 0; i < 10; i++) {
 		if (v[i] >= 0 && v[i] < GEN_MAX_DIM)
 			continue;
 		snprintf(err, errn, "gen %s: %c=%lld is outside [0, %lld)",
@@ -205,7 +217,7 @@ static enum mtp_status dims_check(const struct mtp_gen_spec *sp, char *err,
 	return MTP_OK;
 }
 
-/* Small defaults: T=3, H=64, M=4, V=97, F=96, R=T, P=2; M, K and L of the
+/* Small defaults: T=3, H=64, M=4, V=97, F=96, R=T, P=2, C=5; M, K and L of the
  * ops that take hc_mult/num_steps/num_layers come from those attributes; T
  * and R are 0 where the spec asks for an empty batch. */
 static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
@@ -220,6 +232,7 @@ static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
 	d->p = or_default(sp->parts, 2);
 	d->k = p->num_steps;
 	d->l = p->num_layers;
+	d->c = or_default(sp->c, 5);
 }
 
 /* Whether generation draws input s: required ones always, optional ones
@@ -354,9 +367,9 @@ static const char *dtype_short(enum mtp_dtype dt)
 static int64_t dim_of(const struct mtp_dims *d, char sym)
 {
 	const int64_t v[] = {d->t, d->h, d->m, d->v, d->f,
-			     d->r, d->p, d->k, d->l};
+			     d->r, d->p, d->k, d->l, d->c};
 
-	return v[strchr("THMVFRPKL", sym) - "THMVFRPKL"];
+	return v[strchr("THMVFRPKLC", sym) - "THMVFRPKLC"];
 }
 
 /* The dims the signature uses (and M, K, L where attributes bind them), in
@@ -364,7 +377,7 @@ static int64_t dim_of(const struct mtp_dims *d, char sym)
 static void id_dims(const struct mtp_gen_spec *sp, const struct plan *pl,
 		    struct idbuf *b)
 {
-	static const char order[] = "PRTMHVFKL";
+	static const char order[] = "PRTMHVFKLC";
 	char used[32] = "", part[32];
 	const struct mtp_signature *sig = pl->sig;
 

@@ -32,7 +32,8 @@
 	X(MARKOV_BIAS, markov_bias)                                            \
 	X(CONFIDENCE, confidence)                                              \
 	X(HC_PRE_DELAYED, hc_pre_delayed)                                      \
-	X(TARGET_HANDOFF, target_handoff)
+	X(TARGET_HANDOFF, target_handoff)                                      \
+	X(DSPARK_STEP, dspark_step)
 
 #define DECLARE(id, name) extern const struct mtp_op mtp_row_##name;
 OP_ROWS(DECLARE)

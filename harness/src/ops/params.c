@@ -17,7 +17,8 @@ enum attr_kind {
 	K_ROUNDING,
 	K_VARIANT,
 	K_CONTRACT,
-	K_QUANT
+	K_QUANT,
+	K_MASK
 };
 
 struct attr_def {
@@ -48,6 +49,8 @@ static const struct attr_def attr_defs[] = {
 	{"pass_step_idx", K_INT, OFF(pass_step_idx), 0, 1},
 	{"proj_quant", K_QUANT, OFF(proj_quant), 0, 0},
 	{"act_quant_eps", K_POS, OFF(act_quant_eps), 0, 0},
+	{"logit_scale", K_POS, OFF(logit_scale), 0, 0},
+	{"block_mask", K_MASK, OFF(block_mask), 0, 0},
 };
 
 static const struct attr_def *attr_def_find(const char *name, size_t len)
@@ -75,6 +78,7 @@ static bool parse_enum(const char *s, enum attr_kind k, int *v)
 		[K_VARIANT] = {"cuda", "rocm"},
 		[K_CONTRACT] = {"deferred", "internal"},
 		[K_QUANT] = {"none", "fp8_w", "fp8_w8a8"},
+		[K_MASK] = {"non_causal", "causal"},
 	};
 	for (int i = 0; i < 3; i++) {
 		if (names[k][i] && strcmp(s, names[k][i]) == 0) {
@@ -192,6 +196,7 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	out->num_steps = out->num_layers = 1;
 	out->hc.post_mult = 2.0;
 	out->act_quant_eps = 1e-10; /* FORMAT.md version 2, rule 7 */
+	out->logit_scale = 1.0;	    /* SPEC.md §13 Step DS-6: V4.1's */
 	/* undeclared: what engines on Hopper run (SPEC.md §12.2) */
 	out->proj_quant = MTP_PROJ_QUANT_FP8_W8A8;
 	st = apply_list(op->attrs, attrs, out, err, errn);

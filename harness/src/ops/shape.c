@@ -23,6 +23,7 @@ static int64_t *dim_slot(struct mtp_dims *d, char sym)
 	case 'P': return &d->p;
 	case 'K': return &d->k;
 	case 'L': return &d->l;
+	case 'C': return &d->c;
 	}
 	return NULL;
 }
@@ -204,7 +205,7 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 				   struct mtp_dims *dims, enum mtp_dtype *act,
 				   char *err, size_t errn)
 {
-	*dims = (struct mtp_dims){-1, -1, -1, -1, -1, -1, -1, -1, -1};
+	*dims = (struct mtp_dims){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 	if (p->hc_mult > 0) /* V4 steps and blocks: M from the attribute */
 		dims->m = p->hc_mult;
 	dims->k = p->num_steps;
@@ -257,7 +258,7 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 			return st;
 	}
 	int64_t *all[] = {&dims->t, &dims->h, &dims->m, &dims->v, &dims->f,
-			  &dims->r, &dims->p, &dims->k, &dims->l};
+			  &dims->r, &dims->p, &dims->k, &dims->l, &dims->c};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		/* an empty batch (T or R = 0) is a case; an empty row, stream,
@@ -266,7 +267,7 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 			snprintf(err, errn,
 				 "%c = 0: only the batch dims T and R may be "
 				 "0",
-				 "THMVFRPKL"[i]);
+				 "THMVFRPKLC"[i]);
 			return MTP_ERR_INVALID;
 		}
 		if (*all[i] < 0)

@@ -167,6 +167,8 @@ class DSparkCapture:
                        observed={"main_proj_out": c["proj_out"], "main_x": c["main_x"]})
                 ids.append(cid)
             w1, w2 = m.markov_head.markov_w1.weight, m.markov_head.markov_w2.weight
+            scale = float(getattr(self.model.logits_processor, "scale", 1.0))
+            markov_attrs = {"logit_scale": scale} if scale != 1.0 else {}  # Step DS-6
             for k, s in enumerate(self.markov):
                 if "logits" not in s or self.topk or w1.shape != w2.shape:  # top-k; d2t
                     continue
@@ -174,7 +176,7 @@ class DSparkCapture:
                 if self.greedy:
                     observed["token"] = s["token"].long()
                 cid = "markov_bias.step%d" % k
-                d.case(cid, op="markov_bias", family=FAMILY,
+                d.case(cid, op="markov_bias", family=FAMILY, attrs=markov_attrs,
                        inputs={"logits_in": s["logits_in"], "prev_ids": s["prev_ids"].long(),
                                "markov_w1": w1.detach(), "markov_w2": w2.detach()},
                        observed=observed)

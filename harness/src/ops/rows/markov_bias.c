@@ -1,6 +1,8 @@
 /*
  * The op markov_bias (SPEC.md §13 Step DS-6): the Markov bias W2 * W1[prev]
- * added to the logits, and the greedy token; R is the Markov rank. Only the
+ * added to the logits, and the greedy token; R is the Markov rank. The
+ * optional logit_scale scales the bias as the drafter's logits processor
+ * scales its logits (Qwen3 and K3; 1 for V4.1). Only the
  * T rows of markov_w1 that the previous ids name are read.
  */
 #include "rows.h"
@@ -23,8 +25,9 @@ static enum mtp_status ref(const struct mtp_ref_io *io)
 	mtp_ref_markov_bias(
 		mtp_refio_in(io, "logits_in"), mtp_refio_iin(io, "prev_ids"),
 		mtp_refio_in(io, "markov_w1"), mtp_refio_in(io, "markov_w2"),
-		d->t, d->v, d->r, c->act, mtp_refio_out(io, "markov_embed"),
-		mtp_refio_out(io, "logits"), mtp_refio_iout(io, "token"));
+		d->t, d->v, d->r, c->params->logit_scale, c->act,
+		mtp_refio_out(io, "markov_embed"), mtp_refio_out(io, "logits"),
+		mtp_refio_iout(io, "token"));
 	return MTP_OK;
 }
 
@@ -42,6 +45,6 @@ const struct mtp_op mtp_row_markov_bias = {
 	.section = "§13 Step DS-6",
 	.summary = "Markov bias W2*W1[prev] added to the logits, greedy token",
 	ROW_SINGLE,
-	.attrs = "",
+	.attrs = "logit_scale?",
 	.gathered = "markov_w1",
 };

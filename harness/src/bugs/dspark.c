@@ -1,0 +1,156 @@
+/*
+ * The DSpark step's diagnoses (SPEC.md §13.9, issue 31), each one edit of a
+ * dspark_step call, the bug as the field reports describe it:
+ *  - DSPARK_POSITIONS_SHIFTED: the draft block started one position early
+ *    against its context (the block's RoPE phases off by one against the
+ *    context keys'; ik_llama.cpp #2296, acceptance falling with context);
+ *  - DSPARK_CAUSAL_BLOCK_MASK: the in-block mask left causal
+ *    (vllm-ascend #13926);
+ *  - DSPARK_AUX_LAYERS_WRONG: the aux hidden states taken from the wrong
+ *    target layers (the P axis rotated by one: each part is another
+ *    layer's);
+ *  - DSPARK_MARKOV_BIAS_DROPPED: the Markov bias never added (markov_w2 as
+ *    zeros: the bias of every position is 0).
+ * A dspark_step call is one with ctx_positions (asked of the call's
+ * tensors, not its op id; main_proj_norm's aux and markov_bias's markov_w2
+ * are left alone). Each edit checks its own applies(): the mutant runs the
+ * edit on every call.
+ */
+#include "bugs.h"
+
+#include <string.h>
+
+static bool is_dspark(const struct mtp_call *c)
+{
+	return mtp_bug_present(c, "ctx_positions");
+}
+
+static bool shift_applies(const struct mtp_call *c)
+{
+	return is_dspark(c) && c->dims.c >= 1;
+}
+
+/* The block one position early against its context is, to RoPE (which
+ * sees only the difference), the context one position late: every
+ * ctx_positions + 1 (no position becomes negative). */
+static enum mtp_status shift_edit(struct mtp_bug_edit *e)
+{
+	int i = mtp_call_in_index(e->c, "ctx_positions");
+	const struct mtp_tensor *t = i < 0 ? NULL : &e->c->in[i];
+
+	if (!t || !t->data || !shift_applies(e->c))
+		return MTP_OK;
+	if (mtp_bug_own(e, i, t->dtype))
+		return MTP_ERR_NOMEM;
+	for (int64_t k = 0; k < mtp_tensor_numel(t); k++)
+		mtp_store(t->dtype, e->own[i].data, (size_t)k,
+			  mtp_load(t->dtype, t->data, (size_t)k) + 1);
+	return MTP_OK;
+}
+
+static bool causal_applies(const struct mtp_call *c)
+{
+	return is_dspark(c) && c->dims.t >= 2 &&
+	       c->params->block_mask == MTP_BLOCK_MASK_NON_CAUSAL;
+}
+
+static enum mtp_status causal_edit(struct mtp_bug_edit *e)
+{
+	if (causal_applies(e->c))
+		e->p->block_mask = MTP_BLOCK_MASK_CAUSAL;
+	return MTP_OK;
+}
+
+static bool aux_applies(const struct mtp_call *c)
+{
+	return is_dspark(c) && c->dims.p >= 2 && c->dims.c >= 1;
+}
+
+/* aux [C,P,H]: part p of each row takes part (p + 1) mod P. */
+static enum mtp_status aux_edit(struct mtp_bug_edit *e)
+{
+	int i = mtp_call_in_index(e->c, "aux");
+	const struct mtp_tensor *t = i < 0 ? NULL : &e->c->in[i];
+	const int64_t np = e->c->dims.p;
+	size_t part, off;
+
+	if (!t || !t->data || t->ndim != 3 || !aux_applies(e->c))
+		return MTP_OK;
+	if (mtp_bug_own(e, i, t->dtype))
+		return MTP_ERR_NOMEM;
+	part = (size_t)t->shape[2] * mtp_dtype_size(t->dtype);
+	for (int64_t r = 0; r < t->shape[0]; r++)
+		for (int64_t p = 0; p < np; p++) {
+			off = ((size_t)r * (size_t)np + (size_t)p) * part;
+			memcpy((char *)e->own[i].data + off,
+			       (const char *)t->data +
+				       ((size_t)r * (size_t)np +
+					(size_t)((p + 1) % np)) *
+					       part,
+			       part);
+		}
+	return MTP_OK;
+}
+
+static bool markov_applies(const struct mtp_call *c)
+{
+	return is_dspark(c) && c->dims.r >= 1;
+}
+
+static enum mtp_status markov_edit(struct mtp_bug_edit *e)
+{
+	int i = mtp_call_in_index(e->c, "markov_w2");
+	const struct mtp_tensor *t = i < 0 ? NULL : &e->c->in[i];
+
+	if (!t || !t->data || !markov_applies(e->c))
+		return MTP_OK;
+	/* mtp_tensor_alloc zeroes: the bias W2 . e is 0 everywhere */
+	return mtp_bug_own(e, i, t->dtype);
+}
+
+const struct mtp_bug_class mtp_bug_dspark_positions_shifted = {
+	.name = "DSPARK_POSITIONS_SHIFTED",
+	.section = "§13.9",
+	.history = "DSpark draft block seeded one position early "
+		   "(ik_llama.cpp #2296: acceptance 0.8 at 1K, 0.22 at 12K)",
+	.applies_to = "dspark_step",
+	.shows_in = "sublayer_inputs from layer 0's FFN on, h, the logits",
+	.flags = MTP_BUG_NUMERIC | MTP_BUG_MUTANT,
+	.applies = shift_applies,
+	.edit = shift_edit,
+};
+
+const struct mtp_bug_class mtp_bug_dspark_causal_block_mask = {
+	.name = "DSPARK_CAUSAL_BLOCK_MASK",
+	.section = "§13 Step DS-3",
+	.history = "DSpark in-block attention left causal "
+		   "(vllm-ascend #13926)",
+	.applies_to = "dspark_step under block_mask = non_causal, N >= 2",
+	.shows_in = "every block row but the last, from layer 0's FFN input",
+	.flags = MTP_BUG_NUMERIC | MTP_BUG_MUTANT,
+	.applies = causal_applies,
+	.edit = causal_edit,
+};
+
+const struct mtp_bug_class mtp_bug_dspark_aux_layers_wrong = {
+	.name = "DSPARK_AUX_LAYERS_WRONG",
+	.section = "§13 Step DS-0",
+	.history = "DSpark aux hidden states taken from other target layers "
+		   "than dspark_target_layer_ids",
+	.applies_to = "dspark_step with P >= 2 aux layers",
+	.shows_in = "main_x, then everything the context reaches",
+	.flags = MTP_BUG_NUMERIC | MTP_BUG_MUTANT,
+	.applies = aux_applies,
+	.edit = aux_edit,
+};
+
+const struct mtp_bug_class mtp_bug_dspark_markov_bias_dropped = {
+	.name = "DSPARK_MARKOV_BIAS_DROPPED",
+	.section = "§13 Step DS-6",
+	.history = "DSpark Markov bias never added to the draft logits",
+	.applies_to = "dspark_step",
+	.shows_in = "logits (equal to base_logits), tokens, confidence",
+	.flags = MTP_BUG_NUMERIC | MTP_BUG_MUTANT,
+	.applies = markov_applies,
+	.edit = markov_edit,
+};
