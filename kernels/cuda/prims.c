@@ -173,6 +173,10 @@ static enum mtp_status hc_pre(struct mtp_backend *be, enum gpu_act act,
 		.post_mult = a->post_mult,
 		.norm_eps = a->norm_eps,
 		.sinkhorn_iters = a->sinkhorn_iters,
+		.post_x = a->post_x.mem ? P(a->post_x) : NULL,
+		.post_res = a->post_x.mem ? P(a->post_res) : NULL,
+		.post_in = a->post_x.mem ? P(a->post_in) : NULL,
+		.comb_in = a->post_x.mem ? P(a->comb_in) : NULL,
 	};
 
 	NV_CHECK(be, "mtp_nv_hc_pre", mtp_nv_hc_pre(ACT(act), &na, S(be)));
@@ -208,6 +212,7 @@ static enum mtp_status hc_head(struct mtp_backend *be, enum gpu_act act,
 
 const struct gpu_prims mtp_nv_prims = {
 	.max_m = MTP_NV_HC_MAX_M,
+	.hc_pre_fuses_post = true,
 	.max_rows =
 		1LL << 31, /* every kernel indexes rows with a 32-bit grid */
 	.scratch_alloc = scratch_alloc,

@@ -311,15 +311,22 @@ static enum mtp_status op_hc_post(struct mtp_backend *be,
 }
 
 /* hc_fused_post_pre [§4.4.3]: hc_post, then hc_pre reading the rounded new
- * streams. */
+ * streams; one call where the backend fuses the two (hc_pre_fuses_post). */
 static enum mtp_status op_hc_fused_post_pre(struct mtp_backend *be,
 					    const struct mtp_call *c,
 					    const struct gpu_cfg *cfg)
 {
 	struct gpu_hc_pre_args a;
 
-	GPU_TRY(hc_post_into(be, c, cfg, "residual_out"));
 	hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
+	if (gpu_prims(be)->hc_pre_fuses_post) {
+		a.post_x = IN("x");
+		a.post_res = IN("residual");
+		a.post_in = IN("post_mix");
+		a.comb_in = IN("comb_mix");
+	} else {
+		GPU_TRY(hc_post_into(be, c, cfg, "residual_out"));
+	}
 	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
 }
 
