@@ -1,11 +1,14 @@
 /*
- * The decode-size path of hc_pre and hc_head (hc_decode.cu) and the choice
- * of path. At decode a token's mix GEMV reads the whole fn (2.75 MB at
- * H = 7168, M = 4) for a few tokens, so one block per token leaves the GPU
- * idle: the decode path splits K over many blocks, each writing float32
- * partial sums of its slice for every token, then one block per token adds
- * the partials in a fixed order (deterministic), finishes the mixes (the
- * Sinkhorn over one warp) and writes the output.
+ * The decode-size path of hc_pre, hc_fused_post_pre and hc_head
+ * (hc_decode.cu) and the choice of path. At decode a token's mix GEMV reads
+ * the whole fn (2.75 MB at H = 7168, M = 4) for a few tokens, so one block
+ * per token leaves the GPU idle: the decode path splits K over many blocks
+ * (and the tokens over groups of 16), each writing float32 partial sums of
+ * its slice, and in the same kernel the last blocks to arrive add the
+ * partials in a fixed order (deterministic), one block per token, finish
+ * the mixes (the Sinkhorn over one warp) and write the output. It takes at
+ * most one token per multiprocessor (the waiting blocks must leave room for
+ * the rest of the grid).
  *
  * MTP_CUDA_HC_PATH forces a path for tests and benchmarks: decode (split-K,
  * T <= NV_HC_DECODE_MAX_T), token (one block per token), tile (hc_pre's
