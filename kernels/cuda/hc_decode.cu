@@ -11,21 +11,26 @@
  *     hc_post the staged x is hc_post's output, computed there from x, R,
  *     post and comb in hc_post's order, rounded, stored and used: the new
  *     streams are read from memory once, not written and read back.
- *  2. arrival: each block counts itself in with an atomic; the last one to
- *     arrive finishes token 0, the one before it token 1 and so on; those
- *     T - 1 blocks wait for the last (they are already running, and fewer
- *     than the multiprocessors: the rest can always be scheduled).
- *  3. finish: the block of token t adds its partials over the slices in a
- *     fixed order (each lane a fixed chunk, then a fixed butterfly), redoes
- *     the token in double when a float32 sum overflowed (as the per-token
- *     kernels do), and writes the op's outputs: hc_pre's mixes and Sinkhorn
- *     on one warp, then layer_input; hc_head's pre and y.
+  *  2. arrival: each block counts itself in with an atomic; the last one to
+ *     arrive takes finishing role 0, the one before it role 1 and so on
+ *     (hc_head: one role per token; hc_pre: two, below); those blocks wait
+ *     for the last (they are already running, and fewer than the
+ *     multiprocessors: the rest of the grid can always be scheduled).
+ *  3. finish: a role's block adds its token's partials over the slices in
+ *     a fixed order (each lane a fixed chunk, then a fixed butterfly),
+ *     redoes the token in double when a float32 sum overflowed (as the
+ *     per-token kernels do), and writes the op's outputs: hc_pre's
+ *     layer_input from pre (role t) beside post_mix and the Sinkhorn of
+ *     comb_mix on one warp (role T + t, another block, so the two overlap);
+ *     hc_head's y. The output pass holds the token's rows in registers,
+ *     every load in flight at once (the same sums as the per-token path).
  * Every sum is float32, like the per-token kernels; the order differs
  * (chunks of DEC_KC instead of one block's strided lanes), which the
  * tolerance of SPEC.md §4.4.1 covers either way; a token's sums do not
- * depend on T (batch-invariant). MTP_CUDA_PDL=1 launches with programmatic
- * dependent launch (CUDA): fn, a weight, is loaded before the wait for the
- * previous kernel, and the dependants may start once every block arrived.
+ * depend on T (batch-invariant). The kernels launch with programmatic
+ * dependent launch (CUDA builds; MTP_CUDA_PDL=0 turns it off): fn, a
+ * weight, is loaded before the wait for the previous kernel, and the
+ * dependants may start once every block arrived.
  * MTP_CUDA_HC_DEC_SKIP (a bench aid, wrong outputs): 1 leaves phase 3 out,
  * 2 layer_input / y, 4 runs one Sinkhorn iteration.
  */
@@ -46,6 +51,7 @@
 #define DEC_MAX_SUMS (2 * DEC_MAX_M + DEC_MAX_M * DEC_MAX_M + 1)
 #define DEC_SKIP_FINISH 1
 #define DEC_SKIP_OUT 2
+#define DEC_VPT 4 /* 16-byte vectors of a row per thread, output pass */
 
 /* The partials, [token][sum][chunk]: 9.4 MB, and the arrival count and
  * generation. Calls on one stream run in order (with PDL, each waits for
@@ -80,7 +86,8 @@ static __device__ __forceinline__ void dec_pdl_release(void)
 }
 
 /* Element k of token t's streams: x[t][k], or with p->x hc_post's output
- * [§4.4.2] (float32 in hc_post.cu's order, rounded once), stored to x. */
+ * [§4.4.2] (float32 in hc_post.cu's order, rounded once; the caller
+ * stores it to x, after every load of the step is in flight). */
 template <typename T, int M, bool POST>
 static __device__ __forceinline__ float
 dec_elem(const T *x, int64_t t, int64_t k, int64_t h, const struct dec_post *p)
@@ -95,10 +102,7 @@ dec_elem(const T *x, int64_t t, int64_t k, int64_t h, const struct dec_post *p)
 	for (int s = 0; s < M; s++)
 		acc += c[s * M + j] *
 		       nv_f32(((const T *)p->res)[(t * M + s) * h + i]);
-	const T v = nv_from<T>(acc);
-
-	((T *)x)[t * M * h + k] = v;
-	return nv_f32(v);
+	return nv_f32(nv_from<T>(acc));
 }
 
 /* Phase 1 of block (blockIdx.x, blockIdx.y): the partial sums of its k
@@ -127,7 +131,7 @@ static __device__ void dec_dots(const T *x, const float *fn, int64_t t_n,
 	for (int sc = 0; sc < nsub; sc++) {
 		const int64_t k = kbase + (int64_t)sc * DEC_KC + tid;
 		const bool in = k < k_len;
-		float fr[NMIX];
+		float fr[NMIX], xr[DEC_TG];
 
 		/* unrolled: every load in flight at once; fn is a weight,
 		 * loaded before the wait for the previous kernel (PDL) */
@@ -136,16 +140,24 @@ static __device__ void dec_dots(const T *x, const float *fn, int64_t t_n,
 			fr[o] = in ? fn[o * k_len + k] : 0.0f;
 		if (sc == 0)
 			dec_pdl_wait();
+#pragma unroll
+		for (int tt = 0; tt < DEC_TG; tt++)
+			xr[tt] = in && tt < nt ? dec_elem<T, M, POST>(
+							 x, t0 + tt, k, h, p)
+					       : 0.0f;
+		if (POST) /* hc_post's output, once */
+#pragma unroll
+			for (int tt = 0; tt < DEC_TG; tt++)
+				if (in && tt < nt)
+					((T *)x)[(t0 + tt) * k_len + k] =
+						nv_from<T>(xr[tt]);
 		__syncthreads(); /* the last step's reads are done */
 #pragma unroll
 		for (int o = 0; o < NMIX; o++)
 			fs[o * DEC_STRIDE + tid] = fr[o];
 #pragma unroll
 		for (int tt = 0; tt < DEC_TG; tt++)
-			xs[tt * DEC_STRIDE + tid] =
-				in && tt < nt ? dec_elem<T, M, POST>(x, t0 + tt,
-								     k, h, p)
-					      : 0.0f;
+			xs[tt * DEC_STRIDE + tid] = xr[tt];
 		__syncthreads();
 		if (a * 4 >= nt)
 			continue;
@@ -195,10 +207,12 @@ static __device__ void dec_dots(const T *x, const float *fn, int64_t t_n,
 	}
 }
 
-/* Phase 2: the token this block finishes, or -1. The partials (and a fused
- * hc_post's output) are made visible before the count; the block of token
- * k > 0 waits for the last arrival's generation step. Block-uniform. */
-static __device__ int64_t dec_arrive(int64_t t_n)
+/* Phase 2: this block's first finishing role (its rank counted back from
+ * the last arrival; the caller adds the grid size while below nroles), or
+ * -1. The partials (and a fused hc_post's output) are made visible before
+ * the count; a block of rank 0 < k < nroles waits for the last arrival's
+ * generation step. Block-uniform. */
+static __device__ int64_t dec_arrive(int64_t nroles)
 {
 	__shared__ int64_t tok;
 
@@ -213,12 +227,12 @@ static __device__ int64_t dec_arrive(int64_t t_n)
 			dec_arrived = 0;
 			__threadfence();
 			atomicAdd(&dec_gen, 1u);
-		} else if (k < t_n) {
+		} else if (k < nroles) {
 			while (*gen == g)
 				;
 		}
 		__threadfence();
-		tok = k < t_n ? (int64_t)k : -1;
+		tok = k < nroles ? (int64_t)k : -1;
 	}
 	__syncthreads();
 	dec_pdl_release();
@@ -266,6 +280,129 @@ static __device__ bool hc_dec_sum(int64_t t, int nchunk, double *mix)
 	return bad != 0;
 }
 
+/* The output pass from registers: the thread's DEC_VPT vectors (i = (tid +
+ * v * NV_BLOCK) * n) of the M streams of row x, every load in flight at
+ * once, and u[v] = sum_s pre[s] x[s][i..], in layer_sum's order. */
+template <typename T, int M>
+static __device__ void dec_mix_rows(const T *x, int64_t h, const float *pre,
+				    float (*u)[16])
+{
+	const int n = nv_vec<T>::n;
+	uint4 raw[DEC_VPT][M];
+
+#pragma unroll
+	for (int v = 0; v < DEC_VPT; v++) {
+		const int64_t i = (threadIdx.x + (int64_t)v * NV_BLOCK) * n;
+
+#pragma unroll
+		for (int s = 0; s < M; s++)
+			raw[v][s] = i < h ? nv_load_raw(x + s * h + i)
+					  : make_uint4(0, 0, 0, 0);
+	}
+#pragma unroll
+	for (int v = 0; v < DEC_VPT; v++) {
+#pragma unroll
+		for (int k = 0; k < n; k++)
+			u[v][k] = 0.0f;
+#pragma unroll
+		for (int s = 0; s < M; s++) {
+			float xv[16];
+
+			nv_unpack<T>(raw[v][s], xv);
+#pragma unroll
+			for (int k = 0; k < n; k++)
+				u[v][k] += pre[s] * xv[k];
+		}
+	}
+}
+
+/* Whether the output pass of a row of h fits dec_mix_rows. */
+template <typename T, int M>
+static __device__ bool dec_rows_fit(bool vec, int64_t h)
+{
+	return vec && M <= DEC_MAX_M &&
+	       h <= (int64_t)DEC_VPT * NV_BLOCK * nv_vec<T>::n;
+}
+
+/* hc_pre_layer_input from registers (the same values: the sums in the same
+ * order, the norm's variance from the same per-thread partials); the
+ * general one where the row does not fit or the variance overflowed. */
+template <typename T, int M>
+static __device__ void dec_layer_input(const struct mtp_nv_hc_pre_args *a,
+				       int64_t t, bool vec, const float *pre)
+{
+	__shared__ float sh[NV_MAX_WARPS];
+	const int n = nv_vec<T>::n;
+	const int64_t h = a->h;
+	const T *w = (const T *)a->norm_w;
+	T *out = (T *)a->layer_input + t * h;
+	float u[DEC_VPT][16], rr = 1.0f;
+
+	if (!dec_rows_fit<T, M>(vec, h)) {
+		hc_pre_layer_input<T, M>(a, t, vec, pre);
+		return;
+	}
+	dec_mix_rows<T, M>((const T *)a->residual + t * M * h, h, pre, u);
+	if (w) {
+		float ss = 0.0f;
+
+#pragma unroll
+		for (int v = 0; v < DEC_VPT; v++)
+			if ((threadIdx.x + (int64_t)v * NV_BLOCK) * n < h)
+#pragma unroll
+				for (int k = 0; k < n; k++)
+					ss += u[v][k] * u[v][k];
+		ss = nv_block_sum(ss, sh);
+		if (nv_overflowed(ss)) {
+			hc_pre_layer_input<T, M>(a, t, vec, pre);
+			return;
+		}
+		rr = nv_rms_inv(ss, h, a->norm_eps);
+	}
+#pragma unroll
+	for (int v = 0; v < DEC_VPT; v++) {
+		const int64_t i = (threadIdx.x + (int64_t)v * NV_BLOCK) * n;
+
+		if (i >= h)
+			continue;
+#pragma unroll
+		for (int k = 0; k < n; k++)
+			out[i + k] = w ? nv_from<T>(nv_round<T>(u[v][k]) * rr *
+						    nv_f32(w[i + k]))
+				       : nv_from<T>(u[v][k]);
+	}
+}
+
+/* hc_head_out from registers where the row fits (the same values). */
+template <typename T, int M>
+static __device__ void dec_head_out(const T *x, T *y, const double *mix,
+				    bool wide, const float *scale,
+				    const float *base, int64_t h, float rms_eps,
+				    float hc_eps, bool vec_out)
+{
+	__shared__ float pre[M];
+	float u[DEC_VPT][16];
+
+	if (!dec_rows_fit<T, M>(vec_out, h)) {
+		hc_head_out<T, M>(x, y, mix, wide, false, scale, base, h,
+				  rms_eps, hc_eps, vec_out);
+		return;
+	}
+	hc_head_pre<M>(mix, wide, false, scale, base, h, rms_eps, hc_eps, pre);
+	dec_mix_rows<T, M>(x, h, pre, u);
+#pragma unroll
+	for (int v = 0; v < DEC_VPT; v++) {
+		const int64_t i =
+			(threadIdx.x + (int64_t)v * NV_BLOCK) * nv_vec<T>::n;
+
+		if (i < h)
+			nv_store_vec(y + i, u[v]);
+	}
+}
+
+/* Two finishing roles per token: r < T writes layer_input (pre only), r >= T
+ * post_mix and comb_mix (the Sinkhorn), so the two run side by side on two
+ * blocks; both take the mixes from the same partials, in the same order. */
 template <typename T, int M, bool POST>
 __global__ void __launch_bounds__(DEC_THREADS)
 	hc_dec_pre(struct mtp_nv_hc_pre_args a, struct dec_post p, int nsub,
@@ -275,25 +412,34 @@ __global__ void __launch_bounds__(DEC_THREADS)
 	extern __shared__ float4 dec_dyn[];
 	__shared__ double mix[NMIX + 1];
 	__shared__ double redd[NV_HC_WARPS * (NMIX + 1)];
-	__shared__ float pre[M];
+	__shared__ float pre[M], pre_sk[M];
+	const int64_t n = (int64_t)gridDim.x * gridDim.y;
 
 	dec_dots<T, M, NMIX, POST>((const T *)a.residual, a.fn, a.t, a.h, nsub,
 				   nchunk, &p, (float *)dec_dyn);
-	const int64_t t = dec_arrive(a.t);
+	for (int64_t r = dec_arrive(2 * a.t); r >= 0 && r < 2 * a.t; r += n) {
+		const int64_t t = r % a.t;
 
-	if (t < 0 || (skip & DEC_SKIP_FINISH))
-		return;
-	const bool wide = hc_dec_sum<NMIX + 1>(t, nchunk, mix);
+		if (skip & DEC_SKIP_FINISH)
+			return;
+		const bool wide = hc_dec_sum<NMIX + 1>(t, nchunk, mix);
 
-	if (wide)
-		hc_mix_dots<T, NMIX, double>(
-			(const T *)a.residual + t * M * a.h, a.fn, M * a.h, vec,
-			NULL, redd, mix);
-	if (threadIdx.x < MTP_GPU_WARP)
-		hc_pre_mixes_warp<M>(&a, t, mix, wide, pre);
-	__syncthreads();
-	if (!(skip & DEC_SKIP_OUT))
-		hc_pre_layer_input<T, M>(&a, t, vec, pre);
+		if (wide)
+			hc_mix_dots<T, NMIX, double>(
+				(const T *)a.residual + t * M * a.h, a.fn,
+				M * a.h, vec, NULL, redd, mix);
+		if (r >= a.t) {
+			if (threadIdx.x < MTP_GPU_WARP)
+				hc_pre_mixes_warp<M>(&a, t, mix, wide, pre_sk);
+			continue;
+		}
+		if (threadIdx.x < M)
+			pre[threadIdx.x] =
+				hc_pre_weight<M>(&a, mix, wide, threadIdx.x);
+		__syncthreads();
+		if (!(skip & DEC_SKIP_OUT))
+			dec_layer_input<T, M>(&a, t, vec, pre);
+	}
 }
 
 template <typename T, int M>
@@ -306,21 +452,24 @@ __global__ void __launch_bounds__(DEC_THREADS)
 	extern __shared__ float4 dec_dyn[];
 	__shared__ double mix[M + 1];
 	__shared__ double redd[NV_HC_WARPS * (M + 1)];
+	const int64_t n = (int64_t)gridDim.x * gridDim.y;
 
 	dec_dots<T, M, M, false>(xs, fn, t_n, h, nsub, nchunk, NULL,
 				 (float *)dec_dyn);
-	const int64_t t = dec_arrive(t_n);
+	for (int64_t t = dec_arrive(t_n); t >= 0 && t < t_n; t += n) {
+		const T *x = xs + t * M * h;
 
-	if (t < 0 || (skip & DEC_SKIP_FINISH))
-		return;
-	const T *x = xs + t * M * h;
-	const bool wide = hc_dec_sum<M + 1>(t, nchunk, mix);
+		if (skip & DEC_SKIP_FINISH)
+			return;
+		const bool wide = hc_dec_sum<M + 1>(t, nchunk, mix);
 
-	if (wide)
-		hc_mix_dots<T, M, double>(x, fn, M * h, vec, NULL, redd, mix);
-	if (!(skip & DEC_SKIP_OUT))
-		hc_head_out<T, M>(x, ys + t * h, mix, wide, false, scale, base,
-				  h, rms_eps, hc_eps, vec_out);
+		if (wide)
+			hc_mix_dots<T, M, double>(x, fn, M * h, vec, NULL, redd,
+						  mix);
+		if (!(skip & DEC_SKIP_OUT))
+			dec_head_out<T, M>(x, ys + t * h, mix, wide, scale,
+					   base, h, rms_eps, hc_eps, vec_out);
+	}
 }
 
 /* Chunks of nsub steps of DEC_KC, at most DEC_MAX_CHUNKS of them. */
@@ -379,7 +528,7 @@ static int dec_sms(void)
 }
 
 /* kern<<<grid, DEC_THREADS, smem, s>>>(args...), with programmatic
- * dependent launch under MTP_CUDA_PDL=1 (CUDA builds). */
+ * dependent launch unless MTP_CUDA_PDL=0 (CUDA builds). */
 template <typename... P, typename... A>
 static void dec_launch(void (*kern)(P...), dim3 grid, size_t smem,
 		       cudaStream_t s, A... args)
@@ -391,7 +540,12 @@ static void dec_launch(void (*kern)(P...), dim3 grid, size_t smem,
 #ifdef MTP_NV_HC_TC
 	static int pdl = -1;
 
-	if (dec_env("MTP_CUDA_PDL", &pdl)) {
+	if (pdl < 0) {
+		const char *e = getenv("MTP_CUDA_PDL");
+
+		pdl = !e || atoi(e) != 0;
+	}
+	if (pdl) {
 		cudaLaunchConfig_t cfg = {};
 		cudaLaunchAttribute at[1];
 
@@ -452,7 +606,7 @@ static void launch_head(const void *x, const float *fn, const float *scale,
 bool nv_hc_pre_decode(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
 		      cudaStream_t s)
 {
-	if (a->t > NV_HC_DECODE_MAX_T || a->t > dec_sms())
+	if (a->t > NV_HC_DECODE_MAX_T || 2 * a->t > dec_sms())
 		return false;
 	if (act == MTP_NV_BF16) {
 		NV_HC_DISPATCH_TO_5(a->m, false, launch_pre, mtp_gpu_bf16, a,

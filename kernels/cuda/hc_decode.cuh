@@ -5,10 +5,12 @@
  * per token leaves the GPU idle: the decode path splits K over many blocks
  * (and the tokens over groups of 16), each writing float32 partial sums of
  * its slice, and in the same kernel the last blocks to arrive add the
- * partials in a fixed order (deterministic), one block per token, finish
- * the mixes (the Sinkhorn over one warp) and write the output. It takes at
- * most one token per multiprocessor (the waiting blocks must leave room for
- * the rest of the grid).
+ * partials in a fixed order (deterministic), finish the mixes and write the
+ * outputs (hc_pre: one block a token for layer_input and another for the
+ * Sinkhorn over one warp). The finishing blocks wait for the last arrival,
+ * so there must be fewer of them than multiprocessors (the rest of the
+ * grid must find room): hc_head takes T <= the multiprocessors, hc_pre
+ * half that (66 on an H200).
  *
  * MTP_CUDA_HC_PATH forces a path for tests and benchmarks: decode (split-K,
  * T <= NV_HC_DECODE_MAX_T), token (one block per token), tile (hc_pre's
@@ -28,10 +30,11 @@
 #define NV_HC_DECODE_MAX_T 256
 /* The automatic choice's largest T, measured on the H200 (H = 7168, M = 4,
  * docs/BENCHMARKS.md): hc_pre's decode path beats the per-token kernel at
- * T = 64 (38 against 63 us) and loses at 256; hc_head's wins at T = 8 (6.5
- * against 19.8 us) and loses at 64 (24.8 against 19.4): 32 lies between. */
+ * T = 64 (28 against 64 us; from T = 67 it cannot take the call); the
+ * one-kernel hc_head's at T = 48 (10.6 against 15.2 us), and ties at 64
+ * (15.3 against 15.2, 2026-12-05, before its output pass from registers). */
 #define NV_HC_DECODE_AUTO_T 64
-#define NV_HC_DECODE_AUTO_T_HEAD 32
+#define NV_HC_DECODE_AUTO_T_HEAD 64
 
 enum nv_hc_path {
 	NV_HC_PATH_AUTO,
