@@ -22,7 +22,7 @@
  *     per-token kernels do), and writes the op's outputs: hc_pre's
  *     layer_input from pre (role t) beside post_mix and the Sinkhorn of
  *     comb_mix on one warp (role T + t, another block, so the two overlap);
- *     hc_head's y. The output pass holds the token's rows in registers,
+ *      hc_head's y. The output pass (hc_dec_out.cuh) holds the rows in registers,
  *     every load in flight at once (the same sums as the per-token path).
  * Every sum is float32, like the per-token kernels; the order differs
  * (chunks of DEC_KC instead of one block's strided lanes), which the
@@ -35,7 +35,7 @@
  * 2 layer_input / y, 4 runs one Sinkhorn iteration.
  */
 #include "hc_decode.cuh"
-#include "hc_pre_common.cuh"
+#include "hc_dec_out.cuh"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +51,6 @@
 #define DEC_MAX_SUMS (2 * DEC_MAX_M + DEC_MAX_M * DEC_MAX_M + 1)
 #define DEC_SKIP_FINISH 1
 #define DEC_SKIP_OUT 2
-#define DEC_VPT 4 /* 16-byte vectors of a row per thread, output pass */
 
 /* The partials, [token][sum][chunk]: 9.4 MB, and the arrival count and
  * generation. Calls on one stream run in order (with PDL, each waits for
@@ -278,126 +277,6 @@ static __device__ bool hc_dec_sum(int64_t t, int nchunk, double *mix)
 	}
 	__syncthreads();
 	return bad != 0;
-}
-
-/* The output pass from registers: the thread's DEC_VPT vectors (i = (tid +
- * v * NV_BLOCK) * n) of the M streams of row x, every load in flight at
- * once, and u[v] = sum_s pre[s] x[s][i..], in layer_sum's order. */
-template <typename T, int M>
-static __device__ void dec_mix_rows(const T *x, int64_t h, const float *pre,
-				    float (*u)[16])
-{
-	const int n = nv_vec<T>::n;
-	uint4 raw[DEC_VPT][M];
-
-#pragma unroll
-	for (int v = 0; v < DEC_VPT; v++) {
-		const int64_t i = (threadIdx.x + (int64_t)v * NV_BLOCK) * n;
-
-#pragma unroll
-		for (int s = 0; s < M; s++)
-			raw[v][s] = i < h ? nv_load_raw(x + s * h + i)
-					  : make_uint4(0, 0, 0, 0);
-	}
-#pragma unroll
-	for (int v = 0; v < DEC_VPT; v++) {
-#pragma unroll
-		for (int k = 0; k < n; k++)
-			u[v][k] = 0.0f;
-#pragma unroll
-		for (int s = 0; s < M; s++) {
-			float xv[16];
-
-			nv_unpack<T>(raw[v][s], xv);
-#pragma unroll
-			for (int k = 0; k < n; k++)
-				u[v][k] += pre[s] * xv[k];
-		}
-	}
-}
-
-/* Whether the output pass of a row of h fits dec_mix_rows. */
-template <typename T, int M>
-static __device__ bool dec_rows_fit(bool vec, int64_t h)
-{
-	return vec && M <= DEC_MAX_M &&
-	       h <= (int64_t)DEC_VPT * NV_BLOCK * nv_vec<T>::n;
-}
-
-/* hc_pre_layer_input from registers (the same values: the sums in the same
- * order, the norm's variance from the same per-thread partials); the
- * general one where the row does not fit or the variance overflowed. */
-template <typename T, int M>
-static __device__ void dec_layer_input(const struct mtp_nv_hc_pre_args *a,
-				       int64_t t, bool vec, const float *pre)
-{
-	__shared__ float sh[NV_MAX_WARPS];
-	const int n = nv_vec<T>::n;
-	const int64_t h = a->h;
-	const T *w = (const T *)a->norm_w;
-	T *out = (T *)a->layer_input + t * h;
-	float u[DEC_VPT][16], rr = 1.0f;
-
-	if (!dec_rows_fit<T, M>(vec, h)) {
-		hc_pre_layer_input<T, M>(a, t, vec, pre);
-		return;
-	}
-	dec_mix_rows<T, M>((const T *)a->residual + t * M * h, h, pre, u);
-	if (w) {
-		float ss = 0.0f;
-
-#pragma unroll
-		for (int v = 0; v < DEC_VPT; v++)
-			if ((threadIdx.x + (int64_t)v * NV_BLOCK) * n < h)
-#pragma unroll
-				for (int k = 0; k < n; k++)
-					ss += u[v][k] * u[v][k];
-		ss = nv_block_sum(ss, sh);
-		if (nv_overflowed(ss)) {
-			hc_pre_layer_input<T, M>(a, t, vec, pre);
-			return;
-		}
-		rr = nv_rms_inv(ss, h, a->norm_eps);
-	}
-#pragma unroll
-	for (int v = 0; v < DEC_VPT; v++) {
-		const int64_t i = (threadIdx.x + (int64_t)v * NV_BLOCK) * n;
-
-		if (i >= h)
-			continue;
-#pragma unroll
-		for (int k = 0; k < n; k++)
-			out[i + k] = w ? nv_from<T>(nv_round<T>(u[v][k]) * rr *
-						    nv_f32(w[i + k]))
-				       : nv_from<T>(u[v][k]);
-	}
-}
-
-/* hc_head_out from registers where the row fits (the same values). */
-template <typename T, int M>
-static __device__ void dec_head_out(const T *x, T *y, const double *mix,
-				    bool wide, const float *scale,
-				    const float *base, int64_t h, float rms_eps,
-				    float hc_eps, bool vec_out)
-{
-	__shared__ float pre[M];
-	float u[DEC_VPT][16];
-
-	if (!dec_rows_fit<T, M>(vec_out, h)) {
-		hc_head_out<T, M>(x, y, mix, wide, false, scale, base, h,
-				  rms_eps, hc_eps, vec_out);
-		return;
-	}
-	hc_head_pre<M>(mix, wide, false, scale, base, h, rms_eps, hc_eps, pre);
-	dec_mix_rows<T, M>(x, h, pre, u);
-#pragma unroll
-	for (int v = 0; v < DEC_VPT; v++) {
-		const int64_t i =
-			(threadIdx.x + (int64_t)v * NV_BLOCK) * nv_vec<T>::n;
-
-		if (i < h)
-			nv_store_vec(y + i, u[v]);
-	}
 }
 
 /* Two finishing roles per token: r < T writes layer_input (pre only), r >= T
