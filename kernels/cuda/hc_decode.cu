@@ -22,8 +22,8 @@
  *     per-token kernels do), and writes the op's outputs: hc_pre's
  *     layer_input from pre (role t) beside post_mix and the Sinkhorn of
  *     comb_mix on one warp (role T + t, another block, so the two overlap);
- *      hc_head's y. The output pass (hc_dec_out.cuh) holds the rows in registers,
- *     every load in flight at once (the same sums as the per-token path).
+ *     hc_head's y. The output pass (hc_dec_out.cuh) holds the rows in
+ *     registers, every load in flight at once (the per-token path's sums).
  * Every sum is float32, like the per-token kernels; the order differs
  * (chunks of DEC_KC instead of one block's strided lanes), which the
  * tolerance of SPEC.md §4.4.1 covers either way; a token's sums do not
