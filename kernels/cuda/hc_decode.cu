@@ -1,6 +1,7 @@
 /*
  * The decode-size path of hc_pre, hc_fused_post_pre and hc_head
- * (hc_decode.cuh says why and when): one kernel per op, in three phases.
+ * (hc_decode.cuh says why and when): one kernel per op, in three phases,
+ * with MTP_CUDA_HC_ONE_KERNEL=1 (else hc_decode2.cu's two kernels).
  *  1. dots: block (c, g) takes the k slice [c*nsub*KC, (c+1)*nsub*KC) (k
  *     over the M*H flattened streams) of the DEC_TG tokens of group g,
  *     stages fn and x of one DEC_KC step in shared memory, and each thread
@@ -482,9 +483,19 @@ static void launch_head(const void *x, const float *fn, const float *scale,
 		   vec, vec_out, dec_skip());
 }
 
+/* Whether MTP_CUDA_HC_ONE_KERNEL=1 asks for this path (read once). */
+static bool dec_one(void)
+{
+	static int v = -1;
+
+	return dec_env("MTP_CUDA_HC_ONE_KERNEL", &v) != 0;
+}
+
 bool nv_hc_pre_decode(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
 		      cudaStream_t s)
 {
+	if (!dec_one())
+		return !a->post_x && nv_hc_pre_decode2(act, a, s);
 	if (a->t > NV_HC_DECODE_MAX_T || 2 * a->t > dec_sms())
 		return false;
 	if (act == MTP_NV_BF16) {
@@ -503,6 +514,9 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 		       int64_t t, int64_t m, int64_t h, float rms_eps,
 		       float hc_eps, cudaStream_t s)
 {
+	if (!dec_one())
+		return nv_hc_head_decode2(act, x, fn, scale, base, y, t, m, h,
+					  rms_eps, hc_eps, s);
 	if (t > NV_HC_DECODE_MAX_T || t > dec_sms())
 		return false;
 	if (act == MTP_NV_BF16) {
