@@ -113,17 +113,15 @@ static __device__ bool hc_mix(const T *x, const float *fn, int64_t k_len,
 	return wide;
 }
 
-/* The end of hc_head [SPEC.md §4.4.4] for token row x (M*h values) into
- * y: pre_m from mix (M dots, then sum x^2; `wide`: they are double sums),
- * then y = act(sum_m pre_m x[m]). rocm: the dots already saw x * rho.
- * vec_out: x and y 16-byte aligned and h a multiple of the vector. */
-template <typename T, int M>
-static __device__ void hc_head_out(const T *x, T *y, const double *mix,
-				   bool wide, bool rocm, const float *scale,
-				   const float *base, int64_t h, float rms_eps,
-				   float hc_eps, bool vec_out)
+/* hc_head's pre weights [SPEC.md §4.4.4] from mix (M dots, then sum x^2;
+ * `wide`: they are double sums) to shared pre; rocm: the dots already saw
+ * x * rho. Ends with a barrier. */
+template <int M>
+static __device__ void hc_head_pre(const double *mix, bool wide, bool rocm,
+				   const float *scale, const float *base,
+				   int64_t h, float rms_eps, float hc_eps,
+				   float *pre)
 {
-	__shared__ float pre[M];
 	const int64_t k_len = M * h;
 
 	if (threadIdx.x < M) {
@@ -138,6 +136,21 @@ static __device__ void hc_head_out(const T *x, T *y, const double *mix,
 		pre[s] = nv_sigmoid(mu * scale[0] + base[s]) + hc_eps;
 	}
 	__syncthreads();
+}
+
+/* The end of hc_head [SPEC.md §4.4.4] for token row x (M*h values) into
+ * y: pre_m from mix (M dots, then sum x^2; `wide`: they are double sums),
+ * then y = act(sum_m pre_m x[m]). rocm: the dots already saw x * rho.
+ * vec_out: x and y 16-byte aligned and h a multiple of the vector. */
+template <typename T, int M>
+static __device__ void hc_head_out(const T *x, T *y, const double *mix,
+				   bool wide, bool rocm, const float *scale,
+				   const float *base, int64_t h, float rms_eps,
+				   float hc_eps, bool vec_out)
+{
+	__shared__ float pre[M];
+
+	hc_head_pre<M>(mix, wide, rocm, scale, base, h, rms_eps, hc_eps, pre);
 	if (vec_out) { /* 16-byte loads and stores, M of them in flight */
 		const int n = nv_vec<T>::n;
 

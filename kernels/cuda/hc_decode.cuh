@@ -1,11 +1,18 @@
 /*
- * The decode-size path of hc_pre and hc_head (hc_decode.cu) and the choice
- * of path. At decode a token's mix GEMV reads the whole fn (2.75 MB at
- * H = 7168, M = 4) for a few tokens, so one block per token leaves the GPU
- * idle: the decode path splits K over many blocks, each writing float32
- * partial sums of its slice for every token, then one block per token adds
- * the partials in a fixed order (deterministic), finishes the mixes (the
- * Sinkhorn over one warp) and writes the output.
+  * The decode-size path of hc_pre, hc_fused_post_pre and hc_head
+ * (hc_decode.cu, opt-in with MTP_CUDA_HC_ONE_KERNEL=1 until it has passed
+ * the suite on the device; the default is hc_decode2.cu's two kernels, a
+ * dots kernel and a finishing kernel) and the choice of path. At decode a token's mix GEMV reads
+ * the whole fn (2.75 MB at H = 7168, M = 4) for a few tokens, so one block
+ * per token leaves the GPU idle: the decode path splits K over many blocks
+ * (and the tokens over groups of 16), each writing float32 partial sums of
+ * its slice, and in the same kernel the last blocks to arrive add the
+ * partials in a fixed order (deterministic), finish the mixes and write the
+ * outputs (hc_pre: one block a token for layer_input and another for the
+ * Sinkhorn over one warp). The finishing blocks wait for the last arrival,
+ * so there must be fewer of them than multiprocessors (the rest of the
+ * grid must find room): hc_head takes T <= the multiprocessors, hc_pre
+ * half that (66 on an H200).
  *
  * MTP_CUDA_HC_PATH forces a path for tests and benchmarks: decode (split-K,
  * T <= NV_HC_DECODE_MAX_T), token (one block per token), tile (hc_pre's
@@ -26,7 +33,10 @@
 /* The automatic choice's largest T, measured on the H200 (H = 7168, M = 4,
  * docs/BENCHMARKS.md): hc_pre's decode path beats the per-token kernel at
  * T = 64 (38 against 63 us) and loses at 256; hc_head's wins at T = 8 (6.5
- * against 19.8 us) and loses at 64 (24.8 against 19.4): 32 lies between. */
+ * against 19.8 us) and loses at 64 (24.8 against 19.4): 32 lies between.
+ * The one-kernel path (MTP_CUDA_HC_ONE_KERNEL=1, 2026-12-05): hc_pre 28
+ * against 64 us at T = 64 (it cannot take T >= 67), hc_head 10.6 against
+ * 15.2 at T = 48 and even at 64: 64 for both once it is the default. */
 #define NV_HC_DECODE_AUTO_T 64
 #define NV_HC_DECODE_AUTO_T_HEAD 32
 
@@ -54,6 +64,15 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 		       const float *scale, const float *base, void *y,
 		       int64_t t, int64_t m, int64_t h, float rms_eps,
 		       float hc_eps, cudaStream_t s);
+
+/* The two-kernel decode path (hc_decode2.cu), which nv_hc_*_decode take
+ * unless MTP_CUDA_HC_ONE_KERNEL=1; it does not fuse hc_post (false). */
+bool nv_hc_pre_decode2(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
+		       cudaStream_t s);
+bool nv_hc_head_decode2(enum mtp_nv_act act, const void *x, const float *fn,
+			const float *scale, const float *base, void *y,
+			int64_t t, int64_t m, int64_t h, float rms_eps,
+			float hc_eps, cudaStream_t s);
 
 #ifdef MTP_NV_HC_TC
 /* The automatic choice's smallest T for the tc path (hc_tc.cu), measured

@@ -135,6 +135,15 @@ extern "C" cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,
 	if (nv_hc_decode_takes(a->t, NV_HC_DECODE_AUTO_T) &&
 	    nv_hc_pre_decode(act, a, s))
 		return cudaGetLastError();
+	if (a->post_x) { /* the fused hc_post: here as a kernel of its own */
+		struct mtp_nv_hc_pre_args b = *a;
+		const cudaError_t e = mtp_nv_hc_post(
+			act, a->post_x, a->post_res, a->post_in, a->comb_in,
+			(void *)a->residual, a->t, a->m, a->h, s);
+
+		b.post_x = NULL;
+		return e != cudaSuccess ? e : mtp_nv_hc_pre(act, &b, s);
+	}
 #ifdef MTP_NV_HC_TC
 	if (nv_hc_tc_takes(a->t, NV_HC_TC_AUTO_T) && nv_hc_pre_tc(act, a, s))
 		return cudaGetLastError();

@@ -221,6 +221,21 @@ static __device__ float sinkhorn_warp(float v, int iters, float eps)
 	return v;
 }
 
+/* pre_s of hc_pre [§4.4.1] from the mixes (the decode path's output blocks
+ * and hc_pre_mixes_warp: the same expression, so the same bits). */
+template <int M>
+static __device__ __forceinline__ float
+hc_pre_weight(const struct mtp_nv_hc_pre_args *a, const double *mix, bool wide,
+	      int s)
+{
+	const int NMIX = 2 * M + M * M;
+
+	return nv_sigmoid(hc_mu(mix, s, NMIX, M * a->h, a->rms_eps, wide) *
+				  a->scale[0] +
+			  a->base[s]) +
+	       a->pre_eps;
+}
+
 /* hc_pre_mixes over one warp (M * M <= the warp): the same values. Each
  * lane reads the mixes it needs from mix (2M + M^2 may exceed the warp). */
 template <int M>
@@ -234,17 +249,15 @@ static __device__ void hc_pre_mixes_warp(const struct mtp_nv_hc_pre_args *a,
 	const int c = lane < M * M ? 2 * M + lane : 0;
 	float v;
 
-	if (lane < 2 * M) {
-		const float mu =
-			hc_mu(mix, lane, NMIX, k_len, a->rms_eps, wide);
-
-		if (lane < M)
-			pre[lane] =
-				nv_sigmoid(mu * sc[0] + b[lane]) + a->pre_eps;
-		else
-			a->post_mix[t * M + lane - M] =
-				nv_sigmoid(mu * sc[1] + b[lane]) * a->post_mult;
-	}
+	if (lane < M)
+		pre[lane] = hc_pre_weight<M>(a, mix, wide, lane);
+	else if (lane < 2 * M)
+		a->post_mix[t * M + lane - M] =
+			nv_sigmoid(hc_mu(mix, lane, NMIX, k_len, a->rms_eps,
+					 wide) *
+					   sc[1] +
+				   b[lane]) *
+			a->post_mult;
 	v = hc_mu(mix, c, NMIX, k_len, a->rms_eps, wide) * sc[2] + b[c];
 	v = sinkhorn_warp<M>(v, a->sinkhorn_iters, a->sinkhorn_eps);
 	if (lane < M * M)

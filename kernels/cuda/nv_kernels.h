@@ -99,6 +99,10 @@ struct mtp_nv_hc_pre_args {
 	int64_t t, m, h;
 	float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
 	int sinkhorn_iters;
+	/* hc_fused_post_pre [§4.4.3]: with post_x, residual is first written
+	 * as hc_post(post_x, post_res, post_in, comb_in); NULL otherwise. */
+	const void *post_x, *post_res;
+	const float *post_in, *comb_in;
 };
 
 cudaError_t mtp_nv_hc_pre(enum mtp_nv_act act,

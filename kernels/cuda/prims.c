@@ -198,6 +198,10 @@ static struct mtp_nv_hc_pre_args nv_hc_pre_args(const struct gpu_hc_pre_args *a)
 		.post_mult = a->post_mult,
 		.norm_eps = a->norm_eps,
 		.sinkhorn_iters = a->sinkhorn_iters,
+		.post_x = a->post_x.mem ? P(a->post_x) : NULL,
+		.post_res = a->post_x.mem ? P(a->post_res) : NULL,
+		.post_in = a->post_x.mem ? P(a->post_in) : NULL,
+		.comb_in = a->post_x.mem ? P(a->comb_in) : NULL,
 	};
 
 	return na;
@@ -299,6 +303,7 @@ static enum mtp_status confidence(struct mtp_backend *be, enum gpu_act act,
 
 const struct gpu_prims mtp_nv_prims = {
 	.max_m = MTP_NV_HC_MAX_M,
+	.hc_pre_fuses_post = true,
 	.max_rows =
 		1LL << 31, /* every kernel indexes rows with a 32-bit grid */
 	.scratch_alloc = scratch_alloc,

@@ -88,6 +88,10 @@ struct gpu_hc_pre_args {
 	int64_t t, m, h;
 	float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
 	int sinkhorn_iters;
+	/* hc_fused_post_pre [§4.4.3], where the backend fuses it
+	 * (hc_pre_fuses_post): residual is first written as hc_post(post_x,
+	 * post_res, post_in, comb_in); post_x.mem NULL otherwise. */
+	struct gpu_buf post_x, post_res, post_in, comb_in;
 };
 
 /* [§12.2] How linear_fp8 reads its float8_e4m3fn weight [out,in]: the
@@ -105,6 +109,9 @@ struct gpu_prims {
 	/* supports(): the largest hc_mult of the mHC kernels, and the bound
 	 * that T and R must stay below (a 32-bit grid: 1 << 31). */
 	int64_t max_m, max_rows;
+	/* Whether hc_pre takes gpu_hc_pre_args' hc_post inputs (else the
+	 * composition runs hc_post, then hc_pre). */
+	bool hc_pre_fuses_post;
 
 	/* Scratch memory for the current launch; *mem = NULL (nothing to
 	 * release) is allowed for bytes == 0. Released in queue order once

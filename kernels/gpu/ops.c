@@ -164,61 +164,6 @@ enum mtp_status mtp_gpu_swiglu_ffn(struct mtp_backend *be,
 			  cfg->h);
 }
 
-enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
-				   const struct gpu_cfg *cfg, struct gpu_buf e,
-				   struct gpu_buf p, const struct gpu_qw *we,
-				   const struct gpu_qw *wh, struct gpu_buf x)
-{
-	const struct gpu_prims *pr = gpu_prims(be);
-	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
-	struct gpu_buf ep, hp;
-
-	/* two buffers, each aligned as an allocation is (GEMM outputs) */
-	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * h) * cfg->es, &ep));
-	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * m * h) * cfg->es, &hp));
-	GPU_TRY(mtp_gpu_qlinear(be, cfg, false, e, we, ep, t, h, h));
-	GPU_TRY(mtp_gpu_qlinear(be, cfg, false, p, wh, hp, t * m, h, h));
-	return pr->add_bcast(be, cfg->act, hp, ep, x, t, m, h);
-}
-
-enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
-				const struct gpu_cfg *cfg, struct gpu_buf x,
-				const struct gpu_qw *w, struct gpu_buf logits,
-				struct gpu_buf token, bool tok64)
-{
-	const struct gpu_prims *pr = gpu_prims(be);
-	const size_t n = (size_t)(cfg->t * cfg->v);
-	struct gpu_buf f;
-
-	if (!cfg->logits_bf16) {
-		GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, logits, cfg->t,
-					cfg->h, cfg->v));
-		return pr->argmax(be, logits, token, tok64, cfg->t, cfg->v);
-	}
-	/* [§12.1] float32 accumulation, one rounding to bf16 */
-	GPU_TRY(mtp_gpu_scratch(be, n * sizeof(float), &f));
-	GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, f, cfg->t, cfg->h,
-				cfg->v));
-	GPU_TRY(pr->convert(be, GPU_F32, GPU_BF16, f, logits, (int64_t)n));
-	return mtp_gpu_argmax_act(be, GPU_BF16, logits, token, tok64, cfg->t,
-				  cfg->v);
-}
-
-enum mtp_status mtp_gpu_argmax_act(struct mtp_backend *be, enum gpu_act act,
-				   struct gpu_buf logits, struct gpu_buf token,
-				   bool tok64, int64_t rows, int64_t v)
-{
-	const struct gpu_prims *pr = gpu_prims(be);
-	struct gpu_buf f;
-
-	if (act == GPU_F32)
-		return pr->argmax(be, logits, token, tok64, rows, v);
-	/* widening is exact: the maxima and NaNs of the stored values */
-	GPU_TRY(mtp_gpu_scratch(be, (size_t)(rows * v) * sizeof(float), &f));
-	GPU_TRY(pr->convert(be, act, GPU_F32, logits, f, rows * v));
-	return pr->argmax(be, f, token, tok64, rows, v);
-}
-
 /* ---- single ops ----------------------------------------------------------- */
 
 #define IN(name) mtp_gpu_tensor(c, false, NULL, name)
@@ -346,15 +291,22 @@ static enum mtp_status op_hc_post(struct mtp_backend *be,
 }
 
 /* hc_fused_post_pre [§4.4.3]: hc_post, then hc_pre reading the rounded new
- * streams. */
+ * streams; one call where the backend fuses the two (hc_pre_fuses_post). */
 static enum mtp_status op_hc_fused_post_pre(struct mtp_backend *be,
 					    const struct mtp_call *c,
 					    const struct gpu_cfg *cfg)
 {
 	struct gpu_hc_pre_args a;
 
-	GPU_TRY(hc_post_into(be, c, cfg, "residual_out"));
 	mtp_gpu_hc_args(c, "@residual_out", "post_mix_out", "comb_mix_out", &a);
+	if (gpu_prims(be)->hc_pre_fuses_post) {
+		a.post_x = IN("x");
+		a.post_res = IN("residual");
+		a.post_in = IN("post_mix");
+		a.comb_in = IN("comb_mix");
+	} else {
+		GPU_TRY(hc_post_into(be, c, cfg, "residual_out"));
+	}
 	return gpu_prims(be)->hc_pre(be, cfg->act, &a);
 }
 

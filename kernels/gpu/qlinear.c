@@ -4,7 +4,8 @@
  * on the backend's linear when it is activation-typed, on linear_fp8 when
  * it is float8 (weight-only or W8A8 as the call's proj_quant says). Every
  * projection of the ops, steps and chains (eh_proj, e_proj/h_proj, the
- * heads, main_proj) goes through mtp_gpu_qlinear.
+ * heads, main_proj) goes through mtp_gpu_qlinear; the V4 projection pair and
+ * the LM head (with its greedy token) are here too.
  */
 #include "compose.h"
 #include "mtp/quant.h"
@@ -44,4 +45,59 @@ enum mtp_status mtp_gpu_qlinear(struct mtp_backend *be,
 					"no float8 GEMM on this backend");
 	return pr->linear_fp8(be, cfg->act, logits, x, w->w, &q, y, rows, in,
 			      out);
+}
+
+enum mtp_status mtp_gpu_eh_proj_hc(struct mtp_backend *be,
+				   const struct gpu_cfg *cfg, struct gpu_buf e,
+				   struct gpu_buf p, const struct gpu_qw *we,
+				   const struct gpu_qw *wh, struct gpu_buf x)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const int64_t t = cfg->t, m = cfg->m, h = cfg->h;
+	struct gpu_buf ep, hp;
+
+	/* two buffers, each aligned as an allocation is (GEMM outputs) */
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * h) * cfg->es, &ep));
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(t * m * h) * cfg->es, &hp));
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, false, e, we, ep, t, h, h));
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, false, p, wh, hp, t * m, h, h));
+	return pr->add_bcast(be, cfg->act, hp, ep, x, t, m, h);
+}
+
+enum mtp_status mtp_gpu_lm_head(struct mtp_backend *be,
+				const struct gpu_cfg *cfg, struct gpu_buf x,
+				const struct gpu_qw *w, struct gpu_buf logits,
+				struct gpu_buf token, bool tok64)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	const size_t n = (size_t)(cfg->t * cfg->v);
+	struct gpu_buf f;
+
+	if (!cfg->logits_bf16) {
+		GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, logits, cfg->t,
+					cfg->h, cfg->v));
+		return pr->argmax(be, logits, token, tok64, cfg->t, cfg->v);
+	}
+	/* [§12.1] float32 accumulation, one rounding to bf16 */
+	GPU_TRY(mtp_gpu_scratch(be, n * sizeof(float), &f));
+	GPU_TRY(mtp_gpu_qlinear(be, cfg, true, x, w, f, cfg->t, cfg->h,
+				cfg->v));
+	GPU_TRY(pr->convert(be, GPU_F32, GPU_BF16, f, logits, (int64_t)n));
+	return mtp_gpu_argmax_act(be, GPU_BF16, logits, token, tok64, cfg->t,
+				  cfg->v);
+}
+
+enum mtp_status mtp_gpu_argmax_act(struct mtp_backend *be, enum gpu_act act,
+				   struct gpu_buf logits, struct gpu_buf token,
+				   bool tok64, int64_t rows, int64_t v)
+{
+	const struct gpu_prims *pr = gpu_prims(be);
+	struct gpu_buf f;
+
+	if (act == GPU_F32)
+		return pr->argmax(be, logits, token, tok64, rows, v);
+	/* widening is exact: the maxima and NaNs of the stored values */
+	GPU_TRY(mtp_gpu_scratch(be, (size_t)(rows * v) * sizeof(float), &f));
+	GPU_TRY(pr->convert(be, act, GPU_F32, logits, f, rows * v));
+	return pr->argmax(be, f, token, tok64, rows, v);
 }

@@ -21,7 +21,7 @@ struct fake {
 	int calls;	    /* kernel launches and copies */
 	int fail_at;	    /* that call fails (1-based; 0: none) */
 	int allocs, frees, fail_free_at, norm_jobs_max, norm_calls;
-	int live;
+	int live, hc_post_calls, hc_pre_fused;
 	int fp8_calls, fp8_w8a8, fp8_e8m0; /* linear_fp8 */
 	int reduce_order; /* of the last reduce_ordered (-1: none) */
 };
@@ -146,7 +146,10 @@ static enum mtp_status p_argmax(struct mtp_backend *be, B l, B t, bool t64,
 static enum mtp_status p_hc_pre(struct mtp_backend *be, A a,
 				const struct gpu_hc_pre_args *x)
 {
-	(void)a, (void)x;
+	(void)a;
+	F(be)->hc_pre_fused += x->post_x.mem != NULL &&
+			       x->post_res.mem != NULL &&
+			       x->post_in.mem != NULL && x->comb_in.mem != NULL;
 	return call(be, "hc_pre");
 }
 static enum mtp_status p_hc_post(struct mtp_backend *be, A a, B x, B r, B p,
@@ -154,6 +157,7 @@ static enum mtp_status p_hc_post(struct mtp_backend *be, A a, B x, B r, B p,
 {
 	(void)a, (void)x, (void)r, (void)p, (void)c, (void)o, (void)t, (void)m;
 	(void)h;
+	F(be)->hc_post_calls++;
 	return call(be, "hc_post");
 }
 static enum mtp_status p_hc_head(struct mtp_backend *be, A a, B x, B fn, B s,
@@ -373,6 +377,29 @@ Test(compose, the_input_norms_are_one_call_of_two_jobs)
 		cr_assert_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK);
 		cr_expect_eq(f.norm_calls, 1, "%s", ops[i]);
 		cr_expect_eq(f.norm_jobs_max, 2, "%s", ops[i]);
+		gen_fini(&g);
+	}
+}
+
+/* hc_fused_post_pre: one hc_pre call with hc_post's inputs where the
+ * backend fuses the two, hc_post then hc_pre where it does not. */
+Test(compose, the_fused_post_pre_is_one_call_where_the_backend_fuses_it)
+{
+	struct gpu_prims fused = fake_prims;
+
+	fused.hc_pre_fuses_post = true;
+	for (int fuses = 0; fuses <= 1; fuses++) {
+		struct mtp_backend be;
+		struct fake f;
+		struct gen g;
+
+		gen(&g, "hc_fused_post_pre", DEFAULT_FAMILY, NULL);
+		fake_init(&be, &f, 0);
+		if (fuses)
+			f.gpu.prims = &fused;
+		cr_assert_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK);
+		cr_expect_eq(f.hc_post_calls, !fuses, "fuses %d", fuses);
+		cr_expect_eq(f.hc_pre_fused, fuses, "fuses %d", fuses);
 		gen_fini(&g);
 	}
 }

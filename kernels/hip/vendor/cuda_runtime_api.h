@@ -28,6 +28,7 @@
 #define cudaGetLastError hipGetLastError
 #define cudaGetDeviceCount hipGetDeviceCount
 #define cudaSetDevice hipSetDevice
+#define cudaGetDevice hipGetDevice
 #define cudaGetDeviceProperties hipGetDeviceProperties
 #define cudaDriverGetVersion hipDriverGetVersion
 #define cudaRuntimeGetVersion hipRuntimeGetVersion
