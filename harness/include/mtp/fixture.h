@@ -65,6 +65,10 @@ struct mtp_case {
 	struct mtp_tensor_list companions;
 	int n_subsets; /* weights with full_rows, by input name */
 	struct mtp_subset_decl *subsets;
+	/* an undeclared logits_dtype resolved to bfloat16 from the stored
+	 * logits (SPEC.md §12.1): set by the check, and sent with the case to
+	 * a worker, which gets no observed or expected tensors to resolve it */
+	bool logits_bf16_stored;
 };
 
 struct mtp_fixture {
