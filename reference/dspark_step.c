@@ -103,7 +103,7 @@ static void head(const struct mtp_ref_dspark_in *in,
 {
 	const int64_t t = d->t, h = d->h, v = d->v, r = dc->r;
 	double *hn = mtp_ref_scratch((size_t)(t * h) + 1);
-	int64_t prev = in->ids[0], tok;
+	int64_t prev = t ? in->ids[0] : 0, tok; /* T = 0: nothing to draft */
 
 	mtp_ref_rmsnorm(out->h, w->norm_w, t, h, c->eps, c->rounding, c->act,
 			hn);

@@ -403,7 +403,7 @@ static struct bad_line bad_lines[] = {
 	{"op=rmsnorm dtpye=bf16", "1:12: ", "unknown key 'dtpye'"},
 	{"op=rmsnorm T=1,x", "1:16: ", "bad number 'x' for 'T'"},
 	{"op=rmsnorm H=0", "1:14: ",
-	 "bad number '0' for 'H': only the batch dims T and R may be 0"},
+	 "bad number '0' for 'H': only the batch dims T, R and C may be 0"},
 	{"op=lm_head T=1 V=0", "1:18: ", "bad number '0' for 'V'"},
 	{"op=rmsnorm T=00", "1:14: ", "bad number '00' for 'T'"},
 	{"op=rmsnorm T=12ab", "1:14: ", "bad number '12ab'"},

@@ -192,7 +192,7 @@ static enum mtp_status head(const struct ds *s, const void *r, const float *pre,
 				   NULL,
 				   NULL,
 				   NULL};
-	int64_t prev = b->ids[0];
+	int64_t prev = t ? b->ids[0] : 0; /* T = 0: nothing to draft */
 	enum mtp_status st;
 
 	for (int64_t i = 0; i < t; i++) {

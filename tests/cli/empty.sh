@@ -87,7 +87,7 @@ dumps)
 	# rows written for no token: still judged, and wrong
 	expect 1 "FAILED .*y: shape \[3, ?256\], expected \[0, ?256\]" "$M" verify "$W/t0_rows.h5"
 	expect 125 "SKIPPED .*nothing compared: 'token': all 3 tokens differ inside" "$M" verify "$W/tokens_unjudged.h5"
-	expect 2 "v0_chain.h5: /cases/v0.draft_chain: V = 0: only the batch dims T and R may be 0" \
+	expect 2 "v0_chain.h5: /cases/v0.draft_chain: V = 0: only the batch dims T, R and C may be 0" \
 		"$M" verify "$W/v0_chain.h5"
 	expect 2 "rows0_chain.h5: /cases/chain.v3.L1.K3.sub_all.ok: observed/step.0/logits_rows: lists no row" \
 		"$M" verify "$W/rows0_chain.h5"

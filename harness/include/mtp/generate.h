@@ -36,11 +36,12 @@ struct mtp_gen_spec {
 	struct mtp_attr_list attrs; /* overrides of the op's default attributes */
 	uint64_t seed;
 	bool optional;	/* also generate the op's optional inputs */
-	unsigned empty; /* MTP_GEN_EMPTY_T, MTP_GEN_EMPTY_R: that dim is 0 */
+	unsigned empty; /* MTP_GEN_EMPTY_T, _R, _C: that dim is 0 */
 };
 
 #define MTP_GEN_EMPTY_T 1u
 #define MTP_GEN_EMPTY_R 2u
+#define MTP_GEN_EMPTY_C 4u /* dspark_step's context rows (an idle rank) */
 
 /* Zeroes spec and sets op, the op's default family (its row's
  * default_family: deepseek_v4 for the mHC and V4 input ops, deepseek_v3

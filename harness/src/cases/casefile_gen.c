@@ -62,8 +62,9 @@ static int64_t *dim_field(struct mtp_gen_spec *s, char sym)
 	}
 }
 
-/* A dim's value; 0 only for the batch dims T and R (an empty batch, which
- * every op must take without launching anything: docs/CASES.md). */
+/* A dim's value; 0 only for the batch dims T and R and dspark_step's
+ * context rows C (an empty batch, which every op must take without
+ * launching anything: docs/CASES.md). */
 static enum mtp_status apply_dim(const struct mtp_cf_line *ln,
 				 const struct mtp_cf_token *t,
 				 const struct mtp_cf_item *it, uint64_t u,
@@ -72,12 +73,13 @@ static enum mtp_status apply_dim(const struct mtp_cf_line *ln,
 	const char sym = t->key[0];
 	const unsigned bit = sym == 'T'	  ? MTP_GEN_EMPTY_T
 			     : sym == 'R' ? MTP_GEN_EMPTY_R
+			     : sym == 'C' ? MTP_GEN_EMPTY_C
 					  : 0;
 
 	if (u == 0 && !bit)
 		return mtp_cf_error(ln, it->col,
 				    "bad number '0' for '%c': only the batch "
-				    "dims T and R may be 0",
+				    "dims T, R and C may be 0",
 				    sym);
 	s->empty = u ? s->empty & ~bit : s->empty | bit;
 	*dim_field(s, sym) = (int64_t)u;

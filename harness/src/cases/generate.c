@@ -218,8 +218,8 @@ static enum mtp_status dims_check(const struct mtp_gen_spec *sp, char *err,
 }
 
 /* Small defaults: T=3, H=64, M=4, V=97, F=96, R=T, P=2, C=5; M, K and L of the
- * ops that take hc_mult/num_steps/num_layers come from those attributes; T
- * and R are 0 where the spec asks for an empty batch. */
+ * ops that take hc_mult/num_steps/num_layers come from those attributes; T,
+ * R and C are 0 where the spec asks for an empty batch. */
 static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
 		      struct mtp_dims *d)
 {
@@ -232,7 +232,7 @@ static void dims_bind(const struct mtp_gen_spec *sp, const struct mtp_params *p,
 	d->p = or_default(sp->parts, 2);
 	d->k = p->num_steps;
 	d->l = p->num_layers;
-	d->c = or_default(sp->c, 5);
+	d->c = sp->empty & MTP_GEN_EMPTY_C ? 0 : or_default(sp->c, 5);
 }
 
 /* Whether generation draws input s: required ones always, optional ones

@@ -261,12 +261,14 @@ enum mtp_status mtp_signature_bind(const struct mtp_signature *sig,
 			  &dims->r, &dims->p, &dims->k, &dims->l, &dims->c};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		/* an empty batch (T or R = 0) is a case; an empty row, stream,
-		 * vocabulary or sum is not (docs/FORMAT.md) */
-		if (*all[i] == 0 && all[i] != &dims->t && all[i] != &dims->r) {
+		/* an empty batch (T, R or dspark_step's context rows C = 0) is
+		 * a case; an empty row, stream, vocabulary or sum is not
+		 * (docs/FORMAT.md) */
+		if (*all[i] == 0 && all[i] != &dims->t && all[i] != &dims->r &&
+		    all[i] != &dims->c) {
 			snprintf(err, errn,
-				 "%c = 0: only the batch dims T and R may be "
-				 "0",
+				 "%c = 0: only the batch dims T, R and C may "
+				 "be 0",
 				 "THMVFRPKLC"[i]);
 			return MTP_ERR_INVALID;
 		}

@@ -302,6 +302,13 @@ Test(compose, every_op_composes_and_releases_its_scratch)
 
 		gen(&g, op->name, DEFAULT_FAMILY, NULL);
 		fake_init(&be, &f, 0);
+		/* not composed yet: declined (UNIMPLEMENTED), SPEC.md §13.9 */
+		if (strcmp(op->name, "dspark_step") == 0) {
+			cr_expect_not(mtp_gpu_supports(&be, &g.cc.call), "%s",
+				      op->name);
+			gen_fini(&g);
+			continue;
+		}
 		cr_expect(mtp_gpu_supports(&be, &g.cc.call), "%s", op->name);
 		cr_expect_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s: %s",
 			     op->name, be.error);
