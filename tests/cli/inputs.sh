@@ -230,8 +230,9 @@ cwd_ids) # the file part of a case's name does not depend on the folder
 	(cd "$SRC" && "$M" run --list --cases "build-cwd-$$.case") >e.txt
 	rm -f "$SRC/build-cwd-$$.case"
 	cmp -s d.txt e.txt || fail "case-file ids differ by folder: $(diff d.txt e.txt | head -3)" ;;
-bench_interrupt) # a CI time limit's SIGTERM: the bench ends after its row, JSON closed
-	"$M" bench --backend ref --op hc_pre --T 1,2,3,4,5,6,7,8 --H 7168 --no-unfused \
+bench_interrupt) # a CI time limit's SIGTERM: the bench ends after its row, JSON closed (each row
+	# takes 0.5 s at least: on an idle machine the 8 rows once ended before the signal came)
+	"$M" bench --backend ref --op hc_pre --T 1,2,3,4,5,6,7,8 --H 7168 --no-unfused --min-time 0.5 \
 		--json b.json >b.txt 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do grep -q '^hc_pre ' b.txt && break; sleep 0.1; done
