@@ -298,18 +298,6 @@ static bool worker_ready(const struct mtp_run *run, struct backend_slot *s,
 	return false;
 }
 
-/* A backend that could not be opened (no device here): its cases are
- * SKIPPED with the reason. Under --isolate each case opens it anew. */
-static bool slot_unavailable(const struct mtp_run *run,
-			     const struct backend_slot *s, struct mtp_result *r)
-{
-	if (run->opts.isolate || s->hung || s->st != MTP_ERR_UNAVAILABLE)
-		return false;
-	r->verdict = MTP_SKIPPED;
-	snprintf(r->message, sizeof(r->message), "%s", s->why);
-	return true;
-}
-
 /* Runs a case on a backend's worker and judges what comes back. */
 static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
 			  struct mtp_result *r, struct mtp_case *c,
@@ -327,7 +315,14 @@ static void run_on_worker(struct mtp_run *run, struct backend_slot *s,
 		return;
 	}
 	if (!worker_ready(run, s, r))
+		goto out; /* before the reference's outputs: they cost minutes
+			   * on the nightly suite, for nothing here */
+	if (ref_out && reference_outputs(p)) {
+		r->verdict = MTP_CRASHED;
+		snprintf(r->message, sizeof(r->message),
+			 "reference: out of memory");
 		goto out;
+	}
 	if (mtp_worker_run(&s->w, c, p->call.out, p->call.n_out,
 			   run->opts.timeout, &o, got, &v, r->message,
 			   sizeof(r->message))) {
@@ -401,13 +396,6 @@ static void run_case(struct mtp_run *run, struct mtp_fixture *fx, int ci,
 			snprintf(r->message, sizeof(r->message), "%s", err);
 		} else if (run->opts.verify) {
 			run_verify(r, c, &p, run->opts.weights_only);
-		} else if (slot_unavailable(run, &slots[b], r)) {
-			/* SKIPPED before the reference's outputs, which on the
-			 * nightly suite cost minutes for nothing */
-		} else if (c->expected.n == 0 && reference_outputs(&p)) {
-			r->verdict = MTP_CRASHED;
-			snprintf(r->message, sizeof(r->message),
-				 "reference: out of memory");
 		} else {
 			run_on_worker(run, &slots[b], r, c, &p);
 		}
@@ -441,7 +429,8 @@ static bool skip_ungenerated(struct mtp_run *run, struct sources *s, int g,
 		r = new_result(run, &c, slots[b].name);
 		if (!r)
 			break;
-		slot_unavailable(run, &slots[b], r);
+		worker_ready(run, &slots[b],
+			     r); /* SKIPPED: why it did not open */
 		run->counts[r->verdict]++;
 		mtp_print_result(run, r, ++*idx, total);
 	}
