@@ -265,6 +265,15 @@ static enum mtp_status add_result(struct mtp_run *run, struct file_facts *ff,
 		snprintf(w.err, w.errn, "%s: out of memory", w.path);
 		return MTP_ERR_NOMEM;
 	}
+	/* a PASSED without a compared element stands only in a weights-only
+	 * column: every result of a column shares its origin's word on that */
+	for (int d = 0; d < run->n_devices; d++)
+		if (!strcmp(run->devices[d].name, col) &&
+		    run->devices[d].origin.weights_only != og.weights_only)
+			return mtp_jw_refuse(&w, "backend",
+					     "a column whose results disagree "
+					     "on weights_only"),
+			       MTP_ERR_INVALID;
 	from.weights_only = og.weights_only;
 	if (!mtp_merge_result(&w, o, col, &from, &run->results[run->n]))
 		return MTP_ERR_INVALID;
