@@ -12,12 +12,20 @@ extern const struct mtp_family_def mtp_family_deepseek_v3;
 extern const struct mtp_family_def mtp_family_glm;
 extern const struct mtp_family_def mtp_family_deepseek_v4;
 extern const struct mtp_family_def mtp_family_glm4_moe_lite;
+extern const struct mtp_family_def mtp_family_qwen3_next;
+extern const struct mtp_family_def mtp_family_mimo;
+extern const struct mtp_family_def mtp_family_kimi_k3;
+extern const struct mtp_family_def mtp_family_step3p5;
 
 static const struct mtp_family_def *const table[MTP_FAMILY_COUNT] = {
 	[MTP_FAMILY_DEEPSEEK_V3] = &mtp_family_deepseek_v3,
 	[MTP_FAMILY_GLM] = &mtp_family_glm,
 	[MTP_FAMILY_DEEPSEEK_V4] = &mtp_family_deepseek_v4,
 	[MTP_FAMILY_GLM4_MOE_LITE] = &mtp_family_glm4_moe_lite,
+	[MTP_FAMILY_QWEN3_NEXT] = &mtp_family_qwen3_next,
+	[MTP_FAMILY_MIMO] = &mtp_family_mimo,
+	[MTP_FAMILY_KIMI_K3] = &mtp_family_kimi_k3,
+	[MTP_FAMILY_STEP3P5] = &mtp_family_step3p5,
 };
 
 const struct mtp_family_def *mtp_family_def(enum mtp_family f)
@@ -72,4 +80,25 @@ bool mtp_family_mhc(enum mtp_family f)
 	const struct mtp_family_def *d = mtp_family_def(f);
 
 	return d && d->mhc;
+}
+
+double mtp_family_norm_offset(enum mtp_family f)
+{
+	const struct mtp_family_def *d = mtp_family_def(f);
+
+	return d && d->norm_weight == MTP_NORM_W_ZERO_CENTRED ? 1.0 : 0.0;
+}
+
+bool mtp_family_hidden_first(enum mtp_family f)
+{
+	const struct mtp_family_def *d = mtp_family_def(f);
+
+	return d && d->fusion == MTP_FUSION_EH_PROJ_HIDDEN_FIRST;
+}
+
+bool mtp_family_recycles_pre_norm(enum mtp_family f)
+{
+	const struct mtp_family_def *d = mtp_family_def(f);
+
+	return d && d->recycled == MTP_RECYCLED_PRE_NORM;
 }

@@ -2,7 +2,8 @@
  * Everything after a captured block [SPEC.md §12.3]: the block's outputs
  * are taken as the engine captured them. V3 family [Steps V3-5..6]: the
  * final residual add (unfused: rounded, then the norm; or the fused add +
- * RMSNorm of §2.3), the shared-head norm, which is also what is recycled,
+ * RMSNorm of §2.3), the shared-head norm, recycled (or the sum before it,
+ * where the family recycles the pre-norm hidden, §8.1),
  * and the LM head. V4 [Steps V4-6..8]: exactly one hc_post over the whole
  * step (the layer's under the deferred contract, the block's own under the
  * internal one), the streams recycled, then hc_head with the layer's own
@@ -21,13 +22,12 @@ void mtp_ref_after_block_v3(const struct mtp_ref_captured *cap,
 			    struct mtp_ref_captured_out *o)
 {
 	const int64_t t = d->t, h = d->h;
-	const size_t n = (size_t)(t * h);
 
 	/* the same final add + norm as the synthetic step, conventions and all */
 	mtp_ref_v3_final(cap->block_out, cap->block_residual,
 			 w->shared_head_norm_w, d, c, o->hidden_pre,
 			 o->hidden_post);
-	memcpy(o->recycled, o->hidden_post, n * sizeof(*o->recycled));
+	mtp_ref_v3_recycle(o->hidden_pre, o->hidden_post, d, c, o->recycled);
 	mtp_ref_lm_head_q(o->hidden_post,
 			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,
 			  d->v, h, &c->quant, mtp_conv_logits_dtype(&c->conv),

@@ -5,7 +5,10 @@
  * sublayers collapse their streams with the pre-mix of the sublayer before
  * (layer 0's attention: stream 0), hc_collapse with the last FFN's pre-mix,
  * the head, the sequential Markov bias and the confidence. Every piece but
- * the attention (dspark_attn.c) is an op of §13.8 or of §10.2.
+ * the attention (dspark_attn.c) is an op of §13.8 or of §10.2. Three bug
+ * rows' changes (dc->mistakes, harness/src/bugs/dspark.c) sit where the
+ * buggy engines differ: a plain hc_pre, the collapse's pre-mix, the
+ * Markov loop's key.
  */
 #include "ref_internal.h"
 
@@ -45,7 +48,8 @@ static void attention(const double *u, const struct mtp_ref_dspark_layer *ly,
 }
 
 /* The L layers from the streams in R (replaced by the last hc_post's);
- * returns the last FFN's pre-mix (in out->pre_mixes). */
+ * returns the pre-mix hc_collapse takes (in out->pre_mixes): the last
+ * FFN's, or the last attention's under collapse_attn_pre. */
 static const double *layers(const struct mtp_ref_dspark_in *in,
 			    const struct mtp_ref_dspark_w *w,
 			    const struct mtp_ref_dims *d,
@@ -77,6 +81,13 @@ static const double *layers(const struct mtp_ref_dspark_in *in,
 				s ? b->hc_ffn_base : b->hc_attn_base,
 				s ? b->ffn_norm_w : b->attn_norm_w, pre, &hp, t,
 				m, h, c->act, post, comb, u, pre_out);
+			if (dc->mistakes.pre_mix_undelayed) /* plain hc_pre */
+				mtp_ref_hc_pre(
+					R, s ? b->hc_ffn_fn : b->hc_attn_fn,
+					s ? b->hc_ffn_scale : b->hc_attn_scale,
+					s ? b->hc_ffn_base : b->hc_attn_base,
+					s ? b->ffn_norm_w : b->attn_norm_w, &hp,
+					t, m, h, c->act, post, comb, u);
 			if (s)
 				mtp_ref_swiglu(u, b->W_gate, b->W_up, b->W_down,
 					       t, h, d->f,
@@ -91,35 +102,32 @@ static const double *layers(const struct mtp_ref_dspark_in *in,
 		}
 	}
 	free(kc);
+	if (dc->mistakes.collapse_attn_pre && dc->l > 0)
+		return out->pre_mixes + (2 * dc->l - 2) * t * m;
 	return pre;
 }
 
-/* [DS-5..7] head, the Markov loop over the block and the confidence. */
+/* [DS-5..7] the final norm, then the head of both forms (dspark_head.c). */
 static void head(const struct mtp_ref_dspark_in *in,
 		 const struct mtp_ref_dspark_w *w, const struct mtp_ref_dims *d,
 		 const struct mtp_ref_step_cfg *c,
 		 const struct mtp_ref_dspark_cfg *dc,
 		 const struct mtp_ref_dspark_out *out)
 {
-	const int64_t t = d->t, h = d->h, v = d->v, r = dc->r;
+	const int64_t t = d->t, h = d->h;
 	double *hn = mtp_ref_scratch((size_t)(t * h) + 1);
-	int64_t prev = t ? in->ids[0] : 0, tok; /* T = 0: nothing to draft */
 
 	mtp_ref_rmsnorm(out->h, w->norm_w, t, h, c->eps, c->rounding, c->act,
 			hn);
-	for (int64_t k = 0; k < t; k++)
-		mtp_ref_lm_head_dt(hn + k * h, w->head_w, 1, v, h, c->act,
-				   out->base_logits + k * v, &tok);
-	for (int64_t k = 0; k < t; k++) {
-		mtp_ref_markov_bias(out->base_logits + k * v, &prev,
-				    w->markov_w1, w->markov_w2, 1, v, r,
-				    dc->logit_scale, c->act,
-				    out->markov_embed + k * r,
-				    out->logits + k * v, out->token + k);
-		prev = out->token[k];
-	}
-	mtp_ref_confidence(out->h, out->markov_embed, w->conf_w, NULL, t, h, r,
-			   out->confidence);
+	mtp_ref_dspark_head(
+		&(struct mtp_ref_dspark_head){in->ids, hn, out->h, w->head_w,
+					      w->markov_w1, w->markov_w2,
+					      w->conf_w, NULL, dc->logit_scale,
+					      dc->mistakes.markov_on_ids},
+		t, h, d->v, dc->r, c->act,
+		&(struct mtp_ref_dspark_head_out){
+			out->base_logits, out->markov_embed, out->logits,
+			out->confidence, out->token});
 	free(hn);
 }
 

@@ -43,14 +43,13 @@ void mtp_ref_glue_v3(const struct mtp_ref_step_in *in,
 	double *z = mtp_ref_scratch(4 * n + 1); /* [T,2H], then two [T,H] */
 	double *tmp = z + 2 * n, *normed = tmp + n;
 
+	bool hf = mtp_family_hidden_first(c->family);
+
 	embed_norm(in, w->enorm_w, d, c, cv, tmp, normed);
-	for (int64_t r = 0; r < t; r++)
-		memcpy(z + r * 2 * h, normed + r * h, (size_t)h * sizeof(*z));
+	mtp_ref_v3_put_half(z, normed, t, h, hf);
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t, h, c->eps, c->rounding,
 			c->act, normed);
-	for (int64_t r = 0; r < t; r++)
-		memcpy(z + r * 2 * h + h, normed + r * h,
-		       (size_t)h * sizeof(*z));
+	mtp_ref_v3_put_half(z, normed, t, h, !hf);
 	mtp_ref_eh_proj_q(
 		z, (struct mtp_ref_qweight){w->eh_proj_w, w->eh_proj_scale}, t,
 		h, &c->quant, c->act, block_in);

@@ -10,8 +10,8 @@
 #include <assert.h>
 #include <string.h>
 
-/* X0 [T,H] = eh_proj(cat(RMSNorm(mask(E); enorm), RMSNorm(P; hnorm))).
- * z is scratch [T,2H], e scratch [T,H]. */
+/* X0 [T,H] = eh_proj(cat(RMSNorm(mask(E); enorm), RMSNorm(P; hnorm))), the
+ * halves in the family's order. z is scratch [T,2H], e scratch [T,H]. */
 static void v3_input(const struct mtp_ref_step_in *in,
 		     const struct mtp_ref_v3_layer *w,
 		     const struct mtp_ref_dims *d,
@@ -20,6 +20,7 @@ static void v3_input(const struct mtp_ref_step_in *in,
 {
 	const int64_t t = d->t, h = d->h;
 	double *normed = x0; /* x0 is free until the GEMM: the normed rows */
+	bool hf = mtp_family_hidden_first(c->family);
 
 	if (c->conv.pos0_mask == MTP_POS0_MASKED)
 		mtp_ref_pos0_mask(in->embeds, in->positions, t, h, e);
@@ -27,16 +28,31 @@ static void v3_input(const struct mtp_ref_step_in *in,
 		memcpy(e, in->embeds, (size_t)(t * h) * sizeof(*e));
 	mtp_ref_rmsnorm(e, w->enorm_w, t, h, c->eps, c->rounding, c->act,
 			normed);
-	for (int64_t r = 0; r < t; r++)
-		memcpy(z + r * 2 * h, normed + r * h, (size_t)h * sizeof(*z));
+	mtp_ref_v3_put_half(z, normed, t, h, hf);
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t, h, c->eps, c->rounding,
 			c->act, normed);
-	for (int64_t r = 0; r < t; r++)
-		memcpy(z + r * 2 * h + h, normed + r * h,
-		       (size_t)h * sizeof(*z));
+	mtp_ref_v3_put_half(z, normed, t, h, !hf);
 	mtp_ref_eh_proj_q(
 		z, (struct mtp_ref_qweight){w->eh_proj_w, w->eh_proj_scale}, t,
 		h, &c->quant, c->act, x0);
+}
+
+void mtp_ref_v3_put_half(double *z, const double *rows, int64_t t, int64_t h,
+			 bool second)
+{
+	for (int64_t r = 0; r < t; r++)
+		memcpy(z + r * 2 * h + (second ? h : 0), rows + r * h,
+		       (size_t)h * sizeof(*z));
+}
+
+void mtp_ref_v3_recycle(const double *hidden_pre, const double *hidden_post,
+			const struct mtp_ref_dims *d,
+			const struct mtp_ref_step_cfg *c, double *recycled)
+{
+	memcpy(recycled,
+	       mtp_family_recycles_pre_norm(c->family) ? hidden_pre
+						       : hidden_post,
+	       (size_t)(d->t * d->h) * sizeof(*recycled));
 }
 
 void mtp_ref_v3_final(const double *h_out, const double *r1,
@@ -78,7 +94,8 @@ void mtp_ref_mtp_step_v3(const struct mtp_ref_step_in *in,
 	mtp_ref_v3_final(out->block_out, out->block_residual,
 			 w->shared_head_norm_w, d, c, out->hidden_pre,
 			 out->hidden_post);
-	memcpy(out->recycled, out->hidden_post, n * sizeof(*out->recycled));
+	mtp_ref_v3_recycle(out->hidden_pre, out->hidden_post, d, c,
+			   out->recycled);
 	mtp_ref_lm_head_q(out->hidden_post,
 			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,
 			  d->v, h, &c->quant, mtp_conv_logits_dtype(&c->conv),

@@ -34,6 +34,17 @@ double mtp_ref_rms_inv(const double *x, int64_t n, double eps);
 void mtp_ref_norm_row(const double *x, double r, const double *w, int64_t h,
 		      enum mtp_rounding rnd, enum mtp_dtype act, double *y);
 
+/* Writes rows [T,H] into the first (second false) or second half of each
+ * row of z [T,2H]: the fused input in the family's order [Step V3-2]. */
+void mtp_ref_v3_put_half(double *z, const double *rows, int64_t t, int64_t h,
+			 bool second);
+
+/* recycled [T,H] = the row's choice [§8.1]: hidden_pre for a family that
+ * recycles the pre-norm sum, else hidden_post. */
+void mtp_ref_v3_recycle(const double *hidden_pre, const double *hidden_post,
+			const struct mtp_ref_dims *d,
+			const struct mtp_ref_step_cfg *c, double *recycled);
+
 /*
  * fn(ctx, lo, hi) over [0, n) in contiguous ranges, on up to 16 threads
  * (MTP_REF_THREADS caps them; 1 is serial) when work (multiply-adds) is
@@ -63,6 +74,26 @@ int64_t mtp_ref_argmax(const double *l, int64_t v);
 /* The scalars of every hc_pre of a synthetic block, from the case [§1,
  * §10.2]: rms_eps = norm_eps = eps, pre_eps = sinkhorn_eps = hc_eps. */
 struct mtp_hc_params mtp_ref_block_hc_params(const struct mtp_ref_step_cfg *c);
+
+/* [§13 DS-5..7] The head of both DSpark forms (dspark_head.c): base logits
+ * act(head_w . hn), times logit_scale to act when it is not 1; the Markov
+ * loop keyed on ids[0], then on each drawn token (on ids[k] under
+ * markov_on_ids, DSPARK_MARKOV_KEYED_ON_IDS); the confidence of h. */
+struct mtp_ref_dspark_head {
+	const int64_t *ids;   /* [T] */
+	const double *hn, *h; /* [T,H]: the head's input, the hidden */
+	const double *head_w, *markov_w1, *markov_w2;
+	const double *conf_w, *conf_b; /* conf_b NULL: no bias */
+	double logit_scale;
+	bool markov_on_ids;
+};
+struct mtp_ref_dspark_head_out {
+	double *base_logits, *markov_embed, *logits, *confidence;
+	int64_t *token;
+};
+void mtp_ref_dspark_head(const struct mtp_ref_dspark_head *hd, int64_t t,
+			 int64_t h, int64_t v, int64_t r, enum mtp_dtype act,
+			 const struct mtp_ref_dspark_head_out *out);
 
 static inline double mtp_ref_sigmoid(double z)
 {

@@ -240,6 +240,7 @@ enum mtp_status mtp_cpu_op_add_rmsnorm(const struct mtp_call *c)
 enum mtp_status mtp_cpu_op_target_handoff(const struct mtp_call *c)
 {
 	const struct mtp_params *p = c->params;
+	const bool pre = mtp_params_handoff_pre_norm(p);
 	int64_t n = c->dims.t * c->dims.h;
 	void *out = mtp_cpu_out(c, "", "handoff");
 	void *other = mtp_cpu_act_alloc(c->act, (size_t)(n ? n : 1));
@@ -251,9 +252,8 @@ enum mtp_status mtp_cpu_op_target_handoff(const struct mtp_call *c)
 			mtp_cpu_in(c, "", "target_residual"),
 			mtp_cpu_in(c, "", "target_norm_weight"), c->dims.t,
 			c->dims.h, (float)p->eps, p->rounding,
-			p->conv.add_norm_input,
-			p->handoff_pre_norm ? other : out,
-			p->handoff_pre_norm ? out : other);
+			p->conv.add_norm_input, pre ? other : out,
+			pre ? out : other);
 	mtp_cpu_free(other);
 	return st;
 }

@@ -175,7 +175,9 @@ static enum mtp_status cpu_launch(struct mtp_backend *be,
 					"cpu: %s not supported", c->op->name);
 	if (mtp_call_empty(c))
 		return MTP_OK; /* an empty batch: nothing to compute */
+	mtp_cpu_set_norm_offset((float)mtp_call_norm_offset(c));
 	st = op_fns[c->op->id](c);
+	mtp_cpu_set_norm_offset(0.0f);
 	if (st)
 		return mtp_backend_fail(be, st, "cpu: %s: %s", c->op->name,
 					mtp_status_name(st));

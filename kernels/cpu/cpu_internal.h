@@ -116,8 +116,12 @@ void mtp_cpu_load(enum mtp_dtype act, const void *src, int64_t off, int64_t n,
 		  float *dst);
 void mtp_cpu_store(enum mtp_dtype act, void *dst, int64_t off, int64_t n,
 		   const float *src);
-/* A whole activation tensor (a norm weight) widened to a new fp32 array. */
+/* A whole activation tensor (a norm weight) widened to a new fp32 array,
+ * plus the norm-weight offset of the call being launched (SPEC.md §2.6: 1
+ * under a zero-centred family, set by cpu_launch for its duration). Every
+ * norm weight of the backend is read through it, and nothing else is. */
 float *mtp_cpu_widen(enum mtp_dtype act, const void *src, int64_t n);
+void mtp_cpu_set_norm_offset(float offset);
 /* x[i] = round(act, x[i]) in place. */
 void mtp_cpu_round_row(enum mtp_dtype act, float *x, int64_t n);
 
@@ -258,6 +262,7 @@ struct mtp_cpu_eh_norm {
 	int64_t t, h, v;
 	float eps;
 	enum mtp_rounding rnd;
+	bool hidden_first; /* [ p | e ] (the family's order, Step V3-2) */
 };
 enum mtp_status mtp_cpu_eh_norm_rows(enum mtp_dtype act,
 				     const struct mtp_cpu_eh_norm *a,
@@ -384,6 +389,12 @@ enum mtp_status mtp_cpu_hc_pre_delayed_rows(const struct mtp_cpu_hc_pre *k,
 					    const float *pre_in, int64_t t,
 					    float *post, float *comb,
 					    float *pre_out, void *layer_input);
+/* [§13 DS-5..7] The head of both DSpark forms (dspark_head.c): base_logits
+ * = act(lm_head_weight . hn) times logit_scale, the Markov loop keyed on
+ * ids[0] and then on each drawn token, the confidence of the call's h. */
+enum mtp_status mtp_cpu_dspark_head(const struct mtp_call *c,
+				    enum mtp_dtype act, const void *hn,
+				    const int64_t *ids);
 /* [§13 DS-7] conf[t] = sigmoid(w . [hidden; embed] + bias), bias NULL. */
 enum mtp_status mtp_cpu_confidence_rows(enum mtp_dtype act, const void *hidden,
 					const void *embed, const float *w,
@@ -517,5 +528,7 @@ enum mtp_status mtp_cpu_op_markov_bias(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_confidence(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_hc_pre_delayed(const struct mtp_call *c);
 enum mtp_status mtp_cpu_op_dspark_step(const struct mtp_call *c);
+/* [§13.9.1] its captured-block form (dspark_captured.c) */
+enum mtp_status mtp_cpu_op_dspark_captured(const struct mtp_call *c);
 
 #endif

@@ -4,7 +4,9 @@
  * context K/V, hc_pre_delayed, the attention (here: RoPE and the masked
  * single-head softmax, fp32 with the angles in double), swiglu, hc_post;
  * then hc_collapse, the head, markov_bias one block position at a time (each
- * keyed on the token drawn before) and the confidence.
+ * keyed on the token drawn before) and the confidence. The three internal
+ * attributes of mtp_params.dspark (bug rows' changes, bugs/dspark.c) are
+ * honoured where the reference honours them, for the mutants over cpu.
  */
 #include "cpu_internal.h"
 
@@ -157,6 +159,8 @@ static enum mtp_status sublayer(const struct ds *s, const char *pfx, int sl,
 	k.norm_w = nw;
 	st = mtp_cpu_hc_pre_delayed_rows(&k, r, *pre, t, b->post, b->comb,
 					 pre_out, u);
+	if (!st && s->c->params->dspark.pre_mix_undelayed) /* plain hc_pre */
+		st = mtp_cpu_hc_pre_rows(&k, NULL, r, t, b->post, b->comb, u);
 	mtp_cpu_free(nw);
 	mtp_cpu_layer_get(s->c, pfx, &w);
 	if (!st)
@@ -171,28 +175,15 @@ static enum mtp_status sublayer(const struct ds *s, const char *pfx, int sl,
 	return st;
 }
 
-/* [DS-5..7] h = hc_collapse(R, pre), the head, the Markov loop over the
- * block (prev: the bonus token, then each drawn token) and the confidence. */
+/* [DS-5] h = hc_collapse(streams, pre), its norm, then the head of both
+ * forms (dspark_head.c). */
 static enum mtp_status head(const struct ds *s, const void *r, const float *pre,
 			    const struct ds_buf *b)
 {
 	const struct mtp_call *c = s->c;
 	const enum mtp_dtype act = s->cfg.act;
-	const int64_t t = s->cfg.t, m = s->cfg.m, h = s->cfg.h, v = s->cfg.v;
-	const int64_t rk = c->dims.r;
+	const int64_t t = s->cfg.t, m = s->cfg.m, h = s->cfg.h;
 	void *hid = mtp_cpu_out(c, "", "h");
-	char *base = mtp_cpu_out(c, "", "base_logits");
-	struct mtp_cpu_markov k = {act,
-				   mtp_cpu_in(c, "", "markov_w1"),
-				   mtp_cpu_in(c, "", "markov_w2"),
-				   v,
-				   rk,
-				   c->params->logit_scale,
-				   NULL,
-				   NULL,
-				   NULL,
-				   NULL};
-	int64_t prev = t ? b->ids[0] : 0; /* T = 0: nothing to draft */
 	enum mtp_status st;
 
 	for (int64_t i = 0; i < t; i++) {
@@ -202,26 +193,7 @@ static enum mtp_status head(const struct ds *s, const void *r, const float *pre,
 	}
 	st = mtp_cpu_rmsnorm_rows(act, hid, mtp_cpu_in(c, "", "norm_weight"), t,
 				  h, s->cfg.eps, s->cfg.rnd, b->o);
-	if (!st)
-		st = mtp_cpu_linear(act, b->o,
-				    mtp_cpu_in(c, "", "lm_head_weight"), t, h,
-				    v, base);
-	for (int64_t i = 0; !st && i < t; i++) {
-		k.logits_in = base + (size_t)(i * v) * s->es;
-		k.embed = (char *)mtp_cpu_out(c, "", "markov_embed") +
-			  (size_t)(i * rk) * s->es;
-		k.logits = (char *)mtp_cpu_out(c, "", "logits") +
-			   (size_t)(i * v) * s->es;
-		k.token = (int64_t *)mtp_cpu_out(c, "", "token") + i;
-		st = mtp_cpu_markov_rows(&k, &prev, 1);
-		prev = *k.token;
-	}
-	if (!st)
-		st = mtp_cpu_confidence_rows(
-			act, hid, mtp_cpu_out(c, "", "markov_embed"),
-			mtp_cpu_in(c, "", "conf_weight"), NULL, t, h, rk,
-			mtp_cpu_out(c, "", "confidence"));
-	return st;
+	return st ? st : mtp_cpu_dspark_head(c, act, b->o, b->ids);
 }
 
 /* main_x, the streams of the embedded block, the layers, the head. */
@@ -257,6 +229,9 @@ static enum mtp_status run(const struct ds *s, const struct ds_buf *b)
 		for (int sl = 0; !st && sl < 2; sl++)
 			st = sublayer(s, pfx, sl, 2 * l + sl, r, &pre, b);
 	}
+	if (c->params->dspark.collapse_attn_pre && c->params->num_layers > 0)
+		pre = (const float *)mtp_cpu_out(c, "", "pre_mixes") +
+		      (2 * c->params->num_layers - 2) * t * m;
 	return st ? st : head(s, r, pre, b);
 }
 
@@ -273,6 +248,8 @@ enum mtp_status mtp_cpu_op_dspark_step(const struct mtp_call *c)
 	struct ds_buf b;
 	enum mtp_status st = MTP_ERR_NOMEM;
 
+	if (c->params->v2.captured) /* §13.9.1: the layers are the engine's */
+		return mtp_cpu_op_dspark_captured(c);
 	mtp_cpu_cfg_init(c, &s.cfg);
 	if (!mtp_cpu_arena_init(
 		    &ar,

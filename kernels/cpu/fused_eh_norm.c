@@ -3,7 +3,8 @@
  * the position-0 select, enorm of the embedding (gathered from the table in
  * fused_embed_eh_norm) and hnorm of the previous hidden, written side by
  * side as [ e | p ] in one pass with fused rounding. A V3-family mtp_step
- * runs the same kernel with its case's rounding before eh_proj.
+ * runs the same kernel with its case's rounding before eh_proj, the halves
+ * in its family's order ([ p | e ] for MiMo's input_proj).
  */
 #include "cpu_internal.h"
 
@@ -23,12 +24,14 @@ static void eh_one(const void *ctx, int64_t r, float *buf)
 	const void *src = a->ids ? a->table : a->embeds;
 	const int64_t row = a->ids ? a->ids[r] : r;
 
+	const int64_t e_at = a->hidden_first ? h : 0;
+
 	if (a->positions[r] == 0)
 		src = NULL; /* a select: NaN embeddings give exact zeros */
 	mtp_cpu_norm_row_io(g->act, src, row * h, g->ew, h, a->eps, a->rnd,
-			    g->nt, buf, g->out, r * 2 * h);
+			    g->nt, buf, g->out, r * 2 * h + e_at);
 	mtp_cpu_norm_row_io(g->act, a->prev, r * h, g->hw, h, a->eps, a->rnd,
-			    g->nt, buf, g->out, r * 2 * h + h);
+			    g->nt, buf, g->out, r * 2 * h + h - e_at);
 }
 
 enum mtp_status mtp_cpu_eh_norm_rows(enum mtp_dtype act,

@@ -43,22 +43,25 @@ static const int64_t *mask_positions(const struct mtp_cpu_cfg *cfg,
 	return *tmp;
 }
 
-/* V3: x0 = eh_proj([enorm(mask(E)) | hnorm(P)]) [Steps V3-1..3]. */
+/* V3: x0 = eh_proj([enorm(mask(E)) | hnorm(P)]), the halves in the
+ * family's order [Steps V3-1..3]. */
 static enum mtp_status glue_v3(const struct mtp_cpu_cfg *cfg,
 			       const struct mtp_cpu_layer *w,
 			       const void *embeds, const int64_t *positions,
 			       const void *prev, void *x0)
 {
 	const int64_t t = cfg->t, h = cfg->h;
-	const struct mtp_cpu_eh_norm en = {.positions = positions,
-					   .embeds = embeds,
-					   .prev = prev,
-					   .enorm_w = w->enorm_w,
-					   .hnorm_w = w->hnorm_w,
-					   .t = t,
-					   .h = h,
-					   .eps = cfg->eps,
-					   .rnd = cfg->rnd};
+	const struct mtp_cpu_eh_norm en = {
+		.positions = positions,
+		.embeds = embeds,
+		.prev = prev,
+		.enorm_w = w->enorm_w,
+		.hnorm_w = w->hnorm_w,
+		.t = t,
+		.h = h,
+		.eps = cfg->eps,
+		.rnd = cfg->rnd,
+		.hidden_first = mtp_family_hidden_first(cfg->family)};
 	void *z = mtp_cpu_act_alloc(cfg->act, (size_t)(2 * t * h));
 	enum mtp_status st = MTP_ERR_NOMEM;
 
@@ -151,7 +154,10 @@ enum mtp_status mtp_cpu_after_v3(const struct mtp_cpu_cfg *cfg,
 	}
 	if (st)
 		return st;
-	memcpy(o->recycled, o->hidden_post, (size_t)n * mtp_dtype_size(act));
+	memcpy(o->recycled,
+	       mtp_family_recycles_pre_norm(cfg->family) ? o->hidden_pre
+							 : o->hidden_post,
+	       (size_t)n * mtp_dtype_size(act)); /* the row's choice, §8.1 */
 	return head(cfg, w, o->hidden_post, o);
 }
 

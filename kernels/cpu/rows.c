@@ -145,12 +145,23 @@ void mtp_cpu_store(enum mtp_dtype act, void *dst, int64_t off, int64_t n,
 	}
 }
 
+/* [SPEC.md §2.6] The launching call's norm-weight offset (cpu_launch). */
+static _Thread_local float norm_offset;
+
+void mtp_cpu_set_norm_offset(float offset)
+{
+	norm_offset = offset;
+}
+
 float *mtp_cpu_widen(enum mtp_dtype act, const void *src, int64_t n)
 {
 	float *w = mtp_cpu_floats((size_t)n);
 
 	if (w)
 		mtp_cpu_load(act, src, 0, n, w);
+	for (int64_t i = 0; w && norm_offset != 0.0f && i < n; i++)
+		w[i] = norm_offset +
+		       w[i]; /* f32(1 + w), as the engines form it */
 	return w;
 }
 

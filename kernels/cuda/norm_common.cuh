@@ -13,12 +13,15 @@
 /* 16-byte vectors per thread of a row held in registers. */
 #define NV_ROW_VECS 4
 
-/* One output element of RMSNorm: eager act(act(x*r)*w), fused act(x*r*w). */
+/* One output element of RMSNorm: eager act(act(x*r)*w), fused act(x*r*w);
+ * w is f32(1 + w) under MTP_NV_NORM_ONE_PLUS (SPEC.md §2.6). */
 template <typename T>
-static __device__ __forceinline__ float norm_elem(float x,
-						  const struct nv_scale *r,
-						  float w, int rounding)
+static __device__ __forceinline__ float
+norm_elem(float x, const struct nv_scale *r, float w, int rounding)
 {
+	if (rounding & MTP_NV_NORM_ONE_PLUS)
+		w = 1.0f + w;
+	rounding &= ~MTP_NV_NORM_ONE_PLUS;
 	if (rounding == MTP_NV_EAGER)
 		return nv_round<T>(nv_round<T>(nv_scaled(x, r)) * w);
 	return nv_scaled(x, r) * w;

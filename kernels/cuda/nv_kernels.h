@@ -25,6 +25,9 @@ enum mtp_nv_act { MTP_NV_BF16, MTP_NV_F32, MTP_NV_F16 };
 /* Or'ed into add_rmsnorm's rounding: y from the unrounded sum (gpu.h's
  * GPU_NORM_SUM, SPEC.md §12.1 add_norm_input = sum). */
 #define MTP_NV_NORM_SUM 2
+/* Or'ed into a norm's rounding: w multiplies as f32(1 + w) (gpu.h's
+ * GPU_NORM_ONE_PLUS, SPEC.md §2.6 zero-centred norms). */
+#define MTP_NV_NORM_ONE_PLUS 4
 /* The most partials of mtp_nv_reduce_ordered (gpu.h's GPU_REDUCE_MAX_P). */
 #define MTP_NV_REDUCE_MAX_P 64
 #define MTP_NV_HEAD_CUDA 0
@@ -166,6 +169,24 @@ cudaError_t mtp_nv_confidence(enum mtp_nv_act act, const void *hidden,
 			      const void *embed, const float *w,
 			      const float *bias, float *conf, int64_t t,
 			      int64_t h, int64_t r, cudaStream_t s);
+
+/* dspark.cu (CUDA only): the synthetic DSpark step's kernels [§13.9]. */
+/* [Step DS-6] y[i] = act(s * x[i]). */
+cudaError_t mtp_nv_scale(enum mtp_nv_act act, const void *x, void *y, int64_t n,
+			 float s, cudaStream_t st);
+/* y [rows,h] = rope(x, pos[r]) (theta_i = 10000^(-2i/h), an odd h's last
+ * element as it is); y may be x. */
+cudaError_t mtp_nv_rope(enum mtp_nv_act act, const void *x, const void *pos,
+			int pos64, void *y, int64_t rows, int64_t h,
+			cudaStream_t s);
+/* o [t,h] = act(softmax(q . k^T / sqrt(h)) v) over the c context keys and
+ * the t block keys (those up to i under causal); scores: t * (c + t)
+ * floats of scratch. */
+cudaError_t mtp_nv_block_attention(enum mtp_nv_act act, const void *q,
+				   const void *kc, const void *vc,
+				   const void *kb, const void *vb,
+				   float *scores, void *o, int64_t c, int64_t t,
+				   int64_t h, int causal, cudaStream_t s);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@ _Static_assert((int)GPU_BF16 == (int)MTP_NV_BF16 &&
 _Static_assert(GPU_EAGER == MTP_NV_EAGER && GPU_FUSED == MTP_NV_FUSED,
 	       "gpu.h and nv_kernels.h number the roundings alike");
 _Static_assert(GPU_NORM_SUM == MTP_NV_NORM_SUM &&
+		       GPU_NORM_ONE_PLUS == MTP_NV_NORM_ONE_PLUS &&
 		       GPU_REDUCE_MAX_P == MTP_NV_REDUCE_MAX_P,
 	       "gpu.h and nv_kernels.h number the norm input and the most "
 	       "partials alike");
@@ -299,6 +300,39 @@ static enum mtp_status confidence(struct mtp_backend *be, enum gpu_act act,
 				   P(conf), t, h, r, S(be)));
 	return MTP_OK;
 }
+
+static enum mtp_status scale(struct mtp_backend *be, enum gpu_act act,
+			     struct gpu_buf x, struct gpu_buf y, int64_t n,
+			     float s)
+{
+	NV_CHECK(be, "mtp_nv_scale",
+		 mtp_nv_scale(ACT(act), P(x), P(y), n, s, S(be)));
+	return MTP_OK;
+}
+
+static enum mtp_status rope(struct mtp_backend *be, enum gpu_act act,
+			    struct gpu_buf x, struct gpu_buf pos, bool pos64,
+			    struct gpu_buf y, int64_t rows, int64_t h)
+{
+	NV_CHECK(be, "mtp_nv_rope",
+		 mtp_nv_rope(ACT(act), P(x), P(pos), pos64, P(y), rows, h,
+			     S(be)));
+	return MTP_OK;
+}
+
+static enum mtp_status block_attention(struct mtp_backend *be, enum gpu_act act,
+				       struct gpu_buf q, struct gpu_buf kc,
+				       struct gpu_buf vc, struct gpu_buf kb,
+				       struct gpu_buf vb, struct gpu_buf scores,
+				       struct gpu_buf o, int64_t c, int64_t t,
+				       int64_t h, bool causal)
+{
+	NV_CHECK(be, "mtp_nv_block_attention",
+		 mtp_nv_block_attention(ACT(act), P(q), P(kc), P(vc), P(kb),
+					P(vb), (float *)P(scores), P(o), c, t,
+					h, causal, S(be)));
+	return MTP_OK;
+}
 #endif
 
 const struct gpu_prims mtp_nv_prims = {
@@ -330,5 +364,8 @@ const struct gpu_prims mtp_nv_prims = {
 	.hc_collapse = hc_collapse,
 	.confidence = confidence,
 	.hc_pre_delayed = hc_pre_delayed,
+	.scale = scale, /* dspark.cu */
+	.rope = rope,
+	.block_attention = block_attention,
 #endif
 };

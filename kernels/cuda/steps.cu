@@ -8,7 +8,7 @@
  * run-time argument here as there (these kernels are small and not timed).
  * CUDA only: the HIP build leaves these primitives NULL (prims.c).
  */
-#include "nv_common.cuh"
+#include "act_rt.cuh"
 
 /* Reduction orders, as enum mtp_reduce_order (mtp/ref.h). */
 #define RED_EXACT 0
@@ -16,35 +16,6 @@
 #define RED_TWO_SHOT 2
 #define RED_RING 3
 #define RED_TREE 4
-
-static __device__ float ld_act(const void *p, int64_t i, int act)
-{
-	if (act == MTP_NV_F32)
-		return ((const float *)p)[i];
-	if (act == MTP_NV_F16)
-		return nv_f32(((const mtp_gpu_f16 *)p)[i]);
-	return nv_f32(((const mtp_gpu_bf16 *)p)[i]);
-}
-
-static __device__ void st_act(void *p, int64_t i, float v, int act)
-{
-	if (act == MTP_NV_F32)
-		((float *)p)[i] = v;
-	else if (act == MTP_NV_F16)
-		((mtp_gpu_f16 *)p)[i] = nv_from<mtp_gpu_f16>(v);
-	else
-		((mtp_gpu_bf16 *)p)[i] = nv_from<mtp_gpu_bf16>(v);
-}
-
-/* v rounded to act and widened back: a rounding point. */
-static __device__ float round_act(float v, int act)
-{
-	if (act == MTP_NV_F32)
-		return v;
-	if (act == MTP_NV_F16)
-		return nv_round<mtp_gpu_f16>(v);
-	return nv_round<mtp_gpu_bf16>(v);
-}
 
 __global__ void convert_kernel(const void *x, void *y, int64_t n, int from,
 			       int to)

@@ -6,6 +6,8 @@
  * lives until the launch ends; each buffer that a GEMM reads or writes at
  * its start is an allocation of its own, so that it is aligned as one.
  */
+#include <string.h>
+
 #include "compose.h"
 
 #define IN(pfx, name) mtp_gpu_tensor(c, false, pfx, name)
@@ -68,6 +70,20 @@ enum mtp_status mtp_gpu_v3_block(struct mtp_backend *be,
 				  b->W_up, b->W_down, h_out);
 }
 
+void mtp_gpu_block_hc_args(const struct gpu_cfg *cfg, struct gpu_hc_pre_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->t = cfg->t;
+	a->m = cfg->m;
+	a->h = cfg->h;
+	a->rms_eps = cfg->eps;
+	a->pre_eps = cfg->hc_eps;
+	a->sinkhorn_eps = cfg->hc_eps;
+	a->post_mult = cfg->post_mult;
+	a->norm_eps = cfg->eps;
+	a->sinkhorn_iters = cfg->sinkhorn_iters;
+}
+
 /* One mHC sublayer input: (post, comb, v = RMSNorm(u; norm_w)), u scratch. */
 static enum mtp_status
 sublayer_input(struct mtp_backend *be, const struct gpu_cfg *cfg,
@@ -75,25 +91,16 @@ sublayer_input(struct mtp_backend *be, const struct gpu_cfg *cfg,
 	       struct gpu_buf base, struct gpu_buf norm_w, struct gpu_buf post,
 	       struct gpu_buf comb, struct gpu_buf u, struct gpu_buf v)
 {
-	const struct gpu_hc_pre_args a = {
-		.residual = streams,
-		.fn = fn,
-		.scale = scale,
-		.base = base,
-		.post_mix = post,
-		.comb_mix = comb,
-		.layer_input = u,
-		.t = cfg->t,
-		.m = cfg->m,
-		.h = cfg->h,
-		.rms_eps = cfg->eps,
-		.pre_eps = cfg->hc_eps,
-		.sinkhorn_eps = cfg->hc_eps,
-		.post_mult = cfg->post_mult,
-		.norm_eps = cfg->eps,
-		.sinkhorn_iters = cfg->sinkhorn_iters,
-	};
+	struct gpu_hc_pre_args a;
 
+	mtp_gpu_block_hc_args(cfg, &a);
+	a.residual = streams;
+	a.fn = fn;
+	a.scale = scale;
+	a.base = base;
+	a.post_mix = post;
+	a.comb_mix = comb;
+	a.layer_input = u;
 	GPU_TRY(gpu_prims(be)->hc_pre(be, cfg->act, &a));
 	return mtp_gpu_norm_rows(be, cfg, u, norm_w, v, cfg->t);
 }

@@ -1,7 +1,7 @@
 /*
- * Private to the GPU composition layer (ops.c, block.c, step.c): a call's
- * settings, tensor lookup by name, and the building blocks that the single
- * ops, the blocks and the steps share. Every function returns the first
+ * Private to the GPU composition layer (ops.c, block.c, step.c, qlinear.c,
+ * dspark.c, dspark_step.c): a call's settings, tensor lookup by name, and
+ * the building blocks that the single ops, the blocks and the steps share. Every function returns the first
  * failing status of the primitives it calls (gpu.h).
  */
 #ifndef MTP_GPU_COMPOSE_H
@@ -21,7 +21,7 @@ struct gpu_cfg {
 	size_t es; /* bytes per activation */
 	int64_t t, h, m, v, f;
 	float eps;
-	int rounding;
+	int rounding; /* GPU_EAGER or GPU_FUSED, | GPU_NORM_ONE_PLUS */
 	float hc_eps, post_mult;
 	int sinkhorn_iters;
 	int contract; /* enum mtp_contract */
@@ -64,12 +64,29 @@ enum mtp_status mtp_gpu_op_hc_collapse(struct mtp_backend *be,
 enum mtp_status mtp_gpu_op_markov_bias(struct mtp_backend *be,
 				       const struct mtp_call *c,
 				       const struct gpu_cfg *cfg);
+enum mtp_status mtp_gpu_op_dspark_step(struct mtp_backend *be,
+				       const struct mtp_call *c);
+/* [Step DS-6] One Markov-bias step of rows rows (dspark.c). */
+struct gpu_markov {
+	struct gpu_buf logits_in, prev, w1, w2, embed, logits, token;
+	bool prev64, tok64;
+	int64_t rows, v, r;
+	float scale; /* logit_scale */
+};
+/* bias: rows * v activations of scratch; f: rows * v floats (unused, may
+ * be absent, for float32 activations). */
+enum mtp_status mtp_gpu_markov(struct mtp_backend *be,
+			       const struct gpu_cfg *cfg,
+			       const struct gpu_markov *k, struct gpu_buf bias,
+			       struct gpu_buf f);
 enum mtp_status mtp_gpu_op_confidence(struct mtp_backend *be,
 				      const struct mtp_call *c,
 				      const struct gpu_cfg *cfg);
 enum mtp_status mtp_gpu_op_hc_pre_delayed(struct mtp_backend *be,
 					  const struct mtp_call *c,
 					  const struct gpu_cfg *cfg);
+bool mtp_gpu_dspark_prims_ok(const struct gpu_prims *pr,
+			     const struct mtp_call *c);
 /* hc_pre's arguments from a call's tensors and hc parameters; residual
  * "@name" is an output. */
 void mtp_gpu_hc_args(const struct mtp_call *c, const char *residual,
@@ -84,6 +101,12 @@ enum mtp_status mtp_gpu_qlinear(struct mtp_backend *be,
 				struct gpu_buf x, const struct gpu_qw *w,
 				struct gpu_buf y, int64_t rows, int64_t in,
 				int64_t out);
+/* Fused rounding with cfg's norm form: the §7 kernels always round once. */
+static inline int mtp_gpu_fused(const struct gpu_cfg *cfg)
+{
+	return GPU_FUSED | (cfg->rounding & GPU_NORM_ONE_PLUS);
+}
+
 /* rows rows of width h, no gather, no mask, in cfg's rounding. */
 enum mtp_status mtp_gpu_norm_rows(struct mtp_backend *be,
 				  const struct gpu_cfg *cfg, struct gpu_buf x,
@@ -124,6 +147,12 @@ void mtp_gpu_v3_block_get(const struct mtp_call *c, const char *pfx,
 			  struct gpu_v3_block *b);
 void mtp_gpu_v4_block_get(const struct mtp_call *c, const char *pfx,
 			  struct gpu_v4_block *b);
+
+/* [§10.2] The synthetic blocks' mHC settings (T, M, H and the scalars:
+ * rms_eps = norm_eps = eps, pre_eps = sinkhorn_eps = hc_eps) in a, every
+ * buffer absent. */
+void mtp_gpu_block_hc_args(const struct gpu_cfg *cfg,
+			   struct gpu_hc_pre_args *a);
 
 /* [§10.1] (h, r1) = block(x, residual or absent). */
 enum mtp_status mtp_gpu_v3_block(struct mtp_backend *be,

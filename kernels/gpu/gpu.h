@@ -1,8 +1,9 @@
 /*
  * The GPU composition layer: the ops of the op table, the synthetic blocks,
- * the MTP step and the draft chain, written once (ops.c, block.c, step.c of
- * this folder) over a small device-neutral set of primitives that each GPU
- * backend implements (struct gpu_prims): scratch memory, a device copy, and
+ * the MTP step, the draft chain and the DSpark step, written once (ops.c,
+ * block.c, step.c, dspark.c, dspark_step.c of this folder) over a small
+ * device-neutral set of primitives that each GPU backend implements
+ * (struct gpu_prims): scratch memory, a device copy, and
  * one launcher per kernel family. The cuda and hip modules implement it in
  * kernels/cuda/prims.c (CUDA kernels, cuBLASLt or the HIP GEMM); the opencl
  * and level_zero modules in kernels/opencl/kernels.c (the OpenCL C
@@ -43,6 +44,10 @@ enum gpu_act { GPU_BF16 = 0, GPU_F32 = 1, GPU_F16 = 2 };
  * sum rather than the stored residual (SPEC.md §12.1 add_norm_input =
  * sum). */
 #define GPU_NORM_SUM 2
+/* Or'ed into a norm's rounding (rmsnorm, add_rmsnorm): the weight multiplies
+ * as f32(1 + w), a zero-centred family's norm (SPEC.md §2.6). Every norm of
+ * the composition carries it (gpu_cfg.norm_form). */
+#define GPU_NORM_ONE_PLUS 4
 
 /* The most partials of a reduction in a declared order (a tree's levels
  * live in registers). */
@@ -227,6 +232,29 @@ struct gpu_prims {
 				      struct gpu_buf embed, struct gpu_buf w,
 				      struct gpu_buf bias, struct gpu_buf conf,
 				      int64_t t, int64_t h, int64_t r);
+	/* [§13 Step DS-6] y[i] = act(s * x[i]), the float32 product rounded
+	 * once (markov_bias's logit_scale); y may be x. */
+	enum mtp_status (*scale)(struct mtp_backend *be, enum gpu_act act,
+				 struct gpu_buf x, struct gpu_buf y, int64_t n,
+				 float s);
+	/* [§13.9] y [rows,h] = rope(x [rows,h], pos[r]): the pair (i, i +
+	 * h/2) rotated by pos * 10000^(-2i/h), each element rounded once, an
+	 * odd h's last element as it is; y may be x. */
+	enum mtp_status (*rope)(struct mtp_backend *be, enum gpu_act act,
+				struct gpu_buf x, struct gpu_buf pos,
+				bool pos64, struct gpu_buf y, int64_t rows,
+				int64_t h);
+	/* [§13.9] o [t,h] = act(softmax(q . k^T / sqrt(h)) v) of one head
+	 * over the c context keys kc/vc [c,h], then the t block keys kb/vb
+	 * [t,h] (those up to the query's own under causal); scores is
+	 * scratch of t * (c + t) floats. Float32 throughout. */
+	enum mtp_status (*block_attention)(struct mtp_backend *be,
+					   enum gpu_act act, struct gpu_buf q,
+					   struct gpu_buf kc, struct gpu_buf vc,
+					   struct gpu_buf kb, struct gpu_buf vb,
+					   struct gpu_buf scores,
+					   struct gpu_buf o, int64_t c,
+					   int64_t t, int64_t h, bool causal);
 };
 
 #define GPU_SCRATCH_MAX 96

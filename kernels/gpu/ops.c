@@ -44,6 +44,7 @@ void mtp_gpu_cfg_init(const struct mtp_call *c, struct gpu_cfg *cfg)
 	cfg->eps = (float)p->eps;
 	cfg->rounding =
 		p->rounding == MTP_ROUNDING_EAGER ? GPU_EAGER : GPU_FUSED;
+	cfg->rounding |= mtp_call_norm_offset(c) != 0.0 ? GPU_NORM_ONE_PLUS : 0;
 	cfg->hc_eps = (float)p->hc_eps;
 	cfg->post_mult = (float)p->hc.post_mult;
 	cfg->sinkhorn_iters = p->hc.sinkhorn_iters;
@@ -202,7 +203,7 @@ static enum mtp_status op_eh_norm(struct mtp_backend *be,
 	};
 
 	return gpu_prims(be)->rmsnorm(be, cfg->act, j, 2, h, cfg->eps,
-				      GPU_FUSED);
+				      mtp_gpu_fused(cfg));
 }
 
 /* fused_mtp_input_rmsnorm [§7.3]: enorm of T rows, hnorm of T*M rows. */
@@ -233,7 +234,7 @@ static enum mtp_status op_mtp_input_norm(struct mtp_backend *be,
 	};
 
 	return gpu_prims(be)->rmsnorm(be, cfg->act, j, 2, h, cfg->eps,
-				      GPU_FUSED);
+				      mtp_gpu_fused(cfg));
 }
 
 void mtp_gpu_hc_args(const struct mtp_call *c, const char *residual,
@@ -324,7 +325,7 @@ static enum mtp_status op_shared_head_rmsnorm(struct mtp_backend *be,
 {
 	struct gpu_cfg fused = *cfg;
 
-	fused.rounding = GPU_FUSED; /* §7.4 */
+	fused.rounding = mtp_gpu_fused(cfg); /* §7.4 */
 	return mtp_gpu_norm_rows(be, &fused, IN("x"), IN("weight"), OUT("y"),
 				 c->dims.t);
 }
@@ -345,7 +346,7 @@ static enum mtp_status op_target_handoff(struct mtp_backend *be,
 					 const struct mtp_call *c,
 					 const struct gpu_cfg *cfg)
 {
-	bool pre = c->params->handoff_pre_norm;
+	bool pre = mtp_params_handoff_pre_norm(c->params);
 	struct gpu_buf other;
 
 	GPU_TRY(mtp_gpu_scratch(be, (size_t)(c->dims.t * c->dims.h) * cfg->es,
@@ -476,6 +477,14 @@ static enum mtp_status op_chain(struct mtp_backend *be,
 	return mtp_gpu_op_chain(be, c);
 }
 
+static enum mtp_status op_dspark_step(struct mtp_backend *be,
+				      const struct mtp_call *c,
+				      const struct gpu_cfg *cfg)
+{
+	(void)cfg;
+	return mtp_gpu_op_dspark_step(be, c);
+}
+
 /* What composes each op of the table (harness/src/ops/rows/), one entry per
  * op; NULL: not composed here. */
 static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
@@ -503,6 +512,7 @@ static const gpu_op_fn gpu_ops[MTP_OP_COUNT] = {
 	[MTP_OP_MARKOV_BIAS] = mtp_gpu_op_markov_bias,
 	[MTP_OP_CONFIDENCE] = mtp_gpu_op_confidence,
 	[MTP_OP_HC_PRE_DELAYED] = mtp_gpu_op_hc_pre_delayed,
+	[MTP_OP_DSPARK_STEP] = op_dspark_step,
 };
 
 static gpu_op_fn kernel_of(const struct mtp_call *c)
@@ -527,16 +537,20 @@ static bool prims_ok(const struct gpu_prims *pr, const struct mtp_call *c)
 	if (p && p->v2.captured && id == MTP_OP_DRAFT_CHAIN &&
 	    p->v2.max_position < 1)
 		return false;
-	if (id == MTP_OP_MARKOV_BIAS) /* no scaling primitive: logit_scale 1 */
-		return (pr->convert != NULL || c->act == MTP_F32) &&
-		       (!p || p->logit_scale == 1.0);
-	if (id == MTP_OP_HC_COLLAPSE)
-		return pr->hc_collapse != NULL;
-	if (id == MTP_OP_CONFIDENCE)
-		return pr->confidence != NULL;
-	if (id == MTP_OP_HC_PRE_DELAYED)
-		return pr->hc_pre_delayed != NULL;
-	return true;
+	return mtp_gpu_dspark_prims_ok(pr, c);
+}
+
+/* The norm weight fused into an mHC kernel (hc_pre and its variants), if
+ * the call has one: the one norm that does not go through norm_elem. */
+static bool hc_norm_of(const struct mtp_call *c)
+{
+	const struct mtp_tensor *w =
+		mtp_call_tensor(c, false, NULL, "norm_weight");
+
+	return w && w->data &&
+	       (c->op->id == MTP_OP_HC_PRE ||
+		c->op->id == MTP_OP_HC_FUSED_POST_PRE ||
+		c->op->id == MTP_OP_HC_PRE_DELAYED);
 }
 
 bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
@@ -552,6 +566,8 @@ bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 		return false;
 	if (c->dims.m > pr->max_m || !kernel_of(c) || !prims_ok(pr, c))
 		return false;
+	if (mtp_call_norm_offset(c) != 0.0 && hc_norm_of(c))
+		return false; /* hc_pre's fused norm has no (1 + w) form [§2.6] */
 	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
 }
 

@@ -101,7 +101,8 @@ static enum mtp_status input_norms(struct mtp_backend *be,
 				      cfg->rounding);
 }
 
-/* Steps V3-1..3: x0 [T,H] = eh_proj([enorm(mask(E)) | hnorm(P)]). */
+/* Steps V3-1..3: x0 [T,H] = eh_proj([enorm(mask(E)) | hnorm(P)]), the
+ * halves in the family's order ([ hnorm(P) | enorm ] hidden first). */
 static enum mtp_status glue_v3(struct mtp_backend *be,
 			       const struct gpu_cfg *cfg,
 			       const struct mtp_call *c, const char *pfx,
@@ -109,11 +110,13 @@ static enum mtp_status glue_v3(struct mtp_backend *be,
 {
 	const int64_t t = cfg->t, h = cfg->h;
 	const struct gpu_qw eh = mtp_gpu_qw(c, pfx, "eh_proj_weight");
+	const size_t half = (size_t)h * cfg->es;
+	bool hf = mtp_family_hidden_first(c->params->family);
 	struct gpu_buf z;
 
 	GPU_TRY(mtp_gpu_scratch(be, (size_t)(2 * t * h) * cfg->es, &z));
-	GPU_TRY(input_norms(be, cfg, c, pfx, in, z,
-			    gpu_at(z, (size_t)h * cfg->es), 2 * h, t));
+	GPU_TRY(input_norms(be, cfg, c, pfx, in, gpu_at(z, hf ? half : 0),
+			    gpu_at(z, hf ? 0 : half), 2 * h, t));
 	return mtp_gpu_qlinear(be, cfg, false, z, &eh, x0, t, 2 * h, h);
 }
 
@@ -161,8 +164,11 @@ static enum mtp_status after_v3(struct mtp_backend *be,
 					  W("shared_head_norm_weight"),
 					  o->hidden_post, t));
 	}
-	GPU_TRY(pr->copy(be, o->recycled, o->hidden_post,
-			 (size_t)(t * cfg->h) * cfg->es));
+	GPU_TRY(pr->copy(be, o->recycled,
+			 mtp_family_recycles_pre_norm(c->params->family)
+				 ? o->hidden_pre
+				 : o->hidden_post,
+			 (size_t)(t * cfg->h) * cfg->es)); /* the row's, §8.1 */
 	return mtp_gpu_lm_head(be, cfg, o->hidden_post, &head, o->logits,
 			       o->token, o->tok64);
 }

@@ -30,6 +30,9 @@
 
 #define ROUND_EAGER 0
 #define ROUND_FUSED 1
+/* Or'ed into a norm's rounding: the weight multiplies as f32(1 + w), a
+ * zero-centred family's norm (SPEC.md §2.6; gpu.h's GPU_NORM_ONE_PLUS). */
+#define NORM_ONE_PLUS 4
 
 /* Rows whose float32 sum of squares overflows (values near bf16's limit,
  * about 3.4e38) are summed again scaled by 2^-80, which is exact for every
@@ -102,11 +105,12 @@ static inline float sigmoid_f(float z)
 }
 
 /*
- * Sum of v over the work-group of MTP_WG items, returned to every item.
- * A fixed tree, so the result does not depend on scheduling. red holds
- * MTP_WG floats; the leading barrier lets a previous sum finish reading it.
+ * Sum (or, with take_max, the maximum) of v over the work-group of MTP_WG
+ * items, returned to every item. A fixed tree, so the result does not
+ * depend on scheduling. red holds MTP_WG floats; the leading barrier lets
+ * a previous reduction finish reading it.
  */
-static float wg_sum(float v, __local float *red)
+static float wg_reduce(float v, __local float *red, int take_max)
 {
 	const int lid = (int)get_local_id(0);
 
@@ -115,10 +119,16 @@ static float wg_sum(float v, __local float *red)
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int s = MTP_WG / 2; s > 0; s >>= 1) {
 		if (lid < s)
-			red[lid] += red[lid + s];
+			red[lid] = take_max ? fmax(red[lid], red[lid + s])
+					    : red[lid] + red[lid + s];
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
 	return red[0];
+}
+
+static float wg_sum(float v, __local float *red)
+{
+	return wg_reduce(v, red, 0);
 }
 
 /*
@@ -141,10 +151,14 @@ static inline float scaled(float x, struct rms_scale s)
 }
 
 /* One RMSNorm output: eager act(act(x r) w) [§2.1], fused act(x r w) [§2.2]
- * (the caller's store is the last rounding). */
+ * (the caller's store is the last rounding); w is f32(1 + w) under
+ * NORM_ONE_PLUS [§2.6]. */
 static inline float norm_elem(float x, struct rms_scale s, float w,
 			      int rounding, int act)
 {
+	if (rounding & NORM_ONE_PLUS)
+		w = 1.0f + w;
+	rounding &= ~NORM_ONE_PLUS;
 	if (rounding == ROUND_EAGER)
 		return round_act(round_act(scaled(x, s), act) * w, act);
 	return scaled(x, s) * w;

@@ -34,6 +34,10 @@ const char *const mtp_ocl_kernel_names[OCL_K_COUNT] = {
 	[OCL_K_HC_COLLAPSE] = "mtp_hc_collapse",
 	[OCL_K_CONFIDENCE] = "mtp_confidence",
 	[OCL_K_HC_PRE_DELAYED] = "mtp_hc_pre_delayed",
+	[OCL_K_SCALE] = "mtp_scale",
+	[OCL_K_ROPE] = "mtp_rope",
+	[OCL_K_BLOCK_SCORES] = "mtp_block_scores",
+	[OCL_K_BLOCK_ATTEND] = "mtp_block_attend",
 };
 
 static size_t round_up(int64_t n, size_t m)
@@ -408,6 +412,56 @@ static enum mtp_status k_confidence(struct mtp_backend *be, enum gpu_act act,
 	return run_rows(be, OCL_K_CONFIDENCE, a, N_ARGS(a), t);
 }
 
+static enum mtp_status k_scale(struct mtp_backend *be, enum gpu_act act,
+			       struct gpu_buf x, struct gpu_buf y, int64_t n,
+			       float s)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(x), OA_BUF(y), OA_I64(n), OA_F32(s), OA_I32(act),
+	};
+
+	return run(be, OCL_K_SCALE, a, N_ARGS(a), n, 1, OCL_EW, 1);
+}
+
+/* Item (i, r) for i < h - h/2: a rotated pair, or an odd h's last one. */
+static enum mtp_status k_rope(struct mtp_backend *be, enum gpu_act act,
+			      struct gpu_buf x, struct gpu_buf pos, bool pos64,
+			      struct gpu_buf y, int64_t rows, int64_t h)
+{
+	const struct ocl_arg a[] = {
+		OA_BUF(x),    OA_BUF(pos), OA_I32(pos64), OA_BUF(y),
+		OA_I64(rows), OA_I64(h),   OA_I32(act),
+	};
+
+	return run(be, OCL_K_ROPE, a, N_ARGS(a), h - h / 2, rows, OCL_EW, 1);
+}
+
+/* The scores, item (key, query); then one work-group per query. */
+static enum mtp_status
+k_block_attention(struct mtp_backend *be, enum gpu_act act, struct gpu_buf q,
+		  struct gpu_buf kc, struct gpu_buf vc, struct gpu_buf kb,
+		  struct gpu_buf vb, struct gpu_buf scores, struct gpu_buf o,
+		  int64_t c, int64_t t, int64_t h, bool causal)
+{
+	const struct ocl_arg s[] = {
+		OA_BUF(q),	OA_BUF(kc),	OA_BUF(kb),
+		OA_BUF(scores), OA_I64(c),	OA_I64(t),
+		OA_I64(h),	OA_I32(causal), OA_I32(act),
+	};
+	const struct ocl_arg a[] = {
+		OA_BUF(scores), OA_BUF(vc),
+		OA_BUF(vb),	OA_BUF(o),
+		OA_I64(c),	OA_I64(t),
+		OA_I64(h),	OA_I32(causal),
+		OA_I32(act),	OA_LOCAL(OCL_LM_ROW),
+	};
+
+	if (h == 0)
+		return MTP_OK;
+	OCL_TRY(run(be, OCL_K_BLOCK_SCORES, s, N_ARGS(s), c + t, t, OCL_EW, 1));
+	return run_rows(be, OCL_K_BLOCK_ATTEND, a, N_ARGS(a), t);
+}
+
 /* Scratch: nothing for an empty buffer, else a device buffer of the
  * platform's, released in queue order. */
 static enum mtp_status scratch_alloc(struct mtp_backend *be, size_t bytes,
@@ -452,4 +506,7 @@ const struct gpu_prims mtp_ocl_prims = {
 	.hc_collapse = k_hc_collapse,
 	.confidence = k_confidence,
 	.hc_pre_delayed = k_hc_pre_delayed,
+	.scale = k_scale,
+	.rope = k_rope,
+	.block_attention = k_block_attention,
 };

@@ -20,6 +20,7 @@ set(MTP_OCL_CL_SOURCES
   ${MTP_OCL_DIR}/hc_post.cl
   ${MTP_OCL_DIR}/hc_head.cl
   ${MTP_OCL_DIR}/steps.cl
+  ${MTP_OCL_DIR}/dspark.cl
 )
 set(MTP_OCL_HOST_SOURCES
   ${MTP_OCL_DIR}/dev_common.c

@@ -173,8 +173,7 @@ static PyObject *attrs(const struct mtp_call *c)
 {
 	const struct mtp_params *p = c->params;
 	const struct mtp_dims *d = &c->dims;
-
-	return Py_BuildValue(
+	PyObject *a = Py_BuildValue(
 		"{s:s,s:s,s:s,s:O,s:d,s:s,s:d,s:d,s:d,s:d,s:i,s:d,s:d,s:s,s:s,"
 		"s:L,s:L,s:L,s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}",
 		"op", c->op->name, "act", mtp_dtype_name(c->act), "family",
@@ -196,6 +195,20 @@ static PyObject *attrs(const struct mtp_call *c)
 		(long long)d->v, "F", (long long)d->f, "R", (long long)d->r,
 		"P", (long long)d->p, "K", (long long)d->k, "L",
 		(long long)d->l);
+
+	/* the family's other choices: ask them, as "mhc", not the name */
+	if (a &&
+	    (PyDict_SetItemString(
+		     a, "hidden_first",
+		     mtp_family_hidden_first(p->family) ? Py_True : Py_False) ||
+	     PyDict_SetItemString(a, "recycles_pre_norm",
+				  mtp_family_recycles_pre_norm(p->family)
+					  ? Py_True
+					  : Py_False))) {
+		Py_DECREF(a);
+		return NULL;
+	}
+	return a;
 }
 
 /* FORMAT.md version 2 and SPEC.md §12.1-§12.2: the block form, the chain's
@@ -403,6 +416,10 @@ bool mtp_py_supports(struct mtp_backend *be, const struct mtp_call *c)
 	PyObject *a, *k, *r = NULL;
 	bool yes = false;
 
+	/* a zero-centred family's norms (SPEC.md §2.6): the attributes a Python
+	 * backend receives do not say the norm form yet, so it is not asked */
+	if (mtp_call_norm_offset(c) != 0.0)
+		return false;
 	g = PyGILState_Ensure();
 	a = attrs_full(c);
 	k = tensor_kinds(c);

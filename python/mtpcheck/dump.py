@@ -42,7 +42,10 @@ PARAM_MAX = 1000.0  # the reader's bound on epsilons and post_mult
 # The family rows of families/*.c as far as the writer needs them: the name
 # and whether the layer carries mHC streams (test_dump checks both against
 # `mtpcheck list families`).
-FAMILY_MHC = {"deepseek_v3": False, "glm": False, "deepseek_v4": True, "glm4_moe_lite": False}
+FAMILY_MHC = {"deepseek_v3": False, "glm": False, "deepseek_v4": True, "glm4_moe_lite": False,
+              "mimo": False, "kimi_k3": False}
+FAMILY_MHC["qwen3_next"] = False  # zero-centred (1 + w) norms, SPEC.md §2.6
+FAMILY_MHC["step3p5"] = False  # zero-centred norms, the pre-norm sum recycled
 FAMILIES = tuple(FAMILY_MHC)
 
 # FORMAT.md v2 conventions: attribute -> allowed values

@@ -42,7 +42,8 @@ def test_cli_describe():
     assert p.returncode == 0, p.stderr
     for word in ("DeepSeekMultiTokenPredictorLayer", "Glm4MoeMultiTokenPredictorLayer",
                  "DeepseekV32MultiTokenPredictorLayer", "DeepSeekV4MultiTokenPredictorLayer",
-                 "2 draft step(s)", "at most 8 token rows", "recycled"):
+                 "2 draft step(s)", "at most 8 token rows", "recycled",
+                 "block_out = output of mlp (0)", "ExaoneMoeMultiTokenPredictor"):
         assert word in p.stdout, word
     p = _cli("--describe", "--engine", "sglang")
     assert p.returncode == 0 and "DeepseekModelNextN" in p.stdout

@@ -139,6 +139,26 @@ def test_broken_copy_named(tmp_path):
     assert "PRE_NORM_RECYCLE" in v.diagnoses, v.text
 
 
+def _logits_without_norm(self, hidden_states, spec_step_idx=0):
+    """A copy of vLLM 0.33's DeepSeekMultiTokenPredictor.compute_logits that
+    skips the shared head's norm: the logits of the pre-norm hidden."""
+    layer = self.layers[str(self.mtp_start_layer_idx + spec_step_idx % self.num_mtp_layers)]
+    return self.logits_processor(layer.shared_head.head, hidden_states)  # the bug: no norm
+
+
+def test_head_norm_missing_copy_named(tmp_path):
+    """Issue 30's HEAD_NORM_MISSING from engine code: DeepSeek V3's draft model
+    with its logits taken from the hidden that skipped the final norm (the
+    recycled hidden still normed) is named as that, and only that."""
+    def mutate(model):
+        model.model.compute_logits = types.MethodType(_logits_without_norm, model.model)
+
+    _cases, path, _ = _capture(tmp_path, "deepseek_v3", mutate)
+    v = judge(path)
+    assert v.returncode == 1 and v.cases["chain0"] == "FAILED", v.text
+    assert set(v.diagnoses) == {"HEAD_NORM_MISSING"}, v.text
+
+
 def test_global_install_finds_the_model(tmp_path):
     """install() without a model: the first MTP layer that runs is found and hooked."""
     model, vcfg = vllm_tiny.build("deepseek_v3", str(tmp_path), K=2)
@@ -199,3 +219,91 @@ def test_two_mtp_layers_every_step_runs_layer_0(tmp_path):
     assert v.diagnoses_of("chain0") == ["SPEC_STEP_LAYER_REUSE"], v.text
     assert {c: r for c, r in v.cases.items() if c != "chain0"} == {
         "chain0.step%d.layer0" % s: "PASSED" for s in range(4)}, v.text
+
+
+def test_qwen3_5_target_pre_norm_handoff_is_named(tmp_path, monkeypatch):
+    """Issue 30's field report (LightLLM #1402, Qwen3.5 MTP): the target hands
+    draft step 0 its raw pre-norm sum. vLLM's own Qwen3.5 target and draft
+    (the sweep's qwen3_5 family, zero-centred row) with the target's final
+    GemmaRMSNorm returning the rounded sum: the hand-off case is
+    HANDOFF_MISMATCH on every proposer path, the chain itself passes."""
+    from mtpcheck import verify
+    from mtpcheck.capture import sweep, tiny_vllm
+
+    orig_build = tiny_vllm.build_target
+
+    def build_broken(vcfg, seed=1):
+        target, tvcfg = orig_build(vcfg, seed)
+        _, norm = tiny_vllm.final_norm(target)
+
+        def pre_norm(x, residual=None, *a, **kw):
+            s = (x.float() + residual.float()).to(x.dtype)
+            return s, s
+
+        norm.forward = pre_norm  # on the instance: the capture's hook still fires
+        return target, tvcfg
+
+    monkeypatch.setattr(tiny_vllm, "build_target", build_broken)
+    binary = verify.find_binary()
+    if binary is None:
+        pytest.skip("no mtpcheck binary (set MTPCHECK_BIN)")
+    recs = sweep.sweep(["qwen3_5"], str(tmp_path), binary)
+    assert len(recs) == 2, recs  # the V1 EagleProposer and the V2 MTPSpeculator
+    for rec in recs:
+        assert rec["handoff"].startswith("measured: "), rec
+        assert rec["cases"]["handoff"] == "FAILED", rec
+        assert rec["diagnoses"] == ["HANDOFF_MISMATCH"], rec
+        assert all(v == "PASSED" for c, v in rec["cases"].items() if c != "handoff"), rec
+
+
+def test_mimo_hidden_first_passes(tmp_path):
+    """MiMo-7B (`mimo_mtp.py`): input_proj over [hidden, embedding], judged on
+    the mimo row (hidden first): the chain and its steps pass."""
+    cases, path, _ = _capture(tmp_path, "mimo")
+    assert cases == ["chain0"] + ["chain0.step%d.layer0" % s for s in range(K)]
+    with h5py.File(path) as f:
+        assert f["cases/chain0"].attrs["family"] == "mimo"
+    v = judge(path)
+    assert v.returncode == 0 and v.cases["chain0"] == "PASSED", v.text
+
+
+def _mimo_embedding_first(self, inputs_embeds, positions, previous_hidden_states,
+                          spec_step_index=0):
+    """vLLM's MiMoMultiTokenPredictorLayer.forward with the halves swapped:
+    input_proj over [embedding, hidden] (DeepSeek's order, mlx-lm #1469's mix-up)."""
+    inputs_embeds = torch.where(positions.unsqueeze(-1) == 0, 0, inputs_embeds)
+    inputs_embeds = self.token_layernorm(inputs_embeds)
+    previous_hidden_states = self.hidden_layernorm(previous_hidden_states)
+    hidden_states = self.input_proj(torch.cat([inputs_embeds, previous_hidden_states], dim=-1))
+    hidden_states, residual = self.mtp_block(positions=positions, hidden_states=hidden_states,
+                                             residual=None)
+    return self.final_layernorm(residual + hidden_states)
+
+
+def test_mimo_swapped_halves_named(tmp_path):
+    """The same layer concatenating [embedding, hidden]: CONCAT_ORDER_SWAPPED."""
+    def mutate(model):
+        for layer in model.model.mtp_layers.values():
+            layer.forward = types.MethodType(_mimo_embedding_first, layer)
+
+    _cases, path, _ = _capture(tmp_path, "mimo", mutate)
+    v = judge(path)
+    assert v.returncode == 1 and v.cases["chain0"] == "FAILED", v.text
+    assert "CONCAT_ORDER_SWAPPED" in v.diagnoses, v.text
+
+
+def test_ernie_has_no_final_norm(tmp_path):
+    """ERNIE 4.5 (`ernie_mtp.py`), judged against its contract (Baidu FastDeploy:
+    the target's final norm after the MTP block, attached by the sweep from the
+    tiny target): no final norm at all, FINAL_NORM_MISSING on both paths."""
+    from mtpcheck import verify
+    from mtpcheck.capture import sweep
+
+    binary = verify.find_binary()
+    if binary is None:
+        pytest.skip("no mtpcheck binary (set MTPCHECK_BIN)")
+    recs = sweep.sweep(["ernie"], str(tmp_path), binary)
+    assert [r["path"] for r in recs] == ["v1:EagleProposer", "v2:MTPSpeculator"], recs
+    for r in recs:
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["FINAL_NORM_MISSING"], r
+        assert r["cases"]["handoff"] == "PASSED", r

@@ -1,10 +1,14 @@
 /*
  * Tests of the DSpark primitives [SPEC.md §13]: main_proj_norm, hc_collapse,
  * markov_bias and confidence, on inputs small enough that every expected
- * value is worked out by hand in the comments, rounding points included.
+ * value is worked out by hand in the comments, rounding points included;
+ * and the three bug rows' changes of dspark_step (struct
+ * mtp_dspark_mistakes), each as a property against the correct step.
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -236,4 +240,136 @@ Test(dspark_step, the_in_block_mask_decides_which_block_keys_count)
 				MTP_BLOCK_MASK_NON_CAUSAL, MTP_F32, o);
 	cr_assert_eq(o[0], 4.0);
 	cr_assert_eq(o[1], 4.0);
+}
+
+/* ---- dspark_step under the bug rows' internal attributes (§13.9) ------- */
+
+enum { DT = 3, DM = 2, DH = 4, DC = 2, DP = 2, DV = 5, DR = 2, DL = 2, DF = 3 };
+#define NMIX (2 * DM + DM * DM)
+
+struct ds_run {
+	double main_x[DC * DH], inputs[2 * DL * DT * DH], pre[2 * DL * DT * DM];
+	double streams[DT * DM * DH], h[DT * DH], base[DT * DV];
+	double embed[DT * DR], logits[DT * DV], conf[DT];
+	int64_t token[DT];
+};
+
+/* Random float32 weights of one small step (seed 7), run with `mk`; the
+ * embedding table and markov_w1 are copied out. Which slice of the pool
+ * an initialiser takes is the compiler's order: the same in every run. */
+static void ds_step(struct mtp_dspark_mistakes mk, struct ds_run *o,
+		    double *embed_table, double *markov_w1)
+{
+	struct test_rng g = test_rng_init(7);
+	double *w = test_alloc(4096), *q = w;
+	struct mtp_ref_dspark_layer ly[DL];
+	static const int64_t ctx_pos[DC] = {11, 12}, ids[DT] = {1, 4, 4},
+			     pos[DT] = {13, 14, 15};
+#define TAKE(n, sc) (test_fill(&g, q, (n), (sc), MTP_F32), q += (n), q - (n))
+#define NORM(n) (test_fill_around_one(&g, q, (n), 0.3), q += (n), q - (n))
+	const double *aux = TAKE(DC * DP * DH, 1.0);
+	struct mtp_ref_dspark_w dw = {.embed_table = TAKE(DV * DH, 1.0),
+				      .main_proj_w = TAKE(DH * DP * DH, 0.5),
+				      .main_norm_w = NORM(DH)};
+
+	for (int l = 0; l < DL; l++) {
+		ly[l].b = (struct mtp_ref_v4_block){TAKE(NMIX * DM * DH, 0.5),
+						    NORM(3),
+						    TAKE(NMIX, 1.0),
+						    TAKE(NMIX * DM * DH, 0.5),
+						    NORM(3),
+						    TAKE(NMIX, 1.0),
+						    NORM(DH),
+						    NORM(DH),
+						    TAKE(DH * DH, 0.5),
+						    TAKE(DF * DH, 0.5),
+						    TAKE(DF * DH, 0.5),
+						    TAKE(DH * DF, 0.5)};
+		ly[l].W_q = TAKE(DH * DH, 0.5);
+		ly[l].W_kv = TAKE(DH * DH, 0.5);
+		ly[l].kv_norm_w = NORM(DH);
+	}
+	dw.layers = ly;
+	dw.norm_w = NORM(DH);
+	dw.head_w = TAKE(DV * DH, 0.5);
+	dw.markov_w1 = TAKE(DV * DR, 1.0);
+	dw.markov_w2 = TAKE(DV * DR, 1.0);
+	dw.conf_w = TAKE(DH + DR, 0.5);
+#undef TAKE
+#undef NORM
+	memcpy(embed_table, dw.embed_table, sizeof(double) * DV * DH);
+	memcpy(markov_w1, dw.markov_w1, sizeof(double) * DV * DR);
+	mtp_ref_dspark_step(
+		&(struct mtp_ref_dspark_in){aux, ctx_pos, ids, pos}, &dw,
+		&(struct mtp_ref_dims){DT, DH, DM, DV, DF},
+		&(struct mtp_ref_step_cfg){.family = MTP_FAMILY_DEEPSEEK_V4,
+					   .eps = 1e-6,
+					   .act = MTP_F32,
+					   .hc_eps = 1e-6,
+					   .sinkhorn_iters = 20,
+					   .post_mult = 2.0},
+		&(struct mtp_ref_dspark_cfg){
+			DC, DP, DL, DR, MTP_BLOCK_MASK_NON_CAUSAL, 1.0, mk},
+		&(struct mtp_ref_dspark_out){
+			o->main_x, o->inputs, o->pre, o->streams, o->h, o->base,
+			o->embed, o->logits, o->token, o->conf});
+	free(w);
+}
+
+static bool differs(const double *a, const double *b, size_t n)
+{
+	return memcmp(a, b, n * sizeof(*a)) != 0;
+}
+
+Test(dspark_step, collapse_attn_pre_collapses_with_the_last_attention_mix)
+{
+	static struct ds_run ok, bug;
+	double e[DV * DH], w1[DV * DR], y[DT * DH];
+
+	ds_step((struct mtp_dspark_mistakes){0}, &ok, e, w1);
+	ds_step((struct mtp_dspark_mistakes){.collapse_attn_pre = true}, &bug,
+		e, w1);
+	test_assert_same(bug.streams, ok.streams, DT * DM * DH, "streams");
+	test_assert_same(bug.pre, ok.pre, 2 * DL * DT * DM, "pre_mixes");
+	mtp_ref_hc_collapse(ok.streams, ok.pre + (2 * DL - 2) * DT * DM, DT, DM,
+			    DH, MTP_F32, y);
+	test_assert_same(bug.h, y, DT * DH, "h");
+	cr_expect(differs(bug.h, ok.h, DT * DH), "h unchanged");
+}
+
+Test(dspark_step, markov_on_ids_keys_every_position_on_its_own_id)
+{
+	static struct ds_run ok, bug;
+	static const int64_t ids[DT] = {1, 4, 4};
+	double e[DV * DH], w1[DV * DR];
+
+	ds_step((struct mtp_dspark_mistakes){0}, &ok, e, w1);
+	ds_step((struct mtp_dspark_mistakes){.markov_on_ids = true}, &bug, e,
+		w1);
+	test_assert_same(bug.base, ok.base, DT * DV, "base_logits");
+	for (int k = 0; k < DT; k++)
+		test_assert_same(bug.embed + k * DR, w1 + ids[k] * DR, DR,
+				 "markov_embed");
+	/* position 0 is keyed on the bonus token either way */
+	test_assert_same(bug.logits, ok.logits, DV, "logits[0]");
+}
+
+Test(dspark_step, pre_mix_undelayed_feeds_layer_0_its_own_pre_mix)
+{
+	static struct ds_run ok, bug;
+	double e[DV * DH], w1[DV * DR];
+
+	ds_step((struct mtp_dspark_mistakes){0}, &ok, e, w1);
+	ds_step((struct mtp_dspark_mistakes){.pre_mix_undelayed = true}, &bug,
+		e, w1);
+	/* the correct layer 0 attention input is stream 0 of the broadcast
+	 * embedding, normed; under the bug it is sum_m pre[m] E, normed: the
+	 * norm takes the scale out, so the two differ only through eps and
+	 * rounding (why a learned layer-0 pre-mix alone has no row), while
+	 * the FFN's input (its own pre-mix, not the attention's) differs */
+	test_assert_close(bug.inputs, ok.inputs, DT * DH, 1e-4,
+			  "layer 0 attention input");
+	test_assert_same(bug.pre, ok.pre, DT * DM, "layer 0 attention pre-mix");
+	cr_expect(differs(bug.inputs + DT * DH, ok.inputs + DT * DH, DT * DH),
+		  "layer 0 FFN input unchanged");
 }

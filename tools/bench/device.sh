@@ -11,7 +11,8 @@
 # Lines starting with # are comments. With STEPS="a b" only those steps run.
 # One profile per purpose (each file's comment says what it runs and which
 # of the earlier one-off scripts, now gone, it took over): reliability,
-# conformance, sanitizer, mhc, torch, side, table, validate, decode, coverage.
+# conformance, sanitizer, mhc, torch, side, table, validate, decode, coverage,
+# vllm.
 set -uo pipefail
 here=$(dirname "$0")
 . "$here/step.sh"

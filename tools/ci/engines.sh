@@ -2,7 +2,9 @@
 # The capture hooks on real engine code: vLLM 0.33.0 from PyPI (CPU, tiny
 # DeepSeek V3 and GLM MTP models built from vLLM's own classes, attention
 # replaced by a linear stand-in, dense MLP), captured with mtpcheck.capture and
-# judged by `mtpcheck verify` (python/tests/test_vllm.py); the SGLang and V4
+# judged by `mtpcheck verify` (python/tests/test_vllm.py), and vLLM's own mHC
+# kernels judged by `mtpcheck run` through python:vllm_mhc
+# (python/tests/test_vllm_mhc.py, about 1 minute); the SGLang and V4
 # hooks on module trees mirroring theirs. The venv (about 7.5 GB, a few
 # minutes to build) is cached in /opt/mtpcheck-venvs/vllm-0.33 and reused.
 # Then the sweep of every built family (python -m mtpcheck.capture sweep)

@@ -13,6 +13,7 @@ import hashlib
 
 import numpy as np
 
+import families
 import opdefs
 from families import FAMILIES
 from numerics import SHORT, rnd
@@ -35,6 +36,9 @@ FILES = {
     "chains.h5": "draft_chain: K=3 steps, L=2 layers, pass_step_idx 0 and 1 (SPEC.md §5)",
     "families.h5": "the families added through the family table (docs/ARCHITECTURE.md, 'Adding a "
                    "family'): mtp_block, mtp_step and draft_chain of glm4_moe_lite (GLM-4.7-Flash)",
+    "family_rows.h5": "generated at test time (TEST_TIME): mtp_step and draft_chain of the rows "
+                      "that change one choice, mimo (MiMo-7B, hidden first) and kimi_k3 (the "
+                      "pre-norm sum recycled), and step3p5 (that and zero-centred norms)",
     "edge.h5": "edge cases: position 0 (whole batch), zero rows, rows near the format limits, "
                "tiny values, NaN/Inf propagation, overflow to Inf, argmax ties",
     "fp8.h5": "FP8 block-quantized projections (SPEC.md §12.2, FORMAT.md version 2): eh_proj, "
@@ -99,7 +103,7 @@ def build(s):
         edit(rng, inputs, s.p)
     vals = {k: v for k, (v, _) in inputs.items()}
     with np.errstate(all="ignore"):
-        expected = od.compute(vals, s.p)
+        expected = od.compute(families.norm_weights(s.family, s.op, vals), s.p)
     attrs = {"op": s.op, "family": s.family, "seed": seed}
     for name in od.attrs(s.p):
         attrs[name] = _attr_value(name, s.p)
@@ -393,7 +397,15 @@ def _chains():
 def _families():
     """Each family added through the recipe: its block and steps under both
     rounding contracts and a chain of two layers, at its own eps (small: the
-    fixtures' size budget)."""
+    fixtures' size budget; the rows added since: family_rows.h5, TEST_TIME)."""
+    for fam in ("mimo", "kimi_k3", "step3p5"):
+        for rd in ("eager", "fused"):
+            spec("family_rows.h5", "mtp_step.%s.bf16.%s.T5.H32" % (fam, rd), "mtp_step", fam,
+                 seed_key="mtp_step.%s.T5.H32" % fam, T=5, H=32, F=48, V=61, rounding=rd,
+                 dt="bfloat16")
+        spec("family_rows.h5", "draft_chain.%s.bf16.fused.L2.K3.pass1.T3.H32" % fam,
+             "draft_chain", fam, T=3, H=32, F=48, V=61, L=2, K=3, pass_step_idx=1,
+             rounding="fused", dt="bfloat16")
     f = "families.h5"
     for fam in ("glm4_moe_lite",):
         for rd in ("eager", "fused"):
@@ -575,6 +587,10 @@ def _dspark():
 for _section in (_norms, _proj, _mhc, _heads, _blocks, _steps_v3, _steps_v4, _chains, _families,
                  _edge, _fullsize, _fp8, _dspark):
     _section()
+
+
+# written only when named (--only), at test time: the fixtures' budget is spent
+TEST_TIME = {"family_rows.h5"}
 
 
 def specs_by_file():

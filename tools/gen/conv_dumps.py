@@ -159,6 +159,9 @@ def v3_cases(out, src):
              made(add_norm_input="sum", final_add="fused", silu_mul_rounding="twice",
                   pos0_mask=0), {})
     add_case(out, p, "v3.undeclared.bf16_logits", inp, made(logits_dtype="bfloat16"), {})
+    # two declared wrong at once: neither flipped alone explains the outputs
+    add_case(out, p, "v3.mismatch.final_add-pos0_mask", inp, made(final_add="fused", pos0_mask=1),
+             {"final_add": "unfused", "pos0_mask": 0})
 
 
 def v4_cases(out, src):

@@ -79,3 +79,30 @@ def confidence(hidden, markov_embed, weight, bias=None):
     if bias is not None:
         z = z + bias[0]
     return f32(ops.sigmoid(z))
+
+
+def head(h, hn, v, dt, scale, conf_bias=None, markov_on_ids=False):
+    """Steps DS-5..7 of a whole block, both forms of dspark_step -> outputs.
+
+    base = act(lm_head . hn), times the LogitsProcessor's scale (rounded
+    again when it is not 1); the Markov loop keyed on the bonus token, then on
+    each drawn token (on ids[k] as DSPARK_MARKOV_KEYED_ON_IDS's engine does);
+    the confidence of h, the hidden the drafter returns.
+    """
+    base = rnd(ops.linear(hn, v["lm_head_weight"]), dt)
+    if scale != 1.0:
+        base = rnd(scale * base, dt)
+    prev, emb, logits, tok = v["ids"][0], [], [], []
+    for k in range(len(h)):
+        if markov_on_ids:
+            prev = v["ids"][k]  # the block's own input id: a mask token past k = 0
+        e_k, z, d = markov_bias(base[k:k + 1], np.array([prev]), v["markov_w1"],
+                                v["markov_w2"], dt, scale)
+        emb.append(e_k[0])
+        logits.append(z[0])
+        tok.append(d[0])
+        prev = d[0]
+    emb = np.array(emb)
+    return {"h": (h, dt), "base_logits": (base, dt), "markov_embed": (emb, dt),
+            "logits": (np.array(logits), dt), "token": (np.array(tok, dtype=np.int64), "int64"),
+            "confidence": (confidence(h, emb, v["conf_weight"], conf_bias), "float32")}

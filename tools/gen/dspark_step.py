@@ -12,13 +12,18 @@ are generated into the build folder by CTest `dspark_step`
   --goldens OUT.h5   small cases (H = 64, M = 4, N = 4 block tokens, C = 5
                      context rows, L = 2 layers): both block masks, logit
                      scale 1 and 2, bfloat16 and float32
-  --full OUT.h5      V4.1-shaped cases, H = 5120 and 7168, M = 4, N = 4 (a few
-                     context rows, small V and F, as fullsize.h5 does)
-  --dumps OUT.h5     dumps (observed/) of one bfloat16 case as a correct engine
-                     (`dspark_step.dump.ok`) and as each buggy engine computes
-                     it (`dspark_step.dump.<DIAGNOSIS>`): the block one position
-                     early, the in-block mask causal, the aux layers read one
-                     off, the Markov bias not added
+  --full OUT.h5      V4.1-shaped cases (H = 5120 and 7168, M = 4, N = 4; few
+                     context rows, L = 2, small V and F: SPEC.md §13.9 says
+                     why), then the five DSpark primitives at V4.1 sizes; made
+                     one at a time: 2.4 GB at most, about a minute a size
+  --dumps OUT.h5     dumps (observed/) of one bfloat16 case (L = 3 layers,
+                     N = 8: the missing delay is faint with fewer) as a correct
+                     engine (`dspark_step.dump.ok`) and as each buggy engine
+                     computes it (`dspark_step.dump.<DIAGNOSIS>`): the block one
+                     position early, the in-block mask causal, the aux layers
+                     read one off, the Markov bias not added or keyed on the
+                     block's own ids, a plain hc_pre in every sublayer, the
+                     collapse with the last attention's pre-mix
 """
 
 import argparse
@@ -29,6 +34,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases
 import dspark
 import ops
 import values as V
@@ -76,7 +82,7 @@ def attention(u, w, kc, vc, positions, p, dt):
 
 def step(v, p):
     """The outputs of §13.9 from the inputs v (a dict of float64 / int64 arrays)."""
-    dt, m, t = p["dt"], p["M"], p["T"]
+    dt, m = p["dt"], p["M"]
     _, main_x = dspark.main_proj_norm(v["aux"], {"main_proj_weight": v["main_proj_weight"]},
                                       v["main_norm_weight"], EPS, p["rounding"], dt)
     r = np.repeat(v["embed_table"][v["ids"]][:, None, :], m, axis=1)
@@ -86,10 +92,12 @@ def step(v, p):
         w = {k[len(pfx):]: x for k, x in v.items() if k.startswith(pfx)}
         kc, vc = kv(main_x, w, v["ctx_positions"], p, dt)
         for which in ("attn", "ffn"):
+            hc = (w[f"block.hc_{which}_fn"], w[f"block.hc_{which}_scale"],
+                  w[f"block.hc_{which}_base"], EPS, HC_EPS, HC_EPS, POST_MULT, ITERS, dt)
             post, comb, u, pre_out = dspark.hc_pre_delayed(
-                r, w[f"block.hc_{which}_fn"], w[f"block.hc_{which}_scale"],
-                w[f"block.hc_{which}_base"], EPS, HC_EPS, HC_EPS, POST_MULT, ITERS, dt,
-                pre_in=pre, norm_weight=w[f"block.{which}_norm_w"], norm_eps=EPS)
+                r, *hc, pre_in=pre, norm_weight=w[f"block.{which}_norm_w"], norm_eps=EPS)
+            if p.get("plain_mhc"):  # the engine's plain hc_pre: its own pre-mix, no delay
+                u = ops.hc_pre(r, *hc, norm_weight=w[f"block.{which}_norm_w"], norm_eps=EPS)[2]
             if which == "attn":
                 out = attention(u, w, kc, vc, v["positions"], p, dt)
             else:
@@ -98,23 +106,23 @@ def step(v, p):
             pre = pre_out
             inputs.append(u)
             mixes.append(pre_out)
-    h = dspark.hc_collapse(r, pre, dt)
-    base = rnd(ops.linear(ops.rmsnorm(h, v["norm_weight"], EPS, p["rounding"], dt),
-                          v["lm_head_weight"]), dt)
-    prev, emb, logits, tok = v["ids"][0], [], [], []
-    for k in range(t):
-        e, z, d = dspark.markov_bias(base[k:k + 1], np.array([prev]), v["markov_w1"],
-                                     v["markov_w2"], dt, p["logit_scale"])
-        emb.append(e[0])
-        logits.append(z[0])
-        tok.append(d[0])
-        prev = d[0]
-    emb = np.array(emb)
-    conf = dspark.confidence(h, emb, v["conf_weight"])
-    return {"main_x": (main_x, dt), "sublayer_inputs": (np.array(inputs), dt),
-            "pre_mixes": (np.array(mixes), F32), "streams": (r, dt), "h": (h, dt),
-            "base_logits": (base, dt), "markov_embed": (emb, dt), "logits": (np.array(logits), dt),
-            "token": (np.array(tok, dtype=np.int64), I64), "confidence": (conf, F32)}
+    h = dspark.hc_collapse(r, mixes[-2] if p.get("collapse_attn") else pre, dt)
+    hn = ops.rmsnorm(h, v["norm_weight"], EPS, p["rounding"], dt)
+    out = {"main_x": (main_x, dt), "sublayer_inputs": (np.array(inputs), dt),
+           "pre_mixes": (np.array(mixes), F32), "streams": (r, dt)}
+    out.update(dspark.head(h, hn, v, dt, p["logit_scale"], markov_on_ids=p.get("markov_on_ids")))
+    return out
+
+
+# The weights only ops.linear reads are held as float32 as soon as drawn (exact for
+# every dtype a case uses; linear makes each block of rows float64): a V4.1-sized
+# step then needs half the memory, and never two float64 [H, H] weights at once.
+def _lw(rng, n_out, n_in, dt):
+    return V.linear_weight(rng, n_out, n_in, dt).astype(np.float32)
+
+
+def _lean(w):
+    return {k: x.astype(np.float32) if k.startswith("block.W_") else x for k, x in w.items()}
 
 
 def inputs(rng, p):
@@ -126,17 +134,17 @@ def inputs(rng, p):
            "ids": (np.concatenate([V.token_ids(rng, 1, vocab), np.full(t - 1, 5)]).astype(np.int64),
                    I64),
            "positions": (np.arange(start + c, start + c + t, dtype=np.int64), I64),
-           "embed_table": (V.hidden(rng, (vocab, h), dt), dt),
-           "main_proj_weight": (V.linear_weight(rng, h, p["P"] * h, dt), dt),
+           "embed_table": (V.hidden(rng, (vocab, h), dt, 0.05), dt),
+           "main_proj_weight": (_lw(rng, h, p["P"] * h, dt), dt),
            "main_norm_weight": (V.norm_weight(rng, h, dt), dt)}
     for l in range(p["L"]):
-        w = V.v4_block(rng, p["M"], h, p["F"], dt)
-        w.update({"W_q": V.linear_weight(rng, h, h, dt), "W_kv": V.linear_weight(rng, h, h, dt),
+        w = _lean(V.v4_block(rng, p["M"], h, p["F"], dt))
+        w.update({"W_q": _lw(rng, h, h, dt), "W_kv": _lw(rng, h, h, dt),
                   "kv_norm_w": V.norm_weight(rng, h, dt)})
         for k, x in w.items():
             inp[f"layer.{l}/{k}"] = (x, F32 if k.startswith("block.hc_") else dt)
     inp.update({"norm_weight": (V.norm_weight(rng, h, dt), dt),
-                "lm_head_weight": (V.linear_weight(rng, vocab, h, dt), dt),
+                "lm_head_weight": (_lw(rng, vocab, h, dt), dt),
                 "markov_w1": (V.hidden(rng, (vocab, r), dt), dt),
                 "markov_w2": (V.linear_weight(rng, vocab, r, dt), dt),
                 "conf_weight": (f32(rng.standard_normal((1, h + r)) / np.sqrt(h + r) * 2.0), F32)})
@@ -161,8 +169,22 @@ def _dropped(v, p):
     v["markov_w2"] = np.zeros_like(v["markov_w2"])  # no bias added
 
 
+def _on_ids(v, p):
+    p["markov_on_ids"] = True
+
+
+def _plain(v, p):
+    p["plain_mhc"] = True
+
+
+def _collapse_attn(v, p):
+    p["collapse_attn"] = True  # hc_collapse with the last attention's pre-mix
+
+
 MISTAKES = {"DSPARK_POSITIONS_SHIFTED": _early, "DSPARK_CAUSAL_BLOCK_MASK": _causal,
-            "DSPARK_AUX_LAYERS_WRONG": _aux, "DSPARK_MARKOV_BIAS_DROPPED": _dropped}
+            "DSPARK_AUX_LAYERS_WRONG": _aux, "DSPARK_MARKOV_BIAS_DROPPED": _dropped,
+            "DSPARK_MARKOV_KEYED_ON_IDS": _on_ids, "DSPARK_PRE_MIX_NOT_DELAYED": _plain,
+            "DSPARK_COLLAPSE_ATTN_PRE_MIX": _collapse_attn}
 
 
 def case(fname, cid, seed, p, mistake=None):
@@ -197,7 +219,7 @@ def small_cases(fname):
 
 def dump_cases(fname):
     """One correct case (`ok`) and one per mistake, from the same inputs."""
-    p = dict(SMALL, dt="bfloat16", block_mask="non_causal", logit_scale=1.0)
+    p = dict(SMALL, dt="bfloat16", block_mask="non_causal", logit_scale=1.0, T=8, L=3)
     return [case(fname, "dspark_step.dump." + (m or "ok"), 77, p, m)
             for m in (None, *MISTAKES)]
 
@@ -216,12 +238,38 @@ def write_dumps(path):
                 g.create_dataset(k, data=data).attrs.update(attrs)
 
 
-def full_cases(fname):
-    out = []
-    for h in (5120, 7168):
-        p = dict(SMALL, H=h, C=3, V=256, F=128, R=16, dt="bfloat16", block_mask="non_causal",
-                 logit_scale=1.0, rounding="eager")
-        out.append(case(fname, f"dspark_step.full.bfloat16.T4.C3.H{h}.L2", h, p))
+# V4.1-shaped where it matters (SPEC.md §13.9): H and M; L = 2, the fewest with a
+# pre-mix carried from one layer to the next; small C, V, F and R
+FULL = dict(SMALL, C=3, V=256, F=128, R=16, dt="bfloat16", block_mask="non_causal",
+            logit_scale=1.0, rounding="eager")
+
+
+def full_cases(fname, sizes=(5120, 7168), vocab=129280):
+    """The V4.1-shaped steps, then the primitives; a generator: one in memory."""
+    for h in sizes:
+        yield case(fname, f"dspark_step.full.bfloat16.T4.C3.H{h}.L2", h, dict(FULL, H=h))
+    for s in full_op_specs(fname, sizes, vocab):
+        yield cases.build(s)
+
+
+def full_op_specs(fname, sizes, vocab):
+    """The five DSpark primitives at V4.1 sizes: H = 5120 and 7168, M = 4, P = 3
+    aux layers, DeepSeek's vocabulary V = 129280 (the Markov rank R = 64 is a
+    guess: no V4.1 config was read for it)."""
+    out, v4, bf = [], "deepseek_v4", "bfloat16"
+
+    def add(cid, op, seed_key=None, **p):
+        out.append(cases.Spec(fname, cid, op, v4, dict(p, dt=bf), seed_key or cid))
+    for h in sizes:  # one rounding a size (both at small sizes in dspark.h5): one [H, 3H] draw
+        rd = "eager" if h == max(sizes) else "fused"
+        add(f"main_proj_norm.bf16.{rd}.P3.T3.H{h}", "main_proj_norm", T=3, H=h, P=3, rounding=rd)
+        for carried in (False, True):
+            add("hc_pre_delayed.bf16.M4.it20.%s.norm.T4.H%d" % ("carried" if carried else "layer0", h),
+                "hc_pre_delayed", f"full.hc_pre_delayed.{h}", T=4, H=h, M=4, iters=20,
+                carried=carried, norm=True)
+        add(f"hc_collapse.bf16.M4.T4.H{h}", "hc_collapse", T=4, H=h, M=4)
+        add(f"confidence.bf16.nobias.R64.T4.H{h}", "confidence", T=4, H=h, R=64, bias=False)
+    add(f"markov_bias.bf16.R64.T4.V{vocab}", "markov_bias", T=4, V=vocab, R=64)
     return out
 
 
@@ -237,8 +285,9 @@ def main():
         writer.write_file(a.goldens, "dspark_step goldens (tools/gen/dspark_step.py)",
                           small_cases(os.path.basename(a.goldens)))
     if a.full:
-        writer.write_file(a.full, "dspark_step V4.1-shaped goldens (tools/gen/dspark_step.py)",
-                          full_cases(os.path.basename(a.full)))
+        writer.write_file(a.full, "dspark_step and the DSpark primitives, V4.1-shaped "
+                          "(tools/gen/dspark_step.py)", full_cases(os.path.basename(a.full)),
+                          compress=False)
     return 0
 
 

@@ -9,12 +9,19 @@ compare a family's name.
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Family:
     mhc: bool  # mHC streams: e_proj/h_proj per stream, hc_head, the streams recycled
     eps: float  # the checkpoints' rms_norm_eps, the cases' default
     source: str  # where the row was read
+    # every RMSNorm weight multiplies as f32(1 + w) (SPEC.md §2.6; the engines'
+    # GemmaRMSNorm: `self.weight.float() + 1.0`, vLLM layers/layernorm.py)
+    zero_centred: bool = False
+    hidden_first: bool = False  # eh_proj over [hnorm(h), enorm(e)] (MiMo's input_proj)
+    recycles_pre_norm: bool = False  # the next step gets the sum before the final norm
 
 
 FAMILIES = {
@@ -25,9 +32,51 @@ FAMILIES = {
     "glm4_moe_lite": Family(False, 1e-5, "vllm 0.33.0 glm4_moe_lite_mtp.py; transformers "
                             "Glm4MoeLiteConfig (rms_norm_eps 1e-5)"),
     "deepseek_v4": Family(True, 1e-6, "vllm deepseek_v4/nvidia/mtp.py; DeepSeek-V4 config.json"),
+    # Qwen3-Next / Qwen3.5: fc over [pre_fc_norm_embedding(e), pre_fc_norm_hidden(h)],
+    # V3's math, every norm a GemmaRMSNorm
+    "qwen3_next": Family(False, 1e-6, "vllm 0.33.0 qwen3_next_mtp.py, qwen3_5_mtp.py, "
+                         "layers/layernorm.py GemmaRMSNorm; Qwen3-Next config.json", True),
+    # MiMo-7B: torch.cat([previous_hidden_states, inputs_embeds]) into input_proj
+    "mimo": Family(False, 1e-5, "vllm 0.33.0 mimo_mtp.py; XiaomiMiMo/MiMo modeling_mimo.py; "
+                   "MiMo-7B config.json (rms_norm_eps 1e-5)", hidden_first=True),
+    # Kimi K3: shared_head.norm(h, residual) returns (normed, sum); the sum is fed back
+    "kimi_k3": Family(False, 1e-6, "vllm 0.33.0 models/kimi_k3/nvidia/mtp.py (\"pre-norm "
+                      "recurrent state\")", recycles_pre_norm=True),
+    # Step-3.5: V3's glue, zero-centred norms, the pre-norm sum chained on purpose
+    "step3p5": Family(False, 1e-5, "vllm 0.33.0 step3p5_mtp.py; sglang 0.5.23 step3p5_mtp.py "
+                      "(\"standard Step-3.5 Flash design\")", True, recycles_pre_norm=True),
 }
+
+# The RMSNorm weights of the ops (FORMAT.md names; a chain's carry "layer.<l>/")
+NORM_WEIGHTS = {"enorm_weight", "hnorm_weight", "shared_head_norm_weight", "block.w_in",
+                "block.w_post", "block.attn_norm_w", "block.ffn_norm_w", "target_norm_weight",
+                "norm_weight", "main_norm_weight", "kv_norm_w"}
+NORM_OPS = {"rmsnorm", "add_rmsnorm", "mtp_shared_head_rmsnorm"}  # their "weight" is a norm's
+
+
+def norm_weights(name, op, vals):
+    """The input values as family `name`'s norms multiply them: a zero-centred
+    row's norm weights become float32(1 + w), the rest are unchanged."""
+    if not FAMILIES[name].zero_centred:
+        return vals
+    out = dict(vals)
+    for k, v in vals.items():
+        base = k.split("/", 1)[-1]
+        if base in NORM_WEIGHTS or (base == "weight" and op in NORM_OPS):
+            out[k] = (np.float32(1.0) + np.asarray(v, dtype=np.float32)).astype(np.float64)
+    return out
 
 
 def mhc(name):
     """Whether family `name` carries mHC streams."""
     return FAMILIES[name].mhc
+
+
+def hidden_first(name):
+    """Whether family `name` concatenates the hidden before the embedding."""
+    return FAMILIES[name].hidden_first
+
+
+def recycles_pre_norm(name):
+    """Whether family `name` feeds the next step the sum before the final norm."""
+    return FAMILIES[name].recycles_pre_norm

@@ -89,18 +89,58 @@ def bits_to_float(bits, dtype):
     return _narrow_value(bits, ebits, mbits)
 
 
-def rnd(x, dtype):
-    """Round float64 values to `dtype`; return float64 holding the rounded values."""
+# elements per slice of the sliced loops below: their temporaries stay in the cache and a
+# weight of a V4.1-sized step (10^8 elements) never has a whole-array integer copy
+_SLICE = 1 << 16
+
+
+def _rnd16_slice(x, ebits, mbits, out):
+    """RNE of a flat float64 slice to a 16-bit format, as float64, into out.
+
+    Where the result is a normal number of the format (or a zero), it is the
+    float64 pattern with its low 52 - mbits bits rounded off in place: adding
+    half an ulp less one, plus the last kept bit, carries exactly when
+    round-to-nearest-even rounds up (into the exponent too). Every other
+    element (the format's subnormals, overflow, Inf, NaN) goes through the
+    exact path above."""
+    bias = (1 << (ebits - 1)) - 1
+    drop = 52 - mbits
+    u = x.view(np.uint64)
+    a = u & np.uint64((1 << 63) - 1)
+    lo = np.uint64((1023 + 1 - bias) << 52)     # 2^(1-bias), the smallest normal
+    hi = np.uint64((1023 + bias) << 52)         # 2^bias: everything below rounds to a finite
+    slow = ((a < lo) & (a != 0)) | (a >= hi)
+    exact = _narrow_value(_narrow_bits(x[slow], ebits, mbits), ebits, mbits) if slow.any() else None
+    up = np.uint64((1 << (drop - 1)) - 1) + ((u >> np.uint64(drop)) & np.uint64(1))
+    out.view(np.uint64)[:] = (u + up) & np.uint64(((1 << 64) - 1) ^ ((1 << drop) - 1))
+    if exact is not None:  # after the store: out may be x itself
+        out[slow] = exact
+
+
+def rnd(x, dtype, out=None):
+    """Round float64 values to `dtype`; return float64 holding the rounded values
+    (into `out` when given, which may be x itself)."""
     x = np.asarray(x, dtype=np.float64)
     if dtype in _FORMATS:
         ebits, mbits = _FORMATS[dtype]
-        return _narrow_value(_narrow_bits(x, ebits, mbits), ebits, mbits).reshape(x.shape)
+        res = np.empty(x.shape) if out is None else out
+        if res.shape != x.shape or not res.flags.c_contiguous:
+            raise ValueError("rnd: out must be C-contiguous and shaped as x")
+        flat_in, flat_out = np.ascontiguousarray(x).reshape(-1), res.reshape(-1)
+        for i in range(0, x.size, _SLICE):
+            _rnd16_slice(flat_in[i:i + _SLICE], ebits, mbits, flat_out[i:i + _SLICE])
+        return res
     if dtype == "float32":
         with np.errstate(over="ignore", invalid="ignore"):
-            return x.astype(np.float32).astype(np.float64)
-    if dtype == "float64":
-        return x.copy()
-    raise ValueError("cannot round to %r" % dtype)
+            res = x.astype(np.float32).astype(np.float64)
+    elif dtype == "float64":
+        res = x.copy()
+    else:
+        raise ValueError("cannot round to %r" % dtype)
+    if out is not None:
+        out[...] = res
+        return out
+    return res
 
 
 _RNE = rnd  # the round-to-nearest-even above, whatever a caller rebinds rnd to
@@ -123,10 +163,25 @@ def f32(x):
     return rnd(x, "float32")
 
 
+def _bf16_encode(values):
+    """bf16_bits by slices: a bfloat16 value is a float32 with 16 zero low bits,
+    so the bits of rnd(x) are its float32 pattern's high half (NaN: 0x7FC0)."""
+    v = np.asarray(values)
+    out = np.empty(v.shape, dtype="<u2")
+    flat_in, flat_out = v.reshape(-1), out.reshape(-1)
+    for i in range(0, v.size, _SLICE):
+        r = rnd(flat_in[i:i + _SLICE], "bfloat16")
+        bits = (r.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype("<u2")
+        flat_out[i:i + _SLICE] = np.where(np.isnan(r), 0x7FC0, bits)
+    return out
+
+
 def encode(values, dtype):
     """Array to store in HDF5 for `dtype` (values must already be representable)."""
     if dtype in fp8.DTYPES:
         return fp8.encode(values, dtype)
+    if dtype == "bfloat16":
+        return _bf16_encode(values)
     if dtype in _FORMATS:
         ebits, mbits = _FORMATS[dtype]
         return _narrow_bits(values, ebits, mbits).astype("<u2")
@@ -157,6 +212,10 @@ def representable(values, dtype):
     """True when every value is exactly representable in dtype (NaN allowed)."""
     if dtype in fp8.DTYPES:
         return fp8.representable(values, dtype)
-    v = np.asarray(values, dtype=np.float64)
-    r = rnd(v, dtype)
-    return bool(np.all((r == v) | (np.isnan(r) & np.isnan(v))))
+    flat = np.asarray(values).reshape(-1)
+    for i in range(0, flat.size, _SLICE):  # by slices: no whole-array float64 copy
+        v = flat[i:i + _SLICE].astype(np.float64)
+        r = rnd(v, dtype)
+        if not np.all((r == v) | (np.isnan(r) & np.isnan(v))):
+            return False
+    return True

@@ -44,15 +44,26 @@ def silu(z):
     return z * sigmoid(z)
 
 
+_LINEAR_BLOCK = 1 << 18  # weight elements per block of output rows (2 MiB of float64)
+
+
 def linear(x, w):
-    """y[..., o] = sum_c w[o, c] * x[..., c], float64 accumulation, no rounding."""
+    """y[..., o] = sum_c w[o, c] * x[..., c], float64 accumulation, no rounding.
+
+    By blocks of output rows, each made float64 and contiguous once for every
+    input row: the products stay in the cache and a float32 weight (exact for
+    bf16 values) is never copied whole; each output is still the pairwise
+    sum of one contiguous row, so the bits do not depend on the block."""
     x = np.asarray(x, dtype=np.float64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
+    w = np.asarray(w)
     lead = x.shape[:-1]
     rows = x.reshape(-1, x.shape[-1])
     out = np.empty((rows.shape[0], w.shape[0]))
-    for i in range(rows.shape[0]):
-        out[i] = (w * rows[i]).sum(axis=1)
+    step = max(1, _LINEAR_BLOCK // max(1, w.shape[1]))
+    for o in range(0, w.shape[0], step):
+        wb = np.ascontiguousarray(w[o:o + step], dtype=np.float64)
+        for i in range(rows.shape[0]):
+            out[i, o:o + step] = (wb * rows[i]).sum(axis=1)
     return out.reshape(lead + (w.shape[0],))
 
 
@@ -301,18 +312,21 @@ def mtp_block_v4(x, w, p, dt, state=None):
 
 # --------------------------------------------------------------------------- whole steps (§3, §4, §10)
 
-def mtp_step_v3(embeds, positions, prev_hidden, w, p, dt):
-    """One V3/GLM draft step; returns the FORMAT.md outputs."""
+def mtp_step_v3(embeds, positions, prev_hidden, w, p, dt, family="deepseek_v3"):
+    """One V3/GLM draft step; returns the FORMAT.md outputs. The fused input's
+    halves and what is recycled are the family's (families.py)."""
     eps, rounding = p["eps"], p["rounding"]
     e = rmsnorm(mask_pos0(embeds, positions), w["enorm_weight"], eps, rounding, dt)
     ph = rmsnorm(prev_hidden, w["hnorm_weight"], eps, rounding, dt)
-    x0 = eh_proj(np.concatenate([e, ph], axis=-1), w["eh_proj_weight"], dt, w, "eh_proj_weight", p)
+    halves = [ph, e] if families.hidden_first(family) else [e, ph]
+    x0 = eh_proj(np.concatenate(halves, axis=-1), w["eh_proj_weight"], dt, w, "eh_proj_weight", p)
     h, r1 = mtp_block_v3(x0, w, eps, rounding, dt)
     h_pre = rnd(r1 + h, dt)
     h_post = rmsnorm(h_pre, w["shared_head_norm_weight"], eps, rounding, dt)
     logits, token = lm_head(h_post, w["head_weight"], w, "head_weight", p)
+    recycled = h_pre if families.recycles_pre_norm(family) else h_post
     return {"block_out": h, "block_residual": r1, "hidden_pre": h_pre, "hidden_post": h_post,
-            "recycled": h_post, "logits": logits, "token": token}
+            "recycled": recycled, "logits": logits, "token": token}
 
 
 def mtp_step_v4(embeds, positions, prev_hidden, w, p, dt):
@@ -337,7 +351,7 @@ def mtp_step_v4(embeds, positions, prev_hidden, w, p, dt):
 def mtp_step(family, embeds, positions, prev_hidden, w, p, dt):
     if families.mhc(family):
         return mtp_step_v4(embeds, positions, prev_hidden, w, p, dt)
-    return mtp_step_v3(embeds, positions, prev_hidden, w, p, dt)
+    return mtp_step_v3(embeds, positions, prev_hidden, w, p, dt, family)
 
 
 def draft_chain(family, embed_table, input_ids, positions, prev_hidden, layers, p, dt,

@@ -28,6 +28,7 @@ import dspark
 import numerics as N
 import ops
 import writer
+from test_bulk import *  # the V4.1-sized paths: sliced rounding, blocked linear, streamed writer
 from test_fp8 import *  # FP8 conversions, run by main below
 
 np.seterr(all="ignore")
@@ -470,23 +471,20 @@ def _spec(case_id):
     return _SPECS[case_id]
 
 
-def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-            print("ok    " + name)
-        except Exception:  # noqa: BLE001 -- any failure is this test's FAIL; the rest still run
-            failed += 1
-            print("FAIL  " + name)
-            traceback.print_exc()
-    print("%d passed, %d failed" % (len(tests) - failed, failed))
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def test_zero_centred_norm_weights():
+    """SPEC.md §2.6: a zero-centred row's norm weights multiply as f32(1 + w);
+    every other input, a plain row's weights and eh_proj's `weight` stay."""
+    import families
+    w = np.array([0.5, -0.25, 2.0 ** -30])
+    vals = {"enorm_weight": w, "layer.1/block.w_in": w, "target_norm_weight": w,
+            "weight": w, "embeds": w}
+    z = families.norm_weights("qwen3_next", "mtp_step", vals)
+    one_plus = [1.5, 0.75, 1.0]  # 1 + 2^-30 rounds to 1 in float32
+    for k in ("enorm_weight", "layer.1/block.w_in", "target_norm_weight"):
+        assert z[k].tolist() == one_plus, k
+    assert z["weight"] is w and z["embeds"] is w  # not a norm's weight in mtp_step
+    assert families.norm_weights("qwen3_next", "rmsnorm", vals)["weight"].tolist() == one_plus
+    assert families.norm_weights("deepseek_v3", "rmsnorm", vals) is vals
 
 
 def test_dspark_step_rope_and_in_block_mask():
@@ -508,3 +506,23 @@ def test_dspark_step_rope_and_in_block_mask():
     out = ds.attention(np.zeros((2, 1)), w, np.zeros((2, 1)), np.array([[2.0], [4.0]]),
                        np.array([0, 1]), p, "float32")
     assert out.tolist() == [[2.0], [1.5]]  # row 0: (2 + 4 + 0) / 3; row 1: all four
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+    failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            print("ok    " + name)
+        except Exception:  # noqa: BLE001 -- any failure is this test's FAIL; the rest still run
+            failed += 1
+            print("FAIL  " + name)
+            traceback.print_exc()
+    print("%d passed, %d failed" % (len(tests) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

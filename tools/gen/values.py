@@ -25,7 +25,9 @@ def norm_weight(rng, h, dt):
 
 
 def linear_weight(rng, n_out, n_in, dt):
-    return rnd(rng.standard_normal((n_out, n_in)) / np.sqrt(n_in), dt)
+    w = rng.standard_normal((n_out, n_in))
+    w /= np.sqrt(n_in)  # in place: one float64 copy of a V4.1-sized weight, not three
+    return rnd(w, dt, out=w)
 
 
 def positions(rng, t, zeros=None):

@@ -9,7 +9,8 @@ Conventions (also in README.md):
   variable-length UTF-8 strings (h5py's default for str);
 * float attributes are scalar float64, integer attributes scalar int64;
 * float16/bfloat16 datasets are <u2 bit patterns, the rest native little-endian;
-* datasets of 4096 elements or more are gzip (level 6) + shuffle compressed;
+* datasets of 4096 elements or more are gzip (level 6) + shuffle compressed
+  (unless written with compress=False);
 * a dataset whose dtype, shape and bytes equal one already written in the same
   file (64 elements or more) is written as an HDF5 soft link to the first one.
 """
@@ -67,9 +68,10 @@ def _check_tensor(name, values, dtype):
 
 
 class _FileWriter:
-    def __init__(self, path, description, version=FORMAT_VERSION):
+    def __init__(self, path, description, version=FORMAT_VERSION, compress=True):
         self.f = h5py.File(path, "w")
         self.seen = {}
+        self.compress = compress
         _set_attr(self.f, "format", FORMAT)
         _set_attr(self.f, "format_version", version)
         _set_attr(self.f, "generator", GENERATOR)
@@ -90,12 +92,12 @@ class _FileWriter:
         key = None
         # observed/ datasets are never links nor link targets (format v2 rule 12)
         if data.size >= LINK_MIN and "/observed" not in parent.name:
-            key = (dtype, data.shape, hashlib.sha256(data.tobytes()).hexdigest())
+            key = (dtype, data.shape, hashlib.sha256(np.ascontiguousarray(data)).hexdigest())
             if key in self.seen:
                 parent[leaf] = h5py.SoftLink(self.seen[key])
                 return
         kw = {}
-        if data.size >= COMPRESS_MIN:
+        if data.size >= COMPRESS_MIN and self.compress:
             kw = {"compression": "gzip", "compression_opts": 6, "shuffle": True}
         ds = parent.create_dataset(leaf, data=data, **kw)
         _set_attr(ds, "dtype", dtype)
@@ -117,16 +119,27 @@ class _FileWriter:
         self.f.close()
 
 
-def write_file(path, description, cases):
-    # FORMAT.md version 2 names (float8 tensors, proj_quant) only in a version 2 file
-    v2 = any(dt in fp8.DTYPES for c in cases for (_, dt) in c.inputs.values()) or \
-        any("proj_quant" in c.attrs for c in cases)
-    w = _FileWriter(path, description, 2 if v2 else FORMAT_VERSION)
+def write_file(path, description, cases, compress=True):
+    """cases: a list, or an iterable that makes each case as it is written (so
+    that only one is in memory: the V4.1-sized goldens); then no version 2 name
+    may occur. compress=False writes no gzip (goldens written at test time,
+    where gzip of random bits costs more than it saves)."""
+    listed = isinstance(cases, list)
+    w = _FileWriter(path, description, 2 if listed and _v2(cases) else FORMAT_VERSION, compress)
     try:
         for c in cases:
+            if not listed and _v2([c]):
+                raise ValueError("%s: format version 2 names in a streamed file" % c.case_id)
             w.case(c)
+            del c  # before the next one is made
     finally:
         w.close()
+
+
+def _v2(cases):
+    """FORMAT.md version 2 names (float8 tensors, proj_quant) only in a version 2 file."""
+    return any(dt in fp8.DTYPES for c in cases for (_, dt) in c.inputs.values()) or \
+        any("proj_quant" in c.attrs for c in cases)
 
 
 # --------------------------------------------------------------------------- reading back / comparing

@@ -9,9 +9,11 @@
  *
  * The change is at most one of:
  *  - edit: the call's inputs and attributes as the bug has them (a weight
- *    swapped or replaced, a scale changed, an attribute flipped). The judge
- *    runs the reference on the edited call; the mutant copies the inputs to
- *    the host, edits them with the same function and runs its base on them.
+ *    swapped or replaced, a scale changed, an attribute flipped; a mistake
+ *    inside the op that no input expresses: an internal attribute of
+ *    struct mtp_params that no file sets). The judge runs the reference on
+ *    the edited call; the mutant copies the inputs to the host, edits them
+ *    with the same function and runs its base on them.
  *  - after_step: what the bug does to one MTP step's outputs before the
  *    next step is fed (a recycled tensor taken elsewhere, logits from
  *    another hidden), written against struct mtp_bug_step_ops, which the

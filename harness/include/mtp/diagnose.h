@@ -37,9 +37,11 @@ enum mtp_status mtp_diag_hypothesis(enum mtp_diag d, const struct mtp_call *c,
 
 struct mtp_diag_score {
 	enum mtp_diag diag;
-	int variant;	 /* CONVENTION_MISMATCH: the enum mtp_conv_id flipped */
-	double err_hyp;	 /* normwise error of the observed vs the hypothesis */
-	double err_ref;	 /* ... vs the correct reference */
+	int variant;	/* CONVENTION_MISMATCH: the conventions flipped, one bit
+		      * (1u << enum mtp_conv_id) each; more than one when the
+		      * outputs match only their joint other values */
+	double err_hyp; /* normwise error of the observed vs the hypothesis */
+	double err_ref; /* ... vs the correct reference */
 	int informative; /* outputs where the hypothesis differs */
 };
 
@@ -51,18 +53,23 @@ struct mtp_diag_result {
 	bool info;	/* information only (NORM_ROUNDING): no failure */
 	char text[400]; /* one line for the console and reports */
 	int n_scores;
-	struct mtp_diag_score scores[MTP_DIAG_COUNT + 8];
+	/* every bug class once, every combination of conventions (31 at most) */
+	struct mtp_diag_score scores[MTP_DIAG_COUNT + 40];
 };
 
-/* CONVENTION_MISMATCH (diag_conv.c): whether convention `id` is a
+/* CONVENTION_MISMATCH (diag_hyp.c): whether convention `id` is a
  * hypothesis for this call (declared, used by the op, and not pos0_mask = 1,
- * whose mismatch is MISSING_POS0_MASK), and the outputs under the other
- * value of it. */
+ * whose mismatch is MISSING_POS0_MASK); whether every convention of `mask`
+ * (a bit per enum mtp_conv_id) is; and the outputs under the other value of
+ * each convention of `mask` at once (a dump that declares two wrong). */
 bool mtp_diag_conv_applies(int id, const struct mtp_call *c);
-enum mtp_status mtp_diag_conv_hypothesis(int id, const struct mtp_call *c,
+bool mtp_diag_conv_mask_applies(unsigned mask, const struct mtp_call *c);
+enum mtp_status mtp_diag_conv_hypothesis(unsigned mask,
+					 const struct mtp_call *c,
 					 struct mtp_tensor *hyp);
-/* "add_norm_input declared residual, outputs match sum" */
-void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
+/* "add_norm_input declared residual, outputs match sum", one clause per
+ * convention of mask */
+void mtp_diag_conv_describe(unsigned mask, const struct mtp_call *c, char *buf,
 			    size_t n);
 
 /* Scores every applicable hypothesis for observed outputs `got` (signature

@@ -27,6 +27,10 @@ enum mtp_family {
 	MTP_FAMILY_GLM,		/* same math as deepseek_v3 */
 	MTP_FAMILY_DEEPSEEK_V4,
 	MTP_FAMILY_GLM4_MOE_LITE, /* GLM-4.7-Flash */
+	MTP_FAMILY_QWEN3_NEXT,	  /* Qwen3-Next, Qwen3.5: (1 + w) norms */
+	MTP_FAMILY_MIMO,	  /* MiMo-7B: hidden first into input_proj */
+	MTP_FAMILY_KIMI_K3,	  /* Kimi K3: the pre-norm sum recycled */
+	MTP_FAMILY_STEP3P5, /* Step-3.5: (1 + w) norms, the pre-norm sum */
 	MTP_FAMILY_COUNT
 };
 
@@ -37,24 +41,41 @@ enum mtp_fusion {
 	MTP_FUSION_EH_PROJ,
 	/* x0[m] = h_proj(hnorm(h[m])) + e_proj(enorm(mask(e))) per mHC stream */
 	MTP_FUSION_HC_PROJ,
+	/* x0 = eh_proj(cat(hnorm(h), enorm(mask(e)))): the hidden first
+	 * (MiMo-7B's input_proj, SPEC.md Step V3-2) */
+	MTP_FUSION_EH_PROJ_HIDDEN_FIRST,
 };
 
 /* What a step hands the next one as its previous hidden (SPEC.md §5.5). */
 enum mtp_recycled {
 	MTP_RECYCLED_POST_NORM, /* the shared-head-normed hidden (Step V3-5) */
 	MTP_RECYCLED_STREAMS,	/* the M streams before hc_head (Step V4-7) */
+	/* the sum before the final norm, by the family's contract (Kimi K3's
+	 * "pre-norm recurrent state", SPEC.md §8.1) */
+	MTP_RECYCLED_PRE_NORM,
 };
 
 /* How the checkpoint names an MTP layer's weights (SPEC.md §6). */
 enum mtp_ckpt_layout {
 	MTP_CKPT_LAYERS, /* model.layers.{N+i}.*, the layer's own names */
 	MTP_CKPT_MTP,	 /* mtp.{i}.*, renamed to model.layers.{N+i}.* */
+	/* mtp.fc, mtp.pre_fc_norm_*, mtp.layers.{i}, mtp.norm (Qwen3-Next):
+	 * no weight map reads it yet (mtpcheck weights refuses it) */
+	MTP_CKPT_MTP_FC,
 };
 
 /* Attention inside the MTP block, as the loader stacks its projections. */
 enum mtp_block_attn {
 	MTP_ATTN_MLA, /* q_a_proj/kv_a_proj_with_mqa -> fused_qkv_a_proj */
 	MTP_ATTN_GQA, /* q_proj/k_proj/v_proj -> qkv_proj (GLM-4.5) */
+};
+
+/* The form of every RMSNorm weight of the family's step (SPEC.md §2.6):
+ * the glue norms, the block's, the final/shared-head norm and the target's
+ * final norm that makes the step-0 hand-off. */
+enum mtp_norm_weight {
+	MTP_NORM_W_PLAIN,	 /* y = norm(x) * w */
+	MTP_NORM_W_ZERO_CENTRED, /* y = norm(x) * f32(1 + w) (Gemma style) */
 };
 
 struct mtp_family_def {
@@ -73,6 +94,8 @@ struct mtp_family_def {
 	/* the engine loads the target's lm_head.weight as the first MTP
 	 * layer's shared head (SPEC.md §12.5, GLM) */
 	bool lm_head_is_shared_head;
+	/* [§2.6] every norm weight of the step is w or f32(1 + w) */
+	enum mtp_norm_weight norm_weight;
 };
 
 /* The row of id f, or NULL outside the table. */
@@ -88,6 +111,15 @@ bool mtp_family_parse(const char *s, enum mtp_family *out);
 const char *mtp_family_names(void);
 /* Whether family f carries mHC streams (the row's mhc; false outside). */
 bool mtp_family_mhc(enum mtp_family f);
+/* [§2.6] What family f adds to a stored norm weight before it multiplies:
+ * 1 for a zero-centred row, 0 otherwise (and outside the table). */
+double mtp_family_norm_offset(enum mtp_family f);
+/* Whether family f concatenates the hidden before the embedding
+ * (MTP_FUSION_EH_PROJ_HIDDEN_FIRST; false outside the table). */
+bool mtp_family_hidden_first(enum mtp_family f);
+/* Whether family f recycles the pre-norm sum (MTP_RECYCLED_PRE_NORM; false
+ * outside the table). */
+bool mtp_family_recycles_pre_norm(enum mtp_family f);
 
 #ifdef __cplusplus
 }

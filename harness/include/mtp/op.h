@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mtp/family.h"
 #include "mtp/ref.h"
 #include "mtp/status.h"
 #include "mtp/tensor.h"
@@ -130,7 +131,21 @@ struct mtp_params {
 	/* [§13 Step DS-6] markov_bias's logit_scale (default 1) */
 	double logit_scale;
 	enum mtp_block_mask block_mask; /* [§13.9] dspark_step; 0: non_causal */
+	/* DSPARK_MARKOV_KEYED_ON_IDS, DSPARK_PRE_MIX_NOT_DELAYED and
+	 * DSPARK_COLLAPSE_ATTN_PRE_MIX's changes (bugs/dspark.c), never read
+	 * from a file */
+	struct mtp_dspark_mistakes dspark;
+	/* [§13.9.1] the captured dspark_step's drafter; 0: V4.1 */
+	enum mtp_dspark_variant dspark_variant;
 };
+
+/* Whether target_handoff hands over the pre-norm sum: the family's kind of
+ * recycled hidden (the pre-norm sum for a family that recycles it, SPEC.md
+ * §5.5), flipped by HANDOFF_MISMATCH's change. */
+static inline bool mtp_params_handoff_pre_norm(const struct mtp_params *p)
+{
+	return p->handoff_pre_norm != mtp_family_recycles_pre_norm(p->family);
+}
 
 #define MTP_SIG_MAX 320
 
@@ -215,6 +230,9 @@ struct mtp_op {
 	/* It has the captured-block form (block = "captured", SPEC.md
 	 * §12.3): its reference is then the captured steps (refglue). */
 	bool captured_form;
+	/* The reference of that form when it is not the captured steps of
+	 * refglue (dspark_step's, SPEC.md §13.9.1); NULL: those. */
+	enum mtp_status (*captured_ref)(const struct mtp_ref_io *io);
 	/* The shape symbols its attributes bind (draft_chain: "KL"). */
 	const char *attr_dims;
 	/* The scalar reference on a widened call (NULL: unsupported). */
@@ -334,6 +352,13 @@ int mtp_call_out_index(const struct mtp_call *c, const char *name);
  * "hc_head_fn"; pfx may be NULL), or NULL if the call has none. */
 const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
 					 const char *pfx, const char *name);
+/* [SPEC.md §2.6] Whether input k of the call is an RMSNorm weight: every
+ * input of shape [H] in the activation class is one (the op table has no
+ * other). norm_offset: what the call's family adds to such a weight before
+ * it multiplies (1 for a zero-centred row, else 0); a backend applies it to
+ * its widened fp32 copy, never to the stored dtype. */
+bool mtp_call_in_is_norm_weight(const struct mtp_call *c, int k);
+double mtp_call_norm_offset(const struct mtp_call *c);
 /* True when no output of the call holds an element: an empty batch (T or
  * R = 0), which an engine's idle rank issues. Such a call has nothing to
  * compute; a backend returns MTP_OK from launch() without launching a

@@ -458,6 +458,12 @@ void mtp_ref_draft_chain(const struct mtp_ref_chain_in *in,
 void mtp_ref_rope(const double *x, const int64_t *pos, int64_t t, int64_t h,
 		  enum mtp_dtype act, double *y);
 
+/* [§13.9.1] which drafter a captured dspark_step is */
+enum mtp_dspark_variant {
+	MTP_DSPARK_V41,	  /* DeepSeek V4.1: mHC streams, hc_collapse */
+	MTP_DSPARK_QWEN3, /* Qwen3: plain residual, norm(h, residual) */
+};
+
 /* [§13.9] the in-block mask of dspark_step's attention */
 enum mtp_block_mask {
 	MTP_BLOCK_MASK_NON_CAUSAL, /* the engines': every key of the block */
@@ -493,11 +499,21 @@ struct mtp_ref_dspark_in {
 	const int64_t *positions;     /* [T] */
 };
 
+/* [§13.9] The changes of three DSpark bug rows (harness/src/bugs/dspark.c):
+ * internal attributes that no file sets (mtp_params.dspark). All false is
+ * the spec's step. */
+struct mtp_dspark_mistakes {
+	bool markov_on_ids;	/* DS-6: position k's bias keyed on ids[k] */
+	bool pre_mix_undelayed; /* DS-4: plain hc_pre, each sublayer's own */
+	bool collapse_attn_pre; /* DS-5: the last attention's pre-mix */
+};
+
 /* Sizes beyond mtp_ref_dims (t is the block length N) and settings. */
 struct mtp_ref_dspark_cfg {
 	int64_t c, p, l, r; /* context rows, aux layers, layers, Markov rank */
 	enum mtp_block_mask mask;
 	double logit_scale;
+	struct mtp_dspark_mistakes mistakes;
 };
 
 struct mtp_ref_dspark_out {
@@ -520,6 +536,55 @@ void mtp_ref_dspark_step(const struct mtp_ref_dspark_in *in,
 			 const struct mtp_ref_step_cfg *c,
 			 const struct mtp_ref_dspark_cfg *dc,
 			 const struct mtp_ref_dspark_out *out);
+
+/* [§13.9.1] The captured-block DSpark step: the engine's decoder layers are
+ * a black box whose outputs are inputs here; the glue around them is
+ * recomputed. V4.1: block_out is the last FFN's output f [T,H],
+ * block_residual its input streams R [T,M,H], post_mix, comb_mix, pre_mix
+ * the last FFN's mixes; Qwen3 (no mHC): block_out the last layer's h [T,H],
+ * block_residual its residual [T,H], the mixes NULL. */
+struct mtp_ref_dspark_cap_in {
+	const double *aux;	      /* [C, P, H] */
+	const int64_t *ctx_positions; /* [C]: the target's positions */
+	const int64_t *ids;	      /* [T]: the bonus token, then masks */
+	int64_t max_position;	      /* the clamp of the block positions */
+	const double *block_out, *block_residual;
+	const double *post_mix, *comb_mix, *pre_mix;
+};
+
+struct mtp_ref_dspark_cap_w {
+	const double *embed_table, *main_proj_w, *main_norm_w;
+	const double *norm_w, *head_w, *markov_w1, *markov_w2;
+	const double *conf_w, *conf_b; /* conf_b NULL: no bias (V4.1) */
+};
+
+struct mtp_ref_dspark_cap_cfg {
+	int64_t c, p, r; /* context rows, aux layers, Markov rank */
+	bool qwen3;	 /* the Qwen3 drafter: no mHC, post-norm hidden */
+	double logit_scale;
+	bool markov_on_ids; /* DSPARK_MARKOV_KEYED_ON_IDS's change */
+};
+
+struct mtp_ref_dspark_cap_out {
+	double *main_proj_out; /* [C,H] */
+	double *main_x;	       /* [C,H] */
+	int64_t *positions;    /* [T] */
+	double *block_in;      /* V4.1 [T,M,H], Qwen3 [T,H] */
+	double *streams;       /* V4.1 [T,M,H]; Qwen3: unused */
+	double *h;	       /* [T,H] the head hidden */
+	double *base_logits;   /* [T,V] act */
+	double *markov_embed;  /* [T,R] */
+	double *logits;	       /* [T,V] act */
+	int64_t *token;	       /* [T] */
+	double *confidence;    /* [T] float32 */
+};
+
+void mtp_ref_dspark_captured(const struct mtp_ref_dspark_cap_in *in,
+			     const struct mtp_ref_dspark_cap_w *w,
+			     const struct mtp_ref_dims *d,
+			     const struct mtp_ref_step_cfg *c,
+			     const struct mtp_ref_dspark_cap_cfg *dc,
+			     const struct mtp_ref_dspark_cap_out *out);
 
 #ifdef __cplusplus
 }

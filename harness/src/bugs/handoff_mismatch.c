@@ -25,8 +25,9 @@ const struct mtp_bug_class mtp_bug_handoff_mismatch = {
 	.name = "HANDOFF_MISMATCH",
 	.section = "§12.4",
 	.history = "step 0 handed the target's pre-norm hidden while later "
-		   "steps get the post-norm one (LightLLM #1402, Qwen3.5 MTP: "
-		   "accept length 1.80 -> 2.74 after the fix)",
+		   "steps get the post-norm one, or the reverse on a family "
+		   "that recycles the pre-norm sum (LightLLM #1402, Qwen3.5 "
+		   "MTP: accept length 1.80 -> 2.74 after the fix)",
 	.applies_to = "target_handoff (V3-style families)",
 	.shows_in = "handoff: the hidden draft step 0 receives",
 	.flags = MTP_BUG_NUMERIC | MTP_BUG_MUTANT,

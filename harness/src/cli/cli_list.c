@@ -30,25 +30,38 @@ static void list_ops(void)
 static const char *const fusion_names[] = {
 	[MTP_FUSION_EH_PROJ] = "eh_proj(cat(e,h))",
 	[MTP_FUSION_HC_PROJ] = "e_proj+h_proj/stream",
+	[MTP_FUSION_EH_PROJ_HIDDEN_FIRST] = "eh_proj(cat(h,e))",
 };
 static const char *const recycled_names[] = {
 	[MTP_RECYCLED_POST_NORM] = "post-norm hidden",
 	[MTP_RECYCLED_STREAMS] = "mHC streams",
+	[MTP_RECYCLED_PRE_NORM] = "pre-norm hidden",
+};
+
+static const char *const ckpt_names[] = {
+	[MTP_CKPT_LAYERS] = "model.layers",
+	[MTP_CKPT_MTP] = "mtp.{i}",
+	[MTP_CKPT_MTP_FC] = "mtp.fc/layers",
+};
+static const char *const norm_names[] = {
+	[MTP_NORM_W_PLAIN] = "w",
+	[MTP_NORM_W_ZERO_CENTRED] = "1+w",
 };
 
 /* One row per family (families/), its choices, then where it was read. */
 static void list_families(void)
 {
-	printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", "family", "fusion",
-	       "mhc", "recycled", "checkpoint", "attn", "head");
+	printf("%-12s %-21s %-4s %-16s %-14s %-4s %-4s %s\n", "family",
+	       "fusion", "mhc", "recycled", "checkpoint", "attn", "norm",
+	       "head");
 	for (int i = 0; i < MTP_FAMILY_COUNT; i++) {
 		const struct mtp_family_def *f = mtp_family_def(i);
 
-		printf("%-12s %-21s %-4s %-16s %-14s %-4s %s\n", f->name,
+		printf("%-12s %-21s %-4s %-16s %-14s %-4s %-4s %s\n", f->name,
 		       fusion_names[f->fusion], f->mhc ? "yes" : "no",
-		       recycled_names[f->recycled],
-		       f->ckpt == MTP_CKPT_MTP ? "mtp.{i}" : "model.layers",
+		       recycled_names[f->recycled], ckpt_names[f->ckpt],
 		       f->attn == MTP_ATTN_GQA ? "gqa" : "mla",
+		       norm_names[f->norm_weight],
 		       f->lm_head_is_shared_head ? "target lm_head" : "own");
 		printf("%-12s models: %s\n%-12s source: %s\n", "", f->models,
 		       "", f->source);

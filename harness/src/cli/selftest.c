@@ -109,8 +109,8 @@ static bool mode_of(int d, struct mtp_determinism *m)
 	return true;
 }
 
-/* Column heads: the initials of each diagnosis (PRE_NORM_RECYCLE: PNR). */
-static void initials(const char *name, char *buf)
+/* The initials of a name (PRE_NORM_RECYCLE: PNR). */
+static void initials_of(const char *name, char *buf)
 {
 	int k = 0;
 
@@ -121,6 +121,27 @@ static void initials(const char *name, char *buf)
 	buf[k] = 0;
 }
 
+/* Column head of diagnosis d: its initials, with the name's second letter
+ * appended where an earlier diagnosis has the same (POST_NORM_RECYCLE:
+ * PNRo beside PRE_NORM_RECYCLE's PNR). */
+static void initials(int d, char *buf)
+{
+	const char *name = mtp_diag_info(d)->name;
+	char other[8];
+
+	initials_of(name, buf);
+	for (int e = 1; e < d; e++) {
+		initials_of(mtp_diag_info(e)->name, other);
+		if (mtp_mutant_exists(e) && strcmp(other, buf) == 0) {
+			size_t k = strlen(buf);
+
+			buf[k] = (char)(name[1] | 0x20); /* lower case */
+			buf[k + 1] = 0;
+			return;
+		}
+	}
+}
+
 static void print_header(FILE *o)
 {
 	char ab[8];
@@ -129,14 +150,14 @@ static void print_header(FILE *o)
 	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 		if (!mtp_mutant_exists(d))
 			continue;
-		initials(mtp_diag_info(d)->name, ab);
+		initials(d, ab);
 		fprintf(o, " %s=%s", ab, mtp_diag_info(d)->name);
 	}
 	fprintf(o, "\n\n%-42s", "backend \\ cases named as");
 	for (int d = 1; d < MTP_DIAG_COUNT; d++) {
 		if (!mtp_mutant_exists(d))
 			continue;
-		initials(mtp_diag_info(d)->name, ab);
+		initials(d, ab);
 		fprintf(o, " %5s", ab);
 	}
 	fprintf(o, " %6s %6s  verdict\n", "undiag", "passed");

@@ -293,6 +293,17 @@ int mtp_call_out_index(const struct mtp_call *c, const char *name)
 	return find_spec(c->sig->out, c->sig->n_out, NULL, name);
 }
 
+bool mtp_call_in_is_norm_weight(const struct mtp_call *c, int k)
+{
+	return k >= 0 && k < c->sig->n_in && c->sig->in[k].cls == MTP_TC_ACT &&
+	       strcmp(c->sig->in[k].shape, "H") == 0;
+}
+
+double mtp_call_norm_offset(const struct mtp_call *c)
+{
+	return mtp_family_norm_offset(c->params->family);
+}
+
 const struct mtp_tensor *mtp_call_tensor(const struct mtp_call *c, bool out,
 					 const char *pfx, const char *name)
 {

@@ -195,7 +195,16 @@ bool mtp_diag_conv_applies(int id, const struct mtp_call *c)
 	return id != MTP_CONV_POS0_MASK || v->pos0_mask != MTP_POS0_MASKED;
 }
 
-enum mtp_status mtp_diag_conv_hypothesis(int id, const struct mtp_call *c,
+bool mtp_diag_conv_mask_applies(unsigned mask, const struct mtp_call *c)
+{
+	for (int id = 0; id < MTP_CONV_COUNT; id++)
+		if ((mask >> id) & 1u && !mtp_diag_conv_applies(id, c))
+			return false;
+	return mask != 0 && mask < (1u << MTP_CONV_COUNT);
+}
+
+enum mtp_status mtp_diag_conv_hypothesis(unsigned mask,
+					 const struct mtp_call *c,
 					 struct mtp_tensor *hyp)
 {
 	struct mtp_params p = *c->params;
@@ -203,17 +212,33 @@ enum mtp_status mtp_diag_conv_hypothesis(int id, const struct mtp_call *c,
 
 	if (st)
 		return st;
-	mtp_conv_set(&p.conv, id, 1 - mtp_conv_get(&p.conv, id));
+	for (int id = 0; id < MTP_CONV_COUNT; id++)
+		if ((mask >> id) & 1u)
+			mtp_conv_set(&p.conv, id,
+				     1 - mtp_conv_get(&p.conv, id));
 	return run_changed(c, &p, hyp);
 }
 
-void mtp_diag_conv_describe(int id, const struct mtp_call *c, char *buf,
+void mtp_diag_conv_describe(unsigned mask, const struct mtp_call *c, char *buf,
 			    size_t n)
 {
-	int v = mtp_conv_get(&c->params->conv, id);
+	size_t k = 0;
+	int many = (mask & (mask - 1)) != 0;
 
-	snprintf(buf, n, "%s declared %s, outputs match %s", mtp_conv_name(id),
-		 mtp_conv_value_name(id, v), mtp_conv_value_name(id, 1 - v));
+	buf[0] = 0;
+	for (int id = 0; id < MTP_CONV_COUNT && k < n; id++) {
+		int v = mtp_conv_get(&c->params->conv, id);
+
+		if (!((mask >> id) & 1u))
+			continue;
+		k += (size_t)snprintf(buf + k, n - k,
+				      "%s%s declared %s, outputs match %s",
+				      k ? "; " : "", mtp_conv_name(id),
+				      mtp_conv_value_name(id, v),
+				      mtp_conv_value_name(id, 1 - v));
+	}
+	if (many && k < n) /* the hint: every value, in one declaration */
+		snprintf(buf + k, n - k, " (together)");
 }
 
 /* The reference on the call as the row's edit has it. */

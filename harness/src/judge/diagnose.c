@@ -93,12 +93,25 @@ static void score_one(const struct mtp_call *c, const struct mtp_tensor *got,
 		      const struct mtp_tensor *hyp, struct mtp_diag_score *s)
 {
 	for (int k = 0; k < c->n_out; k++) {
+		/* tokens follow the logits; positions (an index output,
+		 * dspark_step's captured form) are scored like values */
 		if (!got[k].data || !want[k].data ||
-		    !mtp_dtype_is_float(want[k].dtype))
+		    (!mtp_dtype_is_float(want[k].dtype) &&
+		     c->sig->out[k].cls != MTP_TC_INDEX))
 			continue;
-		if (identical(&hyp[k], &want[k]) ||
-		    !mtp_tensor_same_shape(&hyp[k], &want[k]))
+		if (!mtp_tensor_same_shape(&hyp[k], &want[k]))
 			continue; /* the bug does not show in this output */
+		if (identical(&hyp[k], &want[k])) {
+			/* unchanged by the bug: an output off by more than a
+			 * claim allows is left unexplained, which no claim may
+			 * leave (a bug that explains the recycled hidden alone
+			 * is no name for logits that are off too) */
+			double off = normwise(&got[k], &want[k]);
+
+			if (off > CLAIM_MAX_ERR)
+				s->err_hyp = fmax(s->err_hyp, off);
+			continue;
+		}
 		const struct mtp_tensor *h =
 			alt_for(s->diag, c, k, &got[k], hyp);
 		double eh = mtp_tensor_same_shape(&got[k], h)
@@ -116,7 +129,7 @@ static void describe(const struct mtp_call *c, struct mtp_diag_result *r,
 		     double err_ref)
 {
 	const struct mtp_bug_class *i = mtp_diag_info(r->diag);
-	char how[96], what[120];
+	char how[96], what[256];
 
 	if (isinf(err_ref))
 		snprintf(
@@ -139,7 +152,8 @@ static void describe(const struct mtp_call *c, struct mtp_diag_result *r,
 			 "%.2g vs %.2g)",
 			 r->ratio, r->err_hyp, err_ref);
 	if (r->diag == MTP_DIAG_CONVENTION_MISMATCH) {
-		mtp_diag_conv_describe(r->variant, c, what, sizeof(what));
+		mtp_diag_conv_describe((unsigned)r->variant, c, what,
+				       sizeof(what));
 		snprintf(r->text, sizeof(r->text), "%s [%s]: %s %s; %s",
 			 i->name, i->section, what, how, i->history);
 		return;
@@ -157,15 +171,50 @@ static enum mtp_status hypothesis(enum mtp_diag d, int v,
 				  struct mtp_tensor *hyp)
 {
 	if (d == MTP_DIAG_CONVENTION_MISMATCH)
-		return mtp_diag_conv_hypothesis(v, c, hyp);
+		return mtp_diag_conv_hypothesis((unsigned)v, c, hyp);
 	return mtp_diag_hypothesis(d, c, hyp);
 }
 
 static bool variant_applies(enum mtp_diag d, int v, const struct mtp_call *c)
 {
 	if (d == MTP_DIAG_CONVENTION_MISMATCH)
-		return mtp_diag_conv_applies(v, c);
+		return mtp_diag_conv_mask_applies((unsigned)v, c);
 	return v == 0 && mtp_diag_applies(d, c);
+}
+
+/* The i-th variant of hypothesis d: 0 for a bug class; for
+ * CONVENTION_MISMATCH the i-th set of conventions to flip, the single ones
+ * first, then pairs, and so on (bits of enum mtp_conv_id); 0 past the end. */
+static unsigned variant_at(enum mtp_diag d, int i)
+{
+	int k = 0;
+
+	if (d != MTP_DIAG_CONVENTION_MISMATCH)
+		return i == 0 ? 0 : ~0u;
+	for (int bits = 1; bits <= MTP_CONV_COUNT; bits++)
+		for (unsigned m = 1; m < (1u << MTP_CONV_COUNT); m++)
+			if (__builtin_popcount(m) == bits && k++ == i)
+				return m;
+	return ~0u;
+}
+
+/* Whether score s is clear and better than the claim so far (its error
+ * covers the outputs it changes and every other output off by more than
+ * CLAIM_MAX_ERR, score_one): a smaller
+ * error against its hypothesis; on an equal fit, the one that explains more
+ * outputs (a dump declaring two conventions wrong: one of them alone leaves
+ * the other's outputs unexplained; no final norm at all, FINAL_NORM_MISSING,
+ * against PRE_NORM_RECYCLE, which explains the recycled hidden alone). */
+static bool claims(const struct mtp_diag_score *s, double best, int best_n)
+{
+	bool clear = s->err_hyp <= CLAIM_MAX_ERR &&
+		     s->err_ref >= MTP_DIAG_MIN_RATIO * s->err_hyp &&
+		     s->err_ref > 0;
+
+	if (!clear)
+		return false;
+	return s->err_hyp < best ||
+	       (s->err_hyp == best && s->informative > best_n);
 }
 
 /* Scores hypothesis `only` (or every one, MTP_DIAG_NONE) and claims the
@@ -176,28 +225,32 @@ static void diagnose_set(const struct mtp_call *c, const struct mtp_tensor *got,
 {
 	struct mtp_tensor *hyp = calloc((size_t)c->n_out + 1, sizeof(*hyp));
 	double best = INFINITY, best_ref = 0;
+	int best_n = 0, cap = (int)(sizeof(out->scores) / sizeof(*out->scores));
 
 	memset(out, 0, sizeof(*out));
-	for (int k = 0; hyp && k < MTP_DIAG_COUNT * MTP_CONV_COUNT; k++) {
-		int d = k / MTP_CONV_COUNT, v = k % MTP_CONV_COUNT;
-		struct mtp_diag_score s = {(enum mtp_diag)d, v, 0, 0, 0};
-
-		if (d == 0 || !(mtp_bug_get(d)->flags & MTP_BUG_NUMERIC) ||
-		    !variant_applies(d, v, c) || (only && d != (int)only))
+	for (int d = 1; hyp && d < MTP_DIAG_COUNT; d++) {
+		if (!(mtp_bug_get(d)->flags & MTP_BUG_NUMERIC) ||
+		    (only && d != (int)only))
 			continue;
-		if (hypothesis(d, v, c, hyp) == MTP_OK)
-			score_one(c, got, want, hyp, &s);
-		for (int k = 0; k < c->n_out; k++)
-			mtp_tensor_fini(&hyp[k]);
-		if (!s.informative)
-			continue;
-		out->scores[out->n_scores++] = s;
-		bool clear = s.err_hyp <= CLAIM_MAX_ERR &&
-			     s.err_ref >= MTP_DIAG_MIN_RATIO * s.err_hyp &&
-			     s.err_ref > 0;
+		for (int i = 0; variant_at(d, i) != ~0u; i++) {
+			int v = (int)variant_at(d, i);
+			struct mtp_diag_score s = {(enum mtp_diag)d, v, 0, 0,
+						   0};
 
-		if (clear && s.err_hyp < best) {
+			if (!variant_applies(d, v, c))
+				continue;
+			if (hypothesis(d, v, c, hyp) == MTP_OK)
+				score_one(c, got, want, hyp, &s);
+			for (int k = 0; k < c->n_out; k++)
+				mtp_tensor_fini(&hyp[k]);
+			if (!s.informative)
+				continue;
+			if (out->n_scores < cap)
+				out->scores[out->n_scores++] = s;
+			if (!claims(&s, best, best_n))
+				continue;
 			best = s.err_hyp;
+			best_n = s.informative;
 			out->diag = s.diag;
 			out->ratio = s.err_hyp > 0 ? s.err_ref / s.err_hyp
 						   : INFINITY;

@@ -18,7 +18,8 @@ enum attr_kind {
 	K_VARIANT,
 	K_CONTRACT,
 	K_QUANT,
-	K_MASK
+	K_MASK,
+	K_DSPARK
 };
 
 struct attr_def {
@@ -51,6 +52,7 @@ static const struct attr_def attr_defs[] = {
 	{"act_quant_eps", K_POS, OFF(act_quant_eps), 0, 0},
 	{"logit_scale", K_POS, OFF(logit_scale), 0, 0},
 	{"block_mask", K_MASK, OFF(block_mask), 0, 0},
+	{"dspark_variant", K_DSPARK, OFF(dspark_variant), 0, 0},
 };
 
 static const struct attr_def *attr_def_find(const char *name, size_t len)
@@ -79,6 +81,7 @@ static bool parse_enum(const char *s, enum attr_kind k, int *v)
 		[K_CONTRACT] = {"deferred", "internal"},
 		[K_QUANT] = {"none", "fp8_w", "fp8_w8a8"},
 		[K_MASK] = {"non_causal", "causal"},
+		[K_DSPARK] = {"v4.1", "qwen3"},
 	};
 	for (int i = 0; i < 3; i++) {
 		if (names[k][i] && strcmp(s, names[k][i]) == 0) {

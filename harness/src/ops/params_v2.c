@@ -36,8 +36,8 @@ static enum mtp_status parse_block(const struct mtp_op *op,
 	v->captured = strcmp(a->str, "captured") == 0;
 	if (v->captured && !op->captured_form) {
 		snprintf(err, errn,
-			 "attribute 'block': captured applies to mtp_step and "
-			 "draft_chain only, not %s",
+			 "attribute 'block': captured applies to mtp_step, "
+			 "draft_chain and dspark_step only, not %s",
 			 op->name);
 		return MTP_ERR_INVALID;
 	}

@@ -188,6 +188,14 @@ static enum mtp_status widen(const struct mtp_tensor *t, double **f,
 	return MTP_OK;
 }
 
+/* [SPEC.md §2.6] A zero-centred family's norm weight multiplies as
+ * f32(1 + w): formed here once, so every norm of the reference reads it. */
+static void offset_norm_weight(double *w, int64_t n, double offset)
+{
+	for (int64_t k = 0; offset != 0.0 && k < n; k++)
+		w[k] = mtp_round(MTP_F32, offset + w[k]);
+}
+
 void mtp_refio_store(const struct mtp_ref_io *io)
 {
 	const struct mtp_call *c = io->c;
@@ -233,9 +241,14 @@ enum mtp_status mtp_refio_open(struct mtp_ref_io *io, const struct mtp_call *c)
 	io->iout = calloc((size_t)c->n_out + 1, sizeof(*io->iout));
 	if (!io->fin || !io->iin || !io->fout || !io->iout)
 		goto fail;
-	for (int k = 0; k < c->n_in; k++)
+	for (int k = 0; k < c->n_in; k++) {
 		if (widen(&c->in[k], &io->fin[k], &io->iin[k]))
 			goto fail;
+		if (io->fin[k] && mtp_call_in_is_norm_weight(c, k))
+			offset_norm_weight(io->fin[k],
+					   mtp_tensor_numel(&c->in[k]),
+					   mtp_call_norm_offset(c));
+	}
 	for (int k = 0; k < c->n_out; k++) {
 		size_t n = (size_t)mtp_tensor_numel(&c->out[k]) + 1;
 

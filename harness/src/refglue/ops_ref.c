@@ -39,9 +39,11 @@ enum mtp_status mtp_reference_run(const struct mtp_call *c)
 		return st;
 	unmask_positions(&io);
 	/* a sub-call of a captured step (a mutant's) copies its params */
-	st = c->params->v2.captured && c->op->captured_form
-		     ? mtp_captured_run(&io)
-		     : c->op->ref(&io);
+	if (c->params->v2.captured && c->op->captured_form)
+		st = c->op->captured_ref ? c->op->captured_ref(&io)
+					 : mtp_captured_run(&io);
+	else
+		st = c->op->ref(&io);
 	if (st == MTP_OK)
 		mtp_refio_store(&io);
 	mtp_refio_close(&io);

@@ -53,6 +53,10 @@ static int make_config(const struct mtp_audit_opts *o, struct mtp_wm_config *c)
 		return usage("--family: unknown family '%s' (mtpcheck list "
 			     "families)",
 			     o->family);
+	if (mtp_family_def(fam)->ckpt == MTP_CKPT_MTP_FC)
+		return usage("--family %s: its checkpoint layout (mtp.fc, "
+			     "mtp.layers.{i}, mtp.norm) has no weight map yet",
+			     o->family);
 	if (!parse_int(o->layer, 1, 100000, &layer))
 		return usage(
 			"--layer: '%s' is not a layer index (an integer >= 1)",

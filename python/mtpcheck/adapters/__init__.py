@@ -159,7 +159,7 @@ class Adapter:
 
 # The adapters of this package, by the short name --backend python:NAME
 # takes for mtpcheck.adapters.NAME.
-SHIPPED = ("numpy", "torch")
+SHIPPED = ("numpy", "torch", "vllm_mhc")
 
 
 def load(spec: str) -> types.ModuleType:

@@ -95,10 +95,11 @@ def add_rmsnorm(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
 
 
 def target_handoff(k: Any, i: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
-    """SPEC.md §5.5: the target's final add + norm, what draft step 0 receives."""
-    y, _ = _add_rmsnorm(k, k.f(i["target_hidden"]), k.f(i["target_residual"]),
+    """SPEC.md §5.5: the target's final add + norm, what draft step 0 receives
+    (the rounded sum itself for a family that recycles the pre-norm sum)."""
+    y, s = _add_rmsnorm(k, k.f(i["target_hidden"]), k.f(i["target_residual"]),
                         k.f(i["target_norm_weight"]), a["eps"], a["rounding"], a)
-    return {"handoff": y}
+    return {"handoff": s if a.get("recycles_pre_norm") else y}
 
 
 def _mask(k, e, positions, a):
@@ -409,7 +410,8 @@ def _glue_v3(k, w, a, embeds, positions, prev):
     eps, rnd = a["eps"], a["rounding"]
     e = _rmsnorm(k, _mask(k, embeds, positions, a), w("enorm_weight"), eps, rnd)
     ph = _rmsnorm(k, prev, w("hnorm_weight"), eps, rnd)
-    return k.rnd(_qlinear(k, k.cat((e, ph), -1), w.q("eh_proj_weight"), a))
+    halves = (ph, e) if a.get("hidden_first") else (e, ph)  # the family's order
+    return k.rnd(_qlinear(k, k.cat(halves, -1), w.q("eh_proj_weight"), a))
 
 
 def _after_v3(k, w, a, h, r1):
@@ -422,7 +424,8 @@ def _after_v3(k, w, a, h, r1):
         h_pre = k.rnd(r1 + h)
         h_post = _rmsnorm(k, h_pre, w("shared_head_norm_weight"), eps, rnd)
     logits, token = _lm_head(k, h_post, w.q("head_weight"), a)
-    return {"hidden_pre": h_pre, "hidden_post": h_post, "recycled": h_post,
+    recycled = h_pre if a.get("recycles_pre_norm") else h_post  # the family's (SPEC §5.5)
+    return {"hidden_pre": h_pre, "hidden_post": h_post, "recycled": recycled,
             "logits": logits, "token": token}
 
 

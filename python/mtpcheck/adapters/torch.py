@@ -182,10 +182,7 @@ class TorchAdapter(Adapter):
 
     def __init__(self, mode, device):
         self.mode = mode
-        self.device = torch.device(device)
-        self.cuda = self.device.type == "cuda"
-        if self.cuda and self.device.index is None:
-            self.device = torch.device("cuda", torch.cuda.current_device())
+        self.use_device(device)
         self.name = "torch-" + mode
         kits = {act: Kit(act, self.device) for act in ("bfloat16", "float16", "float32")}
         self.ops = {op: _runner(fn, kits, mode == "compile") for op, fn in _math.OPS.items()}
@@ -200,6 +197,14 @@ class TorchAdapter(Adapter):
             if hasattr(_dynamo.config, "accumulated_cache_size_limit"):
                 _dynamo.config.accumulated_cache_size_limit = 4096
             self.division = _eager_division()
+
+    def use_device(self, device: str) -> None:
+        """Buffers on device; on CUDA, event timers and graph replay (the
+        vllm_mhc adapter shares these)."""
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        if self.cuda and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
         if self.cuda:
             torch.cuda.set_device(self.device)
             self.ev = (torch.cuda.Event(enable_timing=True),
@@ -270,9 +275,14 @@ def adapter(mode: str | None=None) -> Adapter:
     mode = mode or "eager"
     if mode not in ("eager", "compile"):
         raise ValueError("the torch adapter's modes are eager and compile, not '%s'" % mode)
+    return TorchAdapter(mode, pick_device())
+
+
+def pick_device() -> str:
+    """$MTP_TORCH_DEVICE, else cuda when torch sees one, else cpu."""
     device = os.environ.get("MTP_TORCH_DEVICE") or (
         "cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise Unavailable("MTP_TORCH_DEVICE=%s but torch %s sees no CUDA device"
                           % (device, torch.__version__))
-    return TorchAdapter(mode, device)
+    return device

@@ -51,6 +51,10 @@ class Capture:
         self.manual_chains = False
         self.engine_info = {}
         self.handoff = None
+        # False where the draft loop feeds no step's hidden to the next (SGLang's
+        # multi-layer worker outside its chain_mtp_hidden_states list: every step
+        # gets the target's): then no step has a recycled hidden to observe
+        self.recycles = True
         self.integration = None
         if engine == "vllm":
             from . import vllm as integration
@@ -85,6 +89,19 @@ class Capture:
             self.logits_hooks.append(RootHook(self, model))
         self.engine_info = self.integration.engine_info(self, model)
 
+    def root_of(self, layer: torch.nn.Module) -> torch.nn.Module:
+        """The draft model holding `layer` (what a spec's "..name" weights hang
+        from): the root, or, where the root holds one draft model a step (an
+        nn.ModuleList: SGLang's multi-layer worker, one runner a step), the
+        one of them that contains the layer."""
+        import torch
+
+        if isinstance(self.root, torch.nn.ModuleList):
+            for model in self.root:
+                if any(m is layer for m in model.modules()):
+                    return model
+        return self.root
+
     def _install_global(self):
         """No model at hand (a plugin or a call before the engine is built):
         global forward hooks keep the stack of modules in flight; the first
@@ -93,9 +110,13 @@ class Capture:
         import torch
 
         stack = []
+        markers = []  # logits processors of models without MTP layers (the target's)
 
         def pre(module, args, kwargs=None):
             stack.append(module)
+            if self.root is None and type(module).__name__ == "LogitsProcessor":
+                self._attach_at_logits(module, markers)
+                return
             if self.root is not None or not _specs.spec_for(self.engine, module):
                 return
             root = stack[0] if any(m is module for m in stack[0].modules()) else None
@@ -112,6 +133,26 @@ class Capture:
         reg = torch.nn.modules.module
         self.global_handles.append(reg.register_module_forward_pre_hook(pre))
         self.global_handles.append(reg.register_module_forward_hook(post, always_call=True))
+
+    def _attach_at_logits(self, processor: torch.nn.Module, markers: list) -> None:
+        """A draft model whose MTP layers run no module hooks (a predictor
+        whose class replaces `__call__`: vLLM's `@support_torch_compile`) is
+        first seen at its logits processor, mid-round: hooked from there, it
+        records from the next round on, each round opened by a call of the
+        target's logits processor (one with no MTP layer in its model, seen
+        before). A processor whose model has no MTP layer is such a marker."""
+        if any(m is processor for m in markers):
+            return
+        root = self.integration.find_root(processor)
+        if not any(_specs.spec_for(self.engine, m) for m in root.modules()):
+            markers.append(processor)
+            return
+        self.attach(root)
+        self._remove_global()
+        self.manual_chains = True  # nothing is recorded until the next round opens
+        for marker in markers:
+            self.global_handles.append(
+                marker.register_forward_pre_hook(lambda m, a: self.recorder.begin_chain()))
 
     def _remove_global(self):
         for h in self.global_handles:
@@ -162,14 +203,15 @@ class Capture:
     # -- the target's hand-off to draft step 0 ---------------------------------------------
     def record_handoff(self, hidden: torch.Tensor, residual: torch.Tensor,
                        norm_weight: torch.Tensor, handoff: torch.Tensor, eps: float,
-                       source: str) -> None:
+                       source: str, rounding: str = "eager") -> None:
         """Records what the target handed draft step 0 (SPEC.md §5.5): its last
         decoder layer's output and residual, its final norm's weight, and the
         hidden step 0 received, as the engine computed them (`source` says
-        where). Written as the `target_handoff` case "handoff" (docs/DUMPS.md)."""
+        where); `rounding` is the norm's (a GemmaRMSNorm's is fused). Written as
+        the `target_handoff` case "handoff" (docs/DUMPS.md)."""
         self.handoff = {"target_hidden": hidden.detach(), "target_residual": residual.detach(),
                         "target_norm_weight": norm_weight.detach(), "handoff": handoff.detach(),
-                        "eps": float(eps), "source": source}
+                        "eps": float(eps), "source": source, "rounding": rounding}
 
     # -- output -------------------------------------------------------------------------
     def write(self, path: str | None = None) -> list[str]:

@@ -25,12 +25,18 @@ def describe(engine: str, bounds: Bounds) -> str:
         conv = ", ".join("%s=%s" % kv for kv in sorted(conv.items()))
         lines.append("    declares: block=captured, %s%s" % (conv, ", logits_dtype from the logits"))
         lines.append("    per step, from the layer call: %s" % ", ".join(spec.layer_inputs))
-        outs = ", ".join(n for n in spec.block_outputs if n)
+        taps = spec.block_taps or {}
+        outs = ", ".join(n for n in spec.block_outputs if n and n not in taps)
         if spec.block_tail:  # the outputs as the final add-norm receives them
             lines.append("    from the block (%s): block_in; from the call of %s: %s"
                          % (spec.block_attr, spec.block_tail, outs))
-        else:
-            lines.append("    from the block (%s): %s, block_in" % (spec.block_attr, outs))
+        elif spec.block_attr:
+            lines.append("    from the block (%s): %s" % (spec.block_attr,
+                                                          ", ".join(filter(None, (outs, "block_in")))))
+        if taps:  # a block with no module of its own, read at its sub-modules
+            lines.append("    at sub-modules: " + ", ".join(
+                "%s = %s of %s (%d)" % (n, "input" if side == "in" else "output", path, i)
+                for n, (path, side, i) in taps.items()))
         lines.append("    parameters: %s" % ", ".join(spec.weights))
         if spec.notes:
             lines.append("    note: " + spec.notes)

@@ -14,9 +14,10 @@ if TYPE_CHECKING:
 
 
 def bind(module: torch.nn.Module, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments by name, as the module's forward declares them."""
+    """The call's arguments by name, as the module's forward declares them
+    (the engine's own forward where `wrap_forward` put a wrapper over it)."""
     try:
-        sig = inspect.signature(module.forward)
+        sig = inspect.signature(getattr(module, "_mtpcheck_forward", module.forward))
         return sig.bind_partial(*args, **kwargs).arguments
     except (TypeError, ValueError):
         return dict(kwargs)
@@ -29,8 +30,44 @@ def _first(named, names):
     return None
 
 
+def runs_hooks(module: torch.nn.Module) -> bool:
+    """Whether calling the module runs its forward hooks: a class that
+    replaces `nn.Module.__call__` (vLLM's `@support_torch_compile`, which calls
+    `self.forward` directly) does not."""
+    import torch
+
+    return type(module).__call__ is torch.nn.Module.__call__
+
+
+def wrap_forward(module: torch.nn.Module, pre: Any, post: Any) -> Any:
+    """`pre(module, args, kwargs)` and `post(module, args, kwargs, out)` around
+    the module's own forward, for a module whose call skips its hooks; returns
+    a handle whose remove() puts the engine's forward back."""
+    orig = module.forward
+
+    def forward(*args, **kwargs):
+        pre(module, args, kwargs)
+        out = orig(*args, **kwargs)
+        post(module, args, kwargs, out)
+        return out
+
+    module._mtpcheck_forward = orig
+    module.forward = forward
+
+    class Handle:
+        def remove(self) -> None:
+            if module.__dict__.get("forward") is forward:
+                del module.forward
+                del module._mtpcheck_forward
+
+    return Handle()
+
+
 class Attached:
-    """The hooks on one MTP layer module (and its block), removable."""
+    """The hooks on one MTP layer module (and its block), removable. A block
+    written inline in the layer (no block module) is read at its sub-modules:
+    the spec's `block_taps` name, for each block tensor, the sub-module and
+    whether it is that module's input or output."""
 
     def __init__(self, capture, spec, layer_module, layer_index):
         self.capture = capture
@@ -40,8 +77,13 @@ class Attached:
         self.handles = []
         self.step = None
         block = spec.block(layer_module)
-        self.handles.append(layer_module.register_forward_pre_hook(self._pre, with_kwargs=True))
-        self.handles.append(layer_module.register_forward_hook(self._post, with_kwargs=True))
+        if runs_hooks(layer_module):
+            self.handles.append(layer_module.register_forward_pre_hook(self._pre, with_kwargs=True))
+            self.handles.append(layer_module.register_forward_hook(self._post, with_kwargs=True))
+        else:
+            self.handles.append(wrap_forward(layer_module, self._pre, self._post))
+        for name, (dotted, side, index) in (spec.block_taps or {}).items():
+            self.handles.append(self._tap(spec.weight(layer_module, dotted), name, side, index))
         if block is not None:
             self.handles.append(block.register_forward_hook(self._block, with_kwargs=True))
         tail = spec.weight(layer_module, spec.block_tail) if spec.block_tail else None
@@ -52,6 +94,21 @@ class Attached:
         for h in self.handles:
             h.remove()
         self.handles = []
+
+    def _tap(self, module, name, side, index):
+        """Keeps `name` = the tapped sub-module's positional input (side "in")
+        or output (side "out") number `index`, once per step."""
+        if module is None:
+            raise RuntimeError("block tap %s: the layer has no such sub-module" % name)
+
+        def keep(values):
+            values = values if isinstance(values, (tuple, list)) else (values,)
+            if self.step is not None and name not in self.step.tensors and index < len(values):
+                self.capture.recorder.keep(self.step, name, values[index])
+
+        if side == "in":
+            return module.register_forward_pre_hook(lambda m, args: keep(args))
+        return module.register_forward_hook(lambda m, args, out: keep(out))
 
     def _pre(self, module, args, kwargs):
         rec = self.capture.recorder
@@ -68,7 +125,7 @@ class Attached:
         for dump_name, arg_names in self.spec.layer_inputs.items():
             value = _first(named, arg_names)
             if value is None and dump_name in self.spec.layer_inputs_from:
-                value = self.spec.layer_inputs_from[dump_name](module, named)
+                value = self.spec.layer_inputs_from[dump_name](module, named, self.capture.root)
             rec.keep(self.step, dump_name, value)
 
     def _block(self, module, args, kwargs, out):
@@ -77,7 +134,9 @@ class Attached:
         rec = self.capture.recorder
         named = bind(module, args, kwargs)
         rec.keep(self.step, "block_in", _first(named, self.spec.block_input_args))
-        if self.spec.block_tail is None:
+        if self.spec.block_outputs_from is not None:
+            self._keep_outputs(self.spec.block_outputs_from(module, named, out))
+        elif self.spec.block_tail is None:
             self._keep_outputs(out if isinstance(out, (tuple, list)) else (out,))
 
     def _tail(self, module, args):
@@ -86,8 +145,9 @@ class Attached:
             self._keep_outputs(args)
 
     def _keep_outputs(self, outs):
+        taps = self.spec.block_taps or {}
         for name, value in zip(self.spec.block_outputs, outs):
-            if name is not None and hasattr(value, "detach"):
+            if name is not None and name not in taps and hasattr(value, "detach"):
                 self.capture.recorder.keep(self.step, name, value)
 
     def _post(self, module, args, kwargs, out):

@@ -12,9 +12,14 @@ if TYPE_CHECKING:
 
 
 def _path(module, dotted):
+    """The attribute at `dotted`; a part "-1" is the last child of a module
+    container (a block whose sublayer count is the checkpoint's: Nemotron-H)."""
     obj = module
     for part in dotted.split("."):
-        obj = getattr(obj, part, None)
+        if part == "-1" and hasattr(obj, "_modules"):
+            obj = list(obj._modules.values())[-1] if obj._modules else None
+        else:
+            obj = getattr(obj, part, None)
         if obj is None:
             return None
     return obj
@@ -23,7 +28,8 @@ def _path(module, dotted):
 class LayerSpec:
     def __init__(self, engine, family, classes, layer_inputs, block_attr, block_input_args,
                  block_outputs, weights, conventions, source, layer_inputs_from=None,
-                 extra_attrs=None, notes="", block_tail=None):
+                 extra_attrs=None, notes="", block_tail=None, block_taps=None,
+                 block_outputs_from=None):
         self.engine = engine
         self.family = family
         self.classes = classes
@@ -42,9 +48,18 @@ class LayerSpec:
         # engine whose block leaves its residual in a stream, read by the final
         # add-norm: SGLang's shared_head.norm(hidden, residual))
         self.block_tail = block_tail
+        # a block written inline in the layer (no block module, block_attr None):
+        # dump name -> (dotted sub-module, "in" | "out", positional index), e.g. the
+        # block's input = what enters its first norm, its output = what leaves its MLP
+        self.block_taps = block_taps
+        # where the block's return value lacks an output: (module, named, out)
+        # -> the outputs in block_outputs' order (SGLang's MiMo block leaves
+        # its residual in forward_batch.residual_stream and the layer folds
+        # it in before its final norm, which gets the sum alone)
+        self.block_outputs_from = block_outputs_from
 
-    def block(self, layer: torch.nn.Module) -> torch.nn.Module:
-        return _path(layer, self.block_attr)
+    def block(self, layer: torch.nn.Module) -> torch.nn.Module | None:
+        return None if self.block_attr is None else _path(layer, self.block_attr)
 
     def weight(self, layer: torch.nn.Module, dotted: str) -> Any:
         return _path(layer, dotted)
@@ -88,7 +103,7 @@ VLLM_LAYER_INPUTS = {
 }
 
 
-def _embeds_from_table(module, named):
+def _embeds_from_table(module, named, root=None):
     """V3.2 CUDA layer called with `embed_table` instead of `inputs_embeds`
     (fused_embed_eh_norm): the rows the kernel gathers."""
     table, ids = named.get("embed_table"), named.get("input_ids")
@@ -157,12 +172,15 @@ VLLM_V3 = LayerSpec(
            "glm_ocr_mtp.py, openpangu_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"))
 
-def _final_norm_spec(classes, head, conventions, source):
+def _final_norm_spec(classes, head, conventions, source, block_taps=None,
+                     layer_inputs_from=None):
     """V3's glue with the final norm as the layer's own `final_layernorm`,
-    applied inside the layer: the post-norm hidden is what it returns."""
+    applied inside the layer: the post-norm hidden is what it returns. With
+    `block_taps`, the block is written inline in the layer (no block module)."""
     return LayerSpec(
         engine="vllm", family="deepseek_v3", classes=classes, layer_inputs=VLLM_LAYER_INPUTS,
-        block_attr="mtp_block", block_input_args=("hidden_states",),
+        layer_inputs_from=layer_inputs_from, block_taps=block_taps,
+        block_attr=None if block_taps else "mtp_block", block_input_args=("hidden_states",),
         block_outputs=("block_out", "block_residual"),
         weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
                      head_weight=head + ".weight", head_scale_inv=head + ".weight_scale_inv"),
@@ -182,12 +200,217 @@ VLLM_LONGCAT = _final_norm_spec(("LongCatMultiTokenPredictorLayer",), "..lm_head
 VLLM_HYV3 = _final_norm_spec(("HYV3MultiTokenPredictorLayer",), "shared_head.head",
                              {"pos0_mask": 1, "final_add": "unfused"},
                              "vllm/model_executor/models/hy_v3_mtp.py")
+# vLLM 0.33 models/hy_v4/nvidia/mtp.py (HY V4): the position-0 mask by the
+# predictor (the layer gets the masked embeddings), the final add fused into
+# `final_layernorm(hidden, residual)`; shared_head the identity before its head.
+VLLM_HYV4 = _final_norm_spec(("HYV4MultiTokenPredictorLayer",), "shared_head.head",
+                             {"pos0_mask": 1, "final_add": "fused"},
+                             "vllm/models/hy_v4/nvidia/mtp.py")
+
+
+
+def _embeds_of_ids(module, named, root=None):
+    """The rows of the layer's own `embed_tokens` for its input ids (a layer
+    that embeds inside its forward)."""
+    ids = named.get("input_ids")
+    table = _path(module, "embed_tokens.weight")
+    return None if ids is None or table is None else table[ids.long()]
+
+
+def _ids_from_embeds(module, named, root=None):
+    """The token ids of a layer called with its embeddings only (MiMo-V2): the
+    rows of the draft model's embedding table equal to them (the embedding
+    is a row gather, so each row is found exactly)."""
+    embeds = named.get("inputs_embeds")
+    table = None if root is None else _path(root, "model.embed_tokens.weight")
+    if embeds is None or table is None:
+        return None
+    hit = (embeds.unsqueeze(1) == table.unsqueeze(0)).all(dim=-1)
+    return hit.float().argmax(dim=-1) if bool(hit.any(dim=-1).all()) else None
+
+
+# The block written inline in the layer: its input is what enters
+# input_layernorm; its output what leaves the MLP; its residual the sum the
+# second norm receives (Bailing: the input of post_attention_layernorm) or
+# hands on (MiMo-V2: the fused add-norm's second output).
+_BAILING_TAPS = {"block_in": ("input_layernorm", "in", 0), "block_out": ("mlp", "out", 0),
+                 "block_residual": ("post_attention_layernorm", "in", 0)}
+# vLLM 0.33 bailing_moe_mtp.py (Bailing V2.5, position-0 mask by torch.where) and
+# bailing_moe_v3_mtp.py (Bailing V3, no mask): eh_proj over [enorm e, hnorm h],
+# `residual + mlp` unfused, `final_layernorm` in the layer, its output returned
+# alone; shared_head the identity before `shared_head.head`.
+VLLM_BAILING_V25 = _final_norm_spec(("BailingMoeV25MultiTokenPredictorLayer",), "shared_head.head",
+                                    {"pos0_mask": 1, "final_add": "unfused"},
+                                    "vllm/model_executor/models/bailing_moe_mtp.py",
+                                    block_taps=_BAILING_TAPS)
+VLLM_BAILING_V3 = _final_norm_spec(("BailingMoeV3MultiTokenPredictorLayer",), "shared_head.head",
+                                   {"pos0_mask": 0, "final_add": "unfused"},
+                                   "vllm/model_executor/models/bailing_moe_v3_mtp.py",
+                                   block_taps=_BAILING_TAPS)
+# vLLM 0.33 mimo_v2_mtp.py (MiMo-V2, MiMo-V2-Omni): no mask; the layer is called
+# with the embeddings only (ids recovered from the table); the residual comes out
+# of `pre_mlp_layernorm(h, residual)`, `h + residual` unfused, `final_layernorm`,
+# the top-level `lm_head`.
+VLLM_MIMO_V2 = _final_norm_spec(("MiMoV2MTPLayer",), "..lm_head",
+                                {"pos0_mask": 0, "final_add": "unfused"},
+                                "vllm/model_executor/models/mimo_v2_mtp.py",
+                                block_taps={"block_in": ("input_layernorm", "in", 0),
+                                            "block_out": ("mlp", "out", 0),
+                                            "block_residual": ("pre_mlp_layernorm", "out", 1)},
+                                layer_inputs_from={"input_ids": _ids_from_embeds})
+# vLLM 0.33 exaone_moe_mtp.py / exaone4_5_mtp.py: the predictor is the layer
+# (`@support_torch_compile`, so its call runs no hooks: hooks.wrap_forward);
+# fc over [pre_fc_norm_embedding e, pre_fc_norm_hidden h], no mask, the block
+# `layers.0` returning (hidden, residual), `norm(hidden, residual)` fused, the
+# post-norm hidden returned alone to the top-level `lm_head`.
+def _exaone_spec(classes, block_outputs, block_taps, final_add, source):
+    return LayerSpec(
+        engine="vllm", family="deepseek_v3", classes=classes,
+        layer_inputs=dict(VLLM_LAYER_INPUTS, prev_hidden=("hidden_states",)),
+        layer_inputs_from={"embeds": _embeds_of_ids},
+        block_attr="layers.0", block_input_args=("hidden_states",), block_outputs=block_outputs,
+        block_taps=block_taps,
+        weights={"enorm_weight": "pre_fc_norm_embedding.weight",
+                 "hnorm_weight": "pre_fc_norm_hidden.weight", "eh_proj_weight": "fc.weight",
+                 "shared_head_norm_weight": "norm.weight", "head_weight": "..lm_head.weight",
+                 "head_scale_inv": "..lm_head.weight_scale_inv"},
+        conventions={"pos0_mask": 0, "final_add": final_add, "add_norm_input": "sum"},
+        source=source,
+        extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="eager"),
+        notes="one MTP layer: the block is layers.0")
+
+
+VLLM_EXAONE = _exaone_spec(("ExaoneMoeMultiTokenPredictor",), ("block_out", "block_residual"),
+                           None, "fused", "vllm/model_executor/models/exaone_moe_mtp.py")
+# vLLM 0.33 exaone4_5_mtp.py: the block is a post-LN Exaone4DecoderLayer that
+# returns (residual + post_feedforward_layernorm(mlp), residual), the final add
+# done inside it, and the predictor's own forward norms the first alone
+# (`norm(hidden_states)`): the block's output is the post-FFN norm's output.
+VLLM_EXAONE4_5 = _exaone_spec(("Exaone4_5MultiTokenPredictor",), (None, "block_residual"),
+                              {"block_out": ("layers.0.post_feedforward_layernorm", "out", 0)},
+                              "unfused", "vllm/model_executor/models/exaone4_5_mtp.py")
+
+# vLLM 0.33 nemotron_h_mtp.py: the predictor is the layer (compiled: wrapped);
+# its block is a pattern of sublayers (`mtp_hybrid_override_pattern`), the
+# first fusing eh_proj over [enorm e, hnorm h] (no mask), each passing (hidden,
+# residual) on; the last adds `hidden + residual` (unfused) and norms with its
+# `final_layernorm`, returned alone to the target's shared `lm_head`. The
+# block's input enters the first sublayer's norm; its output leaves the last
+# sublayer's mixer, its residual the last sublayer's fused add-norm.
+VLLM_NEMOTRON_H = LayerSpec(
+    engine="vllm", family="deepseek_v3", classes=("NemotronHMultiTokenPredictor",),
+    layer_inputs=dict(VLLM_LAYER_INPUTS, prev_hidden=("hidden_states",)),
+    layer_inputs_from={"embeds": _embeds_of_ids}, block_attr=None,
+    block_input_args=("hidden_states",), block_outputs=(),
+    block_taps={"block_in": ("layers.0.norm", "in", 0), "block_out": ("layers.-1.mixer", "out", 0),
+                "block_residual": ("layers.-1.norm", "out", 1)},
+    weights={"enorm_weight": "layers.0.enorm.weight", "hnorm_weight": "layers.0.hnorm.weight",
+             "eh_proj_weight": "layers.0.eh_proj.weight",
+             "shared_head_norm_weight": "layers.-1.final_layernorm.weight",
+             "head_weight": "..lm_head.weight", "head_scale_inv": "..lm_head.weight_scale_inv"},
+    conventions={"pos0_mask": 0, "final_add": "unfused", "add_norm_input": "sum"},
+    source="vllm/model_executor/models/nemotron_h_mtp.py",
+    extra_attrs=lambda layer: dict(_eps_of(_path(layer, "layers.0"), "enorm"), rounding="eager"),
+    notes="a block of two sublayers or more (the last one's norm fuses the residual add)")
+
+# vLLM 0.33 step3p5_mtp.py (Step-3.5): eh_proj over [enorm e, hnorm h], no mask,
+# the block `mtp_block` (Step3p5DecoderLayer) finishing `ffn + residual` itself
+# and returning the sum alone (its output read at `mlp`, its residual where
+# `post_attention_layernorm` receives it), the sum returned alone and normed in
+# compute_logits by `shared_head.norm` before the layer's own head: glm's shape.
+# Its norms are zero-centred (GemmaRMSNorm, 1 + w, one rounding: SPEC.md §2.6) and
+# the pre-norm sum is chained on purpose (SGLang's step3p5_mtp.py): its own row.
+VLLM_STEP3P5 = LayerSpec(
+    engine="vllm", family="step3p5", classes=("Step3p5AMultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=(None,),
+    block_taps={"block_out": ("mtp_block.mlp", "out", 0),
+                "block_residual": ("mtp_block.post_attention_layernorm", "in", 0)},
+    weights=V3_WEIGHTS, conventions={"pos0_mask": 0, "final_add": "unfused", "add_norm_input": "sum"},
+    source="vllm/model_executor/models/step3p5_mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
+    notes="zero-centred norms (GemmaRMSNorm), the pre-norm sum recycled: the step3p5 row")
+# vLLM 0.33 models/step5/nvidia/mtp.py (Step5): Step-3.5's glue (eh_proj over
+# [enorm e, hnorm h], no mask) with a block returning (output, residual), the
+# layer's `_add_for_residual` sum returned alone, normed in compute_logits by
+# `shared_head.norm` before the layer's own head; Step5RMSNorm zero-centred by
+# the config's flag, one rounding of the fp32 product (layernorm.py)
+VLLM_STEP5 = LayerSpec(
+    engine="vllm", family="step3p5", classes=("Step5MultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
+    conventions=VLLM_STEP3P5.conventions, source="vllm/models/step5/nvidia/mtp.py",
+    extra_attrs=VLLM_STEP3P5.extra_attrs, notes=VLLM_STEP3P5.notes)
+
+
+# vLLM 0.33 qwen3_next_mtp.py (Qwen3-Next): the predictor is the layer (fc over
+# [pre_fc_norm_embedding e, pre_fc_norm_hidden h], no position-0 mask, layers[0],
+# norm(hidden, residual) fusing the final add, the post-norm hidden returned and
+# fed to the top-level lm_head with no further norm); every norm a GemmaRMSNorm:
+# the zero-centred row, one rounding, the fp32 sum normalised (ir.ops).
+VLLM_QWEN3_NEXT = LayerSpec(
+    engine="vllm", family="qwen3_next",
+    classes=("Qwen3NextMultiTokenPredictor", "Qwen3_5MultiTokenPredictor"),
+    layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
+                  "prev_hidden": ("hidden_states",), "embeds": ("inputs_embeds",)},
+    layer_inputs_from={"embeds": _embeds_of_ids},
+    block_attr="layers.0", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="norm",
+    weights={"enorm_weight": "pre_fc_norm_embedding.weight",
+             "hnorm_weight": "pre_fc_norm_hidden.weight", "eh_proj_weight": "fc.weight",
+             "shared_head_norm_weight": "norm.weight", "head_weight": "..lm_head.weight",
+             "head_scale_inv": "..lm_head.weight_scale_inv"},
+    conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
+    source="vllm/model_executor/models/qwen3_next_mtp.py, qwen3_5_mtp.py",
+    extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="fused"),
+    notes="the predictor is an @support_torch_compile class: hooked through its forward "
+          "(hooks.wrap_forward)")
+
+
+# vLLM 0.33 mimo_mtp.py (MiMo-7B): input_proj over [hidden_layernorm(h),
+# token_layernorm(mask e)], hidden first (the mimo row); a Qwen2 decoder block;
+# `residual + hidden_states` then final_layernorm, the post-norm hidden returned
+# alone and fed to the top-level lm_head with no further norm.
+VLLM_MIMO = LayerSpec(
+    engine="vllm", family="mimo", classes=("MiMoMultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, layer_inputs_from={"input_ids": _ids_from_embeds},
+    block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"),
+    weights={"enorm_weight": "token_layernorm.weight", "hnorm_weight": "hidden_layernorm.weight",
+             "eh_proj_weight": "input_proj.weight",
+             "shared_head_norm_weight": "final_layernorm.weight",
+             "head_weight": "..lm_head.weight", "head_scale_inv": "..lm_head.weight_scale_inv"},
+    conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
+    source="vllm/model_executor/models/mimo_mtp.py",
+    extra_attrs=lambda layer: dict(_eps_of(layer, "token_layernorm"), rounding="eager"))
+
+# vLLM 0.33 ernie_mtp.py (ERNIE 4.5): V3's glue (mtp_emb_norm, mtp_hidden_norm,
+# mtp_linear_proj over [embedding, hidden], the position-0 mask in place), a
+# Llama decoder block, `residual + hidden_states` returned with no norm and fed
+# to the head as it is. ERNIE's contract (Baidu's FastDeploy ernie4_5_mtp.py:
+# the target's shared final norm over (hidden, residual) before the head) has
+# a final norm the draft model does not hold: the capture takes the target's
+# (`mtpcheck_target_norm`, attached by the sweep from the tiny target).
+VLLM_ERNIE = LayerSpec(
+    engine="vllm", family="deepseek_v3", classes=("ErnieMultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, layer_inputs_from={"input_ids": _ids_from_embeds},
+    block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"),
+    weights={"enorm_weight": "mtp_emb_norm.weight", "hnorm_weight": "mtp_hidden_norm.weight",
+             "eh_proj_weight": "mtp_linear_proj.weight",
+             "shared_head_norm_weight": "..mtpcheck_target_norm.weight",
+             "head_weight": "..lm_head.weight", "head_scale_inv": "..lm_head.weight_scale_inv"},
+    conventions={"pos0_mask": 1, "final_add": "fused", "add_norm_input": "sum"},
+    source="vllm/model_executor/models/ernie_mtp.py",
+    extra_attrs=lambda layer: dict(_eps_of(layer, "mtp_emb_norm"), rounding="eager"),
+    notes="the final norm judged is the target's (ERNIE's contract, FastDeploy): the layer has none")
 
 # vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
 # norms (fused_eh_norm: one rounding); nvidia fuses the final add with the norm.
 VLLM_V32 = LayerSpec(
     engine="vllm", family=_glm_or_v3,
-    classes=("DeepseekV32MultiTokenPredictorLayer", "DeepSeekV32MultiTokenPredictorLayer"),
+    classes=("DeepseekV32MultiTokenPredictorLayer", "DeepSeekV32MultiTokenPredictorLayer",
+             "Dots3NoteMultiTokenPredictorLayer"),
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
     layer_inputs_from={"embeds": _embeds_from_table},
@@ -196,6 +419,18 @@ VLLM_V32 = LayerSpec(
     extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
     notes="input norms are Triton kernels: under TRITON_INTERPRET=1 (CPU) bf16 stores truncate; "
           "the model cannot be built on CPU (sparse attention): hooks tested on a mirror module tree")
+
+# vLLM 0.33 models/glm5next/common/mtp.py (GLM-5-Next): V3.2's input (the
+# Triton fused_eh_norm of its nvidia ops: mask, enorm, hnorm, one rounding),
+# an MLA block returning (output, residual, None, None), the final add fused
+# into shared_head.norm, the layer itself returning (h_post, h_post)
+VLLM_GLM5NEXT = LayerSpec(
+    engine="vllm", family="deepseek_v3", classes=("Glm5NextMultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), weights=V3_WEIGHTS,
+    conventions={"pos0_mask": 1, "final_add": "fused", "add_norm_input": "sum"},
+    source="vllm/models/glm5next/common/mtp.py",
+    extra_attrs=VLLM_V32.extra_attrs, notes="input norms: a Triton kernel (TRITON_INTERPRET=1 on CPU)")
 
 # vLLM DeepSeek V4 (deepseek_v4/{nvidia,amd,xpu}/mtp.py): e_proj/h_proj, mHC
 # block returning (f, residual, post_mix, res_mix) with hc_post deferred to the
@@ -212,80 +447,23 @@ VLLM_V4 = LayerSpec(
     notes="the whole V4 step does not run on CPU (TileLang); hooks tested on a mirror module tree")
 
 
-def _sglang_prev_hidden(module, named):
-    batch = named.get("forward_batch")
-    info = getattr(batch, "spec_info", None)
-    return getattr(info, "hidden_states", None)
+# the SGLang layers' specs (specs_sglang.py imports this module's helpers)
+from .specs_sglang import (
+    SGLANG_ERNIE,
+    SGLANG_FC_MTP,
+    SGLANG_LONGCAT,
+    SGLANG_MIMO,
+    SGLANG_MIMO_V2,
+    SGLANG_NEXTN,
+    SGLANG_QWEN3_NEXT,
+    SGLANG_STEP3P5,
+)
 
-
-def _sglang_embeds(module, named):
-    ids = named.get("input_ids")
-    table = _path(module, "embed_tokens.weight")
-    return None if ids is None or table is None else table[ids.long()]
-
-
-# SGLang deepseek_nextn.py / glm4_moe_nextn.py: the previous hidden comes in
-# forward_batch.spec_info.hidden_states, the block is `decoder`, and the model
-# ends with shared_head.norm(hidden, residual) (add fused into the norm);
-# the head is the top-level lm_head. In 0.5.23 the decoder leaves its residual
-# in forward_batch.residual_stream and `residual_batch.final_norm` hands the
-# pair to shared_head.norm: the block's outputs are read there (block_tail).
-SGLANG_NEXTN = LayerSpec(
-    engine="sglang", family=_glm_or_v3,
-    classes=("DeepseekModelNextN", "Glm4MoeModelNextN", "Glm4MoeLiteModelNextN", "GlmOcrModelNextN",
-             "HYV3ModelNextN"),
-    layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
-                  "embeds": ("input_embeds",), "prev_hidden": ()},
-    layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_embeds},
-    block_attr="decoder", block_input_args=("hidden_states",),
-    block_outputs=("block_out", "block_residual"), block_tail="shared_head.norm",
-    weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
-    conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
-    source="sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py, glm4_moe_lite_nextn.py, "
-           "glm_ocr_nextn.py, hunyuan_v3_nextn.py",
-    extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
-    notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
-
-# SGLang longcat_flash_nextn.py: NextN's glue, the final add-norm the model's
-# own `final_layernorm(hidden, residual)`, the top-level lm_head.
-SGLANG_LONGCAT = LayerSpec(
-    engine="sglang", family="deepseek_v3", classes=("LongcatFlashModelNextN",),
-    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
-    block_attr="decoder", block_input_args=("hidden_states",),
-    block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
-    weights=dict(SGLANG_NEXTN.weights, shared_head_norm_weight="final_layernorm.weight"),
-    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/longcat_flash_nextn.py",
-    extra_attrs=SGLANG_NEXTN.extra_attrs, notes=SGLANG_NEXTN.notes)
-
-
-
-def _sglang_model_embeds(module, named):
-    ids = named.get("input_ids")
-    table = _path(module, "model.embed_tokens.weight")
-    return None if ids is None or table is None else table[ids.long()]
-
-
-# SGLang qwen3_moe_mtp.py, exaone_moe_mtp.py: the draft model itself is the layer: fc over
-# [pre_fc_norm_embedding(e), pre_fc_norm_hidden(h)] (embedding first), the one
-# decoder layer model.layers.0, the final add-norm model.norm(hidden,
-# residual) via residual_batch.final_norm, lm_head; no position-0 mask.
-SGLANG_FC_MTP = LayerSpec(
-    engine="sglang", family="deepseek_v3", classes=("Qwen3MoeForCausalLMMTP", "ExaoneMoEForCausalLMMTP"),
-    layer_inputs=SGLANG_NEXTN.layer_inputs,
-    layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_model_embeds},
-    block_attr="model.layers.0", block_input_args=("hidden_states",),
-    block_outputs=("block_out", "block_residual"), block_tail="model.norm",
-    weights={"enorm_weight": "pre_fc_norm_embedding.weight",
-             "hnorm_weight": "pre_fc_norm_hidden.weight", "eh_proj_weight": "fc.weight",
-             "shared_head_norm_weight": "model.norm.weight", "head_weight": "lm_head.weight",
-             "head_scale_inv": "lm_head.weight_scale_inv"},
-    conventions=SGLANG_NEXTN.conventions,
-    source="sglang/srt/models/qwen3_moe_mtp.py, exaone_moe_mtp.py",
-    extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="eager"),
-    notes=SGLANG_NEXTN.notes)
-
-SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3),
-         "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP)}
+SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4, VLLM_BAILING_V25,
+                  VLLM_BAILING_V3, VLLM_MIMO_V2, VLLM_EXAONE, VLLM_EXAONE4_5, VLLM_NEMOTRON_H,
+                  VLLM_STEP3P5, VLLM_STEP5, VLLM_GLM5NEXT, VLLM_QWEN3_NEXT, VLLM_MIMO, VLLM_ERNIE),
+         "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP, SGLANG_QWEN3_NEXT, SGLANG_MIMO,
+                    SGLANG_ERNIE, SGLANG_STEP3P5, SGLANG_MIMO_V2)}
 
 
 def spec_for(engine: str, module: torch.nn.Module) -> LayerSpec | None:

@@ -44,8 +44,46 @@ FAMILIES = {
                       "vllm/model_executor/models/longcat_flash_mtp.py"),
     # HY V3: V3's math, the final norm inside the layer (final_layernorm, unfused add)
     "hy_v3": ("hy_v3", "deepseek_v3", "vllm/model_executor/models/hy_v3_mtp.py"),
+    # HY V4: HY V3's layer with the mask in the predictor and a fused final add
+    "hy_v4": ("hy_v4", "deepseek_v3", "vllm/models/hy_v4/nvidia/mtp.py"),
+    # Dots3Note: V3.2's layer contract (Triton input norms, run by the interpreter)
+    "dots3_note": ("dots3_note", "deepseek_v3", "vllm/models/dots3_note/nvidia/mtp.py"),
+    # GLM-5-Next: V3.2's glue (Triton fused_eh_norm, run by the interpreter), the layer's own tuple
+    "glm5_next": ("glm5_next", "deepseek_v3", "vllm/models/glm5next/common/mtp.py"),
     # OpenPangu Ultra MoE: DeepSeek V3's layer (a subclass), its own draft architecture
     "openpangu": ("pangu_ultra_moe", "deepseek_v3", "vllm/model_executor/models/openpangu_mtp.py"),
+    # blocks written inline in the layer, read at its sub-modules (specs.block_taps):
+    # Bailing V2.5 / V3 and MiMo-V2, V3's math with the final norm in the layer
+    "bailing_v2_5": ("bailing_hybrid", "deepseek_v3", "vllm/model_executor/models/bailing_moe_mtp.py"),
+    "bailing_v3": ("bailing_v3", "deepseek_v3", "vllm/model_executor/models/bailing_moe_v3_mtp.py"),
+    "mimo_v2": ("mimo_v2", "deepseek_v3", "vllm/model_executor/models/mimo_v2_mtp.py"),
+    # MiMo-V2-Omni: MiMo-V2's layer class under its own draft architecture
+    "mimo_v2_omni": ("mimo_v2_omni", "deepseek_v3", "vllm/model_executor/models/mimo_v2_mtp.py"),
+    # EXAONE: the predictor is the layer, wrapped by @support_torch_compile (hooks.wrap_forward)
+    "exaone_moe": ("exaone_moe", "deepseek_v3", "vllm/model_executor/models/exaone_moe_mtp.py"),
+    "exaone4_5": ("exaone4_5", "deepseek_v3", "vllm/model_executor/models/exaone4_5_mtp.py"),
+    # Nemotron-H: a block of sublayers (attention, MoE), the embedding and head the target's
+    "nemotron_h": ("nemotron_h", "deepseek_v3", "vllm/model_executor/models/nemotron_h_mtp.py"),
+    # Qwen3-Next: fc glue, zero-centred (GemmaRMSNorm) norms: its own row
+    "qwen3_next": ("qwen3_next", "qwen3_next", "vllm/model_executor/models/qwen3_next_mtp.py"),
+    # Qwen3.5 as released (multimodal config), and a text-only config, which vLLM's
+    # speculative config also accepts (`qwen3_5_text`)
+    "qwen3_5": ("qwen3_5", "qwen3_next", "vllm/model_executor/models/qwen3_5_mtp.py"),
+    "qwen3_5_text": ("qwen3_5_text", "qwen3_next", "vllm/model_executor/models/qwen3_5_mtp.py"),
+    # Qwen3.5-MoE (Qwen3_5MoeMTP): the same layer over an MoE block (dense stand-in)
+    "qwen3_5_moe": ("qwen3_5_moe", "qwen3_next", "vllm/model_executor/models/qwen3_5_mtp.py"),
+    # InternS2-Mobius (InternS2MobiusMTP, a Qwen3_5MoeMTP subclass built on the draft config)
+    "interns2_mobius": ("interns2_mobius", "qwen3_next",
+                        "vllm/model_executor/models/interns2_mobius.py"),
+    # Step-3.5: V3's glue, zero-centred norms, the pre-norm sum chained (its own row);
+    # V1 runs its own Step3p5MTPProposer
+    "step3p5": ("step3p5", "step3p5", "vllm/model_executor/models/step3p5_mtp.py"),
+    # Step5: Step-3.5's shape (zero-centred norms, the pre-norm sum fed forward)
+    "step5": ("step5", "step3p5", "vllm/models/step5/nvidia/mtp.py"),
+    # MiMo-7B: input_proj over [hidden, embedding], hidden first (the mimo row)
+    "mimo": ("mimo", "mimo", "vllm/model_executor/models/mimo_mtp.py"),
+    # ERNIE 4.5: V3's glue; its contract's final norm is the target's (FastDeploy)
+    "ernie": ("ernie4_5_moe", "deepseek_v3", "vllm/model_executor/models/ernie_mtp.py"),
 }
 # what the findings are compared on (wall times, paths and notes aside)
 COMPARED = ("engine", "version", "family", "row", "architecture", "path", "verdict", "cases",
@@ -69,6 +107,17 @@ def _v1_path(vcfg):
     return None
 
 
+def v1_refusal(vcfg: Any) -> list:
+    """What vLLM's V1 runner refuses for this target (VllmConfig's own
+    `_get_v1_model_runner_unsupported_features`, asked with the target's model
+    config, as the engine's config validation asks it: Step5): [] when none."""
+    import copy
+
+    probe = copy.copy(vcfg)
+    object.__setattr__(probe, "model_config", vcfg.speculative_config.target_model_config)
+    return list(probe._get_v1_model_runner_unsupported_features())
+
+
 def _v2_speculator(vcfg):
     """The V2 runner's speculator class, built by vLLM's init_speculator."""
     import torch
@@ -90,6 +139,51 @@ def _v1_step(model, vcfg):
     # logits as propose() takes them (llm_base_proposer.py): compute_logits, no step index
     step.logits = lambda hidden, s: model.compute_logits(hidden)
     return step, returns_tuple
+
+
+def _v1_own_step(model, vcfg, cls):
+    """One draft step as a model-specific V1 proposer runs it
+    (`Step3p5MTPProposer.propose`, v1/spec_decode/step3p5.py): the model called
+    with `spec_step_idx`, its return unpacked by the proposer's own
+    `model_returns_tuple()`, the logits and greedy token by its own
+    `_sample_draft_tokens_for_step`, which passes the step index on."""
+    import torch
+
+    fake = types.SimpleNamespace(
+        method=vcfg.speculative_config.method, speculative_config=vcfg.speculative_config,
+        draft_model_config=vcfg.speculative_config.draft_model_config, vllm_config=vcfg,
+        model=model, _enable_probabilistic_draft_probs=False, use_local_argmax_reduction=False)
+    returns_tuple = bool(cls.model_returns_tuple(fake))
+
+    def step(ids, pos, hidden, s):
+        ret = model(input_ids=ids, positions=pos, hidden_states=hidden, spec_step_idx=s)
+        return ret if returns_tuple else (ret, ret)
+
+    def logits(hidden, s):  # what the proposer's sampler computes, kept as logits
+        out = []
+        orig = model.compute_logits
+
+        def keep(*a, **k):
+            out.append(orig(*a, **k))
+            return out[-1]
+        model.compute_logits = keep
+        try:
+            cls._sample_draft_tokens_for_step(fake, hidden, types.SimpleNamespace(all_greedy=True),
+                                              spec_step_idx=s)
+        finally:
+            del model.compute_logits
+        return out[-1] if out else torch.empty(0)
+    step.logits = logits
+    return step, returns_tuple
+
+
+def _v1_proposer_class(name):
+    """The class of a model-specific V1 proposer the sweep runs, by name."""
+    if name == "Step3p5MTPProposer":
+        from vllm.v1.spec_decode.step3p5 import Step3p5MTPProposer
+
+        return Step3p5MTPProposer
+    return None
 
 
 def _v2_step(model, vcfg, cls):
@@ -134,9 +228,10 @@ def _draft(step, vcfg, ids, pos, hidden, steps):
 
 
 def paths_of(vcfg: Any) -> list:
-    """(path name, the engine file, runner) for each runner's choice."""
+    """(path name, the engine file, runner) for each runner's choice (no V1
+    path where vLLM's V1 runner refuses the target: v1_refusal)."""
     out = []
-    v1 = _v1_path(vcfg)
+    v1 = None if v1_refusal(vcfg) else _v1_path(vcfg)
     if v1 is not None:
         out.append(("v1:" + v1, "vllm/v1/worker/gpu_model_runner.py", "v1"))
     cls = _v2_speculator(vcfg)
@@ -151,6 +246,10 @@ def target_handoff(built: tuple) -> tuple:
 
     try:
         target, tvcfg = tiny_vllm.build_target(built[1])
+        # the target's final norm, for a draft layer whose contract norms with
+        # it (ERNIE: VLLM_ERNIE's shared_head_norm_weight); an attribute, not
+        # a registered sub-module of the draft model
+        object.__setattr__(built[0], "mtpcheck_target_norm", tiny_vllm.final_norm(target)[1])
         gen = torch_generator(5)
         tids = gen_ids(gen, tiny_vllm.V)
         return tiny_vllm.target_handoff(target, tvcfg, tids, row_positions()), None
@@ -187,7 +286,8 @@ def step0_hidden(cap: Any, handoff: Any, gen: Any, hidden_size: int) -> Any:
     if handoff is None:
         return rand
     cap.record_handoff(handoff["hidden"], handoff["residual"], handoff["norm_weight"],
-                       handoff["handoff"], handoff["eps"], handoff["source"])
+                       handoff["handoff"], handoff["eps"], handoff["source"],
+                       handoff.get("rounding", "eager"))
     return handoff["handoff"]
 
 
@@ -201,10 +301,13 @@ def _capture_one(family, built, path_name, runner, outdir, handoff=None):
 
     model, vcfg = built
     k = _steps(family)
-    if runner == "v1":
+    if runner == "v1" and path_name == "v1:EagleProposer":
         step, rule = _v1_step(model, vcfg)
-        if path_name != "v1:EagleProposer":
+    elif runner == "v1":
+        own = _v1_proposer_class(path_name.split(":", 1)[1])
+        if own is None:
             raise RuntimeError("%s: a model-specific proposer, not run by the sweep" % path_name)
+        step, rule = _v1_own_step(model, vcfg, own)
     else:
         step, rule = _v2_step(model, vcfg, runner)
     tag = path_name.split(":")[0]
@@ -324,6 +427,15 @@ def sweep(families: list, outdir: str, binary: str) -> list:
                             "why": "not built: %s: %s" % (type(e).__name__, _line(e)),
                             "source": FAMILIES[family][2]})
             continue
+        refused = v1_refusal(built[1])
+        if refused:  # a record, so that the V1 path's absence is said
+            records.append({"engine": "vllm", "version": _version(), "family": family,
+                            "row": FAMILIES[family][1], "path": "v1", "verdict": "NOT_RUN",
+                            "architecture": built[1].speculative_config.draft_model_config
+                            .hf_config.architectures[0], "cases": {}, "diagnoses": [],
+                            "why": "vLLM's V1 runner refuses this target (VllmConfig."
+                                   "_validate_v1_model_runner): %s" % ", ".join(refused),
+                            "source": FAMILIES[family][2]})
         for path_name, source, runner in paths:
             rec = judge_one(family, built, path_name, runner, outdir, binary, handoff)
             rec["path_source"] = source
@@ -388,6 +500,15 @@ def main(argv: list | None = None) -> int:
     if a.out is None:
         p.error("--out DIR is required")
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+    # the Triton input norms of Dots3Note and GLM-5-Next run on a CPU only
+    # under Triton's interpreter, chosen before vLLM imports Triton (and with no
+    # visible GPU, or vLLM turns Triton off): vllm_standins.triton_interpreter_rounding
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+    if os.environ["TRITON_INTERPRET"] == "1":  # every dump then says the same of its stores
+        from .vllm_standins import triton_interpreter_rounding
+
+        triton_interpreter_rounding()
     from .. import verify
 
     binary = verify.find_binary()

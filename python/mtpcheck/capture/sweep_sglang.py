@@ -41,8 +41,22 @@ FAMILIES = {
     # pre_fc_norm_hidden h], one decoder layer, model.norm, lm_head): V3's math
     "qwen3_moe": ("qwen3_moe", "deepseek_v3", "sglang/srt/models/qwen3_moe_mtp.py"),
     "exaone_moe": ("exaone_moe", "deepseek_v3", "sglang/srt/models/exaone_moe_mtp.py"),
+    # Qwen3-Next / Qwen3.5: Qwen3-MoE's fc glue with zero-centred (GemmaRMSNorm) norms
+    "qwen3_next": ("qwen3_next", "qwen3_next", "sglang/srt/models/qwen3_next_mtp.py"),
+    "qwen3_5": ("qwen3_5_text", "qwen3_next", "sglang/srt/models/qwen3_5_mtp.py"),
     # LongCat-Flash: V3's glue, the final norm the model's own `final_layernorm`
     "longcat_flash": ("longcat_flash", "deepseek_v3", "sglang/srt/models/longcat_flash_nextn.py"),
+    # MiMo-7B: input_proj over [hidden, embedding], hidden first (the mimo row)
+    "mimo": ("mimo", "mimo", "sglang/srt/models/mimo_mtp.py"),
+    # ERNIE 4.5: V3's glue; its contract's final norm is the target's (FastDeploy)
+    "ernie": ("ernie4_5_moe", "deepseek_v3", "sglang/srt/models/ernie4_eagle.py"),
+    # Step-3.5: SGLang's create_worker picks the multi-layer worker (sglang_multi),
+    # one MTP layer a step, the pre-norm sum chained (the step3p5 row)
+    "step3p5": ("step3p5", "step3p5", "sglang/srt/models/step3p5_mtp.py"),
+    # GigaChat 3.5: DeepSeek NextN's shape, one head a step, chained (multi-layer worker)
+    "gigachat3_5": ("gigachat3_5", "deepseek_v3", "sglang/srt/models/gigachat35_mtp.py"),
+    # MiMo-V2: NextN's glue, final_layernorm in the layer, one layer a step, not chained
+    "mimo_v2": ("mimo_v2", "deepseek_v3", "sglang/srt/models/mimo_v2_nextn.py"),
 }
 ENGINE = "sglang"
 
@@ -128,6 +142,9 @@ def target_handoff(family: str, built: tuple) -> tuple:
 
     try:
         target = tiny_sglang.build_target(FAMILIES[family][0], built[1])
+        # the target's final norm, for a draft layer whose contract norms with
+        # it (ERNIE: SGLANG_ERNIE's shared_head_norm_weight); not a sub-module
+        object.__setattr__(built[0], "mtpcheck_target_norm", target.model.norm)
         tids = common.gen_ids(common.torch_generator(5), tiny_sglang.V)
         return tiny_sglang.target_handoff(target, tids, common.row_positions()), None
     except Exception as e:  # noqa: BLE001 (the chain is still judged, fed a random hidden)
@@ -138,12 +155,17 @@ def _capture_one(family, built, worker_cls, outdir, handoff=None):
     import torch
 
     from .. import capture
-    from . import tiny_sglang
+    from . import sglang_multi, tiny_sglang
 
-    model, _args, mc = built
+    model, args, mc = built
     path = os.path.join(outdir, "%s.sglang.h5" % family)
-    cap = capture.install(engine=ENGINE, path=path, steps=K, model=model)
-    draft_worker_class(worker_cls)  # a setup error if it cannot be found, not the engine's
+    draft_cls = draft_worker_class(worker_cls)  # a setup error if not found, not the engine's
+    # a worker whose every step runs on its own runner: one draft model (one
+    # MTP layer, SGLang's draft_model_idx s) a step, hooked together
+    models = (tiny_sglang.step_models(model, mc, K)
+              if sglang_multi.runner_per_step(draft_cls) else None)
+    root = model if models is None else torch.nn.ModuleList(models)
+    cap = capture.install(engine=ENGINE, path=path, steps=K, model=root)
     cap.engine_info["notes"].append("speculative worker %s" % worker_cls.__name__)
     gen = torch.Generator().manual_seed(11)
     ids = common.gen_ids(gen, tiny_sglang.V)
@@ -151,7 +173,16 @@ def _capture_one(family, built, worker_cls, outdir, handoff=None):
     hidden = common.step0_hidden(cap, handoff, gen, tiny_sglang.H)
     try:
         try:
-            draft(model, worker_cls, mc.hf_config, ids, pos, hidden, K)
+            if models is None:
+                draft(model, worker_cls, mc.hf_config, ids, pos, hidden, K)
+            else:
+                _out, cap.recycles = sglang_multi.draft(models, worker_cls, args, mc.hf_config,
+                                                        ids, pos, hidden)
+                cap.engine_info["notes"].append(
+                    "one draft model a step (its runner), at the target's positions; "
+                    + ("each step fed the previous one's handed-back hidden (chained)"
+                       if cap.recycles else "each step fed the target's hidden (not chained): "
+                       "no recycled hidden observed"))
         except Exception as e:  # the engine's own draft step raised: a finding
             raise common.EngineError(_why(e)) from e
         cap.write()

@@ -18,6 +18,15 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
 - the NextN block's sparse MoE -> SGLang's own dense MLP of the same decoder
   class (`_is_layer_sparse` answers False): the fused-MoE runner needs Triton
   GPU kernels;
+- Qwen3-Next and Qwen3.5 (INLINE_ATTENTION): their decoder layers compute
+  attention inline (`self_attention` over `qkv_proj`, RadixAttention, rope),
+  so that method becomes one linear map through the layer's own `o_proj`
+  (2 heads x 32 = H) and the rope is not built (its CPU path imports vLLM);
+  Qwen3-Next's MoE (always sparse) -> a dense `Qwen2MoeMLP` of the config's
+  intermediate size; the server arguments ask no Mamba cache snapshots
+  (`mamba_radix_cache_strategy = no_buffer`, which SGLang requires with the
+  overlap schedule off): GPU-only state of the linear-attention layers, which
+  the tiny configs do not have (`full_attention_interval = 1`);
 - GLM-5 (DSA): server-arg resolution asks the CUDA device capability to pick
   its DSA kernels; answered as sm90 while the model is built (CAPABILITY);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
@@ -54,12 +63,60 @@ BLOCKS = {
     "exaone_moe": ("exaone_moe", ("ExaoneMoEAttention",), None),  # dense: layer 0
     # hunyuan_v3_nextn.py forces the MoE (first_k_dense_replace = 0 while it builds)
     "hy_v3": ("hunyuan_v3", ("HYV3Attention",), ("HYV3MoEFused", "HYV3FeedForward")),
+    "mimo": ("qwen2", ("Qwen2Attention",), None),  # Qwen2DecoderLayer: dense
+    # ERNIE 4.5: ernie4.py's attention is llama's, imported under this name; the
+    # MTP block is dense (is_mtp), the target too (moe_layer_start_index above it)
+    "ernie4_5_moe": ("ernie4", ("Ernie4Attention",), None),
+    "step3p5": ("step3p5", ("Step3p5Attention",), None),  # dense: moe_layers_enum
+    # GigaChat 3.5: a DeepseekV2DecoderLayer subclass, dense unless nextn_is_sparse
+    # (its base class builds DeepSeek's MLA attention first, then replaces it)
+    "gigachat3_5": ("gigachat35", ("GigaChat35AttentionMLA", "deepseek_v2.DeepseekV2AttentionMLA"),
+                    None),
+    # MiMo-V2: the MTP layer's block is dense (MiMoV2MLP); the target's layers
+    # too (moe_layer_freq); the attention is imported by name into the NextN module
+    "mimo_v2": ("mimo_v2_nextn", ("MiMoV2Attention", "mimo_v2.MiMoV2Attention"), None),
+    # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
+    "qwen3_next": ("qwen3_next", (), None),
+    "qwen3_5_text": ("qwen3_5", (), None),
 }
 
+# model type -> (the decoder class whose inline `self_attention` becomes the
+# linear stand-in, the MoE class name to replace by a dense MLP or None)
+INLINE_ATTENTION = {
+    "qwen3_next": ("Qwen3HybridAttentionDecoderLayer", "Qwen2MoeSparseMoeBlock"),
+    "qwen3_5_text": ("Qwen3_5AttentionDecoderLayer", None),  # dense by its model type
+}
+
+
+# Step-3.5 as SGLang's own Step3p5Config reads it (the draft ModelConfig's
+# class): per-layer lists indexed by layer id, 48 entries as Step-3.5 Flash's
+# config.json (45 layers and 3 MTP layers), because SGLang's MTP block is
+# built as layer 45 whatever the layer count (`layer_id = 45  # FIXME`,
+# step3p5_mtp.py); every layer sliding-window and dense (moe_layers_enum names
+# none of them), 3 MTP layers (one a draft step)
+_STEP3P5_LAYERS = 48
+STEP3P5 = dict(
+    {k: v for k, v in CONFIGS["step3p5"].items() if "layer_types" not in k},
+    num_hidden_layers=45, num_nextn_predict_layers=3,
+    layer_types=["sliding_attention"] * _STEP3P5_LAYERS,
+    rope_theta=[10000.0] * _STEP3P5_LAYERS, partial_rotary_factors=[1.0] * _STEP3P5_LAYERS,
+    attention_other_setting={"num_attention_heads": 2, "num_attention_groups": 2},
+    moe_layers_enum=str(_STEP3P5_LAYERS), use_head_wise_attn_gate=False, yarn_only_types=[],
+    swiglu_limits_shared=None, swiglu_limits=None)
 
 # tiny configs of families tiny_vllm does not build (same sizes); Qwen3-MoE's
 # MTP layer is dense by its own config (`mlp_only_layers`)
 SGLANG_CONFIGS = {
+    "step3p5": STEP3P5,
+    # GigaChat 3.5 (SGLang's own GigaChat35Config): DeepSeek V3's MLA fields,
+    # every layer full attention (no gated-delta layers), plain RMSNorm
+    # (`norm_type` LlamaRMSNorm), pre-norm layers, 3 MTP heads (one a step)
+    "gigachat3_5": dict(CONFIGS["deepseek_v3"], architectures=["GigaChat35ForCausalLM"],
+                        model_type="gigachat3_5", num_nextn_predict_layers=3,
+                        layer_types=["full_attention"] * 2, norm_type="LlamaRMSNorm",
+                        layernorm_type="pre"),
+    # MiMo-V2 (tiny_vllm's, remote-code config): 3 MTP layers, one a step
+    "mimo_v2": dict(CONFIGS["mimo_v2"], num_nextn_predict_layers=3),
     "qwen3_moe": {
         "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": H,
         "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
@@ -118,15 +175,52 @@ def _dense(*args, **kwargs):
 
 def _patch_for_cpu(model_type):
     """The stubs of the module docstring, applied before the model is built."""
+    from .tiny_vllm import REMOTE_CONFIG, _register_config
+
+    if model_type in REMOTE_CONFIG:  # MiMo's config class is remote code
+        _register_config(model_type)
     mod_name, attn_names, decoder = BLOCKS[model_type]
     mod = importlib.import_module("sglang.srt.models." + mod_name)
-    for name in attn_names:
-        setattr(mod, name, LinearAttention)
+    for name in attn_names:  # "module.Class": a class of another SGLang module
+        where, _, name = name.rpartition(".")
+        setattr(importlib.import_module("sglang.srt.models." + where) if where else mod, name,
+                LinearAttention)
     if isinstance(decoder, str):
         getattr(mod, decoder)._is_layer_sparse = staticmethod(_dense)
     elif decoder is not None:
         moe, ffn = decoder
         setattr(mod, moe, _dense_ffn(getattr(mod, ffn)))
+    if model_type in INLINE_ATTENTION:
+        _patch_inline_attention(mod, *INLINE_ATTENTION[model_type])
+
+
+def _linear_self_attention(self, positions, hidden_states, forward_batch):
+    """The attention stand-in of a decoder that computes attention inline:
+    one linear map, the layer's own `o_proj` (its input width is H here)."""
+    return self.o_proj(hidden_states)[0]
+
+
+def _patch_inline_attention(mod, decoder, moe):
+    """INLINE_ATTENTION's stubs: the decoder's `self_attention` a linear map,
+    no rope built, the MoE (if named) SGLang's dense `Qwen2MoeMLP`."""
+    from sglang.srt.models.qwen2_moe import Qwen2MoeMLP
+
+    class DenseMoe(Qwen2MoeMLP):
+        num_fused_shared_experts = 0  # what the MTP model asks of its MoE
+
+        def __init__(self, config=None, quant_config=None, prefix="", **unused):
+            super().__init__(hidden_size=config.hidden_size,
+                             intermediate_size=config.intermediate_size,
+                             hidden_act=config.hidden_act, quant_config=quant_config,
+                             prefix=prefix, reduce_results=False)
+
+        def forward(self, hidden_states, forward_batch=None, **unused):
+            return super().forward(hidden_states)
+
+    mod.get_rope = lambda *a, **k: None
+    getattr(mod, decoder).self_attention = _linear_self_attention
+    if moe:
+        setattr(mod, moe, DenseMoe)
 
 
 def _dense_ffn(ffn):
@@ -153,6 +247,16 @@ def _free_port():
 # unless the attention backend is one of its GPU ones; the attention is the
 # stand-in here whatever the backend says
 SERVER_ARGS = {"exaone_moe": {"attention_backend": "triton"}}
+# Qwen3-Next / Qwen3.5 (hybrid Mamba-style caches): no state snapshots, which
+# SGLang allows only with the overlap schedule off
+SERVER_ARGS["qwen3_next"] = {"mamba_radix_cache_strategy": "no_buffer",
+                             "disable_overlap_schedule": True}
+SERVER_ARGS["qwen3_5_text"] = SERVER_ARGS["qwen3_next"]
+# the multi-layer families: SGLang's model overrides turn on its multi-layer
+# worker (`enable_multi_layer_eagle`) for the EAGLE algorithm only
+SERVER_ARGS["step3p5"] = {"speculative_algorithm": "EAGLE"}
+SERVER_ARGS["gigachat3_5"] = SERVER_ARGS["step3p5"]
+SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 
 
 # families whose server-arg resolution asks the GPU's compute capability (to
@@ -183,10 +287,11 @@ def publish(model_dir: str, steps: int, **extra: Any) -> Any:
     from sglang.srt.runtime_context import publish as publish_context
     from sglang.srt.server_args import ServerArgs
 
-    args = ServerArgs(model_path=model_dir, speculative_algorithm="NEXTN",
-                      speculative_num_steps=steps, speculative_eagle_topk=1,
-                      speculative_num_draft_tokens=steps + 1, device="cpu",
-                      skip_tokenizer_init=True, disable_cuda_graph=True, **extra)
+    kwargs = {"model_path": model_dir, "speculative_algorithm": "NEXTN",
+              "speculative_num_steps": steps, "speculative_eagle_topk": 1,
+              "speculative_num_draft_tokens": steps + 1, "device": "cpu",
+              "skip_tokenizer_init": True, "disable_cuda_graph": True}
+    args = ServerArgs(**dict(kwargs, **extra))  # a family's own arguments win
     if ps.model_parallel_is_initialized():  # the groups of the previous family's context
         ps.destroy_model_parallel()
     reset_context()
@@ -228,12 +333,44 @@ def build(model_type: str, workdir: str, steps: int = 3,
     return model, args, mc
 
 
-def _construct(cls, hf_config, seed: int):
+def step_models(model: torch.nn.Module, mc: Any, steps: int) -> list:
+    """The draft models of a multi-layer worker, one a step as its runners
+    hold them (SGLang's `draft_model_idx` s picks MTP layer s of the
+    checkpoint): `model` for step 0, fresh random layers for the others, the
+    one embedding table of the checkpoint shared by value."""
+    from sglang.srt.model_loader.utils import get_model_architecture
+
+    cls = get_model_architecture(mc)[0]
+    models = [model] + [_construct(cls, mc.hf_config, seed, draft_model_idx=seed)
+                        for seed in range(1, steps)]
+    with torch.no_grad():
+        for m in models[1:]:
+            m.model.embed_tokens.weight.copy_(model.model.embed_tokens.weight)
+            # the worker's init_lm_head binds one embedding and head into every
+            # step's model through the model's own set_embed_and_head (a no-op
+            # for Step-3.5, whose layers keep their own heads); MiMo-V2's then
+            # synchronises CUDA unconditionally: a no-op here, no device
+            with _no_cuda_sync():
+                m.set_embed_and_head(*model.get_embed_and_head())
+    return models
+
+
+@contextlib.contextmanager
+def _no_cuda_sync():
+    saved = torch.cuda.synchronize, torch.cuda.empty_cache
+    torch.cuda.synchronize = torch.cuda.empty_cache = lambda *a, **k: None
+    try:
+        yield
+    finally:
+        torch.cuda.synchronize, torch.cuda.empty_cache = saved
+
+
+def _construct(cls, hf_config, seed: int, **kwargs: Any):
     """cls built in bf16 with random weights, norm weights away from 1 (so that
     a pre-norm recycle or hand-off shows); in eval mode."""
     torch.set_default_dtype(torch.bfloat16)
     try:
-        model = cls(hf_config, quant_config=None)
+        model = cls(hf_config, quant_config=None, **kwargs)
     finally:
         torch.set_default_dtype(torch.float32)
     gen = torch.Generator().manual_seed(seed)
@@ -285,6 +422,8 @@ def target_handoff(target: Any, input_ids: Any, positions: Any) -> dict:
     eps = getattr(norm, "variance_epsilon", None) or norm.eps
     return {"hidden": seen["args"][0], "residual": seen["args"][1], "norm_weight": norm.weight,
                 "handoff": out.hidden_states, "eps": float(eps),
+                # GemmaRMSNorm's native path rounds once (SPEC.md §2.6)
+                "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager",
                 "source": f"{type(target).__name__}.forward, model.norm ({type(norm).__name__}), "
                        "LogitsProcessorOutput.hidden_states"}
 

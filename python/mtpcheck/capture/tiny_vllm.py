@@ -2,7 +2,11 @@
 docs/FINDINGS.md): a real VllmConfig from a tiny config.json, vLLM's CPU
 platform, a one-process gloo group; the decoder block's attention replaced,
 before the block is built, by one linear map (attention does not run on CPU
-here) and a dense MLP (first_k_dense_replace above the MTP layer index).
+here) and a dense MLP (first_k_dense_replace above the MTP layer index, or
+`mlp_only_layers`; where the decoder builds its MoE whatever the config says,
+the engine's own dense MLP in the MoE's place, MOE_STANDIN). Predictors behind
+@support_torch_compile are hooked by the capture itself (hooks.wrap_forward).
+The tiny configs are in tiny_vllm_configs.py.
 
 `draft(...)` runs K draft steps the way vLLM's proposer does: the model's
 return value is unpacked by the proposer's own `model_returns_tuple()`
@@ -22,52 +26,8 @@ import torch
 from torch import nn
 
 from ..weights_vllm import _distributed
-
-H, V, I = 64, 256, 96  # hidden, vocabulary, dense MLP width
-
-BASE = {
-    "hidden_size": H, "intermediate_size": I, "moe_intermediate_size": 32, "vocab_size": V,
-    "num_hidden_layers": 2, "num_nextn_predict_layers": 1, "num_attention_heads": 2,
-    "num_key_value_heads": 2, "rms_norm_eps": 1e-6, "first_k_dense_replace": 100,
-    "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2, "n_group": 1,
-    "topk_group": 1, "hidden_act": "silu", "max_position_embeddings": 512,
-    "torch_dtype": "bfloat16", "rope_theta": 10000.0, "routed_scaling_factor": 1.0,
-    "norm_topk_prob": True, "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1,
-}
-CONFIGS = {
-    "deepseek_v3": dict(BASE, architectures=["DeepseekV3ForCausalLM"], model_type="deepseek_v3",
-                        kv_lora_rank=16, q_lora_rank=None, qk_nope_head_dim=16,
-                        qk_rope_head_dim=8, v_head_dim=16, topk_method="noaux_tc",
-                        scoring_func="sigmoid"),
-    "glm4_moe": dict(BASE, architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe",
-                     head_dim=32, partial_rotary_factor=0.5, attention_bias=False, use_qk_norm=False),
-    "glm4_moe_lite": dict(BASE, architectures=["Glm4MoeLiteForCausalLM"], model_type="glm4_moe_lite",
-                          kv_lora_rank=16, q_lora_rank=None, qk_nope_head_dim=16,
-                          qk_rope_head_dim=8, v_head_dim=16, topk_method="noaux_tc",
-                          scoring_func="sigmoid", rms_norm_eps=1e-5),
-    "glm_ocr": {"architectures": ["GlmOcrForConditionalGeneration"], "model_type": "glm_ocr",
-                "text_config": dict(BASE, model_type="glm_ocr_text", head_dim=32,
-                                    partial_rotary_factor=0.5, attention_bias=False,
-                                    rms_norm_eps=1e-5),
-                "vision_config": {"depth": 1, "hidden_size": 32, "num_heads": 2,
-                                  "out_hidden_size": H, "intermediate_size": 32},
-                "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
-    "longcat_flash": dict(BASE, architectures=["LongcatFlashForCausalLM"], model_type="longcat_flash",
-                          num_layers=1, ffn_hidden_size=I, expert_ffn_hidden_size=32,
-                          kv_lora_rank=16, q_lora_rank=16, qk_nope_head_dim=16,
-                          qk_rope_head_dim=8, v_head_dim=16, head_dim=24, moe_topk=2,
-                          zero_expert_num=0, mla_scale_q_lora=False, mla_scale_kv_lora=False,
-                          rms_norm_eps=1e-5),
-    # OpenPangu Ultra MoE: its config class is remote code (no class for
-    # `pangu_ultra_moe` in transformers); DeepSeek V3's fields, registered under
-    # that name by _register_config
-    "pangu_ultra_moe": dict(BASE, architectures=["PanguUltraMoEForCausalLM"],
-                            model_type="pangu_ultra_moe", kv_lora_rank=16, q_lora_rank=None,
-                            qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
-                            topk_method="noaux_tc", scoring_func="sigmoid"),
-    "hy_v3": dict(BASE, architectures=["HYV3ForCausalLM"], model_type="hy_v3", head_dim=32,
-                  num_experts=4, num_shared_experts=1, rms_norm_eps=1e-5),
-}
+from . import vllm_standins
+from .tiny_vllm_configs import CONFIGS, H, I, V  # noqa: F401 (I: re-exported, tests)
 
 # The attention classes each model type's decoder block is built with (module
 # of vllm.model_executor.models, class names): replaced by LinearAttention.
@@ -82,7 +42,65 @@ ATTENTION = {
                                       "OpenPanguSinkAttention")),
     "longcat_flash": ("deepseek_v2", ("DeepseekV2MLAAttention", "DeepseekV2Attention",
                                       "DeepseekAttention")),
+    # layers whose block is inline: the MoE the MTP layer builds is replaced too
+    "bailing_hybrid": ("bailing_moe_mtp", ("BailingMoeV25MLAAttention", "BailingMoeV25")),
+    "bailing_v3": ("bailing_moe_v3_mtp", ("BailingMoeV3MLAAttention", "BailingMoeV3MoE")),
+    "mimo_v2": ("mimo_v2_mtp", ("MiMoV2Attention",)),
+    "mimo_v2_omni": ("mimo_v2_mtp", ("MiMoV2Attention",)),
+    "exaone_moe": ("exaone_moe", ("ExaoneMoeAttention",)),
+    "exaone4_5": ("exaone4", ("Exaone4Attention",)),
+    "nemotron_h": ("nemotron_h", ("NemotronHAttention", "NemotronHMoE")),
+    "step3p5": ("step3p5", ("Step3p5Attention",)),
+    "qwen3_next": ("qwen3_next", ("Qwen3NextAttention",)),
+    "qwen3_5_text": ("qwen3_5", ("Qwen3NextAttention",)),  # its decoder imports Qwen3-Next's
+    "qwen3_5": ("qwen3_5", ("Qwen3NextAttention",)),
+    "qwen3_5_moe": ("qwen3_5", ("Qwen3NextAttention",)),
+    "interns2_mobius": ("qwen3_5", ("Qwen3NextAttention",)),
+    "mimo": ("qwen2", ("Qwen2Attention",)),
+    # a module outside model_executor/models: its full name
+    "hy_v4": ("vllm.models.hy_v4.nvidia.model", ("HYV4MLAAttention",)),
+    "step5": ("vllm.models.step5.nvidia.model", ("Step5Attention",)),
+    "glm5_next": ("vllm.models.glm5next.common.model", ("Glm5NextMLAAttention",)),
+    "dots3_note": ("vllm.models.dots3_note.nvidia.model",
+                   ("Dots3NoteSlidingAttention", "Dots3NoteFullAttention")),
+    # ERNIE's MTP block is a LlamaDecoderLayer (its target's: TARGET_ATTENTION)
+    "ernie4_5_moe": ("llama", ("LlamaAttention",)),
 }
+# model type -> (module, MoE class name): the MoE class a decoder builds whatever
+# its config says, replaced by the engine's own dense MLP of the config's width
+MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
+               # InternS2-Mobius's target routes every layer through a shared bank
+               # of MoE blocks (meta_mlp), whose bookkeeping its top-level class keeps
+               "interns2_mobius": (("qwen3_5", "Qwen3NextSparseMoeBlock"),
+                                   ("interns2_mobius", "InternS2MobiusMetaMoeBlock",
+                                    "InternS2MobiusForConditionalGeneration"))}
+# model types whose MTP predictor asserts its attention's class (GLM-5-Next:
+# `isinstance(self_attn, Glm5NextMLAAttention)`, common/mtp.py) -> the
+# sub-modules it reads from it at construction (empty modules on the stand-in)
+ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
+# model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
+TRITON_INPUT_NORMS = ("dots3_note", "glm5_next")
+# model types whose module imports vllm_flash_attn's CUDA kernels at load time
+# -> (that module, its registry entries: architecture -> class), registered as
+# classes loaded here, where the stand-in is in place (vllm_standins)
+NEEDS_FLASH_ATTN_STUB = {"dots3_note": ("vllm.models.dots3_note",
+                                        {"Dots3NoteForCausalLM": "Dots3NoteForCausalLM",
+                                         "Dots3NoteMTPModel": "Dots3NoteMTP"})}
+# Model types built on Qwen3-Next's MoE mixin, whose EPLB bookkeeping
+# (set_moe_parameters) is skipped when the dense block leaves no MoE layer.
+QWEN_NEXT_MOE_MIXIN = {"qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe", "interns2_mobius"}
+# A target whose attention class lives in another module than the draft's
+# (the draft module imported it by name before the patch): replaced there too.
+TARGET_ATTENTION = {"mimo_v2": ("mimo_v2", ("MiMoV2Attention",)),
+                    "mimo_v2_omni": ("mimo_v2", ("MiMoV2Attention",)),
+                    # ERNIE's MTP block is a LlamaDecoderLayer, its target's layers Ernie4_5_Moe's
+                    "ernie4_5_moe": ("ernie45_moe", ("Ernie4_5_MoeAttention",)),
+                    "interns2_mobius": ("interns2_mobius", ("Qwen3NextAttention",))}
+# model types whose config class ships as remote code: the transformers class
+# whose fields the engine reads, registered under that name
+REMOTE_CONFIG = {"pangu_ultra_moe": "DeepseekV3Config", "mimo_v2": "DeepseekV3Config",
+                 "mimo_v2_omni": "DeepseekV3Config",
+                 "mimo": "Qwen2Config", "interns2_mobius": "Qwen3_5MoeConfig"}
 # MTP classes that ask for an MoE layer only to copy expert counts (EPLB
 # bookkeeping): with the dense block there is none, so the copy is skipped.
 DENSE_SKIP = {
@@ -95,14 +113,38 @@ class LinearAttention(nn.Module):
     """The attention stand-in: one linear map of the normed input (SPEC.md
     10.1's W_a), whatever the attention class was given."""
 
+    # dense attention (HY V4's MTP predictor asks whether a layer's is sparse)
+    is_sparse = False
+
     def __init__(self, *args, **kwargs):
-        super().__init__()
-        h = kwargs.get("hidden_size") or kwargs["config"].hidden_size
+        nn.Module.__init__(self)  # not the replaced class's (a subclass: ISINSTANCE_STANDIN)
+        config = kwargs.get("config") or next((a for a in args if hasattr(a, "hidden_size")), None)
+        h = kwargs.get("hidden_size") or config.hidden_size
         self.W_a = nn.Linear(h, h, bias=False)
 
-    def forward(self, positions: torch.Tensor, hidden_states: torch.Tensor, *args: Any,
-                **kwargs: Any) -> torch.Tensor:
-        return self.W_a(hidden_states)
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        """W_a of the hidden, however the block passes it (by name, or as the
+        one floating-point positional argument beside integer positions)."""
+        hidden = kwargs.get("hidden_states")
+        if hidden is None:
+            hidden = next(a for a in args if torch.is_tensor(a) and a.is_floating_point())
+        return self.W_a(hidden)
+
+
+def _standin_for(model_type: str, cls: type) -> type:
+    """LinearAttention, or where the engine asserts the attention's class
+    (ISINSTANCE_STANDIN), a LinearAttention that is also a `cls`, carrying
+    the attributes the engine reads from it at construction."""
+    attrs = ISINSTANCE_STANDIN.get(model_type)
+    if attrs is None:
+        return LinearAttention
+
+    def init(self, *args, **kwargs):
+        LinearAttention.__init__(self, *args, **kwargs)
+        for name in attrs:
+            setattr(self, name, nn.Module())
+
+    return type(cls.__name__ + "StandIn", (LinearAttention, cls), {"__init__": init})
 
 
 def _patch_for_cpu(model_type):
@@ -110,14 +152,29 @@ def _patch_for_cpu(model_type):
     bookkeeping copy of DENSE_SKIP skipped when there is no MoE layer."""
     import importlib
 
-    mod_name, names = ATTENTION[model_type]
-    mod = importlib.import_module("vllm.model_executor.models." + mod_name)
-    for name in names:
-        setattr(mod, name, LinearAttention)
+    if model_type in NEEDS_FLASH_ATTN_STUB:
+        vllm_standins.flash_attn_stub()
+        vllm_standins.register_in_process(*NEEDS_FLASH_ATTN_STUB[model_type])
+    if model_type in TRITON_INPUT_NORMS:
+        vllm_standins.triton_interpreter_rounding()
+    for mod_name, names in (ATTENTION[model_type], TARGET_ATTENTION.get(model_type, ("", ()))):
+        if not names:
+            continue
+        mod = vllm_standins.models_module(mod_name)
+        for name in names:
+            orig = getattr(mod, name, None)
+            if orig is None or not issubclass(orig, LinearAttention):
+                setattr(mod, name, LinearAttention if orig is None else _standin_for(model_type, orig))
+    if model_type == "ernie4_5_moe":
+        _llama_attention_default()
     if model_type == "longcat_flash":
         _skip_lora_scaling()
-    if model_type == "pangu_ultra_moe":
+    if model_type in REMOTE_CONFIG:
         _register_config(model_type)
+    if model_type in QWEN_NEXT_MOE_MIXIN:
+        vllm_standins.qwen_next_bookkeeping()
+    for standin in MOE_STANDIN.get(model_type, ()):
+        vllm_standins.dense_moe(*standin)
     if model_type not in DENSE_SKIP:
         return
     mod_name, cls_name = DENSE_SKIP[model_type]
@@ -140,15 +197,36 @@ def _skip_moe_copy(cls):
     cls._mtpcheck_dense = True
 
 
-def _register_config(model_type):
-    """A config class for a model type whose class ships as remote code: DeepSeek
-    V3's, under that name (the fields the engine reads are DeepSeek V3's)."""
-    from transformers import CONFIG_MAPPING, AutoConfig, DeepseekV3Config
+def _llama_attention_default():
+    """LlamaDecoderLayer takes its attention class as a keyword default bound
+    when the class was defined (`attn_layer_type=LlamaAttention`): the
+    stand-in goes there too (ERNIE's MTP block is a LlamaDecoderLayer)."""
+    from vllm.model_executor.models import llama
 
-    if model_type in CONFIG_MAPPING:
+    init = llama.LlamaDecoderLayer.__init__
+    kw = dict(init.__kwdefaults__ or {})
+    if "attn_layer_type" in kw:
+        kw["attn_layer_type"] = LinearAttention
+        init.__kwdefaults__ = kw
+    elif init.__defaults__:
+        init.__defaults__ = tuple(  # by name: the module's own name is replaced already
+            LinearAttention if getattr(d, "__name__", "") == "LlamaAttention" else d
+            for d in init.__defaults__)
+
+
+def _register_config(model_type):
+    """A config class for a model type whose class ships as remote code: the
+    transformers class REMOTE_CONFIG names, under that name (the fields the
+    engine reads are that class's)."""
+    import transformers
+    from transformers import CONFIG_MAPPING, AutoConfig
+
+    name = CONFIGS[model_type]["model_type"]  # the name config.json gives
+    if name in CONFIG_MAPPING:
         return
-    cls = type("MtpcheckConfig_" + model_type, (DeepseekV3Config,), {"model_type": model_type})
-    AutoConfig.register(model_type, cls)
+    base = getattr(transformers, REMOTE_CONFIG[model_type])
+    cls = type("MtpcheckConfig_" + name, (base,), {"model_type": name})
+    AutoConfig.register(name, cls)
 
 
 def _skip_lora_scaling():
@@ -218,9 +296,39 @@ def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:
             model = cls(vllm_config=vcfg, prefix="")
     finally:
         torch.set_default_dtype(torch.float32)
+    share_target_modules(model, vcfg)
     randomize(model, seed)
     after_loading(model, vcfg, draft_cfg)
     return model.eval()
+
+
+def share_target_modules(model: torch.nn.Module, vcfg: Any) -> None:
+    """A draft model that owns no embedding or head (`has_own_embed_tokens` /
+    `has_own_lm_head` False: Nemotron-H; a deferred `shared_head.head`:
+    GLM-5-Next) gets the target's from the proposer, which shares them after
+    loading (llm_base_proposer.py); with no target built, an embedding and a
+    head of the target's shapes stand in."""
+    from vllm.config import set_current_vllm_config
+    from vllm.model_executor.layers.vocab_parallel_embedding import (
+        ParallelLMHead,
+        VocabParallelEmbedding,
+    )
+
+    inner = getattr(model, "model", None)
+    with set_current_vllm_config(vcfg):
+        if getattr(model, "has_own_embed_tokens", True) is False and inner is not None \
+                and getattr(inner, "embed_tokens", False) is None:
+            inner.embed_tokens = VocabParallelEmbedding(V, H, params_dtype=torch.bfloat16)
+        if getattr(model, "has_own_lm_head", True) is False and \
+                getattr(model, "lm_head", False) is None:
+            model.lm_head = ParallelLMHead(V, H, params_dtype=torch.bfloat16)
+        # a layer whose shared head defers its head to the target's lm_head
+        # (SharedHead(defer_lm_head=True): GLM-5-Next), shared the same way
+        layers = getattr(inner, "layers", None)
+        for layer in (layers.values() if isinstance(layers, nn.ModuleDict) else layers or ()):
+            sh = getattr(layer, "shared_head", None)
+            if sh is not None and getattr(sh, "head", False) is None:
+                sh.head = ParallelLMHead(V, H, params_dtype=torch.bfloat16)
 
 
 def randomize(model: torch.nn.Module, seed: int) -> None:
@@ -303,12 +411,14 @@ def build_target(vcfg: Any, seed: int = 1) -> tuple:
 
 
 def final_norm(target: Any) -> tuple:
-    """(its name, the module): the target's final norm, `model.norm` of the
-    model or of its language model (a multimodal target such as GLM-OCR)."""
+    """(its name, the module): the target's final norm, `model.norm` (or
+    Nemotron-H's `model.norm_f`) of the model or of its language model (a
+    multimodal target such as GLM-OCR)."""
     for prefix, owner in (("", target), ("language_model.", getattr(target, "language_model", None))):
-        norm = getattr(getattr(owner, "model", None), "norm", None)
-        if norm is not None:
-            return prefix + "model.norm", norm
+        for name in ("norm", "norm_f"):
+            norm = getattr(getattr(owner, "model", None), name, None)
+            if norm is not None:
+                return prefix + "model." + name, norm
     raise RuntimeError(f"{type(target).__name__}: no model.norm (nor language_model.model.norm)")
 
 
@@ -328,15 +438,30 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
     def hook(module, args, kwargs, out):
         x = args[0] if args else kwargs["x"]
         res = args[1] if len(args) > 1 else kwargs.get("residual")
-        seen["hidden"], seen["residual"] = x.detach().clone(), res.detach().clone()
+        if res is not None:
+            seen["hidden"], seen["residual"] = x.detach().clone(), res.detach().clone()
 
-    h = norm.register_forward_hook(hook, with_kwargs=True)
+    def last_layer(module, args, out):
+        # a target whose forward returns the sum and norms it only in
+        # compute_logits (MiMo): its final norm is not called in forward, so
+        # the norm's inputs are the last decoder layer's (hidden, residual)
+        if isinstance(out, tuple) and len(out) == 2 and all(torch.is_tensor(t) for t in out):
+            seen["layer"] = tuple(t.detach().clone() for t in out)
+
+    hooks = [norm.register_forward_hook(hook, with_kwargs=True)]
+    layers = getattr(getattr(target, "model", None), "layers", None)
+    if layers is not None and len(layers):
+        hooks.append(layers[len(layers) - 1].register_forward_hook(last_layer))
     try:
         with set_current_vllm_config(tvcfg), set_forward_context(None, tvcfg), torch.no_grad():
             out = target(input_ids=input_ids, positions=positions)
             handoff = get_drafter_hidden_states(target, out)
     finally:
-        h.remove()
+        for h in hooks:
+            h.remove()
+    if "residual" not in seen and "layer" in seen:
+        seen["hidden"], seen["residual"] = seen["layer"]
+        norm_name += " (not called in forward: the last layer's outputs)"
     if "residual" not in seen or seen["residual"] is None:
         raise RuntimeError(f"{type(target).__name__}'s final norm was not called with "
                            "(hidden, residual)")
@@ -344,4 +469,6 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
     source = (f"{type(target).__name__}.forward, {norm_name} ({type(norm).__name__}), "
               "get_drafter_hidden_states")
     return {"hidden": seen["hidden"], "residual": seen["residual"], "norm_weight": norm.weight,
-                "handoff": handoff, "eps": float(eps), "source": source}
+                "handoff": handoff, "eps": float(eps), "source": source,
+                # GemmaRMSNorm: one rounding of the fp32 product (SPEC.md §2.6)
+                "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager"}

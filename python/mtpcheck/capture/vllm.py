@@ -109,6 +109,17 @@ def returns_tuple_rule(model: torch.nn.Module,
         return None
 
 
+def _interpreter_bf16_stores() -> str:
+    """How the interpreter's fp32 -> bf16 stores round here: truncated, or to
+    nearest even where mtpcheck patched it (vllm_standins.triton_interpreter_rounding)."""
+    try:
+        from triton.runtime import interpreter
+    except Exception:  # noqa: BLE001 -- no Triton: nothing ran under it
+        return "truncate"
+    rne = getattr(interpreter._convert_float, "mtpcheck_rne", False)
+    return "round to nearest even (mtpcheck's patch, as a GPU's)" if rne else "truncate"
+
+
 def engine_info(capture: Capture, model: torch.nn.Module) -> dict[str, Any]:
     info = {"version": _version(), "notes": []}
     info["returns_tuple"] = returns_tuple_rule(model, capture.layer_modules)
@@ -119,7 +130,7 @@ def engine_info(capture: Capture, model: torch.nn.Module) -> dict[str, Any]:
 
     if os.environ.get("TRITON_INTERPRET") == "1":
         info["notes"].append("Triton kernels ran under the CPU interpreter (TRITON_INTERPRET=1), "
-                             "whose fp32->bf16 stores truncate")
+                             "whose fp32->bf16 stores " + _interpreter_bf16_stores())
         info["interpreted"] = True
     return info
 

@@ -8,6 +8,7 @@
  * Scope PIECE: no MTP step's rule or diagnosis (they read an MTP layer)
  * applies; judged under an error budget of fixed depth.
  */
+#include "dspark_captured.h"
 #include "rows.h"
 
 #include <stdio.h>
@@ -39,25 +40,26 @@ static void build_sig(struct mtp_sig_build *b, const struct mtp_params *p,
 		{"sublayer_inputs", "2*L,T,H", MTP_TC_ACT, 0},
 		{"pre_mixes", "2*L,T,M", MTP_TC_PARAM, 0},
 		{"streams", "T,M,H", MTP_TC_ACT, 0},
-		{"h", "T,H", MTP_TC_ACT, 0},
-		{"base_logits", "T,V", MTP_TC_ACT, 0},
-		{"markov_embed", "T,R", MTP_TC_ACT, 0},
-		{"logits", "T,V", MTP_TC_ACT, 0},
-		{"token", "T", MTP_TC_TOKEN, 0},
-		{"confidence", "T", MTP_TC_PARAM, 0},
 		ROW_END};
-	const struct mtp_tspec *layer = mtp_sig_push_list(b, false, in, NULL);
-	const struct mtp_tspec *head = layer + 4, *outs;
+	const struct mtp_tspec *layer, *head, *outs;
 	char pfx[32];
 
 	(void)present;
+	if (p->v2.captured) { /* §13.9.1: the layers are the engine's */
+		mtp_dspark_captured_sig(b, p);
+		return;
+	}
+	layer = mtp_sig_push_list(b, false, in, NULL);
+	head = layer + 4;
 	for (int64_t l = 0; l < p->num_layers; l++) {
 		snprintf(pfx, sizeof(pfx), "layer.%lld/", (long long)l);
 		mtp_sig_push_list(b, false, mtp_sig_v4_block_w, pfx);
 		mtp_sig_push_list(b, false, layer, pfx);
 	}
 	outs = mtp_sig_push_list(b, false, head, NULL);
-	mtp_sig_push_list(b, true, outs, NULL);
+	mtp_sig_push_list(b, true, outs,
+			  NULL); /* then the head's, as captured */
+	mtp_sig_push_list(b, true, mtp_dspark_head_out, NULL);
 }
 
 static enum mtp_status ref(const struct mtp_ref_io *io)
@@ -94,9 +96,9 @@ static enum mtp_status ref(const struct mtp_ref_io *io)
 					   mtp_refio_in(io, "markov_w2"),
 					   mtp_refio_in(io, "conf_weight")},
 		&d, &cfg,
-		&(struct mtp_ref_dspark_cfg){c->dims.c, c->dims.p,
-					     p->num_layers, c->dims.r,
-					     p->block_mask, p->logit_scale},
+		&(struct mtp_ref_dspark_cfg){
+			c->dims.c, c->dims.p, p->num_layers, c->dims.r,
+			p->block_mask, p->logit_scale, p->dspark},
 		&(struct mtp_ref_dspark_out){
 			mtp_refio_out(io, "main_x"),
 			mtp_refio_out(io, "sublayer_inputs"),
@@ -132,15 +134,22 @@ const struct mtp_op mtp_row_dspark_step = {
 	.summary = "synthetic DSpark block: aux states -> draft tokens, "
 		   "confidence",
 	.attrs = "eps rounding hc_mult hc_eps sinkhorn_iters post_mult? "
-		 "num_layers block_mask? logit_scale?",
+		 "num_layers block_mask? logit_scale? dspark_variant?",
 	.attrs_v4 = "",
 	.families = 1u << MTP_FAMILY_DEEPSEEK_V4,
 	.rows = MTP_ROWS_MIXED,
 	.scope = MTP_SCOPE_PIECE,
 	.default_family = MTP_FAMILY_DEEPSEEK_V4,
 	.build_sig = build_sig,
+	.captured_form = true,
+	.captured_ref = mtp_dspark_captured_ref,
 	.ref = ref,
 	.flops = flops,
 	.budget_depth = 48,
+	/* every output but the combiner's main_x lies downstream of
+	 * hc_pre_delayed's mix GEMMs (per-token scalars: tested by rows, as
+	 * a V4 step's); main_x by elements */
+	.bias = MTP_BIAS_ALL,
+	.bias_skip = "main_x",
 	.gathered = "embed_table",
 };

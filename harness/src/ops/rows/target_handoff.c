@@ -25,8 +25,9 @@ static enum mtp_status ref(const struct mtp_ref_io *io)
 			       mtp_refio_in(io, "target_residual"),
 			       mtp_refio_in(io, "target_norm_weight"),
 			       c->dims.t, c->dims.h, p->eps, p->rounding,
-			       p->conv.add_norm_input, p->handoff_pre_norm,
-			       c->act, mtp_refio_out(io, "handoff"));
+			       p->conv.add_norm_input,
+			       mtp_params_handoff_pre_norm(p), c->act,
+			       mtp_refio_out(io, "handoff"));
 	return MTP_OK;
 }
 

@@ -1,0 +1,173 @@
+"""The SGLang 0.5.23 MTP layers' specs (specs.py holds the vLLM ones, the
+LayerSpec class and the helpers both share): what each NextN / MTP module is
+called, how it is called, and the conventions of its code (SPEC.md 12.1)."""
+
+from __future__ import annotations
+
+from .specs import (
+    V3_WEIGHTS,
+    VLLM_ERNIE,
+    VLLM_MIMO,
+    LayerSpec,
+    _embeds_of_ids,
+    _eps,
+    _eps_of,
+    _glm_or_v3,
+    _path,
+)
+
+
+def _sglang_prev_hidden(module, named, root=None):
+    batch = named.get("forward_batch")
+    info = getattr(batch, "spec_info", None)
+    return getattr(info, "hidden_states", None)
+
+
+
+
+# SGLang deepseek_nextn.py / glm4_moe_nextn.py: the previous hidden comes in
+# forward_batch.spec_info.hidden_states, the block is `decoder`, and the model
+# ends with shared_head.norm(hidden, residual) (add fused into the norm);
+# the head is the top-level lm_head. In 0.5.23 the decoder leaves its residual
+# in forward_batch.residual_stream and `residual_batch.final_norm` hands the
+# pair to shared_head.norm: the block's outputs are read there (block_tail).
+SGLANG_NEXTN = LayerSpec(
+    engine="sglang", family=_glm_or_v3,
+    classes=("DeepseekModelNextN", "Glm4MoeModelNextN", "Glm4MoeLiteModelNextN", "GlmOcrModelNextN",
+             "HYV3ModelNextN", "GigaChat35ModelNextN"),
+    layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
+                  "embeds": ("input_embeds",), "prev_hidden": ()},
+    layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _embeds_of_ids},
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="shared_head.norm",
+    weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
+    source="sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py, glm4_moe_lite_nextn.py, "
+           "glm_ocr_nextn.py, hunyuan_v3_nextn.py, gigachat35_mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
+    notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
+
+# SGLang longcat_flash_nextn.py: NextN's glue, the final add-norm the model's
+# own `final_layernorm(hidden, residual)`, the top-level lm_head.
+SGLANG_LONGCAT = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("LongcatFlashModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
+    weights=dict(SGLANG_NEXTN.weights, shared_head_norm_weight="final_layernorm.weight"),
+    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/longcat_flash_nextn.py",
+    extra_attrs=SGLANG_NEXTN.extra_attrs, notes=SGLANG_NEXTN.notes)
+
+# SGLang mimo_v2_nextn.py (MiMo-V2): LongCat's shape, the block `mtp_block`.
+SGLANG_MIMO_V2 = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("MiMoV2ModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
+    weights=SGLANG_LONGCAT.weights, conventions=SGLANG_NEXTN.conventions,
+    source="sglang/srt/models/mimo_v2_nextn.py", extra_attrs=SGLANG_NEXTN.extra_attrs,
+    notes="each step fed the target's hidden (not chained: the multi-layer worker's choice)")
+
+
+
+def _sglang_model_embeds(module, named, root=None):
+    ids = named.get("input_ids")
+    table = _path(module, "model.embed_tokens.weight")
+    return None if ids is None or table is None else table[ids.long()]
+
+
+# SGLang qwen3_moe_mtp.py, exaone_moe_mtp.py: the draft model itself is the layer: fc over
+# [pre_fc_norm_embedding(e), pre_fc_norm_hidden(h)] (embedding first), the one
+# decoder layer model.layers.0, the final add-norm model.norm(hidden,
+# residual) via residual_batch.final_norm, lm_head; no position-0 mask.
+SGLANG_FC_MTP = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("Qwen3MoeForCausalLMMTP", "ExaoneMoEForCausalLMMTP"),
+    layer_inputs=SGLANG_NEXTN.layer_inputs,
+    layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _sglang_model_embeds},
+    block_attr="model.layers.0", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="model.norm",
+    weights={"enorm_weight": "pre_fc_norm_embedding.weight",
+             "hnorm_weight": "pre_fc_norm_hidden.weight", "eh_proj_weight": "fc.weight",
+             "shared_head_norm_weight": "model.norm.weight", "head_weight": "lm_head.weight",
+             "head_scale_inv": "lm_head.weight_scale_inv"},
+    conventions=SGLANG_NEXTN.conventions,
+    source="sglang/srt/models/qwen3_moe_mtp.py, exaone_moe_mtp.py",
+    extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="eager"),
+    notes=SGLANG_NEXTN.notes)
+
+# Qwen3-Next / Qwen3.5 (SGLang): SGLANG_FC_MTP's layer on the zero-centred row,
+# every norm a GemmaRMSNorm, which rounds once (fused, SPEC.md §2.6)
+SGLANG_QWEN3_NEXT = LayerSpec(
+    engine="sglang", family="qwen3_next",
+    classes=("Qwen3NextForCausalLMMTP", "Qwen3_5ForCausalLMMTP"),
+    layer_inputs=SGLANG_FC_MTP.layer_inputs, layer_inputs_from=SGLANG_FC_MTP.layer_inputs_from,
+    block_attr=SGLANG_FC_MTP.block_attr, block_input_args=SGLANG_FC_MTP.block_input_args,
+    block_outputs=SGLANG_FC_MTP.block_outputs, block_tail=SGLANG_FC_MTP.block_tail,
+    weights=SGLANG_FC_MTP.weights,
+    # SGLang's GemmaRMSNorm.forward_native adds the residual in the activation
+    # dtype before the norm (`x = x + residual`, layers/layernorm.py): unfused;
+    # its logits are bf16 values handed over as float32 (verify named both,
+    # exactly, when this spec declared SGLANG_FC_MTP's fused add and fp32 logits)
+    conventions=dict(SGLANG_FC_MTP.conventions, final_add="unfused", logits_dtype="bfloat16"),
+    source="sglang/srt/models/qwen3_next_mtp.py, qwen3_5_mtp.py",
+    extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="fused"),
+    notes=SGLANG_FC_MTP.notes)
+
+def _sglang_stream_residual(module, named, out):
+    """(block output, block residual) of an SGLang decoder layer that returns
+    its output and leaves the residual in the batch's residual stream: the
+    residual that stream holds when the layer returns (SGLang's own
+    `residual_batch.written_residual`), which the caller's `fold` adds."""
+    from sglang.srt.layers.layer_boundary.residual import batch as residual_batch
+
+    hidden = out[0] if isinstance(out, (tuple, list)) else out
+    return hidden, residual_batch.written_residual(named["forward_batch"])
+
+
+# SGLang mimo_mtp.py (MiMo-7B): input_proj over [hidden_layernorm(h),
+# token_layernorm(e)], hidden first (the mimo row), the position-0 mask in
+# place; a Qwen2 decoder block whose residual stays in the batch's residual
+# stream until `residual_batch.fold` adds it; final_layernorm of the sum, the
+# post-norm hidden handed to the logits processor and back as the next hidden.
+SGLANG_MIMO = LayerSpec(
+    engine="sglang", family="mimo", classes=("MiMoMultiTokenPredictorLayer",),
+    layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
+                  "embeds": ("input_embeds",), "prev_hidden": ()},
+    layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _embeds_of_ids},
+    block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_outputs_from=_sglang_stream_residual,
+    weights=dict(VLLM_MIMO.weights),
+    conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
+    source="sglang/srt/models/mimo_mtp.py",
+    extra_attrs=VLLM_MIMO.extra_attrs,
+    notes="recycled = the hidden the logits processor hands back")
+
+# SGLang ernie4_eagle.py (ERNIE 4.5): the glue of VLLM_ERNIE (the position-0
+# mask in place), an Ernie4DecoderLayer returning (hidden, residual), the sum
+# handed to the logits processor with no norm; judged against the target's
+# final norm, as VLLM_ERNIE.
+SGLANG_ERNIE = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("Ernie4ModelMTP",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), weights=dict(VLLM_ERNIE.weights),
+    conventions=VLLM_ERNIE.conventions, source="sglang/srt/models/ernie4_eagle.py",
+    extra_attrs=VLLM_ERNIE.extra_attrs, notes=VLLM_ERNIE.notes)
+
+# SGLang step3p5_mtp.py (Step-3.5): NextN's glue (eh_proj over [enorm e, hnorm
+# h], no mask, the previous hidden in spec_info), the block `mtp_block` leaving
+# its residual in the stream for `residual_batch.final_norm`, which hands
+# (hidden, residual) to shared_head.norm; the pre-norm snapshot passed as
+# `hidden_states_before_norm` and handed back; the layer's own head. Every norm
+# a GemmaRMSNorm (one rounding; its native path adds the residual in bf16 first).
+SGLANG_STEP3P5 = LayerSpec(
+    engine="sglang", family="step3p5", classes=("Step3p5AMultiTokenPredictor",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="shared_head.norm",
+    weights=V3_WEIGHTS,
+    conventions={"pos0_mask": 0, "final_add": "unfused", "add_norm_input": "sum",
+                 "logits_dtype": "bfloat16"},
+    source="sglang/srt/models/step3p5_mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
+    notes="zero-centred norms (GemmaRMSNorm), the pre-norm snapshot handed back and chained")

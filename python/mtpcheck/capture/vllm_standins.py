@@ -1,0 +1,142 @@
+"""Stand-ins of vLLM pieces that a tiny CPU build of a draft model needs
+(tiny_vllm.py): the compiled predictors made hookable again, the MoE classes
+some decoders build whatever their config says, and the EPLB bookkeeping
+that counts MoE layers a dense stand-in leaves none of.
+
+Why this exists: tiny_vllm.py builds every family's model; these are the
+patches of the zero-centred families (Qwen3-Next, Qwen3.5), kept apart so
+that each file stays one subject.
+"""
+
+from __future__ import annotations
+
+import types
+
+
+def models_module(name: str) -> types.ModuleType:
+    """A vLLM model module by its name under vllm.model_executor.models, or by
+    its full name (one under vllm.models, such as HY V4's nvidia module)."""
+    import importlib
+
+    return importlib.import_module(name if name.startswith("vllm.") else
+                                   "vllm.model_executor.models." + name)
+
+
+def qwen_next_bookkeeping() -> None:
+    """Qwen3-Next's MoE bookkeeping skipped without an MoE layer."""
+    import importlib
+
+    tolerant_moe_bookkeeping(importlib.import_module(
+        "vllm.model_executor.models.qwen3_next").QwenNextMixtureOfExperts)
+
+
+def tolerant_moe_bookkeeping(cls: type) -> None:
+    """cls.set_moe_parameters (EPLB bookkeeping of the MoE layers' experts),
+    which raises when the dense stand-in leaves no MoE layer (no layer found,
+    or a stand-in without `experts`): then there are none to count."""
+    if cls.__dict__.get("_mtpcheck_dense", False):
+        return
+    orig = cls.set_moe_parameters
+
+    def set_moe_parameters(self):
+        try:
+            orig(self)
+        except (RuntimeError, AttributeError):
+            self.moe_layers, self.num_moe_layers = [], 0
+
+    cls.set_moe_parameters = set_moe_parameters
+    cls._mtpcheck_dense = True
+
+
+def dense_moe(mod_name: str, cls_name: str, bookkeeper: str = "Qwen3_5_MoeMixtureOfExperts") -> None:
+    """MOE_STANDIN: the MoE class of `mod_name` -> vLLM's Qwen2-MoE dense MLP
+    (what Qwen3-Next calls Qwen3NextMLP), built from the same config; the
+    module's class `bookkeeper` counts no MoE layer then."""
+    import importlib
+
+    from vllm.config import get_current_vllm_config
+    from vllm.model_executor.models.qwen2_moe import Qwen2MoeMLP
+
+    class DenseStandIn(Qwen2MoeMLP):
+        def __init__(self, vllm_config=None, prefix="", **unused):
+            cfg = (vllm_config or get_current_vllm_config()).model_config.hf_text_config
+            super().__init__(hidden_size=cfg.hidden_size, intermediate_size=cfg.intermediate_size,
+                             hidden_act=cfg.hidden_act, prefix=prefix)
+
+        def forward(self, hidden_states, **unused):
+            return super().forward(hidden_states)
+
+    mod = importlib.import_module("vllm.model_executor.models." + mod_name)
+    setattr(mod, cls_name, DenseStandIn)
+    tolerant_moe_bookkeeping(getattr(mod, bookkeeper))
+
+
+def flash_attn_stub() -> None:
+    """vllm.vllm_flash_attn for modules that import its kernels at load time
+    (Dots3Note's attention backends): where the CUDA extensions cannot load
+    (a CPU), a module of the same names whose kernels raise when called, and
+    the names vLLM's fa_utils gives other platforms. The attention that would
+    call them is stood in (tiny_vllm.LinearAttention)."""
+    import sys
+    import types
+
+    try:
+        import vllm.vllm_flash_attn  # noqa: F401
+        return
+    except ImportError:
+        pass
+
+    def unavailable(*args, **kwargs):
+        raise RuntimeError("vllm_flash_attn: no CUDA extensions here (mtpcheck stand-in)")
+
+    pkg = types.ModuleType("vllm.vllm_flash_attn")
+    iface = types.ModuleType("vllm.vllm_flash_attn.flash_attn_interface")
+    for mod in (pkg, iface):
+        mod.flash_attn_varlen_func = unavailable
+        mod.is_fa_version_supported = lambda *a, **k: False
+        mod.get_scheduler_metadata = unavailable
+    pkg.flash_attn_interface = iface
+    pkg.__path__ = []
+    sys.modules.setdefault("vllm.vllm_flash_attn", pkg)
+    sys.modules.setdefault("vllm.vllm_flash_attn.flash_attn_interface", iface)
+    # fa_utils defines its flash-attention names on CUDA, XPU and ROCm only
+    # (the XPU and ROCm branches with no compile-from-specs API: None)
+    from vllm.v1.attention.backends import fa_utils
+
+    for name, value in (("compile_flash_attn_varlen_func_from_specs", None),
+                        ("flash_attn_varlen_func", unavailable),
+                        ("get_scheduler_metadata", unavailable),
+                        ("reshape_and_cache_flash", unavailable)):
+        if not hasattr(fa_utils, name):
+            setattr(fa_utils, name, value)
+
+
+def register_in_process(module: str, archs: dict[str, str]) -> None:
+    """The registry's entries `archs` (architecture -> class of `module`) as
+    classes loaded in this process: vLLM inspects a lazily registered model
+    in a fresh subprocess, where the stand-ins above are not in place."""
+    import importlib
+
+    from vllm.model_executor.models.registry import ModelRegistry
+
+    mod = importlib.import_module(module)
+    for arch, cls_name in archs.items():
+        ModelRegistry.register_model(arch, getattr(mod, cls_name))
+
+
+def triton_interpreter_rounding() -> None:
+    """Triton kernels (Dots3Note's input norms) run on a CPU only under
+    Triton's interpreter (TRITON_INTERPRET=1, set before vLLM imports Triton,
+    with CUDA_VISIBLE_DEVICES empty), whose fp32 -> bf16 stores truncate: they
+    are rounded to nearest even, as a GPU's are (the vllm_mhc adapter's patch)."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        raise RuntimeError("its Triton kernels run on a CPU only under Triton's interpreter: "
+                           "set TRITON_INTERPRET=1 and CUDA_VISIBLE_DEVICES= before vLLM loads")
+    from triton.runtime import interpreter
+
+    from ..adapters.vllm_mhc import _rne_bf16
+
+    if not getattr(interpreter._convert_float, "mtpcheck_rne", False):
+        interpreter._convert_float = _rne_bf16(interpreter._convert_float)
