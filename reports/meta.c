@@ -270,7 +270,7 @@ void mtp_meta_junit(FILE *f, const char *run_id, uint64_t seed,
 bool mtp_schema_accept(const char *path, const char *version, bool present,
 		       char *err, size_t errn)
 {
-	char *end;
+	char *end, shown[48]; /* the version as a one-line quote */
 	long major;
 
 	if (!present)
@@ -279,17 +279,18 @@ bool mtp_schema_accept(const char *path, const char *version, bool present,
 		snprintf(err, errn, "%s: schema_version is not a string", path);
 		return false;
 	}
+	mtp_text_sanitize(shown, sizeof(shown), version, 40);
 	major = strtol(version, &end, 10);
 	if (end == version || (*end && *end != '.') || major < 1) {
-		snprintf(err, errn, "%s: schema_version '%.40s' is not M.N",
-			 path, version);
+		snprintf(err, errn, "%s: schema_version '%s' is not M.N", path,
+			 shown);
 		return false;
 	}
 	if (major > MTP_SCHEMA_MAJOR) {
 		snprintf(err, errn,
-			 "%s: schema_version %.40s is newer than this mtpcheck "
+			 "%s: schema_version %s is newer than this mtpcheck "
 			 "reads (%d.x): use a newer mtpcheck",
-			 path, version, MTP_SCHEMA_MAJOR);
+			 path, shown, MTP_SCHEMA_MAJOR);
 		return false;
 	}
 	return true;

@@ -74,6 +74,7 @@ res("diag", diagnosis=[])
 json.dump(dict(d, machine=[]), open("machine.json", "w"))
 json.dump(dict(d, meta=dict(d["meta"], backends={})), open("backends.json", "w"))
 json.dump(dict(d, merge={"columns": [{"column": "ref@vm"}]}, command="report"), open("mergecol.json", "w"))
+json.dump(dict(d, schema_version="x\n.0"), open("svnl.json", "w"))
 cols = [{"column": c, "backend": "cpu", "host": "h", "run_id": "r", "weights_only": c == "b"} for c in "ab"]
 json.dump(dict(d, merge={"columns": cols}, command="report",
                results=[dict(r0, backend="a"), dict(r0, backend="b", verdict="PASSED", outputs=[])]),
@@ -124,6 +125,7 @@ diag.json|results\[0\]\.diagnosis: not an object$
 machine.json|machine: not an object$
 backends.json|meta\.backends: not an array$
 mergecol.json|merge\.columns\[0\]\.backend: missing$
+svnl.json|schema_version 'x\\x0a\.0' is not M\.N$
 wocols.json|results\[1\]\.backend: a column whose results disagree on weights_only$
 noshape.json|rows\[0\]\.shape: missing$
 negmedian.json|rows\[0\]\.median_s: not a finite number >= 0$
