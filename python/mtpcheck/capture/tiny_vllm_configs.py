@@ -141,12 +141,16 @@ CONFIGS["dots3_note"] = dict(CONFIGS["deepseek_v3"], architectures=["Dots3NoteFo
                              sliding_window=128, **DSA_INDEXER)
 # DeepSeek V3.2 (`deepseek_v32`, which vLLM reads with transformers'
 # DeepseekV3Config) and GLM-5 (`glm_moe_dsa`, transformers' GlmMoeDsaConfig):
-# DSA layers (MLA plus the lightning indexer, stood in), every layer dense;
-# GLM-5's own eps and a q LoRA rank
+# DSA layers (MLA plus the lightning indexer, stood in), every layer dense, a q
+# LoRA rank as released (SGLang's transformers config class wants an int);
+# GLM-5's own eps, every layer's indexer a full one (SGLang's sweep builds both
+# from these configs too)
 CONFIGS["deepseek_v32"] = dict(CONFIGS["deepseek_v3"], architectures=["DeepseekV32ForCausalLM"],
-                               model_type="deepseek_v32", **DSA_INDEXER)
+                               model_type="deepseek_v32", q_lora_rank=16, **DSA_INDEXER)
 CONFIGS["glm_moe_dsa"] = dict(CONFIGS["deepseek_v3"], architectures=["GlmMoeDsaForCausalLM"],
                               model_type="glm_moe_dsa", q_lora_rank=16, rms_norm_eps=1e-5,
+                              indexer_types=["full", "full"],
+                              rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
                               **DSA_INDEXER)
 # V3.2 built from vLLM's ROCm modules (models/deepseek_v32/amd/): the same config
 CONFIGS["deepseek_v32_amd"] = CONFIGS["deepseek_v32"]
