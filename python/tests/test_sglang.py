@@ -45,7 +45,8 @@ def _committed(family):
         return [r for r in json.load(f)["records"] if r["family"] == family]
 
 
-@pytest.mark.parametrize("family", ["glm4_moe", "deepseek_v3", "qwen3_next", "qwen3_5", "mimo",
+@pytest.mark.parametrize("family", ["glm4_moe", "deepseek_v3", "glm_moe_dsa", "deepseek_v32",
+                                    "qwen3_next", "qwen3_5", "mimo",
                                     "ernie", "step3p5", "gigachat3_5", "mimo_v2"])
 def test_family_as_committed(tmp_path, family):
     """GLM-4.5: vLLM 0.33 recycles its pre-norm hidden (F1); SGLang's layer

@@ -406,7 +406,9 @@ VLLM_ERNIE = LayerSpec(
     notes="the final norm judged is the target's (ERNIE's contract, FastDeploy): the layer has none")
 
 # vLLM 0.33 models/deepseek_v32/*/mtp.py (V3.2, GLM-5): fused Triton input
-# norms (fused_eh_norm: one rounding); nvidia fuses the final add with the norm.
+# norms (fused_eh_norm, or fused_embed_eh_norm given the replicated embedding
+# table: mask, enorm, hnorm, one rounding); nvidia fuses the final add with
+# the norm, amd adds first; both return (h_post, h_post).
 VLLM_V32 = LayerSpec(
     engine="vllm", family=_glm_or_v3,
     classes=("DeepseekV32MultiTokenPredictorLayer", "DeepSeekV32MultiTokenPredictorLayer",
@@ -417,8 +419,9 @@ VLLM_V32 = LayerSpec(
     conventions=_v32_conventions,
     source="vllm/models/deepseek_v32/{nvidia,amd}/mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
-    notes="input norms are Triton kernels: under TRITON_INTERPRET=1 (CPU) bf16 stores truncate; "
-          "the model cannot be built on CPU (sparse attention): hooks tested on a mirror module tree")
+    notes="input norms are Triton kernels: on a CPU under TRITON_INTERPRET=1, whose bf16 stores "
+          "truncate unless rounded (vllm_standins.triton_interpreter_rounding, as the sweep does); "
+          "the sweep builds the layer with its DSA attention stood in (docs/FINDINGS.md F15)")
 
 # vLLM 0.33 models/glm5next/common/mtp.py (GLM-5-Next): V3.2's input (the
 # Triton fused_eh_norm of its nvidia ops: mask, enorm, hnorm, one rounding),

@@ -50,6 +50,13 @@ FAMILIES = {
     "dots3_note": ("dots3_note", "deepseek_v3", "vllm/models/dots3_note/nvidia/mtp.py"),
     # GLM-5-Next: V3.2's glue (Triton fused_eh_norm, run by the interpreter), the layer's own tuple
     "glm5_next": ("glm5_next", "deepseek_v3", "vllm/models/glm5next/common/mtp.py"),
+    # DeepSeek V3.2 and GLM-5 (`glm_moe_dsa`): the DSA model's MTP layer from the
+    # CUDA module (fused Triton input norms, the final add fused into
+    # shared_head.norm) and from the ROCm one (the final add unfused); the
+    # registry hands a CPU deepseek_mtp.py instead (tiny_vllm.IN_PROCESS)
+    "deepseek_v32": ("deepseek_v32", "deepseek_v3", "vllm/models/deepseek_v32/nvidia/mtp.py"),
+    "deepseek_v32_amd": ("deepseek_v32_amd", "deepseek_v3", "vllm/models/deepseek_v32/amd/mtp.py"),
+    "glm_moe_dsa": ("glm_moe_dsa", "deepseek_v3", "vllm/models/deepseek_v32/nvidia/mtp.py"),
     # OpenPangu Ultra MoE: DeepSeek V3's layer (a subclass), its own draft architecture
     "openpangu": ("pangu_ultra_moe", "deepseek_v3", "vllm/model_executor/models/openpangu_mtp.py"),
     # blocks written inline in the layer, read at its sub-modules (specs.block_taps):

@@ -34,6 +34,9 @@ FAMILIES = {
     "glm4_moe": ("glm4_moe", "glm", "sglang/srt/models/glm4_moe_nextn.py"),
     # GLM-5 (glm_moe_dsa): GlmMoeDsaForCausalLMNextN subclasses DeepSeek's NextN model
     "glm_moe_dsa": ("glm_moe_dsa", "deepseek_v3", "sglang/srt/models/glm4_moe.py"),
+    # DeepSeek V3.2 (deepseek_v32): its draft renamed to DeepSeek V3's NextN class
+    # (ModelConfig), over the DSA decoder
+    "deepseek_v32": ("deepseek_v32", "deepseek_v3", "sglang/srt/models/deepseek_nextn.py"),
     "glm4_moe_lite": ("glm4_moe_lite", "glm4_moe_lite", "sglang/srt/models/glm4_moe_lite_nextn.py"),
     "glm_ocr": ("glm_ocr", "glm", "sglang/srt/models/glm_ocr_nextn.py"),
     "hy_v3": ("hy_v3", "deepseek_v3", "sglang/srt/models/hunyuan_v3_nextn.py"),

@@ -56,6 +56,7 @@ BLOCKS = {
     "deepseek_v3": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
     "glm4_moe": ("glm4_moe", ("Glm4MoeAttention",), "Glm4MoeDecoderLayer"),
     "glm_moe_dsa": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
+    "deepseek_v32": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
     "glm4_moe_lite": ("glm4_moe_lite", ("DeepseekV2AttentionMLA",), "Glm4MoeLiteDecoderLayer"),
     "glm_ocr": ("glm4", ("Glm4Attention",), None),  # Glm4DecoderLayer: dense already
     "longcat_flash": ("longcat_flash_nextn", ("DeepseekV2AttentionMLA",), None),  # dense decoder
@@ -125,11 +126,6 @@ SGLANG_CONFIGS = {
         "mlp_only_layers": [0], "norm_topk_prob": True, "hidden_act": "silu",
         "max_position_embeddings": 512, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
         "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1},
-    # GLM-5 (DSA): DeepSeek V3's fields, the sparse-attention indexer's, dense MLP
-    "glm_moe_dsa": dict(CONFIGS["deepseek_v3"], architectures=["GlmMoeDsaForCausalLM"],
-                        model_type="glm_moe_dsa", q_lora_rank=16, index_head_dim=16,
-                        index_n_heads=2, index_topk=8, indexer_types=["full", "full"],
-                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
     # EXAONE MoE: layer 0 dense by its own config (first_k_dense_replace, mlp_layer_types)
     "exaone_moe": {
         "architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "hidden_size": H,
@@ -262,7 +258,7 @@ SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 # families whose server-arg resolution asks the GPU's compute capability (to
 # pick DSA kernels and KV-cache dtypes, GPU-only infrastructure the attention
 # stand-in never uses): answered as this value while the family is built
-CAPABILITY = {"glm_moe_dsa": (9, 0)}
+CAPABILITY = {"glm_moe_dsa": (9, 0), "deepseek_v32": (9, 0)}
 
 
 @contextlib.contextmanager

@@ -61,6 +61,11 @@ ATTENTION = {
     "hy_v4": ("vllm.models.hy_v4.nvidia.model", ("HYV4MLAAttention",)),
     "step5": ("vllm.models.step5.nvidia.model", ("Step5Attention",)),
     "glm5_next": ("vllm.models.glm5next.common.model", ("Glm5NextMLAAttention",)),
+    # V3.2 / GLM-5: the DSA attention (MLA and the lightning indexer) of each
+    # platform's decoder layer, which the MTP layer builds as its block
+    "deepseek_v32": ("vllm.models.deepseek_v32.nvidia.model", ("DeepseekV32Attention",)),
+    "glm_moe_dsa": ("vllm.models.deepseek_v32.nvidia.model", ("DeepseekV32Attention",)),
+    "deepseek_v32_amd": ("vllm.models.deepseek_v32.amd.model", ("DeepseekV32MLAAttention",)),
     "dots3_note": ("vllm.models.dots3_note.nvidia.model",
                    ("Dots3NoteSlidingAttention", "Dots3NoteFullAttention")),
     # ERNIE's MTP block is a LlamaDecoderLayer (its target's: TARGET_ATTENTION)
@@ -79,13 +84,26 @@ MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
 # sub-modules it reads from it at construction (empty modules on the stand-in)
 ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
 # model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
-TRITON_INPUT_NORMS = ("dots3_note", "glm5_next")
+TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "deepseek_v32", "glm_moe_dsa", "deepseek_v32_amd")
 # model types whose module imports vllm_flash_attn's CUDA kernels at load time
-# -> (that module, its registry entries: architecture -> class), registered as
-# classes loaded here, where the stand-in is in place (vllm_standins)
-NEEDS_FLASH_ATTN_STUB = {"dots3_note": ("vllm.models.dots3_note",
-                                        {"Dots3NoteForCausalLM": "Dots3NoteForCausalLM",
-                                         "Dots3NoteMTPModel": "Dots3NoteMTP"})}
+NEEDS_FLASH_ATTN_STUB = ("dots3_note",)
+# model type -> ((module, its registry entries: architecture -> class), ...),
+# registered as classes loaded in this process: where a stand-in must be in place
+# (Dots3Note), or where the registry resolves the architecture by platform and a
+# CPU gets another class (vllm/models/deepseek_v32/__init__.py: on a CPU
+# `DeepseekV32MTPModel` is deepseek_mtp.py's DeepSeekMTP; the CUDA and ROCm
+# modules are what a GPU runs)
+_V32 = "vllm.models.deepseek_v32."
+IN_PROCESS = {
+    "dots3_note": (("vllm.models.dots3_note", {"Dots3NoteForCausalLM": "Dots3NoteForCausalLM",
+                                               "Dots3NoteMTPModel": "Dots3NoteMTP"}),),
+    "deepseek_v32": ((_V32 + "nvidia.mtp", {"DeepseekV32MTPModel": "DeepseekV32MTP"}),
+                     (_V32 + "nvidia.model", {"DeepseekV32ForCausalLM": "DeepseekV32ForCausalLM"})),
+    "glm_moe_dsa": ((_V32 + "nvidia.mtp", {"DeepseekV32MTPModel": "DeepseekV32MTP"}),
+                    (_V32 + "nvidia.model", {"GlmMoeDsaForCausalLM": "DeepseekV32ForCausalLM"})),
+    "deepseek_v32_amd": ((_V32 + "amd.mtp", {"DeepseekV32MTPModel": "DeepseekV32MTP"}),
+                         (_V32 + "amd.model", {"DeepseekV32ForCausalLM": "DeepseekV32ForCausalLM"})),
+}
 # Model types built on Qwen3-Next's MoE mixin, whose EPLB bookkeeping
 # (set_moe_parameters) is skipped when the dense block leaves no MoE layer.
 QWEN_NEXT_MOE_MIXIN = {"qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe", "interns2_mobius"}
@@ -154,7 +172,8 @@ def _patch_for_cpu(model_type):
 
     if model_type in NEEDS_FLASH_ATTN_STUB:
         vllm_standins.flash_attn_stub()
-        vllm_standins.register_in_process(*NEEDS_FLASH_ATTN_STUB[model_type])
+    for module, archs in IN_PROCESS.get(model_type, ()):
+        vllm_standins.register_in_process(module, archs)
     if model_type in TRITON_INPUT_NORMS:
         vllm_standins.triton_interpreter_rounding()
     for mod_name, names in (ATTENTION[model_type], TARGET_ATTENTION.get(model_type, ("", ()))):

@@ -120,6 +120,9 @@ CONFIGS["mimo_v2_omni"] = dict(CONFIGS["mimo_v2"], architectures=["MiMoV2OmniFor
                                               "kv_channels": 16, "qk_channels": 16,
                                               "num_query_groups": 2, "num_key_value_heads": 2,
                                               "use_sink": False, "fullatt_block_indexes": [0]})
+# the DSA lightning indexer's fields (HY V4, Dots3Note, V3.2, GLM-5): read at
+# construction (V3.2's MTP layer sizes its top-k index buffer by index_topk)
+DSA_INDEXER = {"index_topk": 8, "index_head_dim": 16, "index_n_heads": 2}
 # HY V4 (vLLM's own HYV4Config): MLA layers (stood in), every layer dense,
 # the MTP layer too (vLLM extends mlp_layer_types to it with the last entry); the
 # target with independent hyper-connections (iHC, 2 channels), which the MTP
@@ -128,15 +131,29 @@ CONFIGS["hy_v4"] = dict(BASE, architectures=["HYV4ForCausalLM"], model_type="hy_
                         kv_lora_rank=16, q_lora_rank=16, qk_nope_head_dim=16,
                         qk_rope_head_dim=8, v_head_dim=16, rms_norm_eps=1e-5,
                         layer_types=["full_attention"] * 2, mlp_layer_types=["dense"] * 2,
-                        index_topk=8, index_head_dim=16, index_n_heads=2, hc_mult=2)
+                        hc_mult=2, **DSA_INDEXER)
 # Dots3Note (vLLM's Dots3NoteConfig, DeepSeek V3's fields): sliding-window and
 # DSA attention layers (stood in), dense layers; the MTP layer a sliding one
 # (vLLM's default `mtp_layer_types`)
 CONFIGS["dots3_note"] = dict(CONFIGS["deepseek_v3"], architectures=["Dots3NoteForCausalLM"],
                              model_type="dots3_note",
                              layer_types=["sliding_attention", "full_attention"],
-                             index_topk=8, index_head_dim=16, index_n_heads=2,
-                             sliding_window=128)
+                             sliding_window=128, **DSA_INDEXER)
+# DeepSeek V3.2 (`deepseek_v32`, which vLLM reads with transformers'
+# DeepseekV3Config) and GLM-5 (`glm_moe_dsa`, transformers' GlmMoeDsaConfig):
+# DSA layers (MLA plus the lightning indexer, stood in), every layer dense, a q
+# LoRA rank as released (SGLang's transformers config class wants an int);
+# GLM-5's own eps, every layer's indexer a full one (SGLang's sweep builds both
+# from these configs too)
+CONFIGS["deepseek_v32"] = dict(CONFIGS["deepseek_v3"], architectures=["DeepseekV32ForCausalLM"],
+                               model_type="deepseek_v32", q_lora_rank=16, **DSA_INDEXER)
+CONFIGS["glm_moe_dsa"] = dict(CONFIGS["deepseek_v3"], architectures=["GlmMoeDsaForCausalLM"],
+                              model_type="glm_moe_dsa", q_lora_rank=16, rms_norm_eps=1e-5,
+                              indexer_types=["full", "full"],
+                              rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+                              **DSA_INDEXER)
+# V3.2 built from vLLM's ROCm modules (models/deepseek_v32/amd/): the same config
+CONFIGS["deepseek_v32_amd"] = CONFIGS["deepseek_v32"]
 # Step5 (vLLM's Step5Config): GQA layers (stood in), dense (use_moe off), its
 # defaults otherwise (zero-centred bf16 norms, no fp32 residual stream); the
 # layer types list every layer, the MTP one included

@@ -114,7 +114,9 @@ def flash_attn_stub() -> None:
 def register_in_process(module: str, archs: dict[str, str]) -> None:
     """The registry's entries `archs` (architecture -> class of `module`) as
     classes loaded in this process: vLLM inspects a lazily registered model
-    in a fresh subprocess, where the stand-ins above are not in place."""
+    in a fresh subprocess, where the stand-ins above are not in place; and a
+    package that picks its classes by platform (V3.2's) gives a CPU another
+    class than a GPU runs."""
     import importlib
 
     from vllm.model_executor.models.registry import ModelRegistry
