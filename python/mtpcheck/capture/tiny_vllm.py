@@ -126,10 +126,11 @@ class LinearAttention(nn.Module):
     def __init__(self, *args, **kwargs):
         nn.Module.__init__(self)  # not the replaced class's (a subclass: ISINSTANCE_STANDIN)
         config = kwargs.get("config") or next((a for a in args if hasattr(a, "hidden_size")), None)
-        if config is None:  # given the VllmConfig alone (DeepSeek V4's attention)
+        h = kwargs.get("hidden_size")
+        if h is None and config is None:  # given the VllmConfig alone (DeepSeek V4's attention)
             vcfg = kwargs.get("vllm_config") or next(a for a in args if hasattr(a, "model_config"))
             config = vcfg.model_config.hf_config
-        h = kwargs.get("hidden_size") or config.hidden_size
+        h = h or config.hidden_size
         self.W_a = nn.Linear(h, h, bias=False)
 
     def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
