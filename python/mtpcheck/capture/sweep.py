@@ -518,7 +518,7 @@ def main(argv: list | None = None) -> int:
     if a.out is None:
         p.error("--out DIR is required")
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
-    # the Triton input norms of Dots3Note and GLM-5-Next run on a CPU only
+    # the Triton kernels of Dots3Note, GLM-5-Next and DeepSeek V4 run on a CPU only
     # under Triton's interpreter, chosen before vLLM imports Triton (and with no
     # visible GPU, or vLLM turns Triton off): vllm_standins.triton_interpreter_rounding
     os.environ.setdefault("TRITON_INTERPRET", "1")

@@ -55,17 +55,12 @@ def rocm_platform_module() -> types.ModuleType:
 
 def prepare() -> None:
     """Before tiny_vllm replaces the attention (ATTENTION names the amd
-    module): the ROCm platform module, the registry's V4 MTP architecture as
-    the amd class, and the MoE as V4's own dense MLP."""
-    import importlib
-
+    module) and before vLLM's configs ask the registry: the ROCm platform
+    module, and the registry's V4 MTP architecture as the amd class."""
     from . import vllm_standins
 
     rocm_platform_module()
     vllm_standins.register_in_process(AMD + ".mtp", {"DeepSeekV4MTPModel": "DeepSeekV4MTP"})
-    model = importlib.import_module(AMD + ".model")
-    if not getattr(model.DeepseekV4MoE, "mtpcheck_standin", False):
-        model.DeepseekV4MoE = _dense_moe(model)
 
 
 def _dense_moe(model: types.ModuleType) -> type:
@@ -74,7 +69,6 @@ def _dense_moe(model: types.ModuleType) -> type:
     import torch
 
     class DenseMoEStandIn(torch.nn.Module):
-        mtpcheck_standin = True
         use_mega_moe = False
 
         def __init__(self, vllm_config, prefix="", **unused):
@@ -98,14 +92,19 @@ class _Stream:
 
 @contextlib.contextmanager
 def build_scope() -> Iterator[None]:
-    """While the family is constructed: the aux CUDA streams as placeholders
-    and the mHC CustomOps dispatching to forward_hip (CustomOp picks its
-    forward once, in __init__)."""
+    """While the family is constructed: the MoE as V4's own dense MLP, the aux
+    CUDA streams as placeholders and the mHC CustomOps dispatching to
+    forward_hip (CustomOp picks its forward once, in __init__)."""
+    import importlib
+
     import torch
     from vllm.model_executor.layers import mhc
 
-    saved = [(torch.cuda, "Stream", torch.cuda.Stream)]
+    model = importlib.import_module(AMD + ".model")
+    saved = [(torch.cuda, "Stream", torch.cuda.Stream),
+             (model, "DeepseekV4MoE", model.DeepseekV4MoE)]
     torch.cuda.Stream = _Stream
+    model.DeepseekV4MoE = _dense_moe(model)
     for name in MHC_OPS:
         cls = getattr(mhc, name)
         saved.append((cls, "dispatch_forward", cls.__dict__.get("dispatch_forward")))
