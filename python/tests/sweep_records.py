@@ -1,4 +1,5 @@
-"""What the vLLM family tests share (test_vllm_families.py, test_vllm_v32.py):
+"""What the vLLM family tests share (test_vllm_families.py, test_vllm_v32.py,
+test_vllm_v4.py):
 the sweep's own command run in a fresh process (the Triton interpreter that
 some layers' input norms need is chosen before vLLM loads), its records next
 to the committed ones (docs/findings/vllm-0.33.0.json), and a broken-copy
@@ -18,6 +19,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def need_binary():
+    """The mtpcheck binary, or the test skips."""
     binary = verify.find_binary()
     if binary is None:
         pytest.skip("no mtpcheck binary (set MTPCHECK_BIN)")
@@ -64,3 +66,11 @@ def broken_records(script, *args):
     out = fresh_process([sys.executable, os.path.join(os.path.dirname(__file__), script)]
                         + [str(a) for a in args])
     return json.loads(out.strip().splitlines()[-1])
+
+
+def assert_as_committed(tmp_path, families, count):
+    """The sweep's own command on `families` (a fresh process): every record's
+    verdict, cases and diagnoses as committed, `count` records of them."""
+    got, committed = swept(families, tmp_path)
+    assert len(committed) == count, "the committed findings lack these families"
+    assert compared(got) == compared(committed)

@@ -12,7 +12,7 @@ torch = need("torch")
 need("vllm")
 
 from mtpcheck.capture import sweep
-from sweep_records import broken_records, compared, need_binary, swept
+from sweep_records import assert_as_committed, broken_records, need_binary
 
 FAMILIES = ("interns2_mobius", "mimo_v2_omni", "hy_v4", "dots3_note", "step5", "glm5_next")
 
@@ -22,9 +22,7 @@ def test_formerly_untried_families_as_committed(tmp_path):
     Triton interpreter that Dots3Note's and GLM-5-Next's input norms need is
     chosen before vLLM loads): every record's verdict, cases and diagnoses as
     committed, hand-off notes included."""
-    got, committed = swept(FAMILIES, tmp_path)
-    assert len(committed) == 12, "the committed findings lack these families"
-    assert compared(got) == compared(committed)
+    assert_as_committed(tmp_path, FAMILIES, 12)
 
 
 def _hyv4_embedding_last(self, input_ids, positions, previous_hidden_states,

@@ -4,8 +4,9 @@
 # replaced by a linear stand-in, dense MLP), captured with mtpcheck.capture and
 # judged by `mtpcheck verify` (python/tests/test_vllm.py), and vLLM's own mHC
 # kernels judged by `mtpcheck run` through python:vllm_mhc
-# (python/tests/test_vllm_mhc.py, about 1 minute); the SGLang and V4
-# hooks on module trees mirroring theirs. The venv (about 7.5 GB, a few
+# (python/tests/test_vllm_mhc.py, about 1 minute); DeepSeek V4's amd MTP module
+# (python/tests/test_vllm_v4.py); the SGLang hooks, and V4's deferred contract
+# with the cuda hc_head, on module trees mirroring theirs. The venv (about 7.5 GB, a few
 # minutes to build) is cached in /opt/mtpcheck-venvs/vllm-0.33 and reused.
 # Then the sweep of every built family (python -m mtpcheck.capture sweep)
 # against docs/findings/vllm-0.33.0.json. Then the same for SGLang 0.5.23

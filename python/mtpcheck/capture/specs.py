@@ -435,9 +435,32 @@ VLLM_GLM5NEXT = LayerSpec(
     source="vllm/models/glm5next/common/mtp.py",
     extra_attrs=VLLM_V32.extra_attrs, notes="input norms: a Triton kernel (TRITON_INTERPRET=1 on CPU)")
 
-# vLLM DeepSeek V4 (deepseek_v4/{nvidia,amd,xpu}/mtp.py): e_proj/h_proj, mHC
-# block returning (f, residual, post_mix, res_mix) with hc_post deferred to the
-# layer; the layer returns the streams flattened, recycled as they are.
+def _v4_contract(layer):
+    """The V4 layer's block contract and hc_head variant, read from the layer as
+    built. `deferred` where the block leaves the last hc_post to the layer: the
+    amd decoder's fused seam (`mtp_block.use_fused_mhc`, on which vLLM 0.33's amd
+    mtp.py gates its hc_post), and the nvidia / xpu blocks, which have no such
+    flag; `internal` where the amd decoder takes its unfused path and applies
+    the hc_post itself. hc_head `rocm` where the layer's HCHeadOp runs
+    hc_head_triton (its forward_hip without TileLang), else `cuda` (TileLang)."""
+    block = getattr(layer, "mtp_block", None)
+    fused = getattr(block, "use_fused_mhc", True)
+    op = getattr(layer, "hc_head_op", None)
+    rocm = False
+    if getattr(getattr(op, "_forward_method", None), "__name__", "") == "forward_hip":
+        from vllm.model_executor.layers import mhc
+
+        rocm = not mhc.HAS_TILELANG_MHC
+    return {"block_contract": "deferred" if fused else "internal",
+            "hc_head_variant": "rocm" if rocm else "cuda"}
+
+
+# vLLM DeepSeek V4 (deepseek_v4/{nvidia,amd,xpu}/mtp.py): e_proj/h_proj (the amd
+# and nvidia layers behind one fused Triton input norm: mask, enorm, per-stream
+# hnorm, one rounding), the mHC block returning (f, residual, post_mix, res_mix)
+# with the last hc_post left to the layer, or (streams, None, None, None) with it
+# applied inside (_v4_contract); the layer returns the streams flattened,
+# recycled as they are.
 VLLM_V4 = LayerSpec(
     engine="vllm", family="deepseek_v4",
     classes=("DeepSeekV4MultiTokenPredictorLayer", "DeepseekV4MultiTokenPredictorLayer"),
@@ -445,9 +468,10 @@ VLLM_V4 = LayerSpec(
     block_outputs=("block_out", "block_residual", "post_mix", "comb_mix"), weights=V4_WEIGHTS,
     conventions={"pos0_mask": 1},
     source="vllm/models/deepseek_v4/{nvidia,amd,xpu}/mtp.py",
-    extra_attrs=lambda layer: dict(_v4_attrs(layer), rounding="fused", block_contract="deferred",
-                                   post_mult=2.0, hc_head_variant="cuda"),
-    notes="the whole V4 step does not run on CPU (TileLang); hooks tested on a mirror module tree")
+    extra_attrs=lambda layer: dict(_v4_attrs(layer), **_v4_contract(layer), rounding="fused",
+                                   post_mult=2.0),
+    notes="runs on a CPU as vLLM's amd module (the sweep's deepseek_v4_amd: the mHC fallbacks "
+          "of gfx942); the nvidia module is TileLang, the cpu one raises")
 
 
 # the SGLang layers' specs (specs_sglang.py imports this module's helpers)

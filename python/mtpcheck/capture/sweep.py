@@ -24,7 +24,7 @@ from typing import Any
 K, T = 3, 4  # draft steps, token rows (row 0 at position 0: the mask is exercised)
 # families with more than one MTP layer: the layer count (vLLM wants the drafted
 # tokens a multiple of it: 2 layers draft 4); every other family has one layer
-LAYERS = {"deepseek_v3_2layers": 2}
+LAYERS = {"deepseek_v3_2layers": 2, "deepseek_v4_amd_2layers": 2}
 
 # sweep family -> (tiny model type, mtpcheck family row, the engine source)
 FAMILIES = {
@@ -91,6 +91,11 @@ FAMILIES = {
     "mimo": ("mimo", "mimo", "vllm/model_executor/models/mimo_mtp.py"),
     # ERNIE 4.5: V3's glue; its contract's final norm is the target's (FastDeploy)
     "ernie": ("ernie4_5_moe", "deepseek_v3", "vllm/model_executor/models/ernie_mtp.py"),
+    # DeepSeek V4: vLLM's amd module as on a gfx942 GPU (vllm_standins_v4), one
+    # and two MTP layers (two: the V2 runner's multi-module speculator)
+    "deepseek_v4_amd": ("deepseek_v4", "deepseek_v4", "vllm/models/deepseek_v4/amd/mtp.py"),
+    "deepseek_v4_amd_2layers": ("deepseek_v4", "deepseek_v4",
+                                "vllm/models/deepseek_v4/amd/mtp.py"),
 }
 # what the findings are compared on (wall times, paths and notes aside)
 COMPARED = ("engine", "version", "family", "row", "architecture", "path", "verdict", "cases",
@@ -246,11 +251,15 @@ def paths_of(vcfg: Any) -> list:
     return out
 
 
-def target_handoff(built: tuple) -> tuple:
+def target_handoff(built: tuple, family: str | None = None) -> tuple:
     """(what the tiny target hands draft step 0, None) measured from vLLM's
     own target class (tiny_vllm.target_handoff), or (None, why not)."""
+    from ..dump import FAMILY_MHC
     from . import tiny_vllm
 
+    if family is not None and FAMILY_MHC[FAMILIES[family][1]]:
+        return None, ("an mHC target hands step 0 its pre-hc_head streams, which the "
+                      "target_handoff op does not judge (SPEC.md §5.5)")
     try:
         target, tvcfg = tiny_vllm.build_target(built[1])
         # the target's final norm, for a draft layer whose contract norms with
@@ -262,6 +271,17 @@ def target_handoff(built: tuple) -> tuple:
         return tiny_vllm.target_handoff(target, tvcfg, tids, row_positions()), None
     except Exception as e:  # noqa: BLE001 (the chain is still judged, fed a random hidden)
         return None, f"{type(e).__name__}: {_line(e)}"
+
+
+def hidden_width(family: str, vcfg: Any) -> int:
+    """The width of the hidden a draft step is fed: H, or the M·H streams of
+    an mHC row (DeepSeek V4: the target's pre-hc_head streams, flattened)."""
+    from ..dump import FAMILY_MHC
+    from . import tiny_vllm
+
+    if not FAMILY_MHC[FAMILIES[family][1]]:
+        return tiny_vllm.H
+    return tiny_vllm.H * vcfg.speculative_config.draft_model_config.hf_config.hc_mult
 
 
 def torch_generator(seed: int) -> Any:
@@ -321,7 +341,7 @@ def _capture_one(family, built, path_name, runner, outdir, handoff=None):
     path = os.path.join(outdir, "%s.%s.h5" % (family, tag))
     if rule is None:  # V2: isinstance(ret, tuple) decides, on what the model returns
         try:  # probed before the hooks go on
-            rule = _returns_tuple_now(model, vcfg)
+            rule = _returns_tuple_now(model, vcfg, hidden_width(family, vcfg))
         except Exception as e:
             raise EngineError("%s: %s" % (type(e).__name__, _line(e))) from e
     cap = capture.install(engine="vllm", path=path, steps=k, model=model)
@@ -330,7 +350,7 @@ def _capture_one(family, built, path_name, runner, outdir, handoff=None):
     gen = torch.Generator().manual_seed(11)
     ids = gen_ids(gen, tiny_vllm.V)
     pos = row_positions()
-    hidden = step0_hidden(cap, handoff, gen, tiny_vllm.H)
+    hidden = step0_hidden(cap, handoff, gen, hidden_width(family, vcfg))
     try:
         try:
             _draft(step, vcfg, ids, pos, hidden, k)
@@ -342,17 +362,15 @@ def _capture_one(family, built, path_name, runner, outdir, handoff=None):
     return path
 
 
-def _returns_tuple_now(model, vcfg):
+def _returns_tuple_now(model, vcfg, width):
     """What the V2 speculator's `isinstance(ret, tuple)` sees: one probe call."""
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.forward_context import set_forward_context
 
-    from . import tiny_vllm
-
     with set_current_vllm_config(vcfg), set_forward_context(None, vcfg), torch.no_grad():
         ret = model(input_ids=torch.tensor([3]), positions=torch.tensor([1]),
-                    hidden_states=torch.zeros(1, tiny_vllm.H, dtype=torch.bfloat16))
+                    hidden_states=torch.zeros(1, width, dtype=torch.bfloat16))
     return isinstance(ret, tuple)
 
 
@@ -426,7 +444,7 @@ def sweep(families: list, outdir: str, binary: str) -> list:
             built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"),
                                     K=_steps(family), mtp_layers=LAYERS.get(family, 1))
             paths = paths_of(built[1])
-            handoff = target_handoff(built)
+            handoff = target_handoff(built, family)
         except Exception as e:  # noqa: BLE001 -- a family that does not build is a record, not an abort
             records.append({"engine": "vllm", "version": _version(), "family": family,
                             "row": FAMILIES[family][1], "architecture": None, "path": "-",
@@ -507,7 +525,7 @@ def main(argv: list | None = None) -> int:
     if a.out is None:
         p.error("--out DIR is required")
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
-    # the Triton input norms of Dots3Note and GLM-5-Next run on a CPU only
+    # the Triton kernels of Dots3Note, GLM-5-Next and DeepSeek V4 run on a CPU only
     # under Triton's interpreter, chosen before vLLM imports Triton (and with no
     # visible GPU, or vLLM turns Triton off): vllm_standins.triton_interpreter_rounding
     os.environ.setdefault("TRITON_INTERPRET", "1")

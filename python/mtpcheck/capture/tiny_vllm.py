@@ -16,6 +16,7 @@ greedy tokens, positions + 1."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Any
@@ -70,7 +71,13 @@ ATTENTION = {
                    ("Dots3NoteSlidingAttention", "Dots3NoteFullAttention")),
     # ERNIE's MTP block is a LlamaDecoderLayer (its target's: TARGET_ATTENTION)
     "ernie4_5_moe": ("llama", ("LlamaAttention",)),
+    # DeepSeek V4's amd decoder layer (vllm_standins_v4: the amd MTP module on a CPU)
+    "deepseek_v4": ("vllm.models.deepseek_v4.amd.model", ("DeepseekV4ROCMAiterMLAAttention",)),
 }
+# model types with stand-ins of their own (a module of this package with
+# prepare(), run before the attention is replaced, and build_scope(), the
+# context the model is constructed in)
+OWN_STANDINS = {"deepseek_v4": "vllm_standins_v4"}
 # model type -> (module, MoE class name): the MoE class a decoder builds whatever
 # its config says, replaced by the engine's own dense MLP of the config's width
 MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
@@ -137,7 +144,11 @@ class LinearAttention(nn.Module):
     def __init__(self, *args, **kwargs):
         nn.Module.__init__(self)  # not the replaced class's (a subclass: ISINSTANCE_STANDIN)
         config = kwargs.get("config") or next((a for a in args if hasattr(a, "hidden_size")), None)
-        h = kwargs.get("hidden_size") or config.hidden_size
+        h = kwargs.get("hidden_size")
+        if h is None and config is None:  # given the VllmConfig alone (DeepSeek V4's attention)
+            vcfg = kwargs.get("vllm_config") or next(a for a in args if hasattr(a, "model_config"))
+            config = vcfg.model_config.hf_config
+        h = h or config.hidden_size
         self.W_a = nn.Linear(h, h, bias=False)
 
     def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
@@ -170,6 +181,8 @@ def _patch_for_cpu(model_type):
     bookkeeping copy of DENSE_SKIP skipped when there is no MoE layer."""
     import importlib
 
+    if model_type in OWN_STANDINS:
+        own_standins(model_type).prepare()
     if model_type in NEEDS_FLASH_ATTN_STUB:
         vllm_standins.flash_attn_stub()
     for module, archs in IN_PROCESS.get(model_type, ()):
@@ -199,6 +212,14 @@ def _patch_for_cpu(model_type):
     mod_name, cls_name = DENSE_SKIP[model_type]
     _skip_moe_copy(getattr(importlib.import_module("vllm.model_executor.models." + mod_name),
                            cls_name))
+
+
+def own_standins(model_type: str) -> Any:
+    """The module of OWN_STANDINS for `model_type`, or None."""
+    import importlib
+
+    name = OWN_STANDINS.get(model_type)
+    return None if name is None else importlib.import_module("." + name, __package__)
 
 
 def _skip_moe_copy(cls):
@@ -297,7 +318,9 @@ def build(model_type: str, workdir: str, K: int = 3, seed: int = 0,
     # eager: forward hooks do not fire inside compiled regions (docs/DUMPS.md)
     vcfg = VllmConfig(model_config=draft_cfg, speculative_config=spec, parallel_config=parallel,
                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
-    return construct(vcfg, draft_cfg, seed), vcfg
+    own = own_standins(model_type)
+    with own.build_scope() if own is not None else contextlib.nullcontext():
+        return construct(vcfg, draft_cfg, seed), vcfg
 
 
 def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:

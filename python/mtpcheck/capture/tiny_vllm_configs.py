@@ -220,3 +220,18 @@ CONFIGS["interns2_mobius"] = dict(
     model_type="interns2_mobius", image_token_id=5,
     text_config=dict(CONFIGS["qwen3_5_moe"]["text_config"], mtp_num_experts=4,
                      mtp_num_experts_per_tok=2, mtp_num_hidden_layers=1, num_blocks=1))
+# DeepSeek V4 (transformers' DeepseekV4Config): 4 mHC streams and 20 Sinkhorn
+# iterations as released; its sparse attention and MoE are stood in (the
+# captured block), so their fields only need to build; every layer a plain MoE
+# layer (no hash-routed layers, which would want input_ids)
+CONFIGS["deepseek_v4"] = {
+    "architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": H,
+    "moe_intermediate_size": I, "vocab_size": V, "num_hidden_layers": 2,
+    "num_nextn_predict_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1,
+    "head_dim": 32, "q_lora_rank": 16, "o_lora_rank": 16, "o_groups": 1, "qk_rope_head_dim": 8,
+    "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2,
+    "index_n_heads": 2, "index_head_dim": 16, "index_topk": 8, "sliding_window": 128,
+    "layer_types": ["sliding_attention"] * 2, "mlp_layer_types": ["moe"] * 2,
+    "hc_mult": 4, "hc_sinkhorn_iters": 20, "hc_eps": 1e-6, "swiglu_limit": 10.0,
+    "rms_norm_eps": 1e-6, "hidden_act": "silu", "max_position_embeddings": 512,
+    "torch_dtype": "bfloat16", "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1}
