@@ -65,6 +65,9 @@ ATTENTION = {
                    ("Dots3NoteSlidingAttention", "Dots3NoteFullAttention")),
     # ERNIE's MTP block is a LlamaDecoderLayer (its target's: TARGET_ATTENTION)
     "ernie4_5_moe": ("llama", ("LlamaAttention",)),
+    # Kimi K3: NoPE MLA (the KDA class too, though the tiny config has no KDA layer)
+    "kimi_k3": ("vllm.models.kimi_k3.nvidia.model", ("MultiHeadLatentAttention",
+                                                      "KimiK3DeltaAttention")),
 }
 # model type -> (module, MoE class name): the MoE class a decoder builds whatever
 # its config says, replaced by the engine's own dense MLP of the config's width
@@ -79,7 +82,17 @@ MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
 # sub-modules it reads from it at construction (empty modules on the stand-in)
 ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
 # model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
-TRITON_INPUT_NORMS = ("dots3_note", "glm5_next")
+TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "kimi_k3")
+# model types whose layers create CUDA streams at construction (Kimi K3's MTP
+# layer and its target: `torch.cuda.Stream()`, which raises without a driver):
+# built with vllm_standins.cuda_stream_standin in place
+CUDA_STREAMS = ("kimi_k3",)
+# hybrid (Mamba-state) MLA targets built with prefix caching off from the start:
+# vLLM's hybrid hook aligns the Mamba block to the cache block while prefix
+# caching is on (its default), then the CPU platform turns prefix caching off
+# for MLA models (platforms/cpu.py), and VllmConfig refuses the aligned block
+# without it (`--mamba-block-size can only be set with --enable-prefix-caching`)
+PREFIX_CACHING_OFF = ("kimi_k3",)
 # model types whose module imports vllm_flash_attn's CUDA kernels at load time
 # -> (that module, its registry entries: architecture -> class), registered as
 # classes loaded here, where the stand-in is in place (vllm_standins)
@@ -290,7 +303,7 @@ def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:
 
     torch.set_default_dtype(torch.bfloat16)
     try:
-        with set_current_vllm_config(vcfg):
+        with set_current_vllm_config(vcfg), _build_scope(vcfg):
             _distributed()  # weights_vllm's one-process gloo group
             cls, _ = get_model_architecture(draft_cfg)
             model = cls(vllm_config=vcfg, prefix="")
@@ -300,6 +313,19 @@ def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:
     randomize(model, seed)
     after_loading(model, vcfg, draft_cfg)
     return model.eval()
+
+
+def _build_scope(vcfg: Any) -> Any:
+    """What a model needs in place while it is built, by the target's model
+    type (the draft's and the target's build alike): NoStream for the CUDA
+    streams of CUDA_STREAMS' models, nothing otherwise."""
+    import contextlib
+
+    spec = vcfg.speculative_config
+    target = spec.target_model_config if spec is not None else vcfg.model_config
+    if getattr(target.hf_config, "model_type", None) in CUDA_STREAMS:
+        return vllm_standins.cuda_stream_standin()
+    return contextlib.nullcontext()
 
 
 def share_target_modules(model: torch.nn.Module, vcfg: Any) -> None:
@@ -404,9 +430,14 @@ def build_target(vcfg: Any, seed: int = 1) -> tuple:
     spec = vcfg.speculative_config
     tcfg = spec.target_model_config
     _skip_moe_copy(get_model_architecture(tcfg)[0])
+    extra = {}
+    if tcfg.hf_config.model_type in PREFIX_CACHING_OFF:
+        from vllm.config import CacheConfig
+
+        extra["cache_config"] = CacheConfig(enable_prefix_caching=False)
     tvcfg = VllmConfig(model_config=tcfg, speculative_config=spec,
                        parallel_config=vcfg.parallel_config,
-                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+                       compilation_config=CompilationConfig(mode=CompilationMode.NONE), **extra)
     return construct(tvcfg, tcfg, seed), tvcfg
 
 
@@ -414,11 +445,18 @@ def final_norm(target: Any) -> tuple:
     """(its name, the module): the target's final norm, `model.norm` (or
     Nemotron-H's `model.norm_f`) of the model or of its language model (a
     multimodal target such as GLM-OCR)."""
+    name, norm, _ = _final_norm_of(target)
+    return name, norm
+
+
+def _final_norm_of(target: Any) -> tuple:
+    """(its name, the final norm, the decoder model holding it and its layers)."""
     for prefix, owner in (("", target), ("language_model.", getattr(target, "language_model", None))):
+        inner = getattr(owner, "model", None)
         for name in ("norm", "norm_f"):
-            norm = getattr(getattr(owner, "model", None), name, None)
+            norm = getattr(inner, name, None)
             if norm is not None:
-                return prefix + "model." + name, norm
+                return prefix + "model." + name, norm, inner
     raise RuntimeError(f"{type(target).__name__}: no model.norm (nor language_model.model.norm)")
 
 
@@ -432,7 +470,7 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
     from vllm.forward_context import set_forward_context
     from vllm.v1.worker.gpu.spec_decode.utils import get_drafter_hidden_states
 
-    norm_name, norm = final_norm(target)
+    norm_name, norm, inner = _final_norm_of(target)
     seen = {}
 
     def hook(module, args, kwargs, out):
@@ -443,13 +481,16 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
 
     def last_layer(module, args, out):
         # a target whose forward returns the sum and norms it only in
-        # compute_logits (MiMo): its final norm is not called in forward, so
-        # the norm's inputs are the last decoder layer's (hidden, residual)
-        if isinstance(out, tuple) and len(out) == 2 and all(torch.is_tensor(t) for t in out):
-            seen["layer"] = tuple(t.detach().clone() for t in out)
+        # compute_logits (MiMo, Kimi K3): its final norm is not called in
+        # forward, so the norm's inputs are the last decoder layer's (hidden,
+        # residual); Kimi K3's layer returns (hidden, AttnRes prefix sum, residual),
+        # the prefix sum None without AttnRes
+        outs = [t for t in out if t is not None] if isinstance(out, tuple) else []
+        if len(outs) == 2 and all(torch.is_tensor(t) for t in outs):
+            seen["layer"] = tuple(t.detach().clone() for t in outs)
 
     hooks = [norm.register_forward_hook(hook, with_kwargs=True)]
-    layers = getattr(getattr(target, "model", None), "layers", None)
+    layers = getattr(inner, "layers", None)
     if layers is not None and len(layers):
         hooks.append(layers[len(layers) - 1].register_forward_hook(last_layer))
     try:

@@ -10,6 +10,7 @@ that each file stays one subject.
 
 from __future__ import annotations
 
+import contextlib
 import types
 
 
@@ -140,3 +141,44 @@ def triton_interpreter_rounding() -> None:
 
     if not getattr(interpreter._convert_float, "mtpcheck_rne", False):
         interpreter._convert_float = _rne_bf16(interpreter._convert_float)
+
+
+class NoStream:
+    """A CUDA stream stand-in for a CPU build: one execution order, so every
+    wait and record is already satisfied (the methods vLLM's multi-stream
+    helpers call are no-ops). Kimi K3's layers only hand theirs to the MLA
+    attention, which is stood in (tiny_vllm.LinearAttention)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def wait_stream(self, stream):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        return event
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True
+
+
+@contextlib.contextmanager
+def cuda_stream_standin():
+    """`torch.cuda.Stream` is NoStream inside the block (a model whose layers
+    create streams at construction: Kimi K3's `KimiK3MultiTokenPredictorLayer`
+    and `KimiLinearModel` call `torch.cuda.Stream()`, which raises without a
+    CUDA driver); the real class outside it."""
+    import torch
+
+    orig = torch.cuda.Stream
+    torch.cuda.Stream = NoStream
+    try:
+        yield
+    finally:
+        torch.cuda.Stream = orig
