@@ -1,9 +1,9 @@
 """The vLLM 0.33 draft families that docs/FINDINGS.md's coverage once listed as
-"not tried" (issue 30): InternS2-Mobius, MiMo-V2-Omni, HY V4, Dots3Note, Step5
-and GLM-5-Next, each built from vLLM's own classes by the sweep and judged by
-`mtpcheck verify`. Nothing is declared here: the records must be what the
-committed findings (docs/findings/vllm-0.33.0.json) say, and a deliberately
-broken copy of one of them must be named."""
+"not tried" or "not judged" (issue 30): InternS2-Mobius, MiMo-V2-Omni, HY V4,
+Dots3Note, Step5, GLM-5-Next and Kimi K3, each built from vLLM's own classes by
+the sweep and judged by `mtpcheck verify`. Nothing is declared here: the
+records must be what the committed findings (docs/findings/vllm-0.33.0.json)
+say, and a deliberately broken copy of a layer must be named."""
 
 import json
 import os
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
+from broken_layers import layer_forward_replaced
 from conftest import need
-from glm5next_broken import layer_forward_replaced
 
 torch = need("torch")
 need("vllm")
@@ -49,23 +49,47 @@ def _compared(records):
                   key=lambda r: (r["family"], r["path"]))
 
 
-def test_formerly_untried_families_as_committed(tmp_path):
-    """The sweep's own command on the six families (a fresh process: the
-    Triton interpreter that Dots3Note's and GLM-5-Next's input norms need is
-    chosen before vLLM loads): every record's verdict, cases and diagnoses as
-    committed, hand-off notes included."""
+def _sweep_as_committed(tmp_path, families, records):
+    """The sweep's own command on `families` (a fresh process: the Triton
+    interpreter their input norms need is chosen before vLLM loads): every
+    record's verdict, cases and diagnoses as committed, hand-off notes
+    included; the committed file holds `records` of them."""
     _binary()
     cmd = [sys.executable, "-m", "mtpcheck.capture", "sweep", "--engine", "vllm",
            "--out", str(tmp_path)]
-    for f in FAMILIES:
+    for f in families:
         cmd += ["--family", f]
     _fresh_process(cmd)
     with open(tmp_path / "findings.json") as f:
         got = json.load(f)["records"]
     with open(os.path.join(ROOT, "docs", "findings", "vllm-0.33.0.json")) as f:
-        committed = [r for r in json.load(f)["records"] if r["family"] in FAMILIES]
-    assert len(committed) == 12, "the committed findings lack these families"
+        committed = [r for r in json.load(f)["records"] if r["family"] in families]
+    assert len(committed) == records, "the committed findings lack these families"
     assert _compared(got) == _compared(committed)
+
+
+def _broken_layer(tmp_path, family):
+    """The sweep's records of `family` with its layer replaced by the broken
+    copy broken_layers.py holds for it (a fresh process)."""
+    _binary()
+    out = _fresh_process([sys.executable, os.path.join(os.path.dirname(__file__),
+                                                       "broken_layers.py"), family, str(tmp_path)])
+    recs = json.loads(out.strip().splitlines()[-1])
+    assert [r["path"] for r in recs] == ["v1:EagleProposer", "v2:MTPSpeculator"], recs
+    return recs
+
+
+def test_formerly_untried_families_as_committed(tmp_path):
+    """The six families once marked "not tried", as committed."""
+    _sweep_as_committed(tmp_path, FAMILIES, 12)
+
+
+def test_kimi_k3_as_committed(tmp_path):
+    """Kimi K3 (F16): its CUDA streams, MLA attention and MoE stood in, its
+    Triton fused_mtp_input under the interpreter, judged on the kimi_k3 row on
+    both proposer paths with the step-0 hand-off of its tiny target, as
+    committed."""
+    _sweep_as_committed(tmp_path, ("kimi_k3",), 2)
 
 
 def _hyv4_embedding_last(self, input_ids, positions, previous_hidden_states,
@@ -98,11 +122,17 @@ def test_hy_v4_swapped_halves_named(tmp_path, monkeypatch):
 def test_glm5_next_pre_norm_fed_forward_named(tmp_path):
     """GLM-5-Next's layer, run with its Triton input norm under the
     interpreter, replaced by a copy that feeds the next step the pre-norm sum
-    (glm5next_broken.py, a fresh process): PRE_NORM_RECYCLE on both paths."""
-    _binary()
-    out = _fresh_process([sys.executable, os.path.join(os.path.dirname(__file__),
-                                                       "glm5next_broken.py"), str(tmp_path)])
-    recs = json.loads(out.strip().splitlines()[-1])
-    assert [r["path"] for r in recs] == ["v1:EagleProposer", "v2:MTPSpeculator"], recs
-    for r in recs:
+    (broken_layers.py): PRE_NORM_RECYCLE on both paths."""
+    for r in _broken_layer(tmp_path, "glm5_next"):
         assert r["verdict"] == "FAILED" and r["diagnoses"] == ["PRE_NORM_RECYCLE"], r
+
+
+def test_kimi_k3_post_norm_fed_forward_named(tmp_path):
+    """Kimi K3's layer replaced by a copy that feeds the next step the
+    post-norm hidden instead of the pre-norm sum (broken_layers.py): every
+    draft case FAILED, named POST_NORM_RECYCLE on both paths; the hand-off,
+    which the copy does not touch, still PASSED."""
+    for r in _broken_layer(tmp_path, "kimi_k3"):
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["POST_NORM_RECYCLE"], r
+        assert r["cases"].pop("handoff") == "PASSED", r
+        assert set(r["cases"].values()) == {"FAILED"}, r

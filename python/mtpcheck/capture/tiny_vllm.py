@@ -474,6 +474,7 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
     seen = {}
 
     def hook(module, args, kwargs, out):
+        seen["norm_called"] = True
         x = args[0] if args else kwargs["x"]
         res = args[1] if len(args) > 1 else kwargs.get("residual")
         if res is not None:
@@ -500,7 +501,7 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
     finally:
         for h in hooks:
             h.remove()
-    if "residual" not in seen and "layer" in seen:
+    if "norm_called" not in seen and "layer" in seen:
         seen["hidden"], seen["residual"] = seen["layer"]
         norm_name += " (not called in forward: the last layer's outputs)"
     if "residual" not in seen or seen["residual"] is None:

@@ -1,7 +1,9 @@
 """Stand-ins of vLLM pieces that a tiny CPU build of a draft model needs
 (tiny_vllm.py): the compiled predictors made hookable again, the MoE classes
-some decoders build whatever their config says, and the EPLB bookkeeping
-that counts MoE layers a dense stand-in leaves none of.
+some decoders build whatever their config says, the EPLB bookkeeping that
+counts MoE layers a dense stand-in leaves none of, the GPU-only modules some
+families import at load time, Triton's interpreter rounding as a GPU does,
+and the CUDA streams some layers create at construction (Kimi K3).
 
 Why this exists: tiny_vllm.py builds every family's model; these are the
 patches of the zero-centred families (Qwen3-Next, Qwen3.5), kept apart so
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import types
+from collections.abc import Iterator
+from typing import Any
 
 
 def models_module(name: str) -> types.ModuleType:
@@ -149,27 +153,27 @@ class NoStream:
     helpers call are no-ops). Kimi K3's layers only hand theirs to the MLA
     attention, which is stood in (tiny_vllm.LinearAttention)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
 
-    def wait_stream(self, stream):
+    def wait_stream(self, stream: Any) -> None:
         pass
 
-    def wait_event(self, event):
+    def wait_event(self, event: Any) -> None:
         pass
 
-    def record_event(self, event=None):
+    def record_event(self, event: Any = None) -> Any:
         return event
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         pass
 
-    def query(self):
+    def query(self) -> bool:
         return True
 
 
 @contextlib.contextmanager
-def cuda_stream_standin():
+def cuda_stream_standin() -> Iterator[None]:
     """`torch.cuda.Stream` is NoStream inside the block (a model whose layers
     create streams at construction: Kimi K3's `KimiK3MultiTokenPredictorLayer`
     and `KimiLinearModel` call `torch.cuda.Stream()`, which raises without a
