@@ -85,11 +85,12 @@ def test_formerly_untried_families_as_committed(tmp_path):
 
 
 def test_kimi_k3_as_committed(tmp_path):
-    """Kimi K3 (F16): its CUDA streams, MLA attention and MoE stood in, its
-    Triton fused_mtp_input under the interpreter, judged on the kimi_k3 row on
-    both proposer paths with the step-0 hand-off of its tiny target, as
+    """Kimi K3 (F16), built from its nvidia modules (vLLM's choice off ROCm)
+    and from its amd ones: its CUDA streams, MLA attention and MoE stood in,
+    its Triton fused_mtp_input under the interpreter, judged on the kimi_k3
+    row on both proposer paths with the step-0 hand-off of its tiny target, as
     committed."""
-    _sweep_as_committed(tmp_path, ("kimi_k3",), 2)
+    _sweep_as_committed(tmp_path, ("kimi_k3", "kimi_k3_amd"), 4)
 
 
 def _hyv4_embedding_last(self, input_ids, positions, previous_hidden_states,

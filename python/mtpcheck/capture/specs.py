@@ -432,16 +432,23 @@ VLLM_GLM5NEXT = LayerSpec(
     source="vllm/models/glm5next/common/mtp.py",
     extra_attrs=VLLM_V32.extra_attrs, notes="input norms: a Triton kernel (TRITON_INTERPRET=1 on CPU)")
 
-# vLLM 0.33 models/kimi_k3/nvidia/mtp.py (Kimi K3): V3.2's input (the Triton
-# fused_mtp_input of common/mtp.py: mask, enorm, hnorm, one rounding), a
-# KimiDecoderLayer block returning (output, AttnRes prefix sum (None: the MTP
-# block has no AttnRes), residual), the final add fused into shared_head.norm,
-# which returns (h_post, the sum): the layer returns both, the pre-norm sum
-# fed forward on purpose (the kimi_k3 row, SPEC.md §5.5)
+def _present(module, named, out):
+    """The block's outputs that are tensors (a return value with an unused
+    slot: Kimi K3's nvidia block returns an AttnRes prefix sum, None without
+    AttnRes, between its output and residual; its amd block returns the pair)."""
+    return [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if t is not None]
+
+
+# vLLM 0.33 models/kimi_k3/{nvidia,amd}/mtp.py (Kimi K3): V3.2's input (the
+# Triton fused_mtp_input of common/mtp.py: mask, enorm, hnorm, one rounding), a
+# KimiDecoderLayer block returning its output and residual, the final add
+# fused into shared_head.norm, which returns (h_post, the sum): the layer
+# returns both, the pre-norm sum fed forward on purpose (the kimi_k3 row,
+# SPEC.md §5.5)
 VLLM_KIMI_K3 = LayerSpec(
     engine="vllm", family="kimi_k3", classes=("KimiK3MultiTokenPredictorLayer",),
     layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
-    block_outputs=("block_out", None, "block_residual"), weights=V3_WEIGHTS,
+    block_outputs=("block_out", "block_residual"), block_outputs_from=_present, weights=V3_WEIGHTS,
     conventions={"pos0_mask": 1, "final_add": "fused", "add_norm_input": "sum"},
     source="vllm/models/kimi_k3/{nvidia,amd}/mtp.py, common/mtp.py",
     extra_attrs=VLLM_V32.extra_attrs, notes="input norms: a Triton kernel (TRITON_INTERPRET=1 on CPU)")

@@ -65,10 +65,27 @@ ATTENTION = {
                    ("Dots3NoteSlidingAttention", "Dots3NoteFullAttention")),
     # ERNIE's MTP block is a LlamaDecoderLayer (its target's: TARGET_ATTENTION)
     "ernie4_5_moe": ("llama", ("LlamaAttention",)),
-    # Kimi K3: NoPE MLA (the KDA class too, though the tiny config has no KDA layer)
+    # Kimi K3: NoPE MLA (the KDA class too, though the tiny config has no KDA layer);
+    # its nvidia modules (vLLM's choice on every platform but ROCm) or amd ones
     "kimi_k3": ("vllm.models.kimi_k3.nvidia.model", ("MultiHeadLatentAttention",
                                                       "KimiK3DeltaAttention")),
+    "kimi_k3_amd": ("vllm.models.kimi_k3.amd.linear", ("KimiMLAAttention",
+                                                        "KimiK3DeltaAttention")),
 }
+# model types whose registry entries are chosen by platform at import (Kimi K3:
+# `vllm.models.kimi_k3` re-exports the nvidia classes, the amd ones on ROCm):
+# the classes of the platform the model type names, registered in this process
+# before each build (vllm_standins.register_in_process), so that both build here
+_K3 = "vllm.models.kimi_k3."
+PLATFORM_CLASSES = {
+    "kimi_k3": ((_K3 + "nvidia.mtp", {"KimiK3MTPModel": "KimiK3MTP"}),
+                (_K3 + "nvidia.model", {"KimiK3ForConditionalGeneration":
+                                        "KimiK3ForConditionalGeneration",
+                                        "KimiLinearForCausalLM": "KimiLinearForCausalLM"})),
+    "kimi_k3_amd": ((_K3 + "amd.mtp", {"KimiK3MTPModel": "KimiK3MTP"}),
+                    (_K3 + "amd.model", {"KimiK3ForConditionalGeneration":
+                                         "KimiK3ForConditionalGeneration"}),
+                    (_K3 + "amd.linear", {"KimiLinearForCausalLM": "KimiLinearForCausalLM"}))}
 # model type -> (module, MoE class name): the MoE class a decoder builds whatever
 # its config says, replaced by the engine's own dense MLP of the config's width
 MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
@@ -82,7 +99,7 @@ MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
 # sub-modules it reads from it at construction (empty modules on the stand-in)
 ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
 # model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
-TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "kimi_k3")
+TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "kimi_k3", "kimi_k3_amd")
 # model types whose layers create CUDA streams at construction (Kimi K3's MTP
 # layer and its target: `torch.cuda.Stream()`, which raises without a driver):
 # built with vllm_standins.cuda_stream_standin in place
@@ -168,6 +185,8 @@ def _patch_for_cpu(model_type):
     if model_type in NEEDS_FLASH_ATTN_STUB:
         vllm_standins.flash_attn_stub()
         vllm_standins.register_in_process(*NEEDS_FLASH_ATTN_STUB[model_type])
+    for module, archs in PLATFORM_CLASSES.get(model_type, ()):
+        vllm_standins.register_in_process(module, archs)
     if model_type in TRITON_INPUT_NORMS:
         vllm_standins.triton_interpreter_rounding()
     for mod_name, names in (ATTENTION[model_type], TARGET_ATTENTION.get(model_type, ("", ()))):

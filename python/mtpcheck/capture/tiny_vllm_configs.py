@@ -226,3 +226,5 @@ CONFIGS["kimi_k3"] = {
     "vision_config": {"vt_num_hidden_layers": 1, "vt_hidden_size": 32,
                       "vt_num_attention_heads": 2, "vt_intermediate_size": 32},
     "media_placeholder_token_id": 5, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+# Kimi K3 built from its amd modules (vLLM's choice on ROCm): the same checkpoint
+CONFIGS["kimi_k3_amd"] = CONFIGS["kimi_k3"]
