@@ -60,7 +60,7 @@ def swept(families, out):
 
 
 def broken_records(script, *args):
-    """The records a broken-copy script (glm5next_broken.py, v32_broken.py)
+    """The records a broken-copy script (broken_layers.py, v32_broken.py)
     prints, run in a fresh process."""
     need_binary()
     out = fresh_process([sys.executable, os.path.join(os.path.dirname(__file__), script)]

@@ -1,12 +1,12 @@
 """The vLLM 0.33 draft families that docs/FINDINGS.md's coverage once listed as
-"not tried" (issue 30): InternS2-Mobius, MiMo-V2-Omni, HY V4, Dots3Note, Step5
-and GLM-5-Next, each built from vLLM's own classes by the sweep and judged by
-`mtpcheck verify`. Nothing is declared here: the records must be what the
-committed findings (docs/findings/vllm-0.33.0.json) say, and a deliberately
-broken copy of one of them must be named."""
+"not tried" or "not judged" (issue 30): InternS2-Mobius, MiMo-V2-Omni, HY V4,
+Dots3Note, Step5, GLM-5-Next and Kimi K3, each built from vLLM's own classes by
+the sweep and judged by `mtpcheck verify`. Nothing is declared here: the
+records must be what the committed findings (docs/findings/vllm-0.33.0.json)
+say, and a deliberately broken copy of a layer must be named."""
 
+from broken_layers import layer_forward_replaced
 from conftest import need
-from glm5next_broken import layer_forward_replaced
 
 torch = need("torch")
 need("vllm")
@@ -17,12 +17,26 @@ from sweep_records import assert_as_committed, broken_records, need_binary
 FAMILIES = ("interns2_mobius", "mimo_v2_omni", "hy_v4", "dots3_note", "step5", "glm5_next")
 
 
+def _broken_layer(tmp_path, family):
+    """The sweep's records of `family` with its layer replaced by the broken
+    copy broken_layers.py holds for it (a fresh process)."""
+    recs = broken_records("broken_layers.py", family, tmp_path)
+    assert [r["path"] for r in recs] == ["v1:EagleProposer", "v2:MTPSpeculator"], recs
+    return recs
+
+
 def test_formerly_untried_families_as_committed(tmp_path):
-    """The sweep's own command on the six families (a fresh process: the
-    Triton interpreter that Dots3Note's and GLM-5-Next's input norms need is
-    chosen before vLLM loads): every record's verdict, cases and diagnoses as
-    committed, hand-off notes included."""
+    """The six families once marked "not tried", as committed."""
     assert_as_committed(tmp_path, FAMILIES, 12)
+
+
+def test_kimi_k3_as_committed(tmp_path):
+    """Kimi K3 (F16), built from its nvidia modules (vLLM's choice off ROCm)
+    and from its amd ones: its CUDA streams, MLA attention and MoE stood in,
+    its Triton fused_mtp_input under the interpreter, judged on the kimi_k3
+    row on both proposer paths with the step-0 hand-off of its tiny target, as
+    committed."""
+    assert_as_committed(tmp_path, ("kimi_k3", "kimi_k3_amd"), 4)
 
 
 def _hyv4_embedding_last(self, input_ids, positions, previous_hidden_states,
@@ -55,8 +69,17 @@ def test_hy_v4_swapped_halves_named(tmp_path, monkeypatch):
 def test_glm5_next_pre_norm_fed_forward_named(tmp_path):
     """GLM-5-Next's layer, run with its Triton input norm under the
     interpreter, replaced by a copy that feeds the next step the pre-norm sum
-    (glm5next_broken.py, a fresh process): PRE_NORM_RECYCLE on both paths."""
-    recs = broken_records("glm5next_broken.py", tmp_path)
-    assert [r["path"] for r in recs] == ["v1:EagleProposer", "v2:MTPSpeculator"], recs
-    for r in recs:
+    (broken_layers.py): PRE_NORM_RECYCLE on both paths."""
+    for r in _broken_layer(tmp_path, "glm5_next"):
         assert r["verdict"] == "FAILED" and r["diagnoses"] == ["PRE_NORM_RECYCLE"], r
+
+
+def test_kimi_k3_post_norm_fed_forward_named(tmp_path):
+    """Kimi K3's layer replaced by a copy that feeds the next step the
+    post-norm hidden instead of the pre-norm sum (broken_layers.py): every
+    draft case FAILED, named POST_NORM_RECYCLE on both paths; the hand-off,
+    which the copy does not touch, still PASSED."""
+    for r in _broken_layer(tmp_path, "kimi_k3"):
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["POST_NORM_RECYCLE"], r
+        assert r["cases"].pop("handoff") == "PASSED", r
+        assert set(r["cases"].values()) == {"FAILED"}, r

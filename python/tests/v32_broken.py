@@ -15,7 +15,7 @@ Used by test_vllm_v32.py.
 
 import sys
 
-from glm5next_broken import interpreter_env, layer_forward_replaced, sweep_and_print
+from broken_layers import interpreter_env, layer_forward_replaced, sweep_and_print
 
 V32 = "vllm.models.deepseek_v32."
 

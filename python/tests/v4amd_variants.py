@@ -60,7 +60,7 @@ def _contract(outdir, dump):
 
 
 def main(variant, out):
-    from glm5next_broken import layer_forward_replaced
+    from broken_layers import layer_forward_replaced
     from mtpcheck import verify
     from mtpcheck.capture import sweep, tiny_vllm, vllm_standins
 

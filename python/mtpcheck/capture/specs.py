@@ -455,6 +455,27 @@ def _v4_contract(layer):
             "hc_head_variant": "rocm" if rocm else "cuda"}
 
 
+def _present(module, named, out):
+    """The block's outputs that are tensors (a return value with an unused
+    slot: Kimi K3's nvidia block returns an AttnRes prefix sum, None without
+    AttnRes, between its output and residual; its amd block returns the pair)."""
+    return [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if t is not None]
+
+
+# vLLM 0.33 models/kimi_k3/{nvidia,amd}/mtp.py (Kimi K3): V3.2's input (the
+# Triton fused_mtp_input of common/mtp.py: mask, enorm, hnorm, one rounding), a
+# KimiDecoderLayer block returning its output and residual, the final add
+# fused into shared_head.norm, which returns (h_post, the sum): the layer
+# returns both, the pre-norm sum fed forward on purpose (the kimi_k3 row,
+# SPEC.md §5.5)
+VLLM_KIMI_K3 = LayerSpec(
+    engine="vllm", family="kimi_k3", classes=("KimiK3MultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="mtp_block", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_outputs_from=_present, weights=V3_WEIGHTS,
+    conventions={"pos0_mask": 1, "final_add": "fused", "add_norm_input": "sum"},
+    source="vllm/models/kimi_k3/{nvidia,amd}/mtp.py, common/mtp.py",
+    extra_attrs=VLLM_V32.extra_attrs, notes="input norms: a Triton kernel (TRITON_INTERPRET=1 on CPU)")
+
 # vLLM DeepSeek V4 (deepseek_v4/{nvidia,amd,xpu}/mtp.py): e_proj/h_proj (the amd
 # and nvidia layers behind one fused Triton input norm: mask, enorm, per-stream
 # hnorm, one rounding), the mHC block returning (f, residual, post_mix, res_mix)
@@ -488,7 +509,8 @@ from .specs_sglang import (
 
 SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4, VLLM_BAILING_V25,
                   VLLM_BAILING_V3, VLLM_MIMO_V2, VLLM_EXAONE, VLLM_EXAONE4_5, VLLM_NEMOTRON_H,
-                  VLLM_STEP3P5, VLLM_STEP5, VLLM_GLM5NEXT, VLLM_QWEN3_NEXT, VLLM_MIMO, VLLM_ERNIE),
+                  VLLM_STEP3P5, VLLM_STEP5, VLLM_GLM5NEXT, VLLM_QWEN3_NEXT, VLLM_MIMO, VLLM_ERNIE,
+                  VLLM_KIMI_K3),
          "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP, SGLANG_QWEN3_NEXT, SGLANG_MIMO,
                     SGLANG_ERNIE, SGLANG_STEP3P5, SGLANG_MIMO_V2)}
 

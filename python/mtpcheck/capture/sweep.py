@@ -89,6 +89,12 @@ FAMILIES = {
     "step5": ("step5", "step3p5", "vllm/models/step5/nvidia/mtp.py"),
     # MiMo-7B: input_proj over [hidden, embedding], hidden first (the mimo row)
     "mimo": ("mimo", "mimo", "vllm/model_executor/models/mimo_mtp.py"),
+    # Kimi K3: V3.2's glue (Triton fused_mtp_input, run by the interpreter), the
+    # pre-norm sum fed forward on purpose (its own row)
+    "kimi_k3": ("kimi_k3", "kimi_k3", "vllm/models/kimi_k3/nvidia/mtp.py"),
+    # the same layer as vLLM builds it on ROCm (its amd modules: no CUDA stream,
+    # a block returning (output, residual))
+    "kimi_k3_amd": ("kimi_k3_amd", "kimi_k3", "vllm/models/kimi_k3/amd/mtp.py"),
     # ERNIE 4.5: V3's glue; its contract's final norm is the target's (FastDeploy)
     "ernie": ("ernie4_5_moe", "deepseek_v3", "vllm/model_executor/models/ernie_mtp.py"),
     # DeepSeek V4: vLLM's amd module as on a gfx942 GPU (vllm_standins_v4), one

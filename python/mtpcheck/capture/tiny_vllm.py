@@ -73,6 +73,12 @@ ATTENTION = {
     "ernie4_5_moe": ("llama", ("LlamaAttention",)),
     # DeepSeek V4's amd decoder layer (vllm_standins_v4: the amd MTP module on a CPU)
     "deepseek_v4": ("vllm.models.deepseek_v4.amd.model", ("DeepseekV4ROCMAiterMLAAttention",)),
+    # Kimi K3: NoPE MLA (the KDA class too, though the tiny config has no KDA layer);
+    # its nvidia modules (vLLM's choice on every platform but ROCm) or amd ones
+    "kimi_k3": ("vllm.models.kimi_k3.nvidia.model", ("MultiHeadLatentAttention",
+                                                      "KimiK3DeltaAttention")),
+    "kimi_k3_amd": ("vllm.models.kimi_k3.amd.linear", ("KimiMLAAttention",
+                                                        "KimiK3DeltaAttention")),
 }
 # model types with stand-ins of their own (a module of this package with
 # prepare(), run before the attention is replaced, and build_scope(), the
@@ -91,7 +97,18 @@ MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
 # sub-modules it reads from it at construction (empty modules on the stand-in)
 ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
 # model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
-TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "deepseek_v32", "glm_moe_dsa", "deepseek_v32_amd")
+TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "deepseek_v32", "glm_moe_dsa", "deepseek_v32_amd",
+                      "kimi_k3", "kimi_k3_amd")
+# model types whose layers create CUDA streams at construction (Kimi K3's MTP
+# layer and its target: `torch.cuda.Stream()`, which raises without a driver):
+# built with vllm_standins.cuda_stream_standin in place
+CUDA_STREAMS = ("kimi_k3",)
+# hybrid (Mamba-state) MLA targets built with prefix caching off from the start:
+# vLLM's hybrid hook aligns the Mamba block to the cache block while prefix
+# caching is on (its default), then the CPU platform turns prefix caching off
+# for MLA models (platforms/cpu.py), and VllmConfig refuses the aligned block
+# without it (`--mamba-block-size can only be set with --enable-prefix-caching`)
+PREFIX_CACHING_OFF = ("kimi_k3",)
 # model types whose module imports vllm_flash_attn's CUDA kernels at load time
 NEEDS_FLASH_ATTN_STUB = ("dots3_note",)
 # model type -> ((module, its registry entries: architecture -> class), ...),
@@ -99,8 +116,10 @@ NEEDS_FLASH_ATTN_STUB = ("dots3_note",)
 # (Dots3Note), or where the registry resolves the architecture by platform and a
 # CPU gets another class (vllm/models/deepseek_v32/__init__.py: on a CPU
 # `DeepseekV32MTPModel` is deepseek_mtp.py's DeepSeekMTP; the CUDA and ROCm
-# modules are what a GPU runs)
+# modules are what a GPU runs; `vllm.models.kimi_k3` re-exports the nvidia
+# classes, the amd ones on ROCm: both are built here)
 _V32 = "vllm.models.deepseek_v32."
+_K3 = "vllm.models.kimi_k3."
 IN_PROCESS = {
     "dots3_note": (("vllm.models.dots3_note", {"Dots3NoteForCausalLM": "Dots3NoteForCausalLM",
                                                "Dots3NoteMTPModel": "Dots3NoteMTP"}),),
@@ -110,6 +129,14 @@ IN_PROCESS = {
                     (_V32 + "nvidia.model", {"GlmMoeDsaForCausalLM": "DeepseekV32ForCausalLM"})),
     "deepseek_v32_amd": ((_V32 + "amd.mtp", {"DeepseekV32MTPModel": "DeepseekV32MTP"}),
                          (_V32 + "amd.model", {"DeepseekV32ForCausalLM": "DeepseekV32ForCausalLM"})),
+    "kimi_k3": ((_K3 + "nvidia.mtp", {"KimiK3MTPModel": "KimiK3MTP"}),
+                (_K3 + "nvidia.model", {"KimiK3ForConditionalGeneration":
+                                        "KimiK3ForConditionalGeneration",
+                                        "KimiLinearForCausalLM": "KimiLinearForCausalLM"})),
+    "kimi_k3_amd": ((_K3 + "amd.mtp", {"KimiK3MTPModel": "KimiK3MTP"}),
+                    (_K3 + "amd.model", {"KimiK3ForConditionalGeneration":
+                                         "KimiK3ForConditionalGeneration"}),
+                    (_K3 + "amd.linear", {"KimiLinearForCausalLM": "KimiLinearForCausalLM"})),
 }
 # Model types built on Qwen3-Next's MoE mixin, whose EPLB bookkeeping
 # (set_moe_parameters) is skipped when the dense block leaves no MoE layer.
@@ -332,7 +359,7 @@ def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:
 
     torch.set_default_dtype(torch.bfloat16)
     try:
-        with set_current_vllm_config(vcfg):
+        with set_current_vllm_config(vcfg), _build_scope(vcfg):
             _distributed()  # weights_vllm's one-process gloo group
             cls, _ = get_model_architecture(draft_cfg)
             model = cls(vllm_config=vcfg, prefix="")
@@ -342,6 +369,19 @@ def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:
     randomize(model, seed)
     after_loading(model, vcfg, draft_cfg)
     return model.eval()
+
+
+def _build_scope(vcfg: Any) -> Any:
+    """What a model needs in place while it is built, by the target's model
+    type (the draft's and the target's build alike): NoStream for the CUDA
+    streams of CUDA_STREAMS' models, nothing otherwise."""
+    import contextlib
+
+    spec = vcfg.speculative_config
+    target = spec.target_model_config if spec is not None else vcfg.model_config
+    if getattr(target.hf_config, "model_type", None) in CUDA_STREAMS:
+        return vllm_standins.cuda_stream_standin()
+    return contextlib.nullcontext()
 
 
 def share_target_modules(model: torch.nn.Module, vcfg: Any) -> None:
@@ -446,9 +486,14 @@ def build_target(vcfg: Any, seed: int = 1) -> tuple:
     spec = vcfg.speculative_config
     tcfg = spec.target_model_config
     _skip_moe_copy(get_model_architecture(tcfg)[0])
+    extra = {}
+    if tcfg.hf_config.model_type in PREFIX_CACHING_OFF:
+        from vllm.config import CacheConfig
+
+        extra["cache_config"] = CacheConfig(enable_prefix_caching=False)
     tvcfg = VllmConfig(model_config=tcfg, speculative_config=spec,
                        parallel_config=vcfg.parallel_config,
-                       compilation_config=CompilationConfig(mode=CompilationMode.NONE))
+                       compilation_config=CompilationConfig(mode=CompilationMode.NONE), **extra)
     return construct(tvcfg, tcfg, seed), tvcfg
 
 
@@ -456,11 +501,18 @@ def final_norm(target: Any) -> tuple:
     """(its name, the module): the target's final norm, `model.norm` (or
     Nemotron-H's `model.norm_f`) of the model or of its language model (a
     multimodal target such as GLM-OCR)."""
+    name, norm, _ = _final_norm_of(target)
+    return name, norm
+
+
+def _final_norm_of(target: Any) -> tuple:
+    """(its name, the final norm, the decoder model holding it and its layers)."""
     for prefix, owner in (("", target), ("language_model.", getattr(target, "language_model", None))):
+        inner = getattr(owner, "model", None)
         for name in ("norm", "norm_f"):
-            norm = getattr(getattr(owner, "model", None), name, None)
+            norm = getattr(inner, name, None)
             if norm is not None:
-                return prefix + "model." + name, norm
+                return prefix + "model." + name, norm, inner
     raise RuntimeError(f"{type(target).__name__}: no model.norm (nor language_model.model.norm)")
 
 
@@ -474,10 +526,11 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
     from vllm.forward_context import set_forward_context
     from vllm.v1.worker.gpu.spec_decode.utils import get_drafter_hidden_states
 
-    norm_name, norm = final_norm(target)
+    norm_name, norm, inner = _final_norm_of(target)
     seen = {}
 
     def hook(module, args, kwargs, out):
+        seen["norm_called"] = True
         x = args[0] if args else kwargs["x"]
         res = args[1] if len(args) > 1 else kwargs.get("residual")
         if res is not None:
@@ -485,13 +538,16 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
 
     def last_layer(module, args, out):
         # a target whose forward returns the sum and norms it only in
-        # compute_logits (MiMo): its final norm is not called in forward, so
-        # the norm's inputs are the last decoder layer's (hidden, residual)
-        if isinstance(out, tuple) and len(out) == 2 and all(torch.is_tensor(t) for t in out):
-            seen["layer"] = tuple(t.detach().clone() for t in out)
+        # compute_logits (MiMo, Kimi K3): its final norm is not called in
+        # forward, so the norm's inputs are the last decoder layer's (hidden,
+        # residual); Kimi K3's layer returns (hidden, AttnRes prefix sum, residual),
+        # the prefix sum None without AttnRes
+        outs = [t for t in out if t is not None] if isinstance(out, tuple) else []
+        if len(outs) == 2 and all(torch.is_tensor(t) for t in outs):
+            seen["layer"] = tuple(t.detach().clone() for t in outs)
 
     hooks = [norm.register_forward_hook(hook, with_kwargs=True)]
-    layers = getattr(getattr(target, "model", None), "layers", None)
+    layers = getattr(inner, "layers", None)
     if layers is not None and len(layers):
         hooks.append(layers[len(layers) - 1].register_forward_hook(last_layer))
     try:
@@ -501,7 +557,7 @@ def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> d
     finally:
         for h in hooks:
             h.remove()
-    if "residual" not in seen and "layer" in seen:
+    if "norm_called" not in seen and "layer" in seen:
         seen["hidden"], seen["residual"] = seen["layer"]
         norm_name += " (not called in forward: the last layer's outputs)"
     if "residual" not in seen or seen["residual"] is None:

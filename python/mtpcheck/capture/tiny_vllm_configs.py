@@ -235,3 +235,28 @@ CONFIGS["deepseek_v4"] = {
     "hc_mult": 4, "hc_sinkhorn_iters": 20, "hc_eps": 1e-6, "swiglu_limit": 10.0,
     "rms_norm_eps": 1e-6, "hidden_act": "silu", "max_position_embeddings": 512,
     "torch_dtype": "bfloat16", "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1}
+# Kimi K3 (vLLM's KimiK3Config: a KimiLinearConfig text model and a Kimi-K2.5
+# vision tower): NoPE MLA layers (stood in; Kimi K3's MLA is NoPE-only), no KDA
+# layer (an empty `kda_layers`: the KDA kernels and their Mamba state are GPU
+# work), every layer dense (first_k_dense_replace above the MTP layer's index
+# 2), no AttnRes (`attn_res_block_size` None: the MTP block is built without
+# it whatever the target uses), SiTU activations as released
+CONFIGS["kimi_k3"] = {
+    "architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3",
+    "text_config": {"model_type": "kimi_linear", "hidden_size": H, "intermediate_size": I,
+                    "vocab_size": V, "num_hidden_layers": 2, "num_attention_heads": 2,
+                    "num_key_value_heads": 2, "rms_norm_eps": 1e-5, "hidden_act": "situ",
+                    "activation_situ_beta": 4.0, "activation_situ_linear_beta": 25.0,
+                    "num_experts": 4, "num_experts_per_token": 2, "moe_intermediate_size": 32,
+                    "first_k_dense_replace": 100, "q_lora_rank": 16, "kv_lora_rank": 16,
+                    "qk_nope_head_dim": 24, "qk_rope_head_dim": 0, "v_head_dim": 16,
+                    "mla_use_nope": True, "mla_use_output_gate": True,
+                    "linear_attn_config": {"kda_layers": [], "full_attn_layers": [1, 2, 3]},
+                    "num_nextn_predict_layers": 1, "max_position_embeddings": 512,
+                    "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+                    "bos_token_id": 0, "eos_token_id": 1},
+    "vision_config": {"vt_num_hidden_layers": 1, "vt_hidden_size": 32,
+                      "vt_num_attention_heads": 2, "vt_intermediate_size": 32},
+    "media_placeholder_token_id": 5, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+# Kimi K3 built from its amd modules (vLLM's choice on ROCm): the same checkpoint
+CONFIGS["kimi_k3_amd"] = CONFIGS["kimi_k3"]

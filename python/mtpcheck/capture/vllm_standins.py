@@ -1,7 +1,9 @@
 """Stand-ins of vLLM pieces that a tiny CPU build of a draft model needs
 (tiny_vllm.py): the compiled predictors made hookable again, the MoE classes
-some decoders build whatever their config says, and the EPLB bookkeeping
-that counts MoE layers a dense stand-in leaves none of.
+some decoders build whatever their config says, the EPLB bookkeeping that
+counts MoE layers a dense stand-in leaves none of, the GPU-only modules some
+families import at load time, Triton's interpreter rounding as a GPU does,
+and the CUDA streams some layers create at construction (Kimi K3).
 
 Why this exists: tiny_vllm.py builds every family's model; these are the
 patches of the zero-centred families (Qwen3-Next, Qwen3.5), kept apart so
@@ -10,7 +12,10 @@ that each file stays one subject.
 
 from __future__ import annotations
 
+import contextlib
 import types
+from collections.abc import Iterator
+from typing import Any
 
 
 def models_module(name: str) -> types.ModuleType:
@@ -142,3 +147,44 @@ def triton_interpreter_rounding() -> None:
 
     if not getattr(interpreter._convert_float, "mtpcheck_rne", False):
         interpreter._convert_float = _rne_bf16(interpreter._convert_float)
+
+
+class NoStream:
+    """A CUDA stream stand-in for a CPU build: one execution order, so every
+    wait and record is already satisfied (the methods vLLM's multi-stream
+    helpers call are no-ops). Kimi K3's layers only hand theirs to the MLA
+    attention, which is stood in (tiny_vllm.LinearAttention)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def wait_stream(self, stream: Any) -> None:
+        pass
+
+    def wait_event(self, event: Any) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> Any:
+        return event
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+
+@contextlib.contextmanager
+def cuda_stream_standin() -> Iterator[None]:
+    """`torch.cuda.Stream` is NoStream inside the block (a model whose layers
+    create streams at construction: Kimi K3's `KimiK3MultiTokenPredictorLayer`
+    and `KimiLinearModel` call `torch.cuda.Stream()`, which raises without a
+    CUDA driver); the real class outside it."""
+    import torch
+
+    orig = torch.cuda.Stream
+    torch.cuda.Stream = NoStream
+    try:
+        yield
+    finally:
+        torch.cuda.Stream = orig

@@ -1,9 +1,17 @@
 """Run as a script (a fresh process: Triton's interpreter is chosen before vLLM
-loads): the sweep on GLM-5-Next with its MTP layer replaced by a copy that
-feeds the next step the pre-norm sum (the shape of F1 and of DeepSeek before
-vLLM #45895) while the logits keep the post-norm hidden. Prints the records
-as JSON. Used by test_vllm_families.py, which also imports its
-layer_forward_replaced; v32_broken.py runs V3.2's broken copies the same way."""
+loads): the sweep on one family whose MTP layer is replaced by a deliberately
+broken copy, each the shape of the bug its family's row names. Prints the
+records as JSON. Used by test_vllm_families.py, which also imports its
+layer_forward_replaced; v32_broken.py and v4amd_variants.py run their broken
+copies the same way (interpreter_env, sweep_and_print).
+
+    python broken_layers.py FAMILY OUTDIR
+
+* glm5_next: the next step fed the pre-norm sum (the shape of F1 and of
+  DeepSeek before vLLM #45895) while the logits keep the post-norm hidden:
+  PRE_NORM_RECYCLE on GLM-5-Next's post-norm contract.
+* kimi_k3: the next step fed the post-norm hidden, where Kimi K3's contract
+  feeds the pre-norm sum: POST_NORM_RECYCLE (its mirror)."""
 
 import json
 import os
@@ -11,8 +19,8 @@ import sys
 import types
 
 
-def _pre_norm_fed_forward(self, input_ids, positions, previous_hidden_states,
-                          inputs_embeds=None, spec_step_index=0):
+def _glm5_next_pre_norm_fed_forward(self, input_ids, positions, previous_hidden_states,
+                                    inputs_embeds=None, spec_step_index=0):
     """Glm5NextMultiTokenPredictorLayer.forward (vLLM 0.33) returning
     (post-norm, pre-norm sum) instead of (post-norm, post-norm)."""
     from vllm.models.glm5next.nvidia.ops.fused_eh_norm import fused_eh_norm
@@ -24,6 +32,27 @@ def _pre_norm_fed_forward(self, input_ids, positions, previous_hidden_states,
                                             residual=None)
     post, _ = self.shared_head.norm(hidden, residual=residual)
     return post, hidden + residual
+
+
+def _kimi_k3_post_norm_fed_forward(self, input_ids, positions, previous_hidden_states,
+                                   inputs_embeds=None, spec_step_index=0):
+    """KimiK3MultiTokenPredictorLayer.forward (vLLM 0.33, nvidia, no sequence
+    parallelism) returning (post-norm, post-norm) instead of (post-norm,
+    pre-norm sum)."""
+    from vllm.models.kimi_k3.common.mtp import fused_mtp_input
+
+    hidden = self.eh_proj(fused_mtp_input(positions, inputs_embeds, previous_hidden_states,
+                                          self.enorm.weight, self.hnorm.weight,
+                                          self.enorm.variance_epsilon))
+    hidden, _, residual = self.mtp_block(positions=positions, hidden_states=hidden,
+                                         residual=None)
+    post, _ = self.shared_head.norm(hidden, residual)
+    return post, post
+
+
+# family -> (the layer class replaced, its broken forward)
+BROKEN = {"glm5_next": ("Glm5NextMultiTokenPredictorLayer", _glm5_next_pre_norm_fed_forward),
+          "kimi_k3": ("KimiK3MultiTokenPredictorLayer", _kimi_k3_post_norm_fed_forward)}
 
 
 def layer_forward_replaced(construct, cls_name, forward):
@@ -60,16 +89,14 @@ def sweep_and_print(families, out):
                       for r in recs]))
 
 
-def main(out):
+def main(family, out):
     from mtpcheck.capture import tiny_vllm
 
-    tiny_vllm.construct = layer_forward_replaced(tiny_vllm.construct,
-                                                 "Glm5NextMultiTokenPredictorLayer",
-                                                 _pre_norm_fed_forward)
-    sweep_and_print(["glm5_next"], out)
+    tiny_vllm.construct = layer_forward_replaced(tiny_vllm.construct, *BROKEN[family])
+    sweep_and_print([family], out)
 
 
 if __name__ == "__main__":
     # only as a script: imported by a test, the test process's vLLM stays as it is
     interpreter_env()
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])
