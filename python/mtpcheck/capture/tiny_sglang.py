@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import json
 import os
 import socket
@@ -75,6 +76,24 @@ BLOCKS = {
     # MiMo-V2: the MTP layer's block is dense (MiMoV2MLP); the target's layers
     # too (moe_layer_freq); the attention is imported by name into the NextN module
     "mimo_v2": ("mimo_v2_nextn", ("MiMoV2Attention", "mimo_v2.MiMoV2Attention"), None),
+    # HY V4: the MTP decoder builds DeepSeek's MoE itself (is_nextn), given
+    # DeepSeek's dense MLP; its attention is imported by name from hunyuan_v4
+    # (whose target layers are dense by mlp_layer_types)
+    "hy_v4": ("hunyuan_v4_nextn", ("HYV4Attention", "hunyuan_v4.HYV4Attention"),
+              ("DeepseekV2MoE", "deepseek_v2.DeepseekV2MLP")),
+    # Nemotron-H: attention sublayers stood in; the MTP block's MoE sublayer
+    # ("E") given SGLang's own dense relu2 NemotronHMLP (_relu2_dense)
+    "nemotron_h": ("nemotron_h", ("NemotronHAttention",),
+                   ("NemotronHMoE", lambda mod: _relu2_dense(mod.NemotronHMLP))),
+    # GLM-5-Next: its NextN model is DeepSeek's (DeepseekModelNextN over
+    # text_config), the block DeepSeek's decoder
+    "glm5_next": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
+    # Dots3: its decoder builds a dense Dots3MLP for the MTP block itself
+    "dots3_note": ("dots3_common.modeling", ("Dots3AttentionMLA",), None),
+    # Bailing V2.5 (bailing_hybrid): the NextN decoder is a softmax-attention
+    # layer (attention_type 1, MLA) whose MoE is forced (is_nextn), given
+    # SGLang's dense BailingMLP
+    "bailing_hybrid": ("bailing_moe_linear", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
     # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
     "qwen3_next": ("qwen3_next", (), None),
     "qwen3_5_text": ("qwen3_5", (), None),
@@ -115,6 +134,9 @@ SGLANG_CONFIGS = {
                         model_type="gigachat3_5", num_nextn_predict_layers=3,
                         layer_types=["full_attention"] * 2, norm_type="LlamaRMSNorm",
                         layernorm_type="pre"),
+    # HY V4 (SGLang's own HYV4Config, which accepts only DSA layer types): every
+    # layer dense (mlp_layer_types), the target's iHC streams with 2 channels
+    "hy_v4": dict(CONFIGS["hy_v4"], layer_types=["deepseek_sparse_attention"] * 2),
     # MiMo-V2 (tiny_vllm's, remote-code config): 3 MTP layers, one a step
     "mimo_v2": dict(CONFIGS["mimo_v2"], num_nextn_predict_layers=3),
     "qwen3_moe": {
@@ -153,13 +175,16 @@ class LinearAttention(nn.Module):
 
     def __init__(self, *args, **kwargs):
         super().__init__()
-        cfg = kwargs.get("config")
+        # the config by keyword, or the first positional argument that is one
+        # (HY V4's and Nemotron-H's attention take it positionally)
+        cfg = kwargs.get("config") or next((a for a in args if hasattr(a, "hidden_size")), None)
         h = kwargs.get("hidden_size") or cfg.hidden_size
         self.W_a = nn.Linear(h, h, bias=False)
 
-    def forward(self, positions: torch.Tensor, hidden_states: torch.Tensor, *args: Any,
-                **kwargs: Any) -> torch.Tensor:
-        return self.W_a(hidden_states)
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        """(positions, hidden_states, ...) as the decoder layers call it, or
+        hidden_states by keyword (Nemotron-H's mixer call)."""
+        return self.W_a(kwargs["hidden_states"] if "hidden_states" in kwargs else args[1])
 
     def maybe_use_decode_attn_tp(self, forward_batch: Any) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
@@ -187,11 +212,17 @@ def _patch_for_cpu(model_type):
                 LinearAttention)
     if isinstance(decoder, str):
         getattr(mod, decoder)._is_layer_sparse = staticmethod(_dense)
-    elif decoder is not None:
+    elif decoder is not None:  # (MoE class, its dense FFN's name or a builder of it)
         moe, ffn = decoder
-        setattr(mod, moe, _dense_ffn(getattr(mod, ffn)))
+        setattr(mod, moe, ffn(mod) if callable(ffn) else _dense_ffn(_resolve(mod, ffn)))
     if model_type in INLINE_ATTENTION:
         _patch_inline_attention(mod, *INLINE_ATTENTION[model_type])
+
+
+def _resolve(mod, name):
+    """`Class` of mod, or `module.Class` of another SGLang model module."""
+    where, _, name = name.rpartition(".")
+    return getattr(importlib.import_module("sglang.srt.models." + where) if where else mod, name)
 
 
 def _linear_self_attention(self, positions, hidden_states, forward_batch):
@@ -225,11 +256,33 @@ def _patch_inline_attention(mod, decoder, moe):
 
 def _dense_ffn(ffn):
     """A constructor taking the MoE's arguments that builds the engine's own
-    dense FFN of the config's intermediate size."""
-    def build(config, quant_config=None, prefix="", **unused):
-        return ffn(hidden_size=config.hidden_size, intermediate_size=config.intermediate_size,
-                   hidden_act=config.hidden_act, quant_config=quant_config, prefix=prefix)
+    dense FFN of the config's intermediate size, with the two attributes the
+    layers ask of their MoE (no shared experts, none fused)."""
+    def build(config, *unused_args, quant_config=None, prefix="", **unused):
+        kw = {"hidden_size": config.hidden_size, "intermediate_size": config.intermediate_size,
+              "quant_config": quant_config, "prefix": prefix}
+        if "hidden_act" in inspect.signature(ffn).parameters:  # BailingMLP: SiLU always
+            kw["hidden_act"] = config.hidden_act
+        mlp = ffn(**kw)
+        mlp.shared_experts, mlp.num_fused_shared_experts = None, 0
+        return mlp
     return build
+
+
+def _relu2_dense(mlp):
+    """Nemotron-H's MoE constructor building SGLang's dense `NemotronHMLP`
+    (relu2) of the config's intermediate size, called as the MoE is (with the
+    batch)."""
+    class DenseMoe(mlp):
+        def __init__(self, config, layer_idx=None, quant_config=None, prefix="", is_nextn=False):
+            super().__init__(config, intermediate_size=config.intermediate_size,
+                             quant_config=quant_config, bias=config.mlp_bias,
+                             reduce_results=False, prefix=prefix)
+
+        def forward(self, hidden_states, forward_batch=None):
+            return super().forward(hidden_states)
+
+    return DenseMoe
 
 
 _DIST = []
@@ -252,6 +305,8 @@ SERVER_ARGS = {"exaone_moe": {"attention_backend": "triton"}}
 SERVER_ARGS["qwen3_next"] = {"mamba_radix_cache_strategy": "no_buffer",
                              "disable_overlap_schedule": True}
 SERVER_ARGS["qwen3_5_text"] = SERVER_ARGS["qwen3_next"]
+# Nemotron-H and Bailing V2.5 (hybrid Mamba / linear-attention targets): the same
+SERVER_ARGS["nemotron_h"] = SERVER_ARGS["bailing_hybrid"] = SERVER_ARGS["qwen3_next"]
 # the multi-layer families: SGLang's model overrides turn on its multi-layer
 # worker (`enable_multi_layer_eagle`) for the EAGLE algorithm only
 SERVER_ARGS["step3p5"] = {"speculative_algorithm": "EAGLE"}
@@ -262,21 +317,35 @@ SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 # families whose server-arg resolution asks the GPU's compute capability (to
 # pick DSA kernels and KV-cache dtypes, GPU-only infrastructure the attention
 # stand-in never uses): answered as this value while the family is built
-CAPABILITY = {"glm_moe_dsa": (9, 0)}
+CAPABILITY = {"glm_moe_dsa": (9, 0), "hy_v4": (9, 0)}
+
+
+# families whose layers refuse a non-CUDA device when built, for the kernels of
+# the parts stood in here: (SGLang module, its guard function), made a no-op
+# while the family is built. Dots3: `Dots3DecoderLayer.__init__` calls
+# `_require_cuda()` (dots3_common/modeling.py), whose CUDA-only kernels
+# (merge_state_v2, tiny_gemm) serve its attention, the stand-in here
+CUDA_GUARD = {"dots3_note": ("dots3_common.modeling", "_require_cuda")}
 
 
 @contextlib.contextmanager
 def _capability(model_type):
-    answer = CAPABILITY.get(model_type)
-    if answer is None:
-        yield
-        return
-    orig = torch.cuda.get_device_capability
-    torch.cuda.get_device_capability = lambda *a, **k: answer
+    """CAPABILITY's answer and CUDA_GUARD's no-op, while a family is built."""
+    saved = []
+    if model_type in CAPABILITY:
+        answer = CAPABILITY[model_type]
+        saved.append((torch.cuda, "get_device_capability", torch.cuda.get_device_capability))
+        torch.cuda.get_device_capability = lambda *a, **k: answer
+    if model_type in CUDA_GUARD:
+        where, name = CUDA_GUARD[model_type]
+        mod = importlib.import_module("sglang.srt.models." + where)
+        saved.append((mod, name, getattr(mod, name)))
+        setattr(mod, name, lambda *a, **k: None)
     try:
         yield
     finally:
-        torch.cuda.get_device_capability = orig
+        for owner, name, orig in saved:
+            setattr(owner, name, orig)
 
 
 def publish(model_dir: str, steps: int, **extra: Any) -> Any:
@@ -394,7 +463,19 @@ def build_target(model_type: str, args: Any, seed: int = 1) -> Any:
         return _construct(get_model_architecture(mc)[0], mc.hf_config, seed)
 
 
-def target_handoff(target: Any, input_ids: Any, positions: Any) -> dict:
+# the target's final norm where it is not `model.norm`
+TARGET_NORM = {"nemotron_h": "model.norm_f"}
+
+
+def target_norm(target: Any, model_type: str) -> Any:
+    """The target model's final norm module (TARGET_NORM, else model.norm)."""
+    norm = target
+    for part in TARGET_NORM.get(model_type, "model.norm").split("."):
+        norm = getattr(norm, part)
+    return norm
+
+
+def target_handoff(target: Any, input_ids: Any, positions: Any, norm: Any) -> dict:
     """Runs the target on the given tokens (a forward as ModelRunner's, the
     hidden captured LAST) and returns what it hands draft step 0, from SGLang's
     own code: its final norm's inputs (the last layer's output and residual),
@@ -402,7 +483,6 @@ def target_handoff(target: Any, input_ids: Any, positions: Any) -> dict:
     the EAGLE worker puts in the draft's `spec_info`."""
     from sglang.srt.model_executor.forward_context import ForwardContext, forward_context
 
-    norm = target.model.norm
     seen = {}
 
     def hook(module, args, kwargs, out):
@@ -417,7 +497,7 @@ def target_handoff(target: Any, input_ids: Any, positions: Any) -> dict:
     finally:
         h.remove()
     if len(seen.get("args", [])) != 2 or out.hidden_states is None:
-        raise RuntimeError(f"{type(target).__name__}: no (hidden, residual) at model.norm, "
+        raise RuntimeError(f"{type(target).__name__}: no (hidden, residual) at its final norm, "
                            "or no hidden_states in its logits output")
     eps = getattr(norm, "variance_epsilon", None) or norm.eps
     return {"hidden": seen["args"][0], "residual": seen["args"][1], "norm_weight": norm.weight,
