@@ -161,7 +161,7 @@ def target_handoff(family: str, built: tuple) -> tuple:
         # it (ERNIE: SGLANG_ERNIE's shared_head_norm_weight); not a sub-module
         object.__setattr__(built[0], "mtpcheck_target_norm", norm)
         tids = common.gen_ids(common.torch_generator(5), tiny_sglang.V)
-        return tiny_sglang.target_handoff(target, tids, common.row_positions(), norm), None
+        return tiny_sglang.target_handoff(target, tids, common.row_positions(), model_type), None
     except Exception as e:  # noqa: BLE001 (the chain is still judged, fed a random hidden)
         return None, _why(e)
 

@@ -137,6 +137,13 @@ SGLANG_CONFIGS = {
     # HY V4 (SGLang's own HYV4Config, which accepts only DSA layer types): every
     # layer dense (mlp_layer_types), the target's iHC streams with 2 channels
     "hy_v4": dict(CONFIGS["hy_v4"], layer_types=["deepseek_sparse_attention"] * 2),
+    # GLM-5-Next (SGLang's own Glm5NextConfig): its vision config requires the
+    # vision MLP's `swiglu_limit` (a float; the tower is not run here)
+    "glm5_next": dict(CONFIGS["glm5_next"],
+                      vision_config=dict(CONFIGS["glm5_next"]["vision_config"], swiglu_limit=7.0)),
+    # Dots3 (SGLang's own Dots3Config): its target asks a q_lora_rank (the
+    # fused q/kv/gate projection; the draft takes the SWA geometry)
+    "dots3_note": dict(CONFIGS["dots3_note"], q_lora_rank=16),
     # MiMo-V2 (tiny_vllm's, remote-code config): 3 MTP layers, one a step
     "mimo_v2": dict(CONFIGS["mimo_v2"], num_nextn_predict_layers=3),
     "qwen3_moe": {
@@ -317,7 +324,7 @@ SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 # families whose server-arg resolution asks the GPU's compute capability (to
 # pick DSA kernels and KV-cache dtypes, GPU-only infrastructure the attention
 # stand-in never uses): answered as this value while the family is built
-CAPABILITY = {"glm_moe_dsa": (9, 0), "hy_v4": (9, 0)}
+CAPABILITY = {"glm_moe_dsa": (9, 0), "hy_v4": (9, 0), "dots3_note": (9, 0)}
 
 
 # families whose layers refuse a non-CUDA device when built, for the kernels of
@@ -438,8 +445,12 @@ def _construct(cls, hf_config, seed: int, **kwargs: Any):
     """cls built in bf16 with random weights, norm weights away from 1 (so that
     a pre-norm recycle or hand-off shows); in eval mode."""
     torch.set_default_dtype(torch.bfloat16)
-    try:
-        model = cls(hf_config, quant_config=None, **kwargs)
+    try:  # the config by keyword where the class takes it so (NemotronHForCausalLM)
+        param = inspect.signature(cls.__init__).parameters.get("config")
+        if param is not None and param.kind == inspect.Parameter.KEYWORD_ONLY:
+            model = cls(config=hf_config, quant_config=None, **kwargs)
+        else:
+            model = cls(hf_config, quant_config=None, **kwargs)
     finally:
         torch.set_default_dtype(torch.float32)
     gen = torch.Generator().manual_seed(seed)
@@ -475,15 +486,18 @@ def target_norm(target: Any, model_type: str) -> Any:
     return norm
 
 
-def target_handoff(target: Any, input_ids: Any, positions: Any, norm: Any) -> dict:
+def target_handoff(target: Any, input_ids: Any, positions: Any, model_type: str) -> dict:
     """Runs the target on the given tokens (a forward as ModelRunner's, the
     hidden captured LAST) and returns what it hands draft step 0, from SGLang's
-    own code: its final norm's inputs (the last layer's output and residual),
-    the norm's weight and eps, and the logits output's `hidden_states`, which
-    the EAGLE worker puts in the draft's `spec_info`."""
+    own code: its final norm's inputs (the last layer's output and residual;
+    zeros where the norm gets the hidden alone: HY V4's, after hc_head
+    collapses the streams), the norm's weight and eps, and the logits output's
+    `hidden_states`, which the EAGLE worker puts in the draft's `spec_info`
+    (float32 holding bf16 values exactly, as Bailing V2.5's target hands it
+    over, is stored as the bf16 it holds: the draft casts it so)."""
     from sglang.srt.model_executor.forward_context import ForwardContext, forward_context
 
-    seen = {}
+    norm, seen = target_norm(target, model_type), {}
 
     def hook(module, args, kwargs, out):
         seen["args"] = [a.detach().clone() for a in args[:2]]
@@ -496,16 +510,25 @@ def target_handoff(target: Any, input_ids: Any, positions: Any, norm: Any) -> di
             out = target(input_ids, positions, fb)
     finally:
         h.remove()
-    if len(seen.get("args", [])) != 2 or out.hidden_states is None:
-        raise RuntimeError(f"{type(target).__name__}: no (hidden, residual) at its final norm, "
+    args, handoff = seen.get("args", []), out.hidden_states
+    if not args or handoff is None:
+        raise RuntimeError(f"{type(target).__name__}: its final norm not called, "
                            "or no hidden_states in its logits output")
+    where = [f"{type(target).__name__}.forward",
+             f"{TARGET_NORM.get(model_type, 'model.norm')} ({type(norm).__name__})",
+             "LogitsProcessorOutput.hidden_states"]
+    if len(args) == 1:
+        args.append(torch.zeros_like(args[0]))
+        where[1] += " of the hidden alone (residual recorded as zeros)"
+    if handoff.dtype == torch.float32 and torch.equal(handoff.to(args[0].dtype).float(), handoff):
+        handoff = handoff.to(args[0].dtype)
+        where[2] += f" (float32 holding {args[0].dtype} values, stored as such)"
     eps = getattr(norm, "variance_epsilon", None) or norm.eps
-    return {"hidden": seen["args"][0], "residual": seen["args"][1], "norm_weight": norm.weight,
-                "handoff": out.hidden_states, "eps": float(eps),
-                # GemmaRMSNorm's native path rounds once (SPEC.md §2.6)
-                "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager",
-                "source": f"{type(target).__name__}.forward, model.norm ({type(norm).__name__}), "
-                       "LogitsProcessorOutput.hidden_states"}
+    return {"hidden": args[0], "residual": args[1], "norm_weight": norm.weight,
+            "handoff": handoff, "eps": float(eps),
+            # GemmaRMSNorm's native path rounds once (SPEC.md §2.6)
+            "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager",
+            "source": ", ".join(where)}
 
 
 def forward_batch(ids: torch.Tensor, positions: torch.Tensor, hidden: torch.Tensor) -> Any:
