@@ -138,12 +138,17 @@ SGLANG_CONFIGS = {
     # layer dense (mlp_layer_types), the target's iHC streams with 2 channels
     "hy_v4": dict(CONFIGS["hy_v4"], layer_types=["deepseek_sparse_attention"] * 2),
     # GLM-5-Next (SGLang's own Glm5NextConfig): its vision config requires the
-    # vision MLP's `swiglu_limit` (a float; the tower is not run here)
+    # vision MLP's `swiglu_limit` (a float; the tower is not run here); the text
+    # config names no architecture (SGLang's config copies the text config's
+    # `architectures` over the top-level one, so a None there loses it)
     "glm5_next": dict(CONFIGS["glm5_next"],
+                      text_config={k: v for k, v in CONFIGS["glm5_next"]["text_config"].items()
+                                   if k != "architectures"},
                       vision_config=dict(CONFIGS["glm5_next"]["vision_config"], swiglu_limit=7.0)),
     # Dots3 (SGLang's own Dots3Config): its target asks a q_lora_rank (the
-    # fused q/kv/gate projection; the draft takes the SWA geometry)
-    "dots3_note": dict(CONFIGS["dots3_note"], q_lora_rank=16),
+    # fused q/kv/gate projection; the draft takes the SWA geometry), and is
+    # built without its omni towers (`language_only`)
+    "dots3_note": dict(CONFIGS["dots3_note"], q_lora_rank=16, language_only=True),
     # MiMo-V2 (tiny_vllm's, remote-code config): 3 MTP layers, one a step
     "mimo_v2": dict(CONFIGS["mimo_v2"], num_nextn_predict_layers=3),
     "qwen3_moe": {
@@ -314,6 +319,10 @@ SERVER_ARGS["qwen3_next"] = {"mamba_radix_cache_strategy": "no_buffer",
 SERVER_ARGS["qwen3_5_text"] = SERVER_ARGS["qwen3_next"]
 # Nemotron-H and Bailing V2.5 (hybrid Mamba / linear-attention targets): the same
 SERVER_ARGS["nemotron_h"] = SERVER_ARGS["bailing_hybrid"] = SERVER_ARGS["qwen3_next"]
+SERVER_ARGS["glm5_next"] = SERVER_ARGS["qwen3_next"]  # its KDA layers' state
+# Dots3's target is the omni model: its towers (audio, vision) are built
+# unless the server serves the language model only (`--language-only`)
+SERVER_ARGS["dots3_note"] = {"language_only": True}
 # the multi-layer families: SGLang's model overrides turn on its multi-layer
 # worker (`enable_multi_layer_eagle`) for the EAGLE algorithm only
 SERVER_ARGS["step3p5"] = {"speculative_algorithm": "EAGLE"}
