@@ -27,8 +27,16 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
   (`mamba_radix_cache_strategy = no_buffer`, which SGLang requires with the
   overlap schedule off): GPU-only state of the linear-attention layers, which
   the tiny configs do not have (`full_attention_interval = 1`);
-- GLM-5 (DSA): server-arg resolution asks the CUDA device capability to pick
-  its DSA kernels; answered as sm90 while the model is built (CAPABILITY);
+- GLM-5, HY V4, Dots3 (DSA): server-arg resolution asks the CUDA device
+  capability to pick its DSA kernels; answered as sm90 while the model is
+  built (CAPABILITY); Dots3's decoder refuses a non-CUDA device outright
+  (`_require_cuda`, for its attention kernels): a no-op while it is built
+  (CUDA_GUARD);
+- HY V4, Nemotron-H, Bailing V2.5: their MTP decoders build the MoE
+  themselves (HY V4: DeepSeek's, given DeepSeek's dense MLP; Nemotron-H: its
+  MoE sublayer, given SGLang's dense relu2 NemotronHMLP; Bailing: BailingMLP);
+  Nemotron-H, Bailing V2.5 and GLM-5-Next ask no Mamba state snapshots, as
+  Qwen3-Next (their targets' linear-attention / Mamba caches);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
   calls the model's `forward(input_ids, positions, forward_batch)` with a
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
