@@ -70,6 +70,8 @@ FAMILIES = {
     # Bailing V2.5 (Ring-2.5, hybrid linear attention): the NextN layer is a
     # softmax-attention one; the final add-norm its own final_layernorm
     "bailing_hybrid": ("bailing_hybrid", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
+    # Bailing V3 (KDA target): the same NextN model, its decoder from bailing_moe_v3
+    "bailing_v3": ("bailing_v3", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
 }
 ENGINE = "sglang"
 

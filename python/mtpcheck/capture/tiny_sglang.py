@@ -32,11 +32,11 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
   built (CAPABILITY); Dots3's decoder refuses a non-CUDA device outright
   (`_require_cuda`, for its attention kernels): a no-op while it is built
   (CUDA_GUARD);
-- HY V4, Nemotron-H, Bailing V2.5: their MTP decoders build the MoE
+- HY V4, Nemotron-H, Bailing V2.5 / V3: their MTP decoders build the MoE
   themselves (HY V4: DeepSeek's, given DeepSeek's dense MLP; Nemotron-H: its
-  MoE sublayer, given SGLang's dense relu2 NemotronHMLP; Bailing: BailingMLP);
-  Nemotron-H, Bailing V2.5 and GLM-5-Next ask no Mamba state snapshots, as
-  Qwen3-Next (their targets' linear-attention / Mamba caches);
+  MoE sublayer, given SGLang's dense relu2 NemotronHMLP; Bailing: its own
+  BailingMLP); Nemotron-H, Bailing and GLM-5-Next ask no Mamba state
+  snapshots, as Qwen3-Next (their targets' linear-attention / Mamba caches);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
   calls the model's `forward(input_ids, positions, forward_batch)` with a
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
@@ -102,6 +102,8 @@ BLOCKS = {
     # layer (attention_type 1, MLA) whose MoE is forced (is_nextn), given
     # SGLang's dense BailingMLP
     "bailing_hybrid": ("bailing_moe_linear", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
+    # Bailing V3 (bailing_hybrid with KDA, `use_kda`): the same, from bailing_moe_v3
+    "bailing_v3": ("bailing_moe_v3", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
     # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
     "qwen3_next": ("qwen3_next", (), None),
     "qwen3_5_text": ("qwen3_5", (), None),
@@ -157,6 +159,9 @@ SGLANG_CONFIGS = {
     # fused q/kv/gate projection; the draft takes the SWA geometry), and is
     # built without its omni towers (`language_only`)
     "dots3_note": dict(CONFIGS["dots3_note"], q_lora_rank=16, language_only=True),
+    # Bailing V3: SGLang's BailingHybridConfig sets `use_kda` (the V3 code path)
+    # from the presence of a short convolution
+    "bailing_v3": dict(CONFIGS["bailing_v3"], short_conv_kernel_size=4),
     # MiMo-V2 (tiny_vllm's, remote-code config): 3 MTP layers, one a step
     "mimo_v2": dict(CONFIGS["mimo_v2"], num_nextn_predict_layers=3),
     "qwen3_moe": {
@@ -281,8 +286,9 @@ def _dense_ffn(ffn):
     def build(config, *unused_args, quant_config=None, prefix="", **unused):
         kw = {"hidden_size": config.hidden_size, "intermediate_size": config.intermediate_size,
               "quant_config": quant_config, "prefix": prefix}
-        if "hidden_act" in inspect.signature(ffn).parameters:  # BailingMLP: SiLU always
-            kw["hidden_act"] = config.hidden_act
+        takes = inspect.signature(ffn).parameters  # Bailing's: SiLU always, V3's the config
+        kw.update({k: v for k, v in (("hidden_act", config.hidden_act), ("config", config))
+                   if k in takes})
         mlp = ffn(**kw)
         mlp.shared_experts, mlp.num_fused_shared_experts = None, 0
         return mlp
@@ -327,7 +333,7 @@ SERVER_ARGS["qwen3_next"] = {"mamba_radix_cache_strategy": "no_buffer",
 SERVER_ARGS["qwen3_5_text"] = SERVER_ARGS["qwen3_next"]
 # Nemotron-H and Bailing V2.5 (hybrid Mamba / linear-attention targets): the same
 SERVER_ARGS["nemotron_h"] = SERVER_ARGS["bailing_hybrid"] = SERVER_ARGS["qwen3_next"]
-SERVER_ARGS["glm5_next"] = SERVER_ARGS["qwen3_next"]  # its KDA layers' state
+SERVER_ARGS["glm5_next"] = SERVER_ARGS["bailing_v3"] = SERVER_ARGS["qwen3_next"]  # KDA state
 # Dots3's target is the omni model: its towers (audio, vision) are built
 # unless the server serves the language model only (`--language-only`)
 SERVER_ARGS["dots3_note"] = {"language_only": True}
