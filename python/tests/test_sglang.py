@@ -48,7 +48,7 @@ def _committed(family):
 @pytest.mark.parametrize("family", ["glm4_moe", "deepseek_v3", "qwen3_next", "qwen3_5", "mimo",
                                     "ernie", "step3p5", "gigachat3_5", "mimo_v2", "hy_v4",
                                     "nemotron_h", "glm5_next", "dots3_note", "bailing_hybrid",
-                                    "bailing_v3"])
+                                    "bailing_v3", "bailing_moe_v2"])
 def test_family_as_committed(tmp_path, family):
     """GLM-4.5: vLLM 0.33 recycles its pre-norm hidden (F1); SGLang's layer
     norms before the logits processor, which hands that hidden back.

@@ -72,6 +72,8 @@ FAMILIES = {
     "bailing_hybrid": ("bailing_hybrid", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
     # Bailing V3 (KDA target): the same NextN model, its decoder from bailing_moe_v3
     "bailing_v3": ("bailing_v3", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
+    # Bailing MoE V2 (Ling 2.0): the same NextN model over a BailingMoEBlock
+    "bailing_moe_v2": ("bailing_moe_v2", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
 }
 ENGINE = "sglang"
 

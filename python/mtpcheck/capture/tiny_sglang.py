@@ -55,7 +55,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .tiny_vllm import CONFIGS, H, V  # re-exported: one tiny config for both engines
+from .tiny_sglang_configs import SGLANG_CONFIGS  # the model types with configs of their own
+from .tiny_vllm import CONFIGS, H, V  # noqa: F401 (H, V re-exported: one tiny config for both engines)
 
 # model type -> (SGLang module of the decoder block, attention class names to
 # replace, the decoder class whose `_is_layer_sparse` answers False, or
@@ -102,6 +103,10 @@ BLOCKS = {
     # layer (attention_type 1, MLA) whose MoE is forced (is_nextn), given
     # SGLang's dense BailingMLP
     "bailing_hybrid": ("bailing_moe_linear", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
+    # Bailing MoE V2 (Ling 2.0, not hybrid): the NextN decoder is a BailingMoEBlock
+    # (GQA attention), its MoE forced (is_nextn), given its dense BailingMoEMLP
+    "bailing_moe_v2": ("bailing_moe", ("BailingMoEAttention",),
+                       ("BailingMoESparseMoeBlock", "BailingMoEMLP")),
     # Bailing V3 (bailing_hybrid with KDA, `use_kda`): the same, from bailing_moe_v3
     "bailing_v3": ("bailing_moe_v3", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
     # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
@@ -114,82 +119,6 @@ BLOCKS = {
 INLINE_ATTENTION = {
     "qwen3_next": ("Qwen3HybridAttentionDecoderLayer", "Qwen2MoeSparseMoeBlock"),
     "qwen3_5_text": ("Qwen3_5AttentionDecoderLayer", None),  # dense by its model type
-}
-
-
-# Step-3.5 as SGLang's own Step3p5Config reads it (the draft ModelConfig's
-# class): per-layer lists indexed by layer id, 48 entries as Step-3.5 Flash's
-# config.json (45 layers and 3 MTP layers), because SGLang's MTP block is
-# built as layer 45 whatever the layer count (`layer_id = 45  # FIXME`,
-# step3p5_mtp.py); every layer sliding-window and dense (moe_layers_enum names
-# none of them), 3 MTP layers (one a draft step)
-_STEP3P5_LAYERS = 48
-STEP3P5 = dict(
-    {k: v for k, v in CONFIGS["step3p5"].items() if "layer_types" not in k},
-    num_hidden_layers=45, num_nextn_predict_layers=3,
-    layer_types=["sliding_attention"] * _STEP3P5_LAYERS,
-    rope_theta=[10000.0] * _STEP3P5_LAYERS, partial_rotary_factors=[1.0] * _STEP3P5_LAYERS,
-    attention_other_setting={"num_attention_heads": 2, "num_attention_groups": 2},
-    moe_layers_enum=str(_STEP3P5_LAYERS), use_head_wise_attn_gate=False, yarn_only_types=[],
-    swiglu_limits_shared=None, swiglu_limits=None)
-
-# tiny configs of families tiny_vllm does not build (same sizes); Qwen3-MoE's
-# MTP layer is dense by its own config (`mlp_only_layers`)
-SGLANG_CONFIGS = {
-    "step3p5": STEP3P5,
-    # GigaChat 3.5 (SGLang's own GigaChat35Config): DeepSeek V3's MLA fields,
-    # every layer full attention (no gated-delta layers), plain RMSNorm
-    # (`norm_type` LlamaRMSNorm), pre-norm layers, 3 MTP heads (one a step)
-    "gigachat3_5": dict(CONFIGS["deepseek_v3"], architectures=["GigaChat35ForCausalLM"],
-                        model_type="gigachat3_5", num_nextn_predict_layers=3,
-                        layer_types=["full_attention"] * 2, norm_type="LlamaRMSNorm",
-                        layernorm_type="pre"),
-    # HY V4 (SGLang's own HYV4Config, which accepts only DSA layer types): every
-    # layer dense (mlp_layer_types), the target's iHC streams with 2 channels
-    "hy_v4": dict(CONFIGS["hy_v4"], layer_types=["deepseek_sparse_attention"] * 2),
-    # GLM-5-Next (SGLang's own Glm5NextConfig): its vision config requires the
-    # vision MLP's `swiglu_limit` (a float; the tower is not run here); the text
-    # config names no architecture (SGLang's config copies the text config's
-    # `architectures` over the top-level one, so a None there loses it)
-    "glm5_next": dict(CONFIGS["glm5_next"],
-                      text_config={k: v for k, v in CONFIGS["glm5_next"]["text_config"].items()
-                                   if k != "architectures"},
-                      vision_config=dict(CONFIGS["glm5_next"]["vision_config"], swiglu_limit=7.0)),
-    # Dots3 (SGLang's own Dots3Config): its target asks a q_lora_rank (the
-    # fused q/kv/gate projection; the draft takes the SWA geometry), and is
-    # built without its omni towers (`language_only`)
-    "dots3_note": dict(CONFIGS["dots3_note"], q_lora_rank=16, language_only=True),
-    # Bailing V3: SGLang's BailingHybridConfig sets `use_kda` (the V3 code path)
-    # from the presence of a short convolution
-    "bailing_v3": dict(CONFIGS["bailing_v3"], short_conv_kernel_size=4),
-    # MiMo-V2 (tiny_vllm's, remote-code config): 3 MTP layers, one a step
-    "mimo_v2": dict(CONFIGS["mimo_v2"], num_nextn_predict_layers=3),
-    "qwen3_moe": {
-        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": H,
-        "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
-        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
-        "rms_norm_eps": 1e-6, "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 1,
-        "mlp_only_layers": [0], "norm_topk_prob": True, "hidden_act": "silu",
-        "max_position_embeddings": 512, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
-        "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1},
-    # GLM-5 (DSA): DeepSeek V3's fields, the sparse-attention indexer's, dense MLP
-    "glm_moe_dsa": dict(CONFIGS["deepseek_v3"], architectures=["GlmMoeDsaForCausalLM"],
-                        model_type="glm_moe_dsa", q_lora_rank=16, index_head_dim=16,
-                        index_n_heads=2, index_topk=8, indexer_types=["full", "full"],
-                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
-    # EXAONE MoE: layer 0 dense by its own config (first_k_dense_replace, mlp_layer_types)
-    "exaone_moe": {
-        "architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "hidden_size": H,
-        "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
-        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
-        "rms_norm_eps": 1e-6, "num_experts": 4, "num_experts_per_tok": 2,
-        "first_k_dense_replace": 1, "mlp_layer_types": ["dense", "sparse"],
-        "is_moe_layer": [False, True],  # what SGLang's ExaoneMoEDecoderLayer reads
-        "layer_types": ["full_attention", "full_attention"], "hidden_act": "silu",
-        "max_position_embeddings": 512, "rope_parameters": {"rope_type": "default",
-                                                            "rope_theta": 10000.0},
-        "torch_dtype": "bfloat16", "tie_word_embeddings": False, "bos_token_id": 0,
-        "eos_token_id": 1},
 }
 
 
@@ -223,12 +152,22 @@ def _dense(*args, **kwargs):
     return False
 
 
+# model types whose config class ships as remote code and that SGLang defines
+# but does not register: (SGLang module, class), registered under the type
+CONFIG_CLASS = {"bailing_moe_v2": ("sglang.srt.configs.bailing_moe_v2", "BailingMoeV2Config")}
+
+
 def _patch_for_cpu(model_type):
     """The stubs of the module docstring, applied before the model is built."""
+    from transformers import CONFIG_MAPPING, AutoConfig
+
     from .tiny_vllm import REMOTE_CONFIG, _register_config
 
     if model_type in REMOTE_CONFIG:  # MiMo's config class is remote code
         _register_config(model_type)
+    if model_type in CONFIG_CLASS and model_type not in CONFIG_MAPPING:
+        where, name = CONFIG_CLASS[model_type]
+        AutoConfig.register(model_type, getattr(importlib.import_module(where), name))
     mod_name, attn_names, decoder = BLOCKS[model_type]
     mod = importlib.import_module("sglang.srt.models." + mod_name)
     for name in attn_names:  # "module.Class": a class of another SGLang module
@@ -285,11 +224,10 @@ def _dense_ffn(ffn):
     layers ask of their MoE (no shared experts, none fused)."""
     def build(config, *unused_args, quant_config=None, prefix="", **unused):
         kw = {"hidden_size": config.hidden_size, "intermediate_size": config.intermediate_size,
-              "quant_config": quant_config, "prefix": prefix}
-        takes = inspect.signature(ffn).parameters  # Bailing's: SiLU always, V3's the config
-        kw.update({k: v for k, v in (("hidden_act", config.hidden_act), ("config", config))
-                   if k in takes})
-        mlp = ffn(**kw)
+              "quant_config": quant_config, "prefix": prefix, "hidden_act": config.hidden_act,
+              "config": config}
+        takes = inspect.signature(ffn).parameters  # each FFN class takes its own subset
+        mlp = ffn(**{k: v for k, v in kw.items() if k in takes})
         mlp.shared_experts, mlp.num_fused_shared_experts = None, 0
         return mlp
     return build
