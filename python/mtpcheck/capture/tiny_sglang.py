@@ -32,11 +32,13 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
   built (CAPABILITY); Dots3's decoder refuses a non-CUDA device outright
   (`_require_cuda`, for its attention kernels): a no-op while it is built
   (CUDA_GUARD);
-- HY V4, Nemotron-H, Bailing V2.5 / V3: their MTP decoders build the MoE
-  themselves (HY V4: DeepSeek's, given DeepSeek's dense MLP; Nemotron-H: its
-  MoE sublayer, given SGLang's dense relu2 NemotronHMLP; Bailing: its own
-  BailingMLP); Nemotron-H, Bailing and GLM-5-Next ask no Mamba state
-  snapshots, as Qwen3-Next (their targets' linear-attention / Mamba caches);
+- HY V4, Nemotron-H, Bailing (MoE V2, V2.5, V3): their MTP decoders build
+  the MoE themselves (HY V4: DeepSeek's, given DeepSeek's dense MLP;
+  Nemotron-H: its MoE sublayer, given SGLang's dense relu2 NemotronHMLP;
+  Bailing: its own dense MLP); Nemotron-H, Bailing and GLM-5-Next ask no
+  Mamba state snapshots, as Qwen3-Next (their targets' linear-attention /
+  Mamba caches); Bailing MoE V2's config class, which SGLang defines but
+  does not register, is registered under its model type (CONFIG_CLASS);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
   calls the model's `forward(input_ids, positions, forward_batch)` with a
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
@@ -56,7 +58,7 @@ import torch
 from torch import nn
 
 from .tiny_sglang_configs import SGLANG_CONFIGS  # the model types with configs of their own
-from .tiny_vllm import CONFIGS, H, V  # noqa: F401 (H, V re-exported: one tiny config for both engines)
+from .tiny_vllm import CONFIGS, H, V  # noqa: F401 (one tiny config; H, V re-exported)
 
 # model type -> (SGLang module of the decoder block, attention class names to
 # replace, the decoder class whose `_is_layer_sparse` answers False, or
