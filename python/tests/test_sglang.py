@@ -47,7 +47,9 @@ def _committed(family):
 
 @pytest.mark.parametrize("family", ["glm4_moe", "deepseek_v3", "glm_moe_dsa", "deepseek_v32",
                                     "qwen3_next", "qwen3_5", "mimo",
-                                    "ernie", "step3p5", "gigachat3_5", "mimo_v2"])
+                                    "ernie", "step3p5", "gigachat3_5", "mimo_v2", "hy_v4",
+                                    "nemotron_h", "glm5_next", "dots3_note", "bailing_hybrid",
+                                    "bailing_v3", "bailing_moe_v2"])
 def test_family_as_committed(tmp_path, family):
     """GLM-4.5: vLLM 0.33 recycles its pre-norm hidden (F1); SGLang's layer
     norms before the logits processor, which hands that hidden back.
@@ -58,11 +60,16 @@ def test_family_as_committed(tmp_path, family):
         assert rec.get(field) == want.get(field), (field, rec, want)
 
 
-def test_pre_norm_handed_back_is_named(tmp_path, monkeypatch):
-    """The broken copy: Glm4MoeForCausalLMNextN.forward passing the pre-norm
-    sum (final_norm's own `capture` of the updated residual) to the logits
-    processor as hidden_states_before_norm."""
-    from sglang.srt.models import glm4_moe_nextn as m
+@pytest.mark.parametrize("family,module,cls", [
+    ("glm4_moe", "glm4_moe_nextn", "Glm4MoeForCausalLMNextN"),
+    ("hy_v4", "hunyuan_v4_nextn", "HYV4ForCausalLMNextN")])
+def test_pre_norm_handed_back_is_named(tmp_path, monkeypatch, family, module, cls):
+    """The broken copy: the NextN model's forward (GLM-4.5's, HY V4's) passing
+    the pre-norm sum (final_norm's own `capture` of the updated residual) to
+    the logits processor as hidden_states_before_norm."""
+    import importlib
+
+    m = importlib.import_module("sglang.srt.models." + module)
 
     orig_norm = m.residual_batch.final_norm
 
@@ -80,10 +87,32 @@ def test_pre_norm_handed_back_is_named(tmp_path, monkeypatch):
         return self.logits_processor(input_ids, hidden, self.lm_head, forward_batch,
                                      hidden_states_before_norm=kept[0])
 
-    monkeypatch.setattr(m.Glm4MoeForCausalLMNextN, "forward", broken)
-    rec = sweep_sglang.judge_one("glm4_moe", str(tmp_path), _binary())
+    monkeypatch.setattr(getattr(m, cls), "forward", broken)
+    rec = sweep_sglang.judge_one(family, str(tmp_path), _binary())
     assert rec["verdict"] == "FAILED", rec
     assert rec["diagnoses"] == ["PRE_NORM_RECYCLE"], rec
+
+
+def test_nemotron_h_final_norm_dropped_is_named(tmp_path, monkeypatch):
+    """Nemotron-H's MTP block is read at its sublayers (SGLANG_NEMOTRON_H's
+    block_taps). The broken copy: its last sublayer writes the folded sum
+    without its `final_layernorm` (nemotron_h_mtp.py), so the head and the
+    next step get the pre-norm sum: FINAL_NORM_MISSING, the hand-off passing."""
+    from sglang.srt.models import nemotron_h_mtp as m
+
+    orig = m.NemotronHMTPMoEDecoderLayer.forward
+
+    def broken(self, **kw):
+        self.final_layernorm.forward = lambda x: x  # on the instance: hooks still fire
+        try:
+            return orig(self, **kw)
+        finally:
+            del self.final_layernorm.forward
+
+    monkeypatch.setattr(m.NemotronHMTPMoEDecoderLayer, "forward", broken)
+    rec = sweep_sglang.judge_one("nemotron_h", str(tmp_path), _binary())
+    assert rec["verdict"] == "FAILED" and rec["cases"]["handoff"] == "PASSED", rec
+    assert rec["diagnoses"] == ["FINAL_NORM_MISSING"], rec
 
 
 def test_target_pre_norm_handoff_is_named(tmp_path, monkeypatch):

@@ -61,6 +61,14 @@ def recycled_of(capture: Capture, step: Step) -> torch.Tensor | None:
     return kept if kept is not None else step.tensors.get("out.0")
 
 
-# the same rules as vLLM's: SiluAndMul rounding by device, the embedding table by name
+def embed_table(capture: Capture) -> torch.Tensor | None:
+    """The draft model's embedding table, by name: `embed_tokens`, or Bailing's
+    `word_embeddings`."""
+    for name, m in capture.root.named_modules():
+        if name.endswith(("embed_tokens", "word_embeddings")) and hasattr(m, "weight"):
+            return m.weight
+    return None
+
+
+# the same rule as vLLM's: SiluAndMul rounding by device
 conventions = _common.conventions
-embed_table = _common.embed_table

@@ -209,6 +209,12 @@ VLLM_HYV4 = _final_norm_spec(("HYV4MultiTokenPredictorLayer",), "shared_head.hea
 
 
 
+def _prefixed(weights, prefix):
+    """A weight map whose paths all sit under `prefix` (a layer that holds its
+    glue in a sub-module: SGLang's Dots3 head)."""
+    return {k: prefix + v for k, v in weights.items()}
+
+
 def _embeds_of_ids(module, named, root=None):
     """The rows of the layer's own `embed_tokens` for its input ids (a layer
     that embeds inside its forward)."""
@@ -497,11 +503,14 @@ VLLM_V4 = LayerSpec(
 
 # the SGLang layers' specs (specs_sglang.py imports this module's helpers)
 from .specs_sglang import (
+    SGLANG_BAILING,
+    SGLANG_DOTS3,
     SGLANG_ERNIE,
     SGLANG_FC_MTP,
     SGLANG_LONGCAT,
     SGLANG_MIMO,
     SGLANG_MIMO_V2,
+    SGLANG_NEMOTRON_H,
     SGLANG_NEXTN,
     SGLANG_QWEN3_NEXT,
     SGLANG_STEP3P5,
@@ -512,7 +521,8 @@ SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4
                   VLLM_STEP3P5, VLLM_STEP5, VLLM_GLM5NEXT, VLLM_QWEN3_NEXT, VLLM_MIMO, VLLM_ERNIE,
                   VLLM_KIMI_K3),
          "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP, SGLANG_QWEN3_NEXT, SGLANG_MIMO,
-                    SGLANG_ERNIE, SGLANG_STEP3P5, SGLANG_MIMO_V2)}
+                    SGLANG_ERNIE, SGLANG_STEP3P5, SGLANG_MIMO_V2, SGLANG_DOTS3, SGLANG_NEMOTRON_H,
+                    SGLANG_BAILING)}
 
 
 def spec_for(engine: str, module: torch.nn.Module) -> LayerSpec | None:

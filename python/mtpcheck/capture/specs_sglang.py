@@ -8,12 +8,14 @@ from .specs import (
     V3_WEIGHTS,
     VLLM_ERNIE,
     VLLM_MIMO,
+    VLLM_NEMOTRON_H,
     LayerSpec,
     _embeds_of_ids,
     _eps,
     _eps_of,
     _glm_or_v3,
     _path,
+    _prefixed,
 )
 
 
@@ -34,7 +36,7 @@ def _sglang_prev_hidden(module, named, root=None):
 SGLANG_NEXTN = LayerSpec(
     engine="sglang", family=_glm_or_v3,
     classes=("DeepseekModelNextN", "Glm4MoeModelNextN", "Glm4MoeLiteModelNextN", "GlmOcrModelNextN",
-             "HYV3ModelNextN", "GigaChat35ModelNextN"),
+             "HYV3ModelNextN", "GigaChat35ModelNextN", "HYV4ModelNextN"),
     layer_inputs={"input_ids": ("input_ids",), "positions": ("positions",),
                   "embeds": ("input_embeds",), "prev_hidden": ()},
     layer_inputs_from={"prev_hidden": _sglang_prev_hidden, "embeds": _embeds_of_ids},
@@ -43,7 +45,7 @@ SGLANG_NEXTN = LayerSpec(
     weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
     conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
     source="sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py, glm4_moe_lite_nextn.py, "
-           "glm_ocr_nextn.py, hunyuan_v3_nextn.py, gigachat35_mtp.py",
+           "glm_ocr_nextn.py, hunyuan_v3_nextn.py, gigachat35_mtp.py, hunyuan_v4_nextn.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 
@@ -171,3 +173,58 @@ SGLANG_STEP3P5 = LayerSpec(
     source="sglang/srt/models/step3p5_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
     notes="zero-centred norms (GemmaRMSNorm), the pre-norm snapshot handed back and chained")
+
+# SGLang dots3_nextn.py (Dots3, `Dot3NoteModelNextN`): DeepSeek NextN's glue
+# and final add-norm, all of it held by the one full-sharing head `heads.0`
+# (enorm, hnorm, eh_proj, decoder, shared_head.norm); the top-level lm_head.
+SGLANG_DOTS3 = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("Dot3NoteModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="heads.0.decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="heads.0.shared_head.norm",
+    weights=dict(_prefixed(V3_WEIGHTS, "heads.0."), head_weight="..lm_head.weight",
+                 head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/dots3_common/nextn.py",
+    extra_attrs=lambda layer: dict(_eps_of(_path(layer, "heads.0"), "enorm"), rounding="eager"),
+    notes=SGLANG_NEXTN.notes)
+
+# SGLang nemotron_h_mtp.py (Nemotron-H): the predictor is the layer; its block a
+# pattern of sublayers (`mtp_hybrid_override_pattern`), the first fusing
+# eh_proj over [enorm e, hnorm h] (no mask) and writing the sum as the residual
+# stream, the last folding `hidden + residual` (`residual_batch.fold`, in the
+# activation dtype: unfused) and norming with its `final_layernorm`; the post-
+# norm hidden to the logits processor and back. The block's input enters the
+# first sublayer's norm; its output leaves the last sublayer's MLP (whose
+# mixer is called through `.forward`, so its `down_proj` is read); its residual
+# is the last sublayer's fused add-norm's second output. vLLM's reading
+# (VLLM_NEMOTRON_H) otherwise.
+SGLANG_NEMOTRON_H = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("NemotronHMultiTokenPredictor",),
+    layer_inputs=dict(SGLANG_NEXTN.layer_inputs, embeds=("inputs_embeds",)),
+    layer_inputs_from=SGLANG_NEXTN.layer_inputs_from, block_attr=None,
+    block_input_args=("hidden_states",), block_outputs=(),
+    block_taps=dict(VLLM_NEMOTRON_H.block_taps,
+                    block_out=("layers.-1.mixer.down_proj", "out", 0)),
+    weights=VLLM_NEMOTRON_H.weights, conventions=VLLM_NEMOTRON_H.conventions,
+    source="sglang/srt/models/nemotron_h_mtp.py", extra_attrs=VLLM_NEMOTRON_H.extra_attrs,
+    notes="a block of two sublayers or more; " + SGLANG_NEXTN.notes)
+
+def _sglang_word_embeds(module, named, root=None):
+    ids = named.get("input_ids")
+    table = _path(module, "word_embeddings.weight")
+    return None if ids is None or table is None else table[ids.long()]
+
+
+# SGLang bailing_moe_nextn.py (Bailing V2.5 / V3, `BailingMoEModelNextN`): NextN's
+# glue (eh_proj over [enorm e, hnorm h], no mask, the embedding table
+# `word_embeddings`), the final add-norm the model's own `final_layernorm(hidden,
+# residual)` through `residual_batch.final_norm`; the top-level lm_head.
+SGLANG_BAILING = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("BailingMoEModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs,
+    layer_inputs_from=dict(SGLANG_NEXTN.layer_inputs_from, embeds=_sglang_word_embeds),
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
+    weights=SGLANG_LONGCAT.weights, conventions=SGLANG_NEXTN.conventions,
+    source="sglang/srt/models/bailing_moe_nextn.py", extra_attrs=SGLANG_NEXTN.extra_attrs,
+    notes=SGLANG_NEXTN.notes)

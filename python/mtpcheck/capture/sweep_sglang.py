@@ -60,6 +60,23 @@ FAMILIES = {
     "gigachat3_5": ("gigachat3_5", "deepseek_v3", "sglang/srt/models/gigachat35_mtp.py"),
     # MiMo-V2: NextN's glue, final_layernorm in the layer, one layer a step, not chained
     "mimo_v2": ("mimo_v2", "deepseek_v3", "sglang/srt/models/mimo_v2_nextn.py"),
+    # HY V4: HY V3's NextN glue (no iHC in the MTP layer; the target has it)
+    "hy_v4": ("hy_v4", "deepseek_v3", "sglang/srt/models/hunyuan_v4_nextn.py"),
+    # Nemotron-H: the MTP block a pattern of sublayers ("*E"), the first
+    # fusing eh_proj over [enorm e, hnorm h], the last folding the residual
+    # and norming (final_layernorm); read at its sub-modules (block_taps)
+    "nemotron_h": ("nemotron_h", "deepseek_v3", "sglang/srt/models/nemotron_h_mtp.py"),
+    # GLM-5-Next and Dots3: DeepSeek NextN's glue (GLM-5-Next's is DeepSeek's
+    # own model over its text config; Dots3's its one full-sharing head)
+    "glm5_next": ("glm5_next", "deepseek_v3", "sglang/srt/models/glm5_next_nextn.py"),
+    "dots3_note": ("dots3_note", "deepseek_v3", "sglang/srt/models/dots3_nextn.py"),
+    # Bailing V2.5 (Ring-2.5, hybrid linear attention): the NextN layer is a
+    # softmax-attention one; the final add-norm its own final_layernorm
+    "bailing_hybrid": ("bailing_hybrid", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
+    # Bailing V3 (KDA target): the same NextN model, its decoder from bailing_moe_v3
+    "bailing_v3": ("bailing_v3", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
+    # Bailing MoE V2 (Ling 2.0): the same NextN model over a BailingMoEBlock
+    "bailing_moe_v2": ("bailing_moe_v2", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
 }
 ENGINE = "sglang"
 
@@ -144,12 +161,14 @@ def target_handoff(family: str, built: tuple) -> tuple:
     from . import tiny_sglang
 
     try:
-        target = tiny_sglang.build_target(FAMILIES[family][0], built[1])
+        model_type = FAMILIES[family][0]
+        target = tiny_sglang.build_target(model_type, built[1])
+        norm = tiny_sglang.target_norm(target, model_type)
         # the target's final norm, for a draft layer whose contract norms with
         # it (ERNIE: SGLANG_ERNIE's shared_head_norm_weight); not a sub-module
-        object.__setattr__(built[0], "mtpcheck_target_norm", target.model.norm)
+        object.__setattr__(built[0], "mtpcheck_target_norm", norm)
         tids = common.gen_ids(common.torch_generator(5), tiny_sglang.V)
-        return tiny_sglang.target_handoff(target, tids, common.row_positions()), None
+        return tiny_sglang.target_handoff(target, tids, common.row_positions(), model_type), None
     except Exception as e:  # noqa: BLE001 (the chain is still judged, fed a random hidden)
         return None, _why(e)
 

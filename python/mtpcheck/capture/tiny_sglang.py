@@ -27,8 +27,18 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
   (`mamba_radix_cache_strategy = no_buffer`, which SGLang requires with the
   overlap schedule off): GPU-only state of the linear-attention layers, which
   the tiny configs do not have (`full_attention_interval = 1`);
-- GLM-5 (DSA): server-arg resolution asks the CUDA device capability to pick
-  its DSA kernels; answered as sm90 while the model is built (CAPABILITY);
+- GLM-5, HY V4, Dots3 (DSA): server-arg resolution asks the CUDA device
+  capability to pick its DSA kernels; answered as sm90 while the model is
+  built (CAPABILITY); Dots3's decoder refuses a non-CUDA device outright
+  (`_require_cuda`, for its attention kernels): a no-op while it is built
+  (CUDA_GUARD);
+- HY V4, Nemotron-H, Bailing (MoE V2, V2.5, V3): their MTP decoders build
+  the MoE themselves (HY V4: DeepSeek's, given DeepSeek's dense MLP;
+  Nemotron-H: its MoE sublayer, given SGLang's dense relu2 NemotronHMLP;
+  Bailing: its own dense MLP); Nemotron-H, Bailing and GLM-5-Next ask no
+  Mamba state snapshots, as Qwen3-Next (their targets' linear-attention /
+  Mamba caches); Bailing MoE V2's config class, which SGLang defines but
+  does not register, is registered under its model type (CONFIG_CLASS);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
   calls the model's `forward(input_ids, positions, forward_batch)` with a
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
@@ -38,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import json
 import os
 import socket
@@ -46,7 +57,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .tiny_vllm import CONFIGS, H, V  # re-exported: one tiny config for both engines
+from .tiny_sglang_configs import SGLANG_CONFIGS  # the model types with configs of their own
+from .tiny_vllm import CONFIGS, H, V  # noqa: F401 (one tiny config; H, V re-exported)
 
 # model type -> (SGLang module of the decoder block, attention class names to
 # replace, the decoder class whose `_is_layer_sparse` answers False, or
@@ -76,6 +88,30 @@ BLOCKS = {
     # MiMo-V2: the MTP layer's block is dense (MiMoV2MLP); the target's layers
     # too (moe_layer_freq); the attention is imported by name into the NextN module
     "mimo_v2": ("mimo_v2_nextn", ("MiMoV2Attention", "mimo_v2.MiMoV2Attention"), None),
+    # HY V4: the MTP decoder builds DeepSeek's MoE itself (is_nextn), given
+    # DeepSeek's dense MLP; its attention is imported by name from hunyuan_v4
+    # (whose target layers are dense by mlp_layer_types)
+    "hy_v4": ("hunyuan_v4_nextn", ("HYV4Attention", "hunyuan_v4.HYV4Attention"),
+              ("DeepseekV2MoE", "deepseek_v2.DeepseekV2MLP")),
+    # Nemotron-H: attention sublayers stood in; the MTP block's MoE sublayer
+    # ("E") given SGLang's own dense relu2 NemotronHMLP (_relu2_dense)
+    "nemotron_h": ("nemotron_h", ("NemotronHAttention",),
+                   ("NemotronHMoE", lambda mod: _relu2_dense(mod.NemotronHMLP))),
+    # GLM-5-Next: its NextN model is DeepSeek's (DeepseekModelNextN over
+    # text_config), the block DeepSeek's decoder
+    "glm5_next": ("deepseek_v2", ("DeepseekV2AttentionMLA",), "DeepseekV2DecoderLayer"),
+    # Dots3: its decoder builds a dense Dots3MLP for the MTP block itself
+    "dots3_note": ("dots3_common.modeling", ("Dots3AttentionMLA",), None),
+    # Bailing V2.5 (bailing_hybrid): the NextN decoder is a softmax-attention
+    # layer (attention_type 1, MLA) whose MoE is forced (is_nextn), given
+    # SGLang's dense BailingMLP
+    "bailing_hybrid": ("bailing_moe_linear", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
+    # Bailing MoE V2 (Ling 2.0, not hybrid): the NextN decoder is a BailingMoEBlock
+    # (GQA attention), its MoE forced (is_nextn), given its dense BailingMoEMLP
+    "bailing_moe_v2": ("bailing_moe", ("BailingMoEAttention",),
+                       ("BailingMoESparseMoeBlock", "BailingMoEMLP")),
+    # Bailing V3 (bailing_hybrid with KDA, `use_kda`): the same, from bailing_moe_v3
+    "bailing_v3": ("bailing_moe_v3", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
     # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
     "qwen3_next": ("qwen3_next", (), None),
     "qwen3_5_text": ("qwen3_5", (), None),
@@ -89,59 +125,6 @@ INLINE_ATTENTION = {
 }
 
 
-# Step-3.5 as SGLang's own Step3p5Config reads it (the draft ModelConfig's
-# class): per-layer lists indexed by layer id, 48 entries as Step-3.5 Flash's
-# config.json (45 layers and 3 MTP layers), because SGLang's MTP block is
-# built as layer 45 whatever the layer count (`layer_id = 45  # FIXME`,
-# step3p5_mtp.py); every layer sliding-window and dense (moe_layers_enum names
-# none of them), 3 MTP layers (one a draft step)
-_STEP3P5_LAYERS = 48
-STEP3P5 = dict(
-    {k: v for k, v in CONFIGS["step3p5"].items() if "layer_types" not in k},
-    num_hidden_layers=45, num_nextn_predict_layers=3,
-    layer_types=["sliding_attention"] * _STEP3P5_LAYERS,
-    rope_theta=[10000.0] * _STEP3P5_LAYERS, partial_rotary_factors=[1.0] * _STEP3P5_LAYERS,
-    attention_other_setting={"num_attention_heads": 2, "num_attention_groups": 2},
-    moe_layers_enum=str(_STEP3P5_LAYERS), use_head_wise_attn_gate=False, yarn_only_types=[],
-    swiglu_limits_shared=None, swiglu_limits=None)
-
-# tiny configs of families tiny_vllm does not build (same sizes); Qwen3-MoE's
-# MTP layer is dense by its own config (`mlp_only_layers`)
-SGLANG_CONFIGS = {
-    "step3p5": STEP3P5,
-    # GigaChat 3.5 (SGLang's own GigaChat35Config): DeepSeek V3's MLA fields,
-    # every layer full attention (no gated-delta layers), plain RMSNorm
-    # (`norm_type` LlamaRMSNorm), pre-norm layers, 3 MTP heads (one a step)
-    "gigachat3_5": dict(CONFIGS["deepseek_v3"], architectures=["GigaChat35ForCausalLM"],
-                        model_type="gigachat3_5", num_nextn_predict_layers=3,
-                        layer_types=["full_attention"] * 2, norm_type="LlamaRMSNorm",
-                        layernorm_type="pre"),
-    # MiMo-V2 (tiny_vllm's, remote-code config): 3 MTP layers, one a step
-    "mimo_v2": dict(CONFIGS["mimo_v2"], num_nextn_predict_layers=3),
-    "qwen3_moe": {
-        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": H,
-        "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
-        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
-        "rms_norm_eps": 1e-6, "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 1,
-        "mlp_only_layers": [0], "norm_topk_prob": True, "hidden_act": "silu",
-        "max_position_embeddings": 512, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
-        "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1},
-    # EXAONE MoE: layer 0 dense by its own config (first_k_dense_replace, mlp_layer_types)
-    "exaone_moe": {
-        "architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "hidden_size": H,
-        "intermediate_size": 96, "moe_intermediate_size": 32, "vocab_size": V,
-        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
-        "rms_norm_eps": 1e-6, "num_experts": 4, "num_experts_per_tok": 2,
-        "first_k_dense_replace": 1, "mlp_layer_types": ["dense", "sparse"],
-        "is_moe_layer": [False, True],  # what SGLang's ExaoneMoEDecoderLayer reads
-        "layer_types": ["full_attention", "full_attention"], "hidden_act": "silu",
-        "max_position_embeddings": 512, "rope_parameters": {"rope_type": "default",
-                                                            "rope_theta": 10000.0},
-        "torch_dtype": "bfloat16", "tie_word_embeddings": False, "bos_token_id": 0,
-        "eos_token_id": 1},
-}
-
-
 class LinearAttention(nn.Module):
     """The attention stand-in: one linear map of the normed input, whatever
     the attention class was given; the two hooks SGLang's decoder layers call
@@ -149,13 +132,16 @@ class LinearAttention(nn.Module):
 
     def __init__(self, *args, **kwargs):
         super().__init__()
-        cfg = kwargs.get("config")
+        # the config by keyword, or the first positional argument that is one
+        # (HY V4's and Nemotron-H's attention take it positionally)
+        cfg = kwargs.get("config") or next((a for a in args if hasattr(a, "hidden_size")), None)
         h = kwargs.get("hidden_size") or cfg.hidden_size
         self.W_a = nn.Linear(h, h, bias=False)
 
-    def forward(self, positions: torch.Tensor, hidden_states: torch.Tensor, *args: Any,
-                **kwargs: Any) -> torch.Tensor:
-        return self.W_a(hidden_states)
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        """(positions, hidden_states, ...) as the decoder layers call it, or
+        hidden_states by keyword (Nemotron-H's mixer call)."""
+        return self.W_a(kwargs["hidden_states"] if "hidden_states" in kwargs else args[1])
 
     def maybe_use_decode_attn_tp(self, forward_batch: Any) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
@@ -169,12 +155,22 @@ def _dense(*args, **kwargs):
     return False
 
 
+# model types whose config class ships as remote code and that SGLang defines
+# but does not register: (SGLang module, class), registered under the type
+CONFIG_CLASS = {"bailing_moe_v2": ("sglang.srt.configs.bailing_moe_v2", "BailingMoeV2Config")}
+
+
 def _patch_for_cpu(model_type):
     """The stubs of the module docstring, applied before the model is built."""
+    from transformers import CONFIG_MAPPING, AutoConfig
+
     from .tiny_vllm import REMOTE_CONFIG, _register_config
 
     if model_type in REMOTE_CONFIG:  # MiMo's config class is remote code
         _register_config(model_type)
+    if model_type in CONFIG_CLASS and model_type not in CONFIG_MAPPING:
+        where, name = CONFIG_CLASS[model_type]
+        AutoConfig.register(model_type, getattr(importlib.import_module(where), name))
     mod_name, attn_names, decoder = BLOCKS[model_type]
     mod = importlib.import_module("sglang.srt.models." + mod_name)
     for name in attn_names:  # "module.Class": a class of another SGLang module
@@ -183,11 +179,17 @@ def _patch_for_cpu(model_type):
                 LinearAttention)
     if isinstance(decoder, str):
         getattr(mod, decoder)._is_layer_sparse = staticmethod(_dense)
-    elif decoder is not None:
+    elif decoder is not None:  # (MoE class, its dense FFN's name or a builder of it)
         moe, ffn = decoder
-        setattr(mod, moe, _dense_ffn(getattr(mod, ffn)))
+        setattr(mod, moe, ffn(mod) if callable(ffn) else _dense_ffn(_resolve(mod, ffn)))
     if model_type in INLINE_ATTENTION:
         _patch_inline_attention(mod, *INLINE_ATTENTION[model_type])
+
+
+def _resolve(mod, name):
+    """`Class` of mod, or `module.Class` of another SGLang model module."""
+    where, _, name = name.rpartition(".")
+    return getattr(importlib.import_module("sglang.srt.models." + where) if where else mod, name)
 
 
 def _linear_self_attention(self, positions, hidden_states, forward_batch):
@@ -221,11 +223,33 @@ def _patch_inline_attention(mod, decoder, moe):
 
 def _dense_ffn(ffn):
     """A constructor taking the MoE's arguments that builds the engine's own
-    dense FFN of the config's intermediate size."""
-    def build(config, quant_config=None, prefix="", **unused):
-        return ffn(hidden_size=config.hidden_size, intermediate_size=config.intermediate_size,
-                   hidden_act=config.hidden_act, quant_config=quant_config, prefix=prefix)
+    dense FFN of the config's intermediate size, with the two attributes the
+    layers ask of their MoE (no shared experts, none fused)."""
+    def build(config, *unused_args, quant_config=None, prefix="", **unused):
+        kw = {"hidden_size": config.hidden_size, "intermediate_size": config.intermediate_size,
+              "quant_config": quant_config, "prefix": prefix, "hidden_act": config.hidden_act,
+              "config": config}
+        takes = inspect.signature(ffn).parameters  # each FFN class takes its own subset
+        mlp = ffn(**{k: v for k, v in kw.items() if k in takes})
+        mlp.shared_experts, mlp.num_fused_shared_experts = None, 0
+        return mlp
     return build
+
+
+def _relu2_dense(mlp):
+    """Nemotron-H's MoE constructor building SGLang's dense `NemotronHMLP`
+    (relu2) of the config's intermediate size, called as the MoE is (with the
+    batch)."""
+    class DenseMoe(mlp):
+        def __init__(self, config, layer_idx=None, quant_config=None, prefix="", is_nextn=False):
+            super().__init__(config, intermediate_size=config.intermediate_size,
+                             quant_config=quant_config, bias=config.mlp_bias,
+                             reduce_results=False, prefix=prefix)
+
+        def forward(self, hidden_states, forward_batch=None):
+            return super().forward(hidden_states)
+
+    return DenseMoe
 
 
 _DIST = []
@@ -248,6 +272,12 @@ SERVER_ARGS = {"exaone_moe": {"attention_backend": "triton"}}
 SERVER_ARGS["qwen3_next"] = {"mamba_radix_cache_strategy": "no_buffer",
                              "disable_overlap_schedule": True}
 SERVER_ARGS["qwen3_5_text"] = SERVER_ARGS["qwen3_next"]
+# Nemotron-H and Bailing V2.5 (hybrid Mamba / linear-attention targets): the same
+SERVER_ARGS["nemotron_h"] = SERVER_ARGS["bailing_hybrid"] = SERVER_ARGS["qwen3_next"]
+SERVER_ARGS["glm5_next"] = SERVER_ARGS["bailing_v3"] = SERVER_ARGS["qwen3_next"]  # KDA state
+# Dots3's target is the omni model: its towers (audio, vision) are built
+# unless the server serves the language model only (`--language-only`)
+SERVER_ARGS["dots3_note"] = {"language_only": True}
 # the multi-layer families: SGLang's model overrides turn on its multi-layer
 # worker (`enable_multi_layer_eagle`) for the EAGLE algorithm only
 SERVER_ARGS["step3p5"] = {"speculative_algorithm": "EAGLE"}
@@ -258,21 +288,35 @@ SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 # families whose server-arg resolution asks the GPU's compute capability (to
 # pick DSA kernels and KV-cache dtypes, GPU-only infrastructure the attention
 # stand-in never uses): answered as this value while the family is built
-CAPABILITY = {"glm_moe_dsa": (9, 0), "deepseek_v32": (9, 0)}
+CAPABILITY = {"glm_moe_dsa": (9, 0), "deepseek_v32": (9, 0), "hy_v4": (9, 0), "dots3_note": (9, 0)}
+
+
+# families whose layers refuse a non-CUDA device when built, for the kernels of
+# the parts stood in here: (SGLang module, its guard function), made a no-op
+# while the family is built. Dots3: `Dots3DecoderLayer.__init__` calls
+# `_require_cuda()` (dots3_common/modeling.py), whose CUDA-only kernels
+# (merge_state_v2, tiny_gemm) serve its attention, the stand-in here
+CUDA_GUARD = {"dots3_note": ("dots3_common.modeling", "_require_cuda")}
 
 
 @contextlib.contextmanager
 def _capability(model_type):
-    answer = CAPABILITY.get(model_type)
-    if answer is None:
-        yield
-        return
-    orig = torch.cuda.get_device_capability
-    torch.cuda.get_device_capability = lambda *a, **k: answer
+    """CAPABILITY's answer and CUDA_GUARD's no-op, while a family is built."""
+    saved = []
+    if model_type in CAPABILITY:
+        answer = CAPABILITY[model_type]
+        saved.append((torch.cuda, "get_device_capability", torch.cuda.get_device_capability))
+        torch.cuda.get_device_capability = lambda *a, **k: answer
+    if model_type in CUDA_GUARD:
+        where, name = CUDA_GUARD[model_type]
+        mod = importlib.import_module("sglang.srt.models." + where)
+        saved.append((mod, name, getattr(mod, name)))
+        setattr(mod, name, lambda *a, **k: None)
     try:
         yield
     finally:
-        torch.cuda.get_device_capability = orig
+        for owner, name, orig in saved:
+            setattr(owner, name, orig)
 
 
 def publish(model_dir: str, steps: int, **extra: Any) -> Any:
@@ -365,8 +409,12 @@ def _construct(cls, hf_config, seed: int, **kwargs: Any):
     """cls built in bf16 with random weights, norm weights away from 1 (so that
     a pre-norm recycle or hand-off shows); in eval mode."""
     torch.set_default_dtype(torch.bfloat16)
-    try:
-        model = cls(hf_config, quant_config=None, **kwargs)
+    try:  # the config by keyword where the class takes it so (NemotronHForCausalLM)
+        param = inspect.signature(cls.__init__).parameters.get("config")
+        if param is not None and param.kind == inspect.Parameter.KEYWORD_ONLY:
+            model = cls(config=hf_config, quant_config=None, **kwargs)
+        else:
+            model = cls(hf_config, quant_config=None, **kwargs)
     finally:
         torch.set_default_dtype(torch.float32)
     gen = torch.Generator().manual_seed(seed)
@@ -390,16 +438,30 @@ def build_target(model_type: str, args: Any, seed: int = 1) -> Any:
         return _construct(get_model_architecture(mc)[0], mc.hf_config, seed)
 
 
-def target_handoff(target: Any, input_ids: Any, positions: Any) -> dict:
+# the target's final norm where it is not `model.norm`
+TARGET_NORM = {"nemotron_h": "model.norm_f"}
+
+
+def target_norm(target: Any, model_type: str) -> Any:
+    """The target model's final norm module (TARGET_NORM, else model.norm)."""
+    norm = target
+    for part in TARGET_NORM.get(model_type, "model.norm").split("."):
+        norm = getattr(norm, part)
+    return norm
+
+
+def target_handoff(target: Any, input_ids: Any, positions: Any, model_type: str) -> dict:
     """Runs the target on the given tokens (a forward as ModelRunner's, the
     hidden captured LAST) and returns what it hands draft step 0, from SGLang's
-    own code: its final norm's inputs (the last layer's output and residual),
-    the norm's weight and eps, and the logits output's `hidden_states`, which
-    the EAGLE worker puts in the draft's `spec_info`."""
+    own code: its final norm's inputs (the last layer's output and residual;
+    zeros where the norm gets the hidden alone: HY V4's, after hc_head
+    collapses the streams), the norm's weight and eps, and the logits output's
+    `hidden_states`, which the EAGLE worker puts in the draft's `spec_info`
+    (float32 holding bf16 values exactly, as Bailing V2.5's target hands it
+    over, is stored as the bf16 it holds: the draft casts it so)."""
     from sglang.srt.model_executor.forward_context import ForwardContext, forward_context
 
-    norm = target.model.norm
-    seen = {}
+    norm, seen = target_norm(target, model_type), {}
 
     def hook(module, args, kwargs, out):
         seen["args"] = [a.detach().clone() for a in args[:2]]
@@ -412,16 +474,25 @@ def target_handoff(target: Any, input_ids: Any, positions: Any) -> dict:
             out = target(input_ids, positions, fb)
     finally:
         h.remove()
-    if len(seen.get("args", [])) != 2 or out.hidden_states is None:
-        raise RuntimeError(f"{type(target).__name__}: no (hidden, residual) at model.norm, "
+    args, handoff = seen.get("args", []), out.hidden_states
+    if not args or handoff is None:
+        raise RuntimeError(f"{type(target).__name__}: its final norm not called, "
                            "or no hidden_states in its logits output")
+    where = [f"{type(target).__name__}.forward",
+             f"{TARGET_NORM.get(model_type, 'model.norm')} ({type(norm).__name__})",
+             "LogitsProcessorOutput.hidden_states"]
+    if len(args) == 1:
+        args.append(torch.zeros_like(args[0]))
+        where[1] += " of the hidden alone (residual recorded as zeros)"
+    if handoff.dtype == torch.float32 and torch.equal(handoff.to(args[0].dtype).float(), handoff):
+        handoff = handoff.to(args[0].dtype)
+        where[2] += f" (float32 holding {args[0].dtype} values, stored as such)"
     eps = getattr(norm, "variance_epsilon", None) or norm.eps
-    return {"hidden": seen["args"][0], "residual": seen["args"][1], "norm_weight": norm.weight,
-                "handoff": out.hidden_states, "eps": float(eps),
-                # GemmaRMSNorm's native path rounds once (SPEC.md §2.6)
-                "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager",
-                "source": f"{type(target).__name__}.forward, model.norm ({type(norm).__name__}), "
-                       "LogitsProcessorOutput.hidden_states"}
+    return {"hidden": args[0], "residual": args[1], "norm_weight": norm.weight,
+            "handoff": handoff, "eps": float(eps),
+            # GemmaRMSNorm's native path rounds once (SPEC.md §2.6)
+            "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager",
+            "source": ", ".join(where)}
 
 
 def forward_batch(ids: torch.Tensor, positions: torch.Tensor, hidden: torch.Tensor) -> Any:
