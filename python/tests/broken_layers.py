@@ -5,13 +5,17 @@ records as JSON. Used by test_vllm_families.py, which also imports its
 layer_forward_replaced; v32_broken.py and v4amd_variants.py run their broken
 copies the same way (interpreter_env, sweep_and_print).
 
-    python broken_layers.py FAMILY OUTDIR
+    python broken_layers.py FAMILY[,FAMILY...] OUTDIR
 
 * glm5_next: the next step fed the pre-norm sum (the shape of F1 and of
   DeepSeek before vLLM #45895) while the logits keep the post-norm hidden:
   PRE_NORM_RECYCLE on GLM-5-Next's post-norm contract.
 * kimi_k3: the next step fed the post-norm hidden, where Kimi K3's contract
-  feeds the pre-norm sum: POST_NORM_RECYCLE (its mirror)."""
+  feeds the pre-norm sum: POST_NORM_RECYCLE (its mirror).
+* minimax_m3, minimax_m3_amd: the other way round, vLLM's layer is the one
+  verify names (PRE_NORM_RECYCLE, F17), so the copy is the fix its post-norm
+  row implies: the layer returns final_layernorm(h + r) and compute_logits
+  applies the head alone (the stand-ins unchanged: they are not the cause)."""
 
 import json
 import os
@@ -50,19 +54,51 @@ def _kimi_k3_post_norm_fed_forward(self, input_ids, positions, previous_hidden_s
     return post, post
 
 
-# family -> (the layer class replaced, its broken forward)
+def _minimax_m3_post_norm_returned(self, input_ids, positions, previous_hidden_states,
+                                   inputs_embeds=None, spec_step_index=0):
+    """MiniMaxM3MultiTokenPredictorLayer.forward (vLLM 0.33, nvidia and amd
+    alike) returning final_layernorm(h + r), the post-norm hidden, where vLLM's
+    returns the sum h + r; paired with _head_only_logits."""
+    import torch
+
+    inputs_embeds = torch.where(positions.unsqueeze(-1) == 0, 0, inputs_embeds)
+    inputs_embeds = self.enorm(inputs_embeds)
+    previous_hidden_states = self.hnorm(previous_hidden_states)
+    hidden_states, _ = self.eh_proj(torch.cat([inputs_embeds, previous_hidden_states], dim=-1))
+    hidden_states, residual = self.transformer_layer(positions=positions,
+                                                     hidden_states=hidden_states, residual=None)
+    hidden_states += residual
+    return self.final_layernorm(hidden_states)
+
+
+def _head_only_logits(self, hidden_states, spec_step_idx=0):
+    """MiniMaxM3MTP.compute_logits without its final_layernorm (the layer has
+    applied it): the head alone."""
+    return self.logits_processor(self.lm_head, hidden_states)
+
+
+_M3_FIXED = ("MiniMaxM3MultiTokenPredictorLayer", _minimax_m3_post_norm_returned,
+             {"compute_logits": _head_only_logits})
+# family -> (the layer class replaced, its broken forward[, the draft model's
+# methods replaced with it])
 BROKEN = {"glm5_next": ("Glm5NextMultiTokenPredictorLayer", _glm5_next_pre_norm_fed_forward),
-          "kimi_k3": ("KimiK3MultiTokenPredictorLayer", _kimi_k3_post_norm_fed_forward)}
+          "kimi_k3": ("KimiK3MultiTokenPredictorLayer", _kimi_k3_post_norm_fed_forward),
+          "minimax_m3": _M3_FIXED, "minimax_m3_amd": _M3_FIXED, "minimax_m3_2modules": _M3_FIXED}
 
 
-def layer_forward_replaced(construct, cls_name, forward):
+def layer_forward_replaced(construct, cls_name, forward, model_methods=None):
     """tiny_vllm.construct whose built model's MTP layers of class `cls_name`
-    run `forward` instead of their own (a deliberately broken copy)."""
+    run `forward` instead of their own (a deliberately broken copy), and the
+    model holding them `model_methods` (name -> function) instead of its own."""
     def build(vcfg, draft_cfg, seed):
         model = construct(vcfg, draft_cfg, seed)
+        replaced = False
         for layer in model.modules():  # the draft's layers (the target has none of them)
             if type(layer).__name__ == cls_name:
                 layer.forward = types.MethodType(forward, layer)
+                replaced = True
+        for name, fn in (model_methods or {}).items() if replaced else ():
+            setattr(model, name, types.MethodType(fn, model))
         return model
     return build
 
@@ -89,11 +125,15 @@ def sweep_and_print(families, out):
                       for r in recs]))
 
 
-def main(family, out):
+def main(families, out):
+    """FAMILIES: one family, or several joined by commas, each run with its
+    broken copy (one process: the MiniMax M3 builds share theirs)."""
     from mtpcheck.capture import tiny_vllm
 
-    tiny_vllm.construct = layer_forward_replaced(tiny_vllm.construct, *BROKEN[family])
-    sweep_and_print([family], out)
+    families = families.split(",")
+    for entry in {id(BROKEN[f]): BROKEN[f] for f in families}.values():
+        tiny_vllm.construct = layer_forward_replaced(tiny_vllm.construct, *entry)
+    sweep_and_print(families, out)
 
 
 if __name__ == "__main__":

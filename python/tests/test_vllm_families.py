@@ -1,6 +1,6 @@
 """The vLLM 0.33 draft families that docs/FINDINGS.md's coverage once listed as
 "not tried" or "not judged" (issue 30): InternS2-Mobius, MiMo-V2-Omni, HY V4,
-Dots3Note, Step5, GLM-5-Next and Kimi K3, each built from vLLM's own classes by
+Dots3Note, Step5, GLM-5-Next, Kimi K3 and MiniMax M3, each built from vLLM's own classes by
 the sweep and judged by `mtpcheck verify`. Nothing is declared here: the
 records must be what the committed findings (docs/findings/vllm-0.33.0.json)
 say, and a deliberately broken copy of a layer must be named."""
@@ -83,3 +83,34 @@ def test_kimi_k3_post_norm_fed_forward_named(tmp_path):
         assert r["verdict"] == "FAILED" and r["diagnoses"] == ["POST_NORM_RECYCLE"], r
         assert r["cases"].pop("handoff") == "PASSED", r
         assert set(r["cases"].values()) == {"FAILED"}, r
+
+
+MINIMAX_M3 = ("minimax_m3", "minimax_m3_amd", "minimax_m3_2modules")
+
+
+def test_minimax_m3_as_committed(tmp_path):
+    """MiniMax M3 (F17), from its nvidia modules (FlashInfer's two Gemma norm
+    kernels stood in by torch) and its amd ones (its own Triton norms under
+    the interpreter), one and two MTP modules: its sparse attention and MoE
+    stood in, judged on the qwen3_next row on both proposer paths with the
+    step-0 hand-off of its tiny target, as committed."""
+    assert_as_committed(tmp_path, MINIMAX_M3, 6)
+
+
+def test_minimax_m3_post_norm_returned_passes(tmp_path):
+    """MiniMax M3's layer replaced by the fix its row implies (broken_layers.py:
+    final_layernorm(h + r) returned, the head alone in compute_logits), the
+    stand-ins unchanged: one module PASSED on both paths and both builds, so
+    the PRE_NORM_RECYCLE of vLLM's layer is not the stand-ins'; two modules
+    FAILED on both paths as SPEC_STEP_LAYER_REUSE alone, every step case
+    PASSED (each path runs module 0 at every step)."""
+    recs = broken_records("broken_layers.py", ",".join(MINIMAX_M3), tmp_path)
+    assert [(r["family"], r["path"]) for r in recs] == [
+        (f, p) for f in MINIMAX_M3 for p in ("v1:EagleProposer", "v2:MTPSpeculator")], recs
+    for r in recs:
+        if r["family"] != "minimax_m3_2modules":
+            assert r["verdict"] == "PASSED", r
+            continue
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["SPEC_STEP_LAYER_REUSE"], r
+        assert r["cases"].pop("chain0") == "FAILED", r
+        assert set(r["cases"].values()) == {"PASSED"}, r

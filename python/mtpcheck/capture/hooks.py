@@ -133,7 +133,8 @@ class Attached:
             return
         rec = self.capture.recorder
         named = bind(module, args, kwargs)
-        rec.keep(self.step, "block_in", _first(named, self.spec.block_input_args))
+        if "block_in" not in (self.spec.block_taps or {}):  # a tap reads it before the call
+            rec.keep(self.step, "block_in", _first(named, self.spec.block_input_args))
         if self.spec.block_outputs_from is not None:
             self._keep_outputs(self.spec.block_outputs_from(module, named, out))
         elif self.spec.block_tail is None:

@@ -482,6 +482,28 @@ VLLM_KIMI_K3 = LayerSpec(
     source="vllm/models/kimi_k3/{nvidia,amd}/mtp.py, common/mtp.py",
     extra_attrs=VLLM_V32.extra_attrs, notes="input norms: a Triton kernel (TRITON_INTERPRET=1 on CPU)")
 
+# vLLM 0.33 models/minimax_m3/{nvidia,amd}/mtp.py (MiniMax M3): V3's glue (the
+# position-0 mask by torch.where, enorm, hnorm, eh_proj over [e, h]), every norm
+# a MiniMAXGemmaRMSNorm (1 + w, fp32, one rounding: FlashInfer's kernels on
+# nvidia, Triton on amd); the block `transformer_layer` (called with no
+# residual) returns (output, residual), `hidden_states += residual` unfused, the
+# sum returned alone; compute_logits norms it with the layer's
+# `final_layernorm` before the top-level `lm_head`: the qwen3_next row's norm
+# form. The block's input is read where its input_layernorm receives it: the
+# nvidia post-attention norm adds the attention output into that tensor in place
+# (FlashInfer's gemma_fused_add_rmsnorm writes the residual back).
+VLLM_MINIMAX_M3 = LayerSpec(
+    engine="vllm", family="qwen3_next", classes=("MiniMaxM3MultiTokenPredictorLayer",),
+    layer_inputs=VLLM_LAYER_INPUTS, block_attr="transformer_layer",
+    block_input_args=("hidden_states",), block_outputs=("block_out", "block_residual"),
+    block_taps={"block_in": ("transformer_layer.input_layernorm", "in", 0)},
+    weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
+                 head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
+    source="vllm/models/minimax_m3/{nvidia,amd}/mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
+    notes="zero-centred norms (MiniMAXGemmaRMSNorm): the qwen3_next row's form")
+
 # vLLM DeepSeek V4 (deepseek_v4/{nvidia,amd,xpu}/mtp.py): e_proj/h_proj (the amd
 # and nvidia layers behind one fused Triton input norm: mask, enorm, per-stream
 # hnorm, one rounding), the mHC block returning (f, residual, post_mix, res_mix)
@@ -519,7 +541,7 @@ from .specs_sglang import (
 SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4, VLLM_BAILING_V25,
                   VLLM_BAILING_V3, VLLM_MIMO_V2, VLLM_EXAONE, VLLM_EXAONE4_5, VLLM_NEMOTRON_H,
                   VLLM_STEP3P5, VLLM_STEP5, VLLM_GLM5NEXT, VLLM_QWEN3_NEXT, VLLM_MIMO, VLLM_ERNIE,
-                  VLLM_KIMI_K3),
+                  VLLM_KIMI_K3, VLLM_MINIMAX_M3),
          "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP, SGLANG_QWEN3_NEXT, SGLANG_MIMO,
                     SGLANG_ERNIE, SGLANG_STEP3P5, SGLANG_MIMO_V2, SGLANG_DOTS3, SGLANG_NEMOTRON_H,
                     SGLANG_BAILING)}

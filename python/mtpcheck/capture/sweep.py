@@ -24,7 +24,7 @@ from typing import Any
 K, T = 3, 4  # draft steps, token rows (row 0 at position 0: the mask is exercised)
 # families with more than one MTP layer: the layer count (vLLM wants the drafted
 # tokens a multiple of it: 2 layers draft 4); every other family has one layer
-LAYERS = {"deepseek_v3_2layers": 2, "deepseek_v4_amd_2layers": 2}
+LAYERS = {"deepseek_v3_2layers": 2, "deepseek_v4_amd_2layers": 2, "minimax_m3_2modules": 2}
 
 # sweep family -> (tiny model type, mtpcheck family row, the engine source)
 FAMILIES = {
@@ -95,6 +95,14 @@ FAMILIES = {
     # the same layer as vLLM builds it on ROCm (its amd modules: no CUDA stream,
     # a block returning (output, residual))
     "kimi_k3_amd": ("kimi_k3_amd", "kimi_k3", "vllm/models/kimi_k3/amd/mtp.py"),
+    # MiniMax M3: V3's glue (mask, enorm, hnorm, eh_proj), zero-centred norms
+    # (MiniMAXGemmaRMSNorm, 1 + w), the final norm in compute_logits: the qwen3_next
+    # row's norm form. nvidia: FlashInfer's norm kernels stood in (torch, their
+    # math); amd: its own Triton norms (interpreter)
+    "minimax_m3": ("minimax_m3", "qwen3_next", "vllm/models/minimax_m3/nvidia/mtp.py"),
+    "minimax_m3_amd": ("minimax_m3_amd", "qwen3_next", "vllm/models/minimax_m3/amd/mtp.py"),
+    # two MTP modules (num_mtp_modules = 2, which use_multi_module_mtp() does not read)
+    "minimax_m3_2modules": ("minimax_m3", "qwen3_next", "vllm/models/minimax_m3/nvidia/mtp.py"),
     # ERNIE 4.5: V3's glue; its contract's final norm is the target's (FastDeploy)
     "ernie": ("ernie4_5_moe", "deepseek_v3", "vllm/model_executor/models/ernie_mtp.py"),
     # DeepSeek V4: vLLM's amd module as on a gfx942 GPU (vllm_standins_v4), one
@@ -446,31 +454,41 @@ def sweep(families: list, outdir: str, binary: str) -> list:
     os.makedirs(outdir, exist_ok=True)
     records = []
     for family in families:
-        try:
-            built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"),
-                                    K=_steps(family), mtp_layers=LAYERS.get(family, 1))
-            paths = paths_of(built[1])
-            handoff = target_handoff(built, family)
-        except Exception as e:  # noqa: BLE001 -- a family that does not build is a record, not an abort
-            records.append({"engine": "vllm", "version": _version(), "family": family,
-                            "row": FAMILIES[family][1], "architecture": None, "path": "-",
-                            "verdict": "NOT_RUN", "cases": {}, "diagnoses": [],
-                            "why": "not built: %s: %s" % (type(e).__name__, _line(e)),
-                            "source": FAMILIES[family][2]})
-            continue
-        refused = v1_refusal(built[1])
-        if refused:  # a record, so that the V1 path's absence is said
-            records.append({"engine": "vllm", "version": _version(), "family": family,
-                            "row": FAMILIES[family][1], "path": "v1", "verdict": "NOT_RUN",
-                            "architecture": built[1].speculative_config.draft_model_config
-                            .hf_config.architectures[0], "cases": {}, "diagnoses": [],
-                            "why": "vLLM's V1 runner refuses this target (VllmConfig."
-                                   "_validate_v1_model_runner): %s" % ", ".join(refused),
-                            "source": FAMILIES[family][2]})
-        for path_name, source, runner in paths:
-            rec = judge_one(family, built, path_name, runner, outdir, binary, handoff)
-            rec["path_source"] = source
-            records.append(rec)
+        with tiny_vllm.run_scope(FAMILIES[family][0]):
+            records.extend(_sweep_family(family, outdir, binary))
+    return records
+
+
+def _sweep_family(family: str, outdir: str, binary: str) -> list:
+    """The records of one family: built, its paths asked of vLLM, its target's
+    hand-off measured, each path drafted and judged."""
+    from . import tiny_vllm
+
+    records = []
+    try:
+        built = tiny_vllm.build(FAMILIES[family][0], os.path.join(outdir, "models"),
+                                K=_steps(family), mtp_layers=LAYERS.get(family, 1))
+        paths = paths_of(built[1])
+        handoff = target_handoff(built, family)
+    except Exception as e:  # noqa: BLE001 -- a family that does not build is a record, not an abort
+        return [{"engine": "vllm", "version": _version(), "family": family,
+                 "row": FAMILIES[family][1], "architecture": None, "path": "-",
+                 "verdict": "NOT_RUN", "cases": {}, "diagnoses": [],
+                 "why": "not built: %s: %s" % (type(e).__name__, _line(e)),
+                 "source": FAMILIES[family][2]}]
+    refused = v1_refusal(built[1])
+    if refused:  # a record, so that the V1 path's absence is said
+        records.append({"engine": "vllm", "version": _version(), "family": family,
+                        "row": FAMILIES[family][1], "path": "v1", "verdict": "NOT_RUN",
+                        "architecture": built[1].speculative_config.draft_model_config
+                        .hf_config.architectures[0], "cases": {}, "diagnoses": [],
+                        "why": "vLLM's V1 runner refuses this target (VllmConfig."
+                               "_validate_v1_model_runner): %s" % ", ".join(refused),
+                        "source": FAMILIES[family][2]})
+    for path_name, source, runner in paths:
+        rec = judge_one(family, built, path_name, runner, outdir, binary, handoff)
+        rec["path_source"] = source
+        records.append(rec)
     return records
 
 

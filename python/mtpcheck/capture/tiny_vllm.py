@@ -29,6 +29,7 @@ from torch import nn
 from ..weights_vllm import _distributed
 from . import vllm_standins
 from .tiny_vllm_configs import CONFIGS, H, I, V  # noqa: F401 (I: re-exported, tests)
+from .tiny_vllm_handoff import final_norm, target_handoff  # noqa: F401 (re-exported: the sweep)
 
 # The attention classes each model type's decoder block is built with (module
 # of vllm.model_executor.models, class names): replaced by LinearAttention.
@@ -79,6 +80,11 @@ ATTENTION = {
                                                       "KimiK3DeltaAttention")),
     "kimi_k3_amd": ("vllm.models.kimi_k3.amd.linear", ("KimiMLAAttention",
                                                         "KimiK3DeltaAttention")),
+    # MiniMax M3: the MTP block's forced sparse attention and the target's dense one
+    "minimax_m3": ("vllm.models.minimax_m3.nvidia.model", ("MiniMaxM3SparseAttention",
+                                                           "MiniMaxM3Attention")),
+    "minimax_m3_amd": ("vllm.models.minimax_m3.amd.model", ("MiniMaxM3SparseAttention",
+                                                            "MiniMaxM3Attention")),
 }
 # model types with stand-ins of their own (a module of this package with
 # prepare(), run before the attention is replaced, and build_scope(), the
@@ -98,7 +104,7 @@ MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
 ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
 # model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
 TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "deepseek_v32", "glm_moe_dsa", "deepseek_v32_amd",
-                      "kimi_k3", "kimi_k3_amd")
+                      "kimi_k3", "kimi_k3_amd", "minimax_m3_amd")
 # model types whose layers create CUDA streams at construction (Kimi K3's MTP
 # layer and its target: `torch.cuda.Stream()`, which raises without a driver):
 # built with vllm_standins.cuda_stream_standin in place
@@ -120,6 +126,7 @@ NEEDS_FLASH_ATTN_STUB = ("dots3_note",)
 # classes, the amd ones on ROCm: both are built here)
 _V32 = "vllm.models.deepseek_v32."
 _K3 = "vllm.models.kimi_k3."
+_M3 = "vllm.models.minimax_m3."
 IN_PROCESS = {
     "dots3_note": (("vllm.models.dots3_note", {"Dots3NoteForCausalLM": "Dots3NoteForCausalLM",
                                                "Dots3NoteMTPModel": "Dots3NoteMTP"}),),
@@ -137,7 +144,23 @@ IN_PROCESS = {
                     (_K3 + "amd.model", {"KimiK3ForConditionalGeneration":
                                          "KimiK3ForConditionalGeneration"}),
                     (_K3 + "amd.linear", {"KimiLinearForCausalLM": "KimiLinearForCausalLM"})),
+    **{t: ((_M3 + d + ".mtp", {"MiniMaxM3MTP": "MiniMaxM3MTP"}),
+           (_M3 + d + ".model", {a: a for a in ("MiniMaxM3SparseForConditionalGeneration",
+                                                "MiniMaxM3SparseForCausalLM")}))
+       for t, d in (("minimax_m3", "nvidia"), ("minimax_m3_amd", "amd"))},
 }
+# model type -> (module, MoE class, dense MLP class): a decoder that builds its
+# MoE whatever the config says (MiniMax M3's MTP block: force_moe) gets the
+# module's own dense MLP instead (vllm_standins.own_dense_mlp)
+OWN_DENSE_MLP = {t: (_M3 + d + ".model", "MiniMaxM3MoE", "MiniMaxM3MLP")
+                 for t, d in (("minimax_m3", "nvidia"), ("minimax_m3_amd", "amd"))}
+# model types whose MTP layer count is another config field than
+# num_nextn_predict_layers (MiniMax M3: text_config.num_mtp_modules)
+LAYER_COUNT = {"minimax_m3": "num_mtp_modules", "minimax_m3_amd": "num_mtp_modules"}
+# model types whose norms call FlashInfer's CUDA kernels with no native path
+# (MiniMax M3's nvidia MiniMAXGemmaRMSNorm): run with the torch stand-ins of
+# vllm_standins.flashinfer_gemma_norms while the family runs (run_scope)
+FLASHINFER_NORMS = ("minimax_m3",)
 # Model types built on Qwen3-Next's MoE mixin, whose EPLB bookkeeping
 # (set_moe_parameters) is skipped when the dense block leaves no MoE layer.
 QWEN_NEXT_MOE_MIXIN = {"qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe", "interns2_mobius"}
@@ -234,6 +257,8 @@ def _patch_for_cpu(model_type):
         vllm_standins.qwen_next_bookkeeping()
     for standin in MOE_STANDIN.get(model_type, ()):
         vllm_standins.dense_moe(*standin)
+    if model_type in OWN_DENSE_MLP:
+        vllm_standins.own_dense_mlp(*OWN_DENSE_MLP[model_type])
     if model_type not in DENSE_SKIP:
         return
     mod_name, cls_name = DENSE_SKIP[model_type]
@@ -335,7 +360,7 @@ def build(model_type: str, workdir: str, K: int = 3, seed: int = 0,
     d = os.path.join(workdir, "%s.L%d" % (model_type, mtp_layers))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(dict(CONFIGS[model_type], num_nextn_predict_layers=mtp_layers), f)
+        json.dump(_with_layer_count(model_type, mtp_layers), f)
     target = ModelConfig(model=d, tokenizer=d, skip_tokenizer_init=True, dtype="bfloat16",
                          max_model_len=256, enforce_eager=True)
     parallel = ParallelConfig(tensor_parallel_size=tp)
@@ -348,6 +373,26 @@ def build(model_type: str, workdir: str, K: int = 3, seed: int = 0,
     own = own_standins(model_type)
     with own.build_scope() if own is not None else contextlib.nullcontext():
         return construct(vcfg, draft_cfg, seed), vcfg
+
+
+def _with_layer_count(model_type: str, layers: int) -> dict:
+    """The tiny config with `layers` MTP layers, in the field the model reads
+    (LAYER_COUNT, in its text config where it has one)."""
+    cfg = dict(CONFIGS[model_type], num_nextn_predict_layers=layers)
+    field = LAYER_COUNT.get(model_type)
+    if field is not None:
+        del cfg["num_nextn_predict_layers"]
+        cfg["text_config"] = dict(cfg["text_config"], **{field: layers})
+    return cfg
+
+
+def run_scope(model_type: str) -> Any:
+    """What a family needs in place while it is built and run (the draft steps
+    and the target's forward): the FlashInfer norm stand-ins of
+    FLASHINFER_NORMS' models, nothing otherwise."""
+    if model_type in FLASHINFER_NORMS:
+        return vllm_standins.flashinfer_gemma_norms()
+    return contextlib.nullcontext()
 
 
 def construct(vcfg: Any, draft_cfg: Any, seed: int) -> torch.nn.Module:
@@ -495,78 +540,3 @@ def build_target(vcfg: Any, seed: int = 1) -> tuple:
                        parallel_config=vcfg.parallel_config,
                        compilation_config=CompilationConfig(mode=CompilationMode.NONE), **extra)
     return construct(tvcfg, tcfg, seed), tvcfg
-
-
-def final_norm(target: Any) -> tuple:
-    """(its name, the module): the target's final norm, `model.norm` (or
-    Nemotron-H's `model.norm_f`) of the model or of its language model (a
-    multimodal target such as GLM-OCR)."""
-    name, norm, _ = _final_norm_of(target)
-    return name, norm
-
-
-def _final_norm_of(target: Any) -> tuple:
-    """(its name, the final norm, the decoder model holding it and its layers)."""
-    for prefix, owner in (("", target), ("language_model.", getattr(target, "language_model", None))):
-        inner = getattr(owner, "model", None)
-        for name in ("norm", "norm_f"):
-            norm = getattr(inner, name, None)
-            if norm is not None:
-                return prefix + "model." + name, norm, inner
-    raise RuntimeError(f"{type(target).__name__}: no model.norm (nor language_model.model.norm)")
-
-
-def target_handoff(target: Any, tvcfg: Any, input_ids: Any, positions: Any) -> dict:
-    """Runs the target on the given tokens and returns what it hands draft step
-    0, measured from vLLM's own code: the inputs of its final norm (the last
-    decoder layer's output and residual), the norm's weight and eps, and the
-    hidden the runners feed step 0 (vLLM's `get_drafter_hidden_states`: the
-    forward() output unless the model defines `get_mtp_target_hidden_states`)."""
-    from vllm.config import set_current_vllm_config
-    from vllm.forward_context import set_forward_context
-    from vllm.v1.worker.gpu.spec_decode.utils import get_drafter_hidden_states
-
-    norm_name, norm, inner = _final_norm_of(target)
-    seen = {}
-
-    def hook(module, args, kwargs, out):
-        seen["norm_called"] = True
-        x = args[0] if args else kwargs["x"]
-        res = args[1] if len(args) > 1 else kwargs.get("residual")
-        if res is not None:
-            seen["hidden"], seen["residual"] = x.detach().clone(), res.detach().clone()
-
-    def last_layer(module, args, out):
-        # a target whose forward returns the sum and norms it only in
-        # compute_logits (MiMo, Kimi K3): its final norm is not called in
-        # forward, so the norm's inputs are the last decoder layer's (hidden,
-        # residual); Kimi K3's layer returns (hidden, AttnRes prefix sum, residual),
-        # the prefix sum None without AttnRes
-        outs = [t for t in out if t is not None] if isinstance(out, tuple) else []
-        if len(outs) == 2 and all(torch.is_tensor(t) for t in outs):
-            seen["layer"] = tuple(t.detach().clone() for t in outs)
-
-    hooks = [norm.register_forward_hook(hook, with_kwargs=True)]
-    layers = getattr(inner, "layers", None)
-    if layers is not None and len(layers):
-        hooks.append(layers[len(layers) - 1].register_forward_hook(last_layer))
-    try:
-        with set_current_vllm_config(tvcfg), set_forward_context(None, tvcfg), torch.no_grad():
-            out = target(input_ids=input_ids, positions=positions)
-            handoff = get_drafter_hidden_states(target, out)
-    finally:
-        for h in hooks:
-            h.remove()
-    if "norm_called" not in seen and "layer" in seen:
-        seen["hidden"], seen["residual"] = seen["layer"]
-        norm_name += " (not called in forward: the last layer's outputs)"
-    if "residual" not in seen or seen["residual"] is None:
-        raise RuntimeError(f"{type(target).__name__}'s final norm was not called with "
-                           "(hidden, residual)")
-    eps = getattr(norm, "variance_epsilon", None) or norm.eps
-    source = (f"{type(target).__name__}.forward, {norm_name} ({type(norm).__name__}), "
-              "get_drafter_hidden_states")
-    return {"hidden": seen["hidden"], "residual": seen["residual"], "norm_weight": norm.weight,
-                "handoff": handoff, "eps": float(eps), "source": source,
-                # GemmaRMSNorm: one rounding of the fp32 product (SPEC.md §2.6)
-                "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager"}

@@ -260,3 +260,34 @@ CONFIGS["kimi_k3"] = {
     "media_placeholder_token_id": 5, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
 # Kimi K3 built from its amd modules (vLLM's choice on ROCm): the same checkpoint
 CONFIGS["kimi_k3_amd"] = CONFIGS["kimi_k3"]
+# MiniMax M3 (vLLM's MiniMaxM3Config: a `minimax_m3_vl` checkpoint whose
+# text_config the speculative config promotes to the `minimax_m3_mtp` draft,
+# speculative.py): every layer dense (`moe_layer_freq` 0; the MTP block builds
+# its MoE whatever it says, force_moe: stood in) and full attention
+# (`sparse_attention_freq` 0; the MTP block's sparse attention is forced, and
+# stood in like the target's), SwiGLU-OAI as released; `num_mtp_modules` is the
+# MTP layer count (tiny_vllm.LAYER_COUNT). A one-block vision tower.
+_M3_TEXT = {
+    "model_type": "minimax_m3_text", "hidden_size": H, "intermediate_size": 32,
+    "dense_intermediate_size": I, "shared_intermediate_size": 32, "vocab_size": V,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
+    "rotary_dim": 16, "partial_rotary_factor": 0.5, "rope_theta": 10000.0,
+    "max_position_embeddings": 512, "rms_norm_eps": 1e-6, "num_local_experts": 4,
+    "num_experts_per_tok": 2, "n_shared_experts": 1, "num_mtp_modules": 1,
+    "moe_layer_freq": [0, 0],
+    "sparse_attention_config": {"use_sparse_attention": True, "sparse_index_dim": 16,
+                                "sparse_num_index_heads": 1, "sparse_topk_blocks": 4,
+                                "sparse_block_size": 16, "sparse_disable_index_value": [0, 0],
+                                "sparse_score_type": "max", "sparse_init_block": 0,
+                                "sparse_local_block": 1, "sparse_attention_freq": [0, 0]},
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "bos_token_id": 0, "eos_token_id": 1}
+CONFIGS["minimax_m3"] = {
+    "architectures": ["MiniMaxM3SparseForConditionalGeneration"], "model_type": "minimax_m3_vl",
+    "text_config": _M3_TEXT,
+    "vision_config": {"hidden_size": 32, "intermediate_size": 32, "num_hidden_layers": 1,
+                      "num_attention_heads": 2, "num_channels": 3, "patch_size": 14,
+                      "image_size": 56, "layer_norm_eps": 1e-5,
+                      "img_token_compression_config": {"spatial_merge_size": 2}},
+    "image_token_index": 5, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+# MiniMax M3 built from its amd modules (vLLM's choice on ROCm): the same checkpoint
+CONFIGS["minimax_m3_amd"] = CONFIGS["minimax_m3"]

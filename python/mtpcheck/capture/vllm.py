@@ -132,7 +132,25 @@ def engine_info(capture: Capture, model: torch.nn.Module) -> dict[str, Any]:
         info["notes"].append("Triton kernels ran under the CPU interpreter (TRITON_INTERPRET=1), "
                              "whose fp32->bf16 stores " + _interpreter_bf16_stores())
         info["interpreted"] = True
+    standin = _flashinfer_norm_standin()
+    if standin:
+        info["notes"].append(standin)
     return info
+
+
+def _flashinfer_norm_standin() -> str:
+    """A note where FlashInfer's Gemma norm kernels are mtpcheck's torch
+    stand-ins (vllm_standins.flashinfer_gemma_norms: MiniMax M3's nvidia
+    norms): their rounding is the stand-in's; "" otherwise."""
+    import sys
+
+    fi = sys.modules.get("flashinfer.norm")
+    if fi is None or not getattr(fi.gemma_rmsnorm, "mtpcheck_standin", False):
+        return ""
+    return ("FlashInfer's gemma_rmsnorm / gemma_fused_add_rmsnorm (CUDA only) ran as mtpcheck's "
+            "torch stand-ins of their kernels (fp32, x * rsqrt(mean(x^2) + eps) * (1 + w), one "
+            "rounding at the store; the fused add writes the rounded sum to the residual): the "
+            "norms' rounding is the stand-in's, the rest vLLM's code")
 
 
 def recycled_of(capture: Capture, step: Step) -> torch.Tensor | None:

@@ -13,6 +13,7 @@ that each file stays one subject.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -188,3 +189,78 @@ def cuda_stream_standin() -> Iterator[None]:
         yield
     finally:
         torch.cuda.Stream = orig
+
+
+def _fi_gemma_rmsnorm(input: Any, weight: Any, eps: float = 1e-6, out: Any = None,
+                      enable_pdl: Any = None) -> Any:
+    """FlashInfer's `gemma_rmsnorm` as its CUDA kernel computes it
+    (`RMSNormKernel`, include/flashinfer/norm.cuh, `weight_bias` 1): in fp32,
+    x * rsqrt(sum(x^2) / d + eps) * (1 + w), one rounding at the store."""
+    import torch
+
+    x = input.float()
+    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + weight.float())
+    if out is None:
+        out = torch.empty_like(input)
+    out.copy_(y)
+    return out
+
+
+def _fi_gemma_fused_add_rmsnorm(input: Any, residual: Any, weight: Any, eps: float = 1e-6,
+                                enable_pdl: Any = None) -> None:
+    """FlashInfer's `gemma_fused_add_rmsnorm` as its CUDA kernel computes it
+    (`FusedAddRMSNormKernel`, `weight_bias` 1), in place: the fp32 sum
+    input + residual stored (rounded) into `residual`, and the same unrounded
+    fp32 sum normalised, times (1 + w), stored (rounded) into `input`."""
+    import torch
+
+    s = input.float() + residual.float()
+    residual.copy_(s)
+    input.copy_(s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + weight.float()))
+
+
+_fi_gemma_rmsnorm.mtpcheck_standin = True  # the dump's notes say so (capture.vllm)
+_fi_gemma_fused_add_rmsnorm.mtpcheck_standin = True
+
+
+@contextlib.contextmanager
+def flashinfer_gemma_norms() -> Iterator[None]:
+    """`flashinfer.norm.gemma_rmsnorm` and `gemma_fused_add_rmsnorm` are the
+    torch stand-ins above inside the block (MiniMax M3's nvidia
+    `MiniMAXGemmaRMSNorm.forward` imports them at each call and has no native
+    path: FlashInfer's CUDA kernels do not run on a CPU); FlashInfer's own
+    outside it. Everything else the layer does is vLLM's code; the norms'
+    rounding is the stand-in's (one rounding of the fp32 product, as the
+    kernel stores it)."""
+    import flashinfer.norm as fi
+
+    orig = fi.gemma_rmsnorm, fi.gemma_fused_add_rmsnorm
+    fi.gemma_rmsnorm, fi.gemma_fused_add_rmsnorm = _fi_gemma_rmsnorm, _fi_gemma_fused_add_rmsnorm
+    try:
+        yield
+    finally:
+        fi.gemma_rmsnorm, fi.gemma_fused_add_rmsnorm = orig
+
+
+def own_dense_mlp(module: str, moe_name: str, mlp_name: str) -> None:
+    """The MoE class `moe_name` of `module` -> the module's own dense MLP class
+    `mlp_name` of the config's expert width (MiniMax M3: its MTP block is
+    built with `force_moe=True`, and the fused MoE does not run here)."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    mlp = getattr(mod, mlp_name)
+    if getattr(getattr(mod, moe_name), "_mtpcheck_dense", False):
+        return
+
+    class DenseStandIn(mlp):
+        _mtpcheck_dense = True
+
+        def __init__(self, config: Any, layer_id: int = 0, quant_config: Any = None,
+                     reduce_results: bool = True, prefix: str = "") -> None:
+            kw = {} if "reduce_results" not in inspect.signature(mlp.__init__).parameters \
+                else {"reduce_results": reduce_results}
+            super().__init__(config=config, intermediate_size=config.intermediate_size,
+                             quant_config=quant_config, prefix=prefix, **kw)
+
+    setattr(mod, moe_name, DenseStandIn)
