@@ -17,8 +17,10 @@ need("torch")
 need("vllm")
 
 BLOCK = ["dspark_step.captured.req0", "dspark_step.captured.req1"]
-PER_OP = ["confidence.block0", "main_proj_norm.block0", "main_proj_norm.block1"] + \
-    ["markov_bias.step%d" % k for k in range(4)]
+# two block forwards (one per request) of 2 layers, 2 sublayers each; 4 Markov steps
+PER_OP = ["confidence.block0", "main_proj_norm.block0", "main_proj_norm.block1",
+          "hc_collapse.block0", "hc_collapse.block1"] + \
+    ["hc_pre_delayed.call%d" % k for k in range(8)] + ["markov_bias.step%d" % k for k in range(4)]
 
 
 def _run(variant, tmp_path):
@@ -30,7 +32,8 @@ def test_v41_amd_dspark_passes(tmp_path):
     """FINDING: vLLM 0.33's amd V4.1 DSpark drafter (its decoder layers' mHC
     seams through forward_hip, the final mhc_post_torch and hc_collapse_triton,
     main_proj / main_norm, the head, the Markov loop, the confidence) agrees
-    with SPEC.md §13: every captured-block and per-op case PASSED."""
+    with SPEC.md §13: every captured-block and per-op case PASSED, the
+    sublayers' hc_pre_delayed and the final hc_collapse among them."""
     got = _run("correct", tmp_path)
     assert sorted(got) == sorted(BLOCK + PER_OP), got
     assert all(v == ["PASSED", []] for v in got.values()), got
