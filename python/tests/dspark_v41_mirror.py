@@ -1,6 +1,7 @@
 """A module tree with vLLM 0.33's DeepSeek V4.1 DSpark names and call contract,
-for the DSpark hooks: V4.1's layers need TileLang, Triton and vllm._C kernels
-(docs/FINDINGS.md), so they cannot run on a CPU. What is vLLM's own here:
+for the DSpark hooks on the nvidia class's names: its layers need TileLang,
+Triton and vllm._C kernels, so they cannot run on a CPU (the amd module's run:
+capture/tiny_dspark_v41.py, docs/FINDINGS.md F18). What is vLLM's own here:
 `DSparkDeepseekV4ForCausalLM` (every method the speculator calls: forward,
 compute_draft_logits with the final norm, markov_embed, markov_bias,
 compute_confidence), `DSparkDeepseekV4Model.combine_hidden_states`

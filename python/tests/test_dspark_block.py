@@ -15,49 +15,15 @@ from conftest import judge, need
 torch = need("torch")
 need("vllm")
 
+from dspark_blocks import CASES
+from dspark_blocks import capture as _capture
 from mtpcheck.capture import tiny_dspark as td
-from mtpcheck.capture.dspark_block import DSparkBlockCapture
-
-C = 5  # context rows per request
-CASES = ["dspark_step.captured.req0", "dspark_step.captured.req1"]
 
 
 @pytest.fixture(scope="module")
 def drafter(tmp_path_factory):
     torch.set_num_threads(1)
     return td.build(str(tmp_path_factory.mktemp("qwen3_dspark_block")))
-
-
-def _inputs():
-    gen = torch.Generator().manual_seed(3)
-    aux = [[(3 * torch.randn(C, td.H, generator=gen)).to(torch.bfloat16)
-            for _ in td.TARGET_LAYERS] for _ in range(2)]
-    return aux, [torch.arange(C) + 10, torch.arange(C) + 40], [17, 200]
-
-
-def _capture(model, vcfg, path, drop_bias=False, early=False):
-    """One block for two requests; `early`: the drafter run with every block
-    position one less (seeded one position early, ik_llama.cpp #2296);
-    `drop_bias`: the Markov bias replaced by zeros."""
-    if early:
-        forward = model.forward
-        model.forward = lambda ids, pos, *a, **k: forward(ids, pos - 1, *a, **k)
-    cap = DSparkBlockCapture(model)
-
-    def on_speculator(spec):
-        cap.attach_speculator(spec)
-        if drop_bias:
-            model.markov_bias = lambda e: torch.zeros(e.shape[0], td.V, dtype=torch.bfloat16)
-
-    try:
-        td.run_block(model, vcfg, *_inputs(), spec_hook=on_speculator)
-    finally:
-        cap.remove()
-        for name in ("markov_bias", "forward"):
-            if name in model.__dict__:
-                delattr(model, name)
-    return cap.write_block(str(path), vcfg.model_config.max_model_len - 1,
-                           description="tiny DSpark, vLLM 0.33 on CPU, captured block")
 
 
 def test_qwen3_dspark_captured_block_passes(drafter, tmp_path):

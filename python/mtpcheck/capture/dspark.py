@@ -13,10 +13,13 @@ What is hooked, and where it lives in vLLM 0.33:
   its embedding) and the speculator's `_sample_logits` (the biased logits and
   the sampled token) are wrapped on the instances;
 * the drafter's `compute_confidence` (head hidden, Markov embeddings, the
-  sigmoid), wrapped.
+  sigmoid), wrapped;
+* V4.1's mHC ops, `hc_pre_delayed` per sublayer and the final `hc_collapse`
+  (capture/dspark_mhc.py), where the layers carry them.
 
 Each op becomes one case: `main_proj_norm` per block forward, `markov_bias`
-per draft position (the rows are the requests), `confidence` per block. Only
+per draft position (the rows are the requests), `confidence` per block,
+`hc_pre_delayed` per call and `hc_collapse` per block forward. Only
 what the engine computed is written as observed; inputs are what it was fed.
 """
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..dump import Dump, Tensor
+from .dspark_mhc import MHCHooks
 from .recorder import _keep
 
 FAMILY = "deepseek_v4"  # the DSpark ops' family row (the ops do not depend on it)
@@ -57,6 +61,8 @@ class DSparkCapture:
         else:  # Qwen3 / Gemma4: hidden_norm inside _project_context_kv
             self.norm_weight = lambda: self.inner.hidden_norm.weight
             self._wrap_ops_rms_norm()
+        # V4.1's mHC ops (hc_pre_delayed, hc_collapse), where its layers carry them
+        self.mhc = MHCHooks(self) if getattr(self.inner, "hc_mult", None) is not None else None
         self._wrap(model, "compute_draft_logits", self._draft_logits)
         self._wrap(model, "markov_embed", self._markov_embed)
         self._wrap(model, "compute_confidence", self._confidence)
@@ -181,6 +187,8 @@ class DSparkCapture:
                                "markov_w1": w1.detach(), "markov_w2": w2.detach()},
                        observed=observed)
                 ids.append(cid)
+            if self.mhc is not None:
+                ids += self.mhc.write(d, FAMILY)
             head = m.confidence_head
             for i, c in enumerate(self.conf):
                 inputs = {"hidden": c["hidden"], "weight": head.proj.weight.detach()}

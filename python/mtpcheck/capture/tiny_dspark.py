@@ -167,6 +167,15 @@ def speculator(model: torch.nn.Module, ids: torch.Tensor, n: int) -> Any:
     return s
 
 
+def _context_slots(model: torch.nn.Module, ctx_positions: torch.Tensor) -> Any:
+    """The context rows' cache slots: one mapping (Qwen3), or one per draft
+    layer (V4.1, whose layers may sit in different KV-cache groups)."""
+    slots = torch.arange(ctx_positions.shape[0])
+    if getattr(model.model, "hc_mult", None) is None:
+        return slots
+    return [slots] * len(model.model.layers)
+
+
 def run_block(model: torch.nn.Module, vcfg: Any, aux: Sequence[Sequence[torch.Tensor]],
               ctx_positions: Sequence[torch.Tensor], bonus: Sequence[int],
               spec_hook: Callable[[Any], None] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -184,7 +193,7 @@ def run_block(model: torch.nn.Module, vcfg: Any, aux: Sequence[Sequence[torch.Te
     with set_current_vllm_config(vcfg), set_forward_context(None, vcfg), torch.no_grad():
         for a, cpos, b in zip(aux, ctx_positions, bonus):
             main_x = model.combine_hidden_states(torch.cat(a, dim=-1))  # DS-1 (fc)
-            model.precompute_and_store_context_kv(main_x, cpos, torch.arange(cpos.shape[0]))
+            model.precompute_and_store_context_kv(main_x, cpos, _context_slots(model, cpos))
             q_ids = torch.full((n,), MASK_ID, dtype=torch.long)
             q_ids[0] = b
             q_pos = cpos[-1] + 1 + torch.arange(n)  # DS-3, sample_from_anchor

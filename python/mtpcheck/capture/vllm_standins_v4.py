@@ -65,7 +65,8 @@ def prepare() -> None:
 
 def _dense_moe(model: types.ModuleType) -> type:
     """V4's MoE replaced by the amd module's own dense DeepseekV4MLP of the
-    routed experts' width, called as the decoder calls the MoE."""
+    routed experts' width, called as the decoder calls the MoE (V4.1's amd
+    decoder too: its MoE subclasses V4's and is called alike)."""
     import torch
 
     class DenseMoEStandIn(torch.nn.Module):
@@ -91,20 +92,24 @@ class _Stream:
 
 
 @contextlib.contextmanager
-def build_scope() -> Iterator[None]:
-    """While the family is constructed: the MoE as V4's own dense MLP, the aux
-    CUDA streams as placeholders and the mHC CustomOps dispatching to
-    forward_hip (CustomOp picks its forward once, in __init__)."""
+def build_scope(decoders: tuple[str, ...] = (AMD + ".model",)) -> Iterator[None]:
+    """While the family is constructed: the MoE of each module of `decoders`
+    (whose decoder layer builds a `DeepseekV4MoE`: V4's amd model, V4.1's)
+    as V4's own dense MLP, the aux CUDA streams as placeholders and the mHC
+    CustomOps dispatching to forward_hip (CustomOp picks its forward once,
+    in __init__)."""
     import importlib
 
     import torch
     from vllm.model_executor.layers import mhc
 
-    model = importlib.import_module(AMD + ".model")
-    saved = [(torch.cuda, "Stream", torch.cuda.Stream),
-             (model, "DeepseekV4MoE", model.DeepseekV4MoE)]
+    moe = _dense_moe(importlib.import_module(AMD + ".model"))
+    saved = [(torch.cuda, "Stream", torch.cuda.Stream)]
     torch.cuda.Stream = _Stream
-    model.DeepseekV4MoE = _dense_moe(model)
+    for name in decoders:
+        model = importlib.import_module(name)
+        saved.append((model, "DeepseekV4MoE", model.DeepseekV4MoE))
+        model.DeepseekV4MoE = moe
     for name in MHC_OPS:
         cls = getattr(mhc, name)
         saved.append((cls, "dispatch_forward", cls.__dict__.get("dispatch_forward")))
