@@ -49,7 +49,7 @@ static void attention(const double *u, const struct mtp_ref_dspark_layer *ly,
 
 /* The L layers from the streams in R (replaced by the last hc_post's);
  * returns the pre-mix hc_collapse takes (in out->pre_mixes): the last
- * FFN's, or the last attention's under collapse_attn_pre. */
+ * FFN's, or an earlier sublayer's under collapse_back. */
 static const double *layers(const struct mtp_ref_dspark_in *in,
 			    const struct mtp_ref_dspark_w *w,
 			    const struct mtp_ref_dims *d,
@@ -102,8 +102,10 @@ static const double *layers(const struct mtp_ref_dspark_in *in,
 		}
 	}
 	free(kc);
-	if (dc->mistakes.collapse_attn_pre && dc->l > 0)
-		return out->pre_mixes + (2 * dc->l - 2) * t * m;
+	if (dc->mistakes.collapse_back > 0 &&
+	    dc->mistakes.collapse_back < 2 * dc->l) /* DS-5's mistakes */
+		return out->pre_mixes +
+		       (2 * dc->l - 1 - dc->mistakes.collapse_back) * t * m;
 	return pre;
 }
 

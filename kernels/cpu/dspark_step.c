@@ -229,9 +229,11 @@ static enum mtp_status run(const struct ds *s, const struct ds_buf *b)
 		for (int sl = 0; !st && sl < 2; sl++)
 			st = sublayer(s, pfx, sl, 2 * l + sl, r, &pre, b);
 	}
-	if (c->params->dspark.collapse_attn_pre && c->params->num_layers > 0)
+	if (c->params->dspark.collapse_back && c->params->num_layers > 0)
 		pre = (const float *)mtp_cpu_out(c, "", "pre_mixes") +
-		      (2 * c->params->num_layers - 2) * t * m;
+		      mtp_dspark_collapse_sublayer(&c->params->dspark,
+						   c->params->num_layers) *
+			      t * m;
 	return st ? st : head(s, r, pre, b);
 }
 

@@ -248,11 +248,12 @@ enum mtp_status mtp_gpu_op_dspark_step(struct mtp_backend *be,
 		for (int sl = 0; sl < 2; sl++)
 			GPU_TRY(sublayer(be, &d, pfx, sl, 2 * l + sl, &pre));
 	}
-	if (c->params->dspark.collapse_attn_pre && c->params->num_layers > 0)
-		pre = gpu_at(
-			OUT("pre_mixes"),
-			(size_t)((2 * c->params->num_layers - 2) * d.cfg.t *
-				 d.cfg.m) *
-				sizeof(float)); /* DSPARK_COLLAPSE_ATTN_PRE_MIX */
+	if (c->params->dspark.collapse_back && c->params->num_layers > 0)
+		pre = gpu_at(OUT("pre_mixes"), /* DSPARK_COLLAPSE_*_PRE_MIX */
+			     (size_t)(mtp_dspark_collapse_sublayer(
+					      &c->params->dspark,
+					      c->params->num_layers) *
+				      d.cfg.t * d.cfg.m) *
+				     sizeof(float));
 	return head(be, &d, pre);
 }

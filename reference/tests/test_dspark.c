@@ -321,20 +321,32 @@ static bool differs(const double *a, const double *b, size_t n)
 	return memcmp(a, b, n * sizeof(*a)) != 0;
 }
 
-Test(dspark_step, collapse_attn_pre_collapses_with_the_last_attention_mix)
+/* hc_collapse under collapse_back = back: the pre-mix of sublayer
+ * 2L - 1 - back, the streams and every pre-mix as the spec's. */
+static void collapse_with(int back)
 {
 	static struct ds_run ok, bug;
 	double e[DV * DH], w1[DV * DR], y[DT * DH];
 
 	ds_step((struct mtp_dspark_mistakes){0}, &ok, e, w1);
-	ds_step((struct mtp_dspark_mistakes){.collapse_attn_pre = true}, &bug,
-		e, w1);
+	ds_step((struct mtp_dspark_mistakes){.collapse_back = back}, &bug, e,
+		w1);
 	test_assert_same(bug.streams, ok.streams, DT * DM * DH, "streams");
 	test_assert_same(bug.pre, ok.pre, 2 * DL * DT * DM, "pre_mixes");
-	mtp_ref_hc_collapse(ok.streams, ok.pre + (2 * DL - 2) * DT * DM, DT, DM,
-			    DH, MTP_F32, y);
+	mtp_ref_hc_collapse(ok.streams, ok.pre + (2 * DL - 1 - back) * DT * DM,
+			    DT, DM, DH, MTP_F32, y);
 	test_assert_same(bug.h, y, DT * DH, "h");
 	cr_expect(differs(bug.h, ok.h, DT * DH), "h unchanged");
+}
+
+Test(dspark_step, collapse_back_1_collapses_with_the_last_attention_mix)
+{
+	collapse_with(1);
+}
+
+Test(dspark_step, collapse_back_2_collapses_with_the_layer_befores_ffn_mix)
+{
+	collapse_with(2);
 }
 
 Test(dspark_step, markov_on_ids_keys_every_position_on_its_own_id)

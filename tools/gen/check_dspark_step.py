@@ -128,7 +128,7 @@ def check_dumps(mtpcheck, tmp, js):
     dumps = os.path.join(tmp, "dspark_dumps.h5")
     subprocess.run([sys.executable, os.path.join(HERE, "dspark_step.py"), "--dumps", dumps],
                    check=True)
-    return judge_dumps(mtpcheck, dumps, js, 8)
+    return judge_dumps(mtpcheck, dumps, js, 9)
 
 
 def judge_dumps(mtpcheck, dumps, js, n):
@@ -168,7 +168,7 @@ def main():
         print(f"check_dspark_step: the V4.1-shaped goldens pass on {a.backend}")
     elif not bad:
         print("check_dspark_step: goldens pass; a flipped block mask and shifted positions fail; "
-              "the seven DSpark bug dumps are named")
+              "the eight DSpark bug dumps are named")
     return 1 if bad else 0
 
 

@@ -23,7 +23,8 @@ are generated into the build folder by CTest `dspark_step`
                      position early, the in-block mask causal, the aux layers
                      read one off, the Markov bias not added or keyed on the
                      block's own ids, a plain hc_pre in every sublayer, the
-                     collapse with the last attention's pre-mix
+                     collapse with the last attention's pre-mix or with the
+                     layer before's FFN pre-mix
 """
 
 import argparse
@@ -106,7 +107,8 @@ def step(v, p):
             pre = pre_out
             inputs.append(u)
             mixes.append(pre_out)
-    h = dspark.hc_collapse(r, mixes[-2] if p.get("collapse_attn") else pre, dt)
+    # hc_collapse with the last FFN's pre-mix, or the one `collapse_back` sublayers before it
+    h = dspark.hc_collapse(r, mixes[-1 - p["collapse_back"]] if p.get("collapse_back") else pre, dt)
     hn = ops.rmsnorm(h, v["norm_weight"], EPS, p["rounding"], dt)
     out = {"main_x": (main_x, dt), "sublayer_inputs": (np.array(inputs), dt),
            "pre_mixes": (np.array(mixes), F32), "streams": (r, dt)}
@@ -178,13 +180,18 @@ def _plain(v, p):
 
 
 def _collapse_attn(v, p):
-    p["collapse_attn"] = True  # hc_collapse with the last attention's pre-mix
+    p["collapse_back"] = 1  # hc_collapse with the last attention's pre-mix
+
+
+def _collapse_layer(v, p):
+    p["collapse_back"] = 2  # hc_collapse with the layer before's FFN pre-mix
 
 
 MISTAKES = {"DSPARK_POSITIONS_SHIFTED": _early, "DSPARK_CAUSAL_BLOCK_MASK": _causal,
             "DSPARK_AUX_LAYERS_WRONG": _aux, "DSPARK_MARKOV_BIAS_DROPPED": _dropped,
             "DSPARK_MARKOV_KEYED_ON_IDS": _on_ids, "DSPARK_PRE_MIX_NOT_DELAYED": _plain,
-            "DSPARK_COLLAPSE_ATTN_PRE_MIX": _collapse_attn}
+            "DSPARK_COLLAPSE_ATTN_PRE_MIX": _collapse_attn,
+            "DSPARK_COLLAPSE_LAYER_PRE_MIX": _collapse_layer}
 
 
 def case(fname, cid, seed, p, mistake=None):

@@ -131,13 +131,24 @@ struct mtp_params {
 	/* [§13 Step DS-6] markov_bias's logit_scale (default 1) */
 	double logit_scale;
 	enum mtp_block_mask block_mask; /* [§13.9] dspark_step; 0: non_causal */
-	/* DSPARK_MARKOV_KEYED_ON_IDS, DSPARK_PRE_MIX_NOT_DELAYED and
-	 * DSPARK_COLLAPSE_ATTN_PRE_MIX's changes (bugs/dspark.c), never read
+	/* DSPARK_MARKOV_KEYED_ON_IDS, DSPARK_PRE_MIX_NOT_DELAYED and the two
+	 * DSPARK_COLLAPSE_*_PRE_MIX rows' changes (bugs/dspark.c), never read
 	 * from a file */
 	struct mtp_dspark_mistakes dspark;
 	/* [§13.9.1] the captured dspark_step's drafter; 0: V4.1 */
 	enum mtp_dspark_variant dspark_variant;
 };
+
+/* The sublayer (of 2L) whose pre-mix hc_collapse takes under m: the last
+ * FFN's, or collapse_back sublayers before it where there is one. */
+static inline int64_t
+mtp_dspark_collapse_sublayer(const struct mtp_dspark_mistakes *m,
+			     int64_t layers)
+{
+	int64_t k = 2 * layers - 1 - m->collapse_back;
+
+	return m->collapse_back > 0 && k >= 0 ? k : 2 * layers - 1;
+}
 
 /* Whether target_handoff hands over the pre-norm sum: the family's kind of
  * recycled hidden (the pre-norm sum for a family that recycles it, SPEC.md

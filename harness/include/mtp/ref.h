@@ -499,13 +499,16 @@ struct mtp_ref_dspark_in {
 	const int64_t *positions;     /* [T] */
 };
 
-/* [§13.9] The changes of three DSpark bug rows (harness/src/bugs/dspark.c):
- * internal attributes that no file sets (mtp_params.dspark). All false is
+/* [§13.9] The changes of four DSpark bug rows (harness/src/bugs/dspark.c):
+ * internal attributes that no file sets (mtp_params.dspark). All zero is
  * the spec's step. */
 struct mtp_dspark_mistakes {
 	bool markov_on_ids;	/* DS-6: position k's bias keyed on ids[k] */
 	bool pre_mix_undelayed; /* DS-4: plain hc_pre, each sublayer's own */
-	bool collapse_attn_pre; /* DS-5: the last attention's pre-mix */
+	/* DS-5: hc_collapse with the pre-mix of the sublayer this many before
+	 * the last FFN (1: the last attention's, 2: the layer before's FFN;
+	 * 0: the last FFN's, the spec's) */
+	int collapse_back;
 };
 
 /* Sizes beyond mtp_ref_dims (t is the block length N) and settings. */

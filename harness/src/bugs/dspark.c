@@ -12,8 +12,9 @@
  *  - DSPARK_MARKOV_BIAS_DROPPED: the Markov bias never added (markov_w2 as
  *    zeros: the bias of every position is 0);
  *  - DSPARK_MARKOV_KEYED_ON_IDS, DSPARK_PRE_MIX_NOT_DELAYED,
- *    DSPARK_COLLAPSE_ATTN_PRE_MIX: mistakes inside the step (the Markov
- *    loop's key, a plain hc_pre, hc_collapse's pre-mix) that no input can
+ *    DSPARK_COLLAPSE_ATTN_PRE_MIX, DSPARK_COLLAPSE_LAYER_PRE_MIX: mistakes
+ *    inside the step (the Markov loop's key, a plain hc_pre, hc_collapse's
+ *    pre-mix: the last attention's, or the layer before's) that no input can
  *    express: each edit sets one of dspark_step's internal attributes
  *    (mtp_params.dspark, which no file sets), honoured by the reference and
  *    the cpu backend where the buggy engines differ (SPEC.md §13.9).
@@ -148,17 +149,35 @@ static enum mtp_status undelayed_edit(struct mtp_bug_edit *e)
 }
 
 /* A captured block carries only the last FFN's pre-mix (§13.9.1): the
- * layers, where the others are made, are the engine's. */
-static bool collapse_applies(const struct mtp_call *c)
+ * layers, where the others are made, are the engine's. back sublayers
+ * before the last FFN: 1 the last attention, 2 the layer before's FFN. */
+static bool collapse_back_applies(const struct mtp_call *c, int back)
 {
 	return is_dspark(c) && !c->params->v2.captured &&
-	       c->params->num_layers >= 1;
+	       2 * c->params->num_layers > back;
+}
+
+static bool collapse_applies(const struct mtp_call *c)
+{
+	return collapse_back_applies(c, 1);
+}
+
+static bool collapse_layer_applies(const struct mtp_call *c)
+{
+	return collapse_back_applies(c, 2);
 }
 
 static enum mtp_status collapse_edit(struct mtp_bug_edit *e)
 {
 	if (collapse_applies(e->c))
-		e->p->dspark.collapse_attn_pre = true;
+		e->p->dspark.collapse_back = 1;
+	return MTP_OK;
+}
+
+static enum mtp_status collapse_layer_edit(struct mtp_bug_edit *e)
+{
+	if (collapse_layer_applies(e->c))
+		e->p->dspark.collapse_back = 2;
 	return MTP_OK;
 }
 
@@ -247,4 +266,17 @@ const struct mtp_bug_class mtp_bug_dspark_collapse_attn_pre_mix = {
 	.flags = MTP_BUG_NUMERIC | MTP_BUG_MUTANT,
 	.applies = collapse_applies,
 	.edit = collapse_edit,
+};
+
+const struct mtp_bug_class mtp_bug_dspark_collapse_layer_pre_mix = {
+	.name = "DSPARK_COLLAPSE_LAYER_PRE_MIX",
+	.section = "§13 Step DS-5",
+	.history = "DSpark hc_collapse with another layer's pre-mix (the "
+		   "layer before the last's FFN) instead of the last FFN's",
+	.applies_to = "dspark_step with L >= 2 layers",
+	.shows_in = "h, then the logits, tokens and confidence; the streams "
+		    "and pre_mixes unchanged",
+	.flags = MTP_BUG_NUMERIC | MTP_BUG_MUTANT,
+	.applies = collapse_layer_applies,
+	.edit = collapse_layer_edit,
 };
