@@ -136,8 +136,7 @@ bool mtp_gpu_dspark_prims_ok(const struct gpu_prims *pr,
 	case MTP_OP_HC_PRE_DELAYED: return pr->hc_pre_delayed != NULL;
 	case MTP_OP_DSPARK_STEP: /* the synthetic step: neither the captured
 				  * form (§13.9.1) nor a plain hc_pre */
-		return markov && p && !p->v2.captured &&
-		       !p->dspark.pre_mix_undelayed && pr->hc_pre_delayed &&
+		return markov && p && !p->v2.captured && pr->hc_pre_delayed &&
 		       pr->hc_collapse && pr->confidence && pr->rope &&
 		       pr->block_attention;
 	default: return true;

@@ -132,6 +132,8 @@ static enum mtp_status sublayer(struct mtp_backend *be, const struct ds *d,
 	a.layer_input =
 		gpu_at(OUT("sublayer_inputs"), (size_t)(idx * t * h) * g->es);
 	GPU_TRY(pr->hc_pre_delayed(be, g->act, &a, *pre, pre_out));
+	if (c->params->dspark.pre_mix_undelayed) /* plain hc_pre: its own */
+		GPU_TRY(pr->hc_pre(be, g->act, &a));
 	if (sl)
 		GPU_TRY(mtp_gpu_swiglu_ffn(be, g, a.layer_input, b->W_gate,
 					   b->W_up, b->W_down, d->s.a));

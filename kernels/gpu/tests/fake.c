@@ -131,6 +131,7 @@ static enum mtp_status p_hc_pre(struct mtp_backend *be, A a,
 				const struct gpu_hc_pre_args *x)
 {
 	(void)a;
+	F(be)->hc_pre_calls++;
 	F(be)->hc_pre_fused += x->post_x.mem != NULL &&
 			       x->post_res.mem != NULL &&
 			       x->post_in.mem != NULL && x->comb_in.mem != NULL;

@@ -14,7 +14,7 @@ struct fake {
 	int calls;	    /* kernel launches and copies */
 	int fail_at;	    /* that call fails (1-based; 0: none) */
 	int allocs, frees, fail_free_at, norm_jobs_max, norm_calls;
-	int live, hc_post_calls, hc_pre_fused;
+	int live, hc_post_calls, hc_pre_calls, hc_pre_fused;
 	int fp8_calls, fp8_w8a8, fp8_e8m0; /* linear_fp8 */
 	int reduce_order; /* of the last reduce_ordered (-1: none) */
 	int scale_calls, rope_calls, attn_calls, attn_causal;

@@ -139,8 +139,12 @@ Test(compose, the_dspark_step_honours_or_declines_the_rows_changes)
 		cr_expect_eq(f.embed_ids[1 + k].off, (size_t)k * ib);
 	}
 	g.c.params.dspark.markov_on_ids = false;
-	g.c.params.dspark.pre_mix_undelayed = true; /* no plain hc_pre here */
-	cr_expect_not(mtp_gpu_supports(&be, &g.cc.call));
+	cr_expect_eq(f.hc_pre_calls, 0); /* the delayed pre-mix alone */
+	g.c.params.dspark.pre_mix_undelayed = true; /* + a plain hc_pre */
+	cr_assert(mtp_gpu_supports(&be, &g.cc.call));
+	cr_assert_eq(mtp_gpu_launch(&be, &g.cc.call), MTP_OK, "%s", be.error);
+	cr_expect_eq(f.hc_pre_calls, 2 * g.c.params.num_layers,
+		     "one plain hc_pre a sublayer");
 	g.c.params.dspark.pre_mix_undelayed = false;
 	g.c.params.v2.captured = true; /* §13.9.1: the cpu backend's alone */
 	cr_expect_not(mtp_gpu_supports(&be, &g.cc.call));
