@@ -1,7 +1,7 @@
 /*
  * The decode-size path of hc_pre, hc_fused_post_pre and hc_head
- * (hc_decode.cuh says why and when): one kernel per op, in three phases,
- * with MTP_CUDA_HC_ONE_KERNEL=1 (else hc_decode2.cu's two kernels).
+ * (hc_decode.cuh says why and when): one kernel per op, in three phases
+ * (dec_one says when hc_decode2.cu's two kernels run instead).
  *  1. dots: block (c, g) takes the k slice [c*nsub*KC, (c+1)*nsub*KC) (k
  *     over the M*H flattened streams) of the DEC_TG tokens of group g,
  *     stages fn and x of one DEC_KC step in shared memory, and each thread
@@ -483,18 +483,32 @@ static void launch_head(const void *x, const float *fn, const float *scale,
 		   vec, vec_out, dec_skip());
 }
 
-/* Whether MTP_CUDA_HC_ONE_KERNEL=1 asks for this path (read once). */
-static bool dec_one(void)
+/* Whether this path takes a call of t tokens rather than hc_decode2.cu's
+ * two kernels (fused: with hc_post fused, which those cannot do).
+ * MTP_CUDA_HC_ONE_KERNEL=1 forces it, 0 the two kernels; unset, the choice
+ * measured on the H100 (2026-12-06, H = 7168, M = 4, rotated 128-launch
+ * graphs, docs/BENCHMARKS.md): hc_pre 10.5 against 13.4 us at T = 1 and
+ * 32.4 against 38.8 at T = 64; hc_head level at T = 1, 8, 48, 64 and
+ * ahead at 16 and 32 (7.4 / 8.4 against 9.8 / 14.6); hc_fused_post_pre
+ * ahead at T = 1 (11.4 against 15.4), level at 8 and behind from 16 (58.8
+ * against 36.3 at T = 64: its staging of hc_post's output serialises the
+ * tokens of a group), so fused takes it up to T = 8 only. */
+static bool dec_one(int64_t t, bool fused)
 {
 	static int v = -1;
 
-	return dec_env("MTP_CUDA_HC_ONE_KERNEL", &v) != 0;
+	if (v < 0) {
+		const char *e = getenv("MTP_CUDA_HC_ONE_KERNEL");
+
+		v = !e || !*e ? 2 : atoi(e) != 0;
+	}
+	return v == 2 ? !fused || t <= 8 : v != 0;
 }
 
 bool nv_hc_pre_decode(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
 		      cudaStream_t s)
 {
-	if (!dec_one())
+	if (!dec_one(a->t, a->post_x != NULL))
 		return !a->post_x && nv_hc_pre_decode2(act, a, s);
 	if (a->t > NV_HC_DECODE_MAX_T || 2 * a->t > dec_sms())
 		return false;
@@ -514,7 +528,7 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 		       int64_t t, int64_t m, int64_t h, float rms_eps,
 		       float hc_eps, cudaStream_t s)
 {
-	if (!dec_one())
+	if (!dec_one(t, false))
 		return nv_hc_head_decode2(act, x, fn, scale, base, y, t, m, h,
 					  rms_eps, hc_eps, s);
 	if (t > NV_HC_DECODE_MAX_T || t > dec_sms())

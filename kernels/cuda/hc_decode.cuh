@@ -34,9 +34,10 @@
  * docs/BENCHMARKS.md): hc_pre's decode path beats the per-token kernel at
  * T = 64 (38 against 63 us) and loses at 256; hc_head's wins at T = 8 (6.5
  * against 19.8 us) and loses at 64 (24.8 against 19.4): 32 lies between.
- * The one-kernel path (MTP_CUDA_HC_ONE_KERNEL=1, 2026-12-05): hc_pre 28
- * against 64 us at T = 64 (it cannot take T >= 67), hc_head 10.6 against
- * 15.2 at T = 48 and even at 64: 64 for both once it is the default. */
+ * The one-kernel path (the default since 2026-12-06; hc_decode.cu's
+ * dec_one): hc_pre 28 against 64 us at T = 64 on the H200 (it cannot take
+ * T >= 67), hc_head 10.6 against 15.2 at T = 48 and even at 64: 64 for
+ * both is the next measurement's question. */
 #define NV_HC_DECODE_AUTO_T 64
 #define NV_HC_DECODE_AUTO_T_HEAD 32
 
@@ -66,7 +67,7 @@ bool nv_hc_head_decode(enum mtp_nv_act act, const void *x, const float *fn,
 		       float hc_eps, cudaStream_t s);
 
 /* The two-kernel decode path (hc_decode2.cu), which nv_hc_*_decode take
- * unless MTP_CUDA_HC_ONE_KERNEL=1; it does not fuse hc_post (false). */
+ * where hc_decode.cu's dec_one says so; it does not fuse hc_post (false). */
 bool nv_hc_pre_decode2(enum mtp_nv_act act, const struct mtp_nv_hc_pre_args *a,
 		       cudaStream_t s);
 bool nv_hc_head_decode2(enum mtp_nv_act act, const void *x, const float *fn,

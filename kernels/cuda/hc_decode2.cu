@@ -1,7 +1,7 @@
 /*
- * The two-kernel decode path of hc_pre and hc_head (the default until the
- * one-kernel path of hc_decode.cu, MTP_CUDA_HC_ONE_KERNEL=1, has passed the
- * suite on the device). Two kernels per op:
+ * The two-kernel decode path of hc_pre and hc_head: hc_fused_post_pre's at
+ * T > 8 (hc_post then runs before it) and every call with
+ * MTP_CUDA_HC_ONE_KERNEL=0 (hc_decode.cu's dec_one). Two kernels per op:
  *  1. dots: block c takes the k slice [c*nsub*KC, (c+1)*nsub*KC) of every
  *     token (k over the M*H flattened streams), stages fn and x of one
  *     DEC_KC step in shared memory, and each thread accumulates a tile of

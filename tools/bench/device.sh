@@ -12,7 +12,7 @@
 # One profile per purpose (each file's comment says what it runs and which
 # of the earlier one-off scripts, now gone, it took over): reliability,
 # conformance, sanitizer, mhc, torch, side, table, validate, decode, coverage,
-# vllm.
+# dspark, vllm.
 set -uo pipefail
 here=$(dirname "$0")
 . "$here/step.sh"

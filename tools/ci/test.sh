@@ -44,7 +44,7 @@ fi
 if grep -E '(warning|error):' /tmp/mtp-build.log; then
 	echo "build is not -Wall -Wextra clean"; exit 1
 fi
-ctest --test-dir build --output-on-failure | tee /tmp/mtp-ctest.log
+ctest --test-dir build -j"$jobs" --output-on-failure | tee /tmp/mtp-ctest.log
 must_run /tmp/mtp-ctest.log suite.python.numpy python.bridge suite.opencl empty.opencl empty.python.numpy
 
 step "installed: cmake --install into a prefix, examples/backend built against it, the quick suite from the installed binary, the .deb (tools/ci/install.sh)"
@@ -60,7 +60,7 @@ cmake --build build-nopy -j"$jobs" --target mtpcheck >/dev/null
 step "unit tests under ASan + UBSan"
 cmake -S . -B build-san -DMTP_BUILD_TESTS=ON -DMTP_SANITIZE=ON -DMTP_WITH_CUDA=OFF "${py[@]}" >/dev/null
 cmake --build build-san -j"$jobs" >/dev/null
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san --output-on-failure | tee /tmp/mtp-ctest-san.log
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san -j"$jobs" --output-on-failure | tee /tmp/mtp-ctest-san.log
 must_run /tmp/mtp-ctest-san.log suite.python.numpy python.bridge suite.opencl empty.opencl empty.python.numpy
 
 if [ -f tools/gen/mtpgen.py ]; then

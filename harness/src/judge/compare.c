@@ -90,6 +90,8 @@ int64_t mtp_call_k_accum(const struct mtp_call *c)
 
 	if (2 * d->h > k)
 		k = 2 * d->h;
+	if (d->p * d->h > k) /* main_proj_norm's P aux states */
+		k = d->p * d->h;
 	return d->f > k ? d->f : k;
 }
 
