@@ -49,7 +49,7 @@ def _committed(family):
                                     "qwen3_next", "qwen3_5", "mimo",
                                     "ernie", "step3p5", "gigachat3_5", "mimo_v2", "hy_v4",
                                     "nemotron_h", "glm5_next", "dots3_note", "bailing_hybrid",
-                                    "bailing_v3", "bailing_moe_v2"])
+                                    "bailing_v3", "bailing_moe_v2", "iquest_q1"])
 def test_family_as_committed(tmp_path, family):
     """GLM-4.5: vLLM 0.33 recycles its pre-norm hidden (F1); SGLang's layer
     norms before the logits processor, which hands that hidden back.
@@ -205,6 +205,46 @@ def test_mimo_embedding_first_is_named(tmp_path, monkeypatch):
 
     monkeypatch.setattr(m, "torch", type("T", (), {"cat": staticmethod(swapped_cat)}))
     rec = sweep_sglang.judge_one("mimo", str(tmp_path), _binary())
+    assert rec["verdict"] == "FAILED", rec
+    assert "CONCAT_ORDER_SWAPPED" in rec["diagnoses"], rec
+
+
+def test_iquest_q1_pre_norm_handed_back_is_named(tmp_path, monkeypatch):
+    """The broken copy of IQuest Q1's draft model (iquest_q1_mtp.py): its
+    forward hands the logits processor the block's pre-norm sum as
+    hidden_states_before_norm, which SGLang then feeds forward, the head
+    keeping the post-norm hidden: PRE_NORM_RECYCLE, the hand-off passing."""
+    from sglang.srt.models import iquest_q1_mtp as m
+
+    def broken(self, input_ids, positions, forward_batch, input_embeds=None, **kw):
+        kept = []
+        hook = self.model.mtp_layer.mtp_model_layer.register_forward_hook(
+            lambda mod, args, out: kept.append(out.clone()))
+        try:
+            hidden = self.model(input_ids, positions, forward_batch, input_embeds)
+        finally:
+            hook.remove()
+        return self.logits_processor(input_ids, hidden, self.lm_head, forward_batch,
+                                     hidden_states_before_norm=kept[0])
+
+    monkeypatch.setattr(m.IQuestQ1MTP, "forward", broken)
+    rec = sweep_sglang.judge_one("iquest_q1", str(tmp_path), _binary())
+    assert rec["verdict"] == "FAILED" and rec["cases"]["handoff"] == "PASSED", rec
+    assert rec["diagnoses"] == ["PRE_NORM_RECYCLE"], rec
+
+
+def test_iquest_q1_hidden_first_is_named(tmp_path, monkeypatch):
+    """The broken copy of IQuest Q1's layer: eh_proj fed [hnorm(h), enorm(e)]
+    (MiMo's order) instead of its embedding first: CONCAT_ORDER_SWAPPED on
+    the deepseek_v3 row."""
+    import torch
+    from sglang.srt.models import iquest_q1_mtp as m
+
+    def swapped_cat(tensors, dim=0, **kw):
+        return torch.cat(tuple(reversed(tensors)), dim=dim, **kw)
+
+    monkeypatch.setattr(m, "torch", type("T", (), {"cat": staticmethod(swapped_cat)}))
+    rec = sweep_sglang.judge_one("iquest_q1", str(tmp_path), _binary())
     assert rec["verdict"] == "FAILED", rec
     assert "CONCAT_ORDER_SWAPPED" in rec["diagnoses"], rec
 

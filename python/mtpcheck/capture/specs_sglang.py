@@ -14,6 +14,7 @@ from .specs import (
     _eps,
     _eps_of,
     _glm_or_v3,
+    _ids_from_embeds,
     _path,
     _prefixed,
 )
@@ -228,3 +229,42 @@ SGLANG_BAILING = LayerSpec(
     weights=SGLANG_LONGCAT.weights, conventions=SGLANG_NEXTN.conventions,
     source="sglang/srt/models/bailing_moe_nextn.py", extra_attrs=SGLANG_NEXTN.extra_attrs,
     notes=SGLANG_NEXTN.notes)
+
+
+def _whole_sum(module, named, out):
+    """(block output, zeros): a block that adds its residual itself and
+    returns the sum alone (IQuest Q1's IQuestQ1MTPInnerLayer), so the layer's
+    final norm gets the hidden alone; with the residual recorded as zeros the
+    relation judged is the norm of that sum (its add `0 + h` is exact)."""
+    import torch
+
+    hidden = out[0] if isinstance(out, (tuple, list)) else out
+    return hidden, torch.zeros_like(hidden)
+
+
+def _ids_of_input_embeds(module, named, root=None):
+    """The token ids of a layer called with its embeddings only, as
+    `input_embeds` (IQuest Q1): _ids_from_embeds' rows of the table."""
+    return _ids_from_embeds(module, {"inputs_embeds": named.get("input_embeds")}, root)
+
+
+# SGLang iquest_q1_mtp.py (IQuest Q1, `IQuestQ1MTPLayer`): eh_proj over [enorm
+# e, hnorm h] (embedding first, no mask; the layer is called with the
+# embeddings, its ids recovered from the table), the block `mtp_model_layer`
+# (sandwich norms and output scales, its residual added inside: _whole_sum),
+# `final_layernorm` of the block's sum, post-norm to the logits processor and
+# back; the draft's own top-level lm_head. Every norm an IQuestQ1RMSNorm: the
+# float32 normalised value times the weight, one rounding (fused).
+SGLANG_IQUEST = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("IQuestQ1MTPLayer",),
+    layer_inputs={"input_ids": (), "positions": ("positions",),
+                  "prev_hidden": ("previous_hidden_states",), "embeds": ("input_embeds",)},
+    layer_inputs_from={"input_ids": _ids_of_input_embeds},
+    block_attr="mtp_model_layer", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_outputs_from=_whole_sum,
+    weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
+                 head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions={"pos0_mask": 0, "final_add": "unfused", "add_norm_input": "sum"},
+    source="sglang/srt/models/iquest_q1_mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
+    notes="the block adds its residual itself: its sum judged with a zero residual")

@@ -77,6 +77,9 @@ FAMILIES = {
     "bailing_v3": ("bailing_v3", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
     # Bailing MoE V2 (Ling 2.0): the same NextN model over a BailingMoEBlock
     "bailing_moe_v2": ("bailing_moe_v2", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
+    # IQuest Q1: a draft checkpoint of its own; NextN's glue around a block that
+    # adds its residual itself, final_layernorm of its sum (fused-rounding norms)
+    "iquest_q1": ("iquest_q1", "deepseek_v3", "sglang/srt/models/iquest_q1_mtp.py"),
 }
 ENGINE = "sglang"
 

@@ -57,7 +57,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .tiny_sglang_configs import SGLANG_CONFIGS  # the model types with configs of their own
+from .tiny_sglang_configs import DRAFT_CONFIGS, SGLANG_CONFIGS  # configs of their own
 from .tiny_vllm import CONFIGS, H, V  # noqa: F401 (one tiny config; H, V re-exported)
 
 # model type -> (SGLang module of the decoder block, attention class names to
@@ -112,6 +112,12 @@ BLOCKS = {
                        ("BailingMoESparseMoeBlock", "BailingMoEMLP")),
     # Bailing V3 (bailing_hybrid with KDA, `use_kda`): the same, from bailing_moe_v3
     "bailing_v3": ("bailing_moe_v3", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
+    # IQuest Q1: the MTP block (IQuestQ1MTPInnerLayer) builds its attention and
+    # its MoE by the names imported into iquest_q1_mtp (the MoE given IQuest's
+    # own dense IQuestQ1DenseMLP); the target's attention from iquest_q1 (its
+    # layers dense by mlp_only_layers)
+    "iquest_q1": ("iquest_q1_mtp", ("IQuestQ1Attention", "iquest_q1.IQuestQ1Attention"),
+                  ("IQuestQ1MoEBlock", "iquest_q1.IQuestQ1DenseMLP")),
     # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
     "qwen3_next": ("qwen3_next", (), None),
     "qwen3_5_text": ("qwen3_5", (), None),
@@ -267,6 +273,9 @@ def _free_port():
 # unless the attention backend is one of its GPU ones; the attention is the
 # stand-in here whatever the backend says
 SERVER_ARGS = {"exaone_moe": {"attention_backend": "triton"}}
+# IQuest Q1 refuses any attention backend but FA3 (its sink attention reads the
+# softmax LSE), and drafts from a checkpoint of its own (DRAFT_CONFIGS)
+SERVER_ARGS["iquest_q1"] = {"attention_backend": "fa3"}
 # Qwen3-Next / Qwen3.5 (hybrid Mamba-style caches): no state snapshots, which
 # SGLang allows only with the overlap schedule off
 SERVER_ARGS["qwen3_next"] = {"mamba_radix_cache_strategy": "no_buffer",
@@ -366,9 +375,16 @@ def build(model_type: str, workdir: str, steps: int = 3,
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(SGLANG_CONFIGS.get(model_type) or CONFIGS[model_type], f)
+    extra, draft_dir = dict(SERVER_ARGS.get(model_type, {})), None
+    if model_type in DRAFT_CONFIGS:  # a draft checkpoint of its own, beside the target's
+        draft_dir = os.path.join(d, "draft")
+        os.makedirs(draft_dir, exist_ok=True)
+        with open(os.path.join(draft_dir, "config.json"), "w") as f:
+            json.dump(DRAFT_CONFIGS[model_type], f)
+        extra["speculative_draft_model_path"] = draft_dir
     with _capability(model_type):
-        args = publish(d, steps, **SERVER_ARGS.get(model_type, {}))
-        mc = ModelConfig.from_server_args(args, is_draft_model=True)
+        args = publish(d, steps, **extra)
+        mc = ModelConfig.from_server_args(args, model_path=draft_dir, is_draft_model=True)
         model = _construct(get_model_architecture(mc)[0], mc.hf_config, seed)
     return model, args, mc
 
