@@ -11,6 +11,7 @@ Run by tools/ci/engines.sh in the SGLang venv with MTPCHECK_SGLANG_TESTS=1
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -247,6 +248,33 @@ def test_iquest_q1_hidden_first_is_named(tmp_path, monkeypatch):
     rec = sweep_sglang.judge_one("iquest_q1", str(tmp_path), _binary())
     assert rec["verdict"] == "FAILED", rec
     assert "CONCAT_ORDER_SWAPPED" in rec["diagnoses"], rec
+
+
+def test_deepseek_v4_as_committed(tmp_path):
+    """DeepSeek V4 (deepseek_v4_nextn.py): the sweep's own command in a fresh
+    process (the mHC Triton kernels inside its block run under Triton's
+    interpreter, chosen before SGLang loads): its record as committed, every
+    step PASSED on the deepseek_v4 row (internal contract, hc_head `cuda`)."""
+    from sweep_records import compared, fresh_process
+
+    _binary()
+    fresh_process([sys.executable, "-m", "mtpcheck.capture", "sweep", "--engine", "sglang",
+                   "--family", "deepseek_v4", "--out", str(tmp_path)])
+    with open(os.path.join(str(tmp_path), "findings.json")) as f:
+        got = json.load(f)["records"]
+    assert compared(got) == compared(_committed("deepseek_v4"))
+
+
+def test_deepseek_v4_head_norm_dropped_is_named(tmp_path):
+    """The broken copy of SGLang's V4 NextN model (broken_layers.py, a fresh
+    process): shared_head.norm skipped, hc_head's output going to the head
+    unnormed: HEAD_NORM_MISSING in every case."""
+    from sweep_records import broken_records
+
+    _binary()
+    (rec,) = broken_records("broken_layers.py", "deepseek_v4", tmp_path)
+    assert rec["verdict"] == "FAILED", rec
+    assert rec["diagnoses"] == ["HEAD_NORM_MISSING"], rec
 
 
 def test_step3p5_runs_on_the_multi_layer_worker(tmp_path):

@@ -537,6 +537,7 @@ from .specs_sglang import (
     SGLANG_NEXTN,
     SGLANG_QWEN3_NEXT,
     SGLANG_STEP3P5,
+    SGLANG_V4,
 )
 
 SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4, VLLM_BAILING_V25,
@@ -545,7 +546,7 @@ SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4
                   VLLM_KIMI_K3, VLLM_MINIMAX_M3),
          "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP, SGLANG_QWEN3_NEXT, SGLANG_MIMO,
                     SGLANG_ERNIE, SGLANG_STEP3P5, SGLANG_MIMO_V2, SGLANG_DOTS3, SGLANG_NEMOTRON_H,
-                    SGLANG_BAILING, SGLANG_IQUEST)}
+                    SGLANG_BAILING, SGLANG_IQUEST, SGLANG_V4)}
 
 
 def spec_for(engine: str, module: torch.nn.Module) -> LayerSpec | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .specs import (
     V3_WEIGHTS,
+    V4_WEIGHTS,
     VLLM_ERNIE,
     VLLM_MIMO,
     VLLM_NEMOTRON_H,
@@ -17,6 +18,7 @@ from .specs import (
     _ids_from_embeds,
     _path,
     _prefixed,
+    _v4_attrs,
 )
 
 
@@ -268,3 +270,39 @@ SGLANG_IQUEST = LayerSpec(
     source="sglang/srt/models/iquest_q1_mtp.py",
     extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
     notes="the block adds its residual itself: its sum judged with a zero residual")
+
+
+def _sglang_v4_attrs(layer):
+    """SGLang's V4 NextN model's mHC attributes (hc_mult, hc_eps on the model,
+    the Sinkhorn iterations on its decoder) and block contract: `internal`
+    where the decoder applies its last hc_post itself (its non-CUDA path with
+    the cross-layer fusion off: it returns (streams, None, None, None)),
+    `deferred` where it returns (f, residual, post, comb) for the model's
+    hc_post. hc_head in the model's own torch form: the `cuda` variant (the
+    mixes of the float32 streams times rsqrt, SPEC.md §4.4.4)."""
+    decoder = getattr(layer, "decoder", None)
+    attrs = dict(_v4_attrs(layer), sinkhorn_iters=getattr(decoder, "hc_sinkhorn_iters", None))
+    fused = getattr(decoder, "use_fused_mhc_post_pre", False)
+    return dict(attrs, block_contract="deferred" if fused else "internal",
+                hc_head_variant="cuda", rounding="eager", post_mult=2.0)
+
+
+# SGLang deepseek_v4_nextn.py (DeepSeek V4, `DeepseekV4ModelNextN`): e_proj(enorm
+# e) broadcast over the streams plus h_proj(hnorm) of each stream of the previous
+# hidden (forward_batch.spec_info.hidden_states, [T, M*H]), no position-0 mask;
+# the decoder off CUDA (DeepseekV4PlatformDecoderLayer) returning (streams, None,
+# None, None) with its last hc_post applied, or (f, residual, post, comb) for the
+# model's own hc_post; then hc_head (torch, in the model), shared_head.norm, the
+# top-level lm_head; the pre-hc_head streams flattened go back to the logits
+# processor as hidden_states_before_norm, which hands them back.
+SGLANG_V4 = LayerSpec(
+    engine="sglang", family="deepseek_v4", classes=("DeepseekV4ModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual", "post_mix", "comb_mix"),
+    weights=dict(V4_WEIGHTS, head_weight="..lm_head.weight",
+                 head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions={"pos0_mask": 0}, source="sglang/srt/models/deepseek_v4_nextn.py",
+    extra_attrs=_sglang_v4_attrs,
+    notes="the mHC ops inside the block on SGLang's torch path and its Triton port of "
+          "hc_split_sinkhorn (interpreter); the streams before hc_head handed back")

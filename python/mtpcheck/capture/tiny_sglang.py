@@ -118,6 +118,10 @@ BLOCKS = {
     # layers dense by mlp_only_layers)
     "iquest_q1": ("iquest_q1_mtp", ("IQuestQ1Attention", "iquest_q1.IQuestQ1Attention"),
                   ("IQuestQ1MoEBlock", "iquest_q1.IQuestQ1DenseMLP")),
+    # DeepSeek V4: the decoder (DeepseekV4PlatformDecoderLayer off CUDA) builds
+    # its MQALayer by name; its MoE is deepseek_v2's, given a dense stand-in
+    # while the family is built (SCOPED)
+    "deepseek_v4": ("deepseek_v4", ("MQALayer",), None),
     # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
     "qwen3_next": ("qwen3_next", (), None),
     "qwen3_5_text": ("qwen3_5", (), None),
@@ -146,8 +150,12 @@ class LinearAttention(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         """(positions, hidden_states, ...) as the decoder layers call it, or
-        hidden_states by keyword (Nemotron-H's mixer call)."""
-        return self.W_a(kwargs["hidden_states"] if "hidden_states" in kwargs else args[1])
+        by keyword: hidden_states (Nemotron-H's mixer call), x (DeepSeek V4's
+        MQALayer call)."""
+        for name in ("hidden_states", "x"):
+            if name in kwargs:
+                return self.W_a(kwargs[name])
+        return self.W_a(args[1])
 
     def maybe_use_decode_attn_tp(self, forward_batch: Any) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
@@ -177,6 +185,8 @@ def _patch_for_cpu(model_type):
     if model_type in CONFIG_CLASS and model_type not in CONFIG_MAPPING:
         where, name = CONFIG_CLASS[model_type]
         AutoConfig.register(model_type, getattr(importlib.import_module(where), name))
+    if model_type in SETUP:
+        SETUP[model_type]()
     mod_name, attn_names, decoder = BLOCKS[model_type]
     mod = importlib.import_module("sglang.srt.models." + mod_name)
     for name in attn_names:  # "module.Class": a class of another SGLang module
@@ -294,6 +304,54 @@ SERVER_ARGS["gigachat3_5"] = SERVER_ARGS["step3p5"]
 SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 
 
+# DeepSeek V4: SGLang refuses NEXTN for it (apply_deepseek_v4_defaults: EAGLE or
+# DSPARK only); EAGLE with top-1 picks the same EAGLEWorkerV2
+SERVER_ARGS["deepseek_v4"] = SERVER_ARGS["step3p5"]
+
+
+def _v4_cpu_mhc():
+    """DeepSeek V4's mHC on SGLang's own non-TileLang path, inside the block:
+    its switches SGLANG_OPT_USE_TILELANG_MHC_{PRE,POST} off (hc_pre's torch
+    mixes, hc_post's torch `post_torch_impl`), and `hc_split_sinkhorn` taking
+    its Triton port (the branch SGLang takes on gfx1250, where TileLang does
+    not compile) instead of the TileLang kernel: `is_gfx1250_supported`
+    answered True in that kernel module, whose Triton kernels (the port and
+    `mhc_combine`) run under Triton's interpreter (sweep_sglang.main)."""
+    from sglang.kernels.ops.layernorm import mhc
+    from sglang.srt.environ import envs
+
+    envs.SGLANG_OPT_USE_TILELANG_MHC_PRE.set(False)
+    envs.SGLANG_OPT_USE_TILELANG_MHC_POST.set(False)
+    mhc.is_gfx1250_supported = lambda: True
+
+
+def _v4_dense_moe():
+    """DeepSeek V4's MoE (deepseek_v2.DeepseekV2MoE, built by its decoder) as
+    deepseek_v2's own dense DeepseekV2MLP of the routed experts' width, called
+    as the decoder's MoE transport calls the MoE."""
+    from sglang.srt.models import deepseek_v2
+
+    class DenseMoE(deepseek_v2.DeepseekV2MLP):
+        def __init__(self, config, quant_config=None, prefix="", **unused):
+            super().__init__(hidden_size=config.hidden_size,
+                             intermediate_size=config.moe_intermediate_size,
+                             hidden_act=config.hidden_act, quant_config=quant_config,
+                             prefix=prefix, reduce_results=False)
+            self.tp_size = 1
+
+        def forward(self, hidden_states, forward_batch=None, **unused):
+            return super().forward(hidden_states)
+
+    return [(deepseek_v2, "DeepseekV2MoE", DenseMoE)]
+
+
+# families with stand-ins set only while they are built: model type -> a
+# function returning (owner, attribute, stand-in) triples
+SCOPED = {"deepseek_v4": _v4_dense_moe}
+# families with process-wide settings made before they are built
+SETUP = {"deepseek_v4": _v4_cpu_mhc}
+
+
 # families whose server-arg resolution asks the GPU's compute capability (to
 # pick DSA kernels and KV-cache dtypes, GPU-only infrastructure the attention
 # stand-in never uses): answered as this value while the family is built
@@ -310,7 +368,8 @@ CUDA_GUARD = {"dots3_note": ("dots3_common.modeling", "_require_cuda")}
 
 @contextlib.contextmanager
 def _capability(model_type):
-    """CAPABILITY's answer and CUDA_GUARD's no-op, while a family is built."""
+    """CAPABILITY's answer, CUDA_GUARD's no-op and SCOPED's stand-ins, while a
+    family is built."""
     saved = []
     if model_type in CAPABILITY:
         answer = CAPABILITY[model_type]
@@ -321,10 +380,13 @@ def _capability(model_type):
         mod = importlib.import_module("sglang.srt.models." + where)
         saved.append((mod, name, getattr(mod, name)))
         setattr(mod, name, lambda *a, **k: None)
+    for owner, name, value in SCOPED[model_type]() if model_type in SCOPED else ():
+        saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
     try:
         yield
     finally:
-        for owner, name, orig in saved:
+        for owner, name, orig in reversed(saved):
             setattr(owner, name, orig)
 
 

@@ -105,6 +105,14 @@ SGLANG_CONFIGS = {
         "bos_token_id": 0, "eos_token_id": 1, "pad_token_id": 0},
 }
 
+# DeepSeek V4 (SGLang reads its config.json as a DeepseekV3Config alias, so
+# the fields its ModelConfig and layers ask for are given here): tiny_vllm's
+# config, a compress ratio for each of the 2 layers and the NextN layer (0:
+# no KV compression; the NextN layer's is forced to 0 anyway) and no
+# hash-routed layers (which would route by input_ids, the MoE being stood in)
+SGLANG_CONFIGS["deepseek_v4"] = dict(CONFIGS["deepseek_v4"], compress_ratios=[0, 0, 0],
+                                     n_hash_layers=0)
+
 # model types whose draft is a checkpoint of its own (SGLang asks an
 # independent `speculative_draft_model_path`): its config.json. IQuest Q1's
 # IQuestQ1MTPConfig (model type iquest_q1_mtp) takes the target's config and
