@@ -250,6 +250,22 @@ def test_iquest_q1_hidden_first_is_named(tmp_path, monkeypatch):
     assert "CONCAT_ORDER_SWAPPED" in rec["diagnoses"], rec
 
 
+def test_iquest_q1_float32_residual_is_refused(tmp_path, monkeypatch):
+    """IQuest Q1's own default, `fp32_residual_connection = True` (the sweep's
+    tiny draft config turns it off): the block then hands its sum to
+    final_layernorm in float32, and the dump format takes a captured
+    `block_out` in the activation dtype only, so verify refuses the file (exit
+    2) naming that tensor. What judging it would need: a float32 `block_out`
+    for a block that adds its residual itself (docs/FINDINGS.md S6)."""
+    from mtpcheck.capture import tiny_sglang_configs
+
+    draft = dict(tiny_sglang_configs.DRAFT_CONFIGS["iquest_q1"], fp32_residual_connection=True)
+    monkeypatch.setitem(tiny_sglang_configs.DRAFT_CONFIGS, "iquest_q1", draft)
+    rec = sweep_sglang.judge_one("iquest_q1", str(tmp_path), _binary())
+    assert rec["verdict"] == "ERROR (exit 2)", rec
+    assert "'step.0/block_out': dtype float32 not allowed" in " ".join(rec["why"]), rec
+
+
 def test_deepseek_v4_as_committed(tmp_path):
     """DeepSeek V4 (deepseek_v4_nextn.py): the sweep's own command in a fresh
     process (the mHC Triton kernels inside its block run under Triton's

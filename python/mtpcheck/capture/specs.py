@@ -144,13 +144,19 @@ def _eps_of(layer, name):
     return {} if eps is None else {"eps": float(eps)}
 
 
+def _v4_block(layer):
+    """A V4 MTP layer's decoder block: vLLM's `mtp_block`, SGLang's `decoder`."""
+    block = getattr(layer, "mtp_block", None)
+    return block if block is not None else getattr(layer, "decoder", None)
+
+
 def _v4_attrs(layer):
     attrs = _eps(layer)
     for name, key in (("hc_mult", "hc_mult"), ("hc_eps", "hc_eps"),
                       ("hc_sinkhorn_iters", "sinkhorn_iters")):
         value = getattr(layer, name, None)
         if value is None:
-            value = getattr(getattr(layer, "mtp_block", None), name, None)
+            value = getattr(_v4_block(layer), name, None)
         if value is not None:
             attrs[key] = value
     return attrs
@@ -447,10 +453,13 @@ def _v4_contract(layer):
     amd decoder's fused seam (`mtp_block.use_fused_mhc`, on which vLLM 0.33's amd
     mtp.py gates its hc_post), and the nvidia / xpu blocks, which have no such
     flag; `internal` where the amd decoder takes its unfused path and applies
-    the hc_post itself. hc_head `rocm` where the layer's HCHeadOp runs
-    hc_head_triton (its forward_hip without TileLang), else `cuda` (TileLang)."""
-    block = getattr(layer, "mtp_block", None)
-    fused = getattr(block, "use_fused_mhc", True)
+    the hc_post itself. SGLang's decoder says it by `use_fused_mhc_post_pre`
+    (off: it applies its last hc_post and returns (streams, None, None, None)).
+    hc_head `rocm` where the layer's HCHeadOp runs hc_head_triton (its
+    forward_hip without TileLang), else `cuda` (TileLang; SGLang's NextN model
+    has no HCHeadOp: its torch `hc_head` is the cuda form, SPEC.md §4.4.4)."""
+    block = _v4_block(layer)
+    fused = getattr(block, "use_fused_mhc", getattr(block, "use_fused_mhc_post_pre", True))
     op = getattr(layer, "hc_head_op", None)
     rocm = False
     if getattr(getattr(op, "_forward_method", None), "__name__", "") == "forward_hip":

@@ -19,6 +19,7 @@ from .specs import (
     _path,
     _prefixed,
     _v4_attrs,
+    _v4_contract,
 )
 
 
@@ -272,21 +273,6 @@ SGLANG_IQUEST = LayerSpec(
     notes="the block adds its residual itself: its sum judged with a zero residual")
 
 
-def _sglang_v4_attrs(layer):
-    """SGLang's V4 NextN model's mHC attributes (hc_mult, hc_eps on the model,
-    the Sinkhorn iterations on its decoder) and block contract: `internal`
-    where the decoder applies its last hc_post itself (its non-CUDA path with
-    the cross-layer fusion off: it returns (streams, None, None, None)),
-    `deferred` where it returns (f, residual, post, comb) for the model's
-    hc_post. hc_head in the model's own torch form: the `cuda` variant (the
-    mixes of the float32 streams times rsqrt, SPEC.md §4.4.4)."""
-    decoder = getattr(layer, "decoder", None)
-    attrs = dict(_v4_attrs(layer), sinkhorn_iters=getattr(decoder, "hc_sinkhorn_iters", None))
-    fused = getattr(decoder, "use_fused_mhc_post_pre", False)
-    return dict(attrs, block_contract="deferred" if fused else "internal",
-                hc_head_variant="cuda", rounding="eager", post_mult=2.0)
-
-
 # SGLang deepseek_v4_nextn.py (DeepSeek V4, `DeepseekV4ModelNextN`): e_proj(enorm
 # e) broadcast over the streams plus h_proj(hnorm) of each stream of the previous
 # hidden (forward_batch.spec_info.hidden_states, [T, M*H]), no position-0 mask;
@@ -303,6 +289,9 @@ SGLANG_V4 = LayerSpec(
     weights=dict(V4_WEIGHTS, head_weight="..lm_head.weight",
                  head_scale_inv="..lm_head.weight_scale_inv"),
     conventions={"pos0_mask": 0}, source="sglang/srt/models/deepseek_v4_nextn.py",
-    extra_attrs=_sglang_v4_attrs,
+    # mHC attributes and contract as vLLM's V4 layers are read (specs._v4_contract);
+    # SGLang's RMSNorm off CUDA rounds twice (eager)
+    extra_attrs=lambda layer: dict(_v4_attrs(layer), **_v4_contract(layer), rounding="eager",
+                                   post_mult=2.0),
     notes="the mHC ops inside the block on SGLang's torch path and its Triton port of "
           "hc_split_sinkhorn (interpreter); the streams before hc_head handed back")
