@@ -39,6 +39,14 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
   Mamba state snapshots, as Qwen3-Next (their targets' linear-attention /
   Mamba caches); Bailing MoE V2's config class, which SGLang defines but
   does not register, is registered under its model type (CONFIG_CLASS);
+- DeepSeek V4: the decoder's MQALayer (the linear stand-in) and its MoE
+  (deepseek_v2's, given its dense MLP while the family is built: SCOPED);
+  the mHC inside its block on SGLang's own non-TileLang path, its Triton
+  kernels under the interpreter (sglang_standins_v4, SETUP);
+- IQuest Q1: its sink attention and its MoE (IQuest's dense MLP in its
+  place); its draft is a checkpoint of its own (DRAFT_CONFIGS, passed as
+  SGLang's `speculative_draft_model_path`), and SGLang's FA3-only check is
+  answered with `fa3` (SERVER_ARGS);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
   calls the model's `forward(input_ids, positions, forward_batch)` with a
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
@@ -57,6 +65,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from . import sglang_standins_v4
 from .tiny_sglang_configs import DRAFT_CONFIGS, SGLANG_CONFIGS  # configs of their own
 from .tiny_vllm import CONFIGS, H, V  # noqa: F401 (one tiny config; H, V re-exported)
 
@@ -309,47 +318,11 @@ SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 SERVER_ARGS["deepseek_v4"] = SERVER_ARGS["step3p5"]
 
 
-def _v4_cpu_mhc():
-    """DeepSeek V4's mHC on SGLang's own non-TileLang path, inside the block:
-    its switches SGLANG_OPT_USE_TILELANG_MHC_{PRE,POST} off (hc_pre's torch
-    mixes, hc_post's torch `post_torch_impl`), and `hc_split_sinkhorn` taking
-    its Triton port (the branch SGLang takes on gfx1250, where TileLang does
-    not compile) instead of the TileLang kernel: `is_gfx1250_supported`
-    answered True in that kernel module, whose Triton kernels (the port and
-    `mhc_combine`) run under Triton's interpreter (sweep_sglang.main)."""
-    from sglang.kernels.ops.layernorm import mhc
-    from sglang.srt.environ import envs
-
-    envs.SGLANG_OPT_USE_TILELANG_MHC_PRE.set(False)
-    envs.SGLANG_OPT_USE_TILELANG_MHC_POST.set(False)
-    mhc.is_gfx1250_supported = lambda: True
-
-
-def _v4_dense_moe():
-    """DeepSeek V4's MoE (deepseek_v2.DeepseekV2MoE, built by its decoder) as
-    deepseek_v2's own dense DeepseekV2MLP of the routed experts' width, called
-    as the decoder's MoE transport calls the MoE."""
-    from sglang.srt.models import deepseek_v2
-
-    class DenseMoE(deepseek_v2.DeepseekV2MLP):
-        def __init__(self, config, quant_config=None, prefix="", **unused):
-            super().__init__(hidden_size=config.hidden_size,
-                             intermediate_size=config.moe_intermediate_size,
-                             hidden_act=config.hidden_act, quant_config=quant_config,
-                             prefix=prefix, reduce_results=False)
-            self.tp_size = 1
-
-        def forward(self, hidden_states, forward_batch=None, **unused):
-            return super().forward(hidden_states)
-
-    return [(deepseek_v2, "DeepseekV2MoE", DenseMoE)]
-
-
 # families with stand-ins set only while they are built: model type -> a
 # function returning (owner, attribute, stand-in) triples
-SCOPED = {"deepseek_v4": _v4_dense_moe}
+SCOPED = {"deepseek_v4": sglang_standins_v4.dense_moe}
 # families with process-wide settings made before they are built
-SETUP = {"deepseek_v4": _v4_cpu_mhc}
+SETUP = {"deepseek_v4": sglang_standins_v4.cpu_mhc}
 
 
 # families whose server-arg resolution asks the GPU's compute capability (to
@@ -520,6 +493,10 @@ def build_target(model_type: str, args: Any, seed: int = 1) -> Any:
 TARGET_NORM = {"nemotron_h": "model.norm_f"}
 
 
+# target final norms whose output is rounded once (SPEC.md §2.2)
+ONE_ROUNDING = ("GemmaRMSNorm", "IQuestQ1RMSNorm")
+
+
 def target_norm(target: Any, model_type: str) -> Any:
     """The target model's final norm module (TARGET_NORM, else model.norm)."""
     norm = target
@@ -568,8 +545,9 @@ def target_handoff(target: Any, input_ids: Any, positions: Any, model_type: str)
     eps = getattr(norm, "variance_epsilon", None) or norm.eps
     return {"hidden": args[0], "residual": args[1], "norm_weight": norm.weight,
             "handoff": handoff, "eps": float(eps),
-            # GemmaRMSNorm's native path rounds once (SPEC.md §2.6)
-            "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager",
+            # GemmaRMSNorm's native path rounds once (SPEC.md §2.6), as does
+            # IQuestQ1RMSNorm (the float32 product of the weight, one store)
+            "rounding": "fused" if type(norm).__name__ in ONE_ROUNDING else "eager",
             "source": ", ".join(where)}
 
 
