@@ -288,10 +288,13 @@ SGLANG_V4 = LayerSpec(
     block_outputs=("block_out", "block_residual", "post_mix", "comb_mix"),
     weights=dict(V4_WEIGHTS, head_weight="..lm_head.weight",
                  head_scale_inv="..lm_head.weight_scale_inv"),
-    conventions={"pos0_mask": 0}, source="sglang/srt/models/deepseek_v4_nextn.py",
+    # SGLang's LogitsProcessor hands over bf16 logits as float32 (as Qwen3-Next's)
+    conventions={"pos0_mask": 0, "logits_dtype": "bfloat16"},
+    source="sglang/srt/models/deepseek_v4_nextn.py",
     # mHC attributes and contract as vLLM's V4 layers are read (specs._v4_contract);
-    # SGLang's RMSNorm off CUDA rounds twice (eager)
-    extra_attrs=lambda layer: dict(_v4_attrs(layer), **_v4_contract(layer), rounding="eager",
+    # SGLang's RMSNorm off CUDA without AMX is its forward_native, which rounds the
+    # float32 product once (`(x * self.weight).to(orig_dtype)`): fused
+    extra_attrs=lambda layer: dict(_v4_attrs(layer), **_v4_contract(layer), rounding="fused",
                                    post_mult=2.0),
     notes="the mHC ops inside the block on SGLang's torch path and its Triton port of "
           "hc_split_sinkhorn (interpreter); the streams before hc_head handed back")
