@@ -10,20 +10,12 @@ where a GPU runs the Triton `fused_softcap`).
 
 Run by tools/ci/engines.sh in the SGLang venv with MTPCHECK_SGLANG_TESTS=1."""
 
-import os
 import types
 
-import pytest
+from conftest import SGLANG_TESTS, need
 
-REQUIRED = os.environ.get("MTPCHECK_SGLANG_TESTS") == "1"
-try:
-    import sglang  # noqa: F401
-    import torch
-except Exception as e:  # torch / sglang raise more than ImportError when half there
-    if REQUIRED:
-        raise
-    pytest.skip("sglang not installed (tools/ci/engines.sh runs these): %s" % e,
-                allow_module_level=True)
+torch = need("torch", required=SGLANG_TESTS)
+need("sglang", required=SGLANG_TESTS)
 
 from gemma4_tiny import HB, HD, SOFTCAP, V, write_configs
 from mtpcheck.capture import tiny_sglang
