@@ -15,19 +15,13 @@ import sys
 
 import pytest
 
+from conftest import SGLANG_TESTS as REQUIRED
+from conftest import need
 from mtpcheck import verify
 
 COMMITTED = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "findings",
                          "sglang-0.5.23.json")
-REQUIRED = os.environ.get("MTPCHECK_SGLANG_TESTS") == "1"
-
-try:
-    import sglang  # noqa: F401
-except Exception as e:  # torch / sglang raise more than ImportError when half there
-    if REQUIRED:
-        raise
-    pytest.skip("sglang not installed (tools/ci/engines.sh runs these): %s" % e,
-                allow_module_level=True)
+need("sglang", required=REQUIRED)
 
 from mtpcheck.capture import sweep, sweep_sglang
 
