@@ -15,7 +15,11 @@ copies the same way (interpreter_env, sweep_and_print).
 * minimax_m3, minimax_m3_amd: the other way round, vLLM's layer is the one
   verify names (PRE_NORM_RECYCLE, F17), so the copy is the fix its post-norm
   row implies: the layer returns final_layernorm(h + r) and compute_logits
-  applies the head alone (the stand-ins unchanged: they are not the cause)."""
+  applies the head alone (the stand-ins unchanged: they are not the cause).
+* deepseek_v4 (SGLang's deepseek_v4_nextn.py, run in the SGLang venv): the
+  NextN model's shared_head.norm skipped, hc_head's collapsed hidden going to
+  the head unnormed (its Triton mHC kernels, inside the block, need the
+  interpreter chosen before SGLang loads: hence a script)."""
 
 import json
 import os
@@ -86,6 +90,45 @@ BROKEN = {"glm5_next": ("Glm5NextMultiTokenPredictorLayer", _glm5_next_pre_norm_
           "minimax_m3": _M3_FIXED, "minimax_m3_amd": _M3_FIXED, "minimax_m3_2modules": _M3_FIXED}
 
 
+def _sglang_v4_final_norm_dropped():
+    """DeepseekV4ModelNextN.forward (SGLang 0.5.23) with its shared_head.norm
+    an identity on the instance (its hooks still fire): the head gets
+    hc_head's output unnormed; the handed-back streams are unchanged."""
+    import functools
+
+    from sglang.srt.models import deepseek_v4_nextn as m
+
+    orig = m.DeepseekV4ModelNextN.forward
+
+    @functools.wraps(orig)  # its signature, which the capture hooks bind
+    def forward(self, *args, **kwargs):
+        self.shared_head.norm.forward = lambda x: x
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            del self.shared_head.norm.forward
+
+    m.DeepseekV4ModelNextN.forward = forward
+
+
+# SGLang sweep family -> the function installing its broken copy
+BROKEN_SGLANG = {"deepseek_v4": _sglang_v4_final_norm_dropped}
+
+
+def sglang_main(families, out):
+    """The SGLang sweep's judge_one on each family with its broken copy; prints
+    the records' fields as sweep_and_print does."""
+    from mtpcheck import verify
+    from mtpcheck.capture import sweep_sglang
+
+    recs = []
+    for family in families.split(","):
+        BROKEN_SGLANG[family]()
+        recs.append(sweep_sglang.judge_one(family, out, verify.find_binary()))
+    print(json.dumps([{k: r.get(k) for k in ("family", "path", "verdict", "cases", "diagnoses")}
+                      for r in recs]))
+
+
 def layer_forward_replaced(construct, cls_name, forward, model_methods=None):
     """tiny_vllm.construct whose built model's MTP layers of class `cls_name`
     run `forward` instead of their own (a deliberately broken copy), and the
@@ -139,4 +182,7 @@ def main(families, out):
 if __name__ == "__main__":
     # only as a script: imported by a test, the test process's vLLM stays as it is
     interpreter_env()
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1].split(",")[0] in BROKEN_SGLANG:
+        sglang_main(sys.argv[1], sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2])

@@ -8,15 +8,18 @@ sys.path.insert(0, os.path.dirname(__file__))  # mirrors.py, vllm_tiny.py
 from mtpcheck import verify
 
 ENGINE_TESTS = os.environ.get("MTPCHECK_ENGINE_TESTS") == "1"
+SGLANG_TESTS = os.environ.get("MTPCHECK_SGLANG_TESTS") == "1"
 
 
-def need(module):
+def need(module, required=ENGINE_TESTS):
     """Import an engine-side module; under tools/ci/engines.sh
-    (MTPCHECK_ENGINE_TESTS=1) its absence is a failure, elsewhere a skip."""
+    (MTPCHECK_ENGINE_TESTS=1 for the vLLM venv's tests; `required =
+    SGLANG_TESTS` in the SGLang venv's) its absence is a failure, elsewhere a
+    skip."""
     try:
         return __import__(module)
     except Exception as e:  # noqa: BLE001 -- torch / vllm raise more than ImportError when half there
-        if ENGINE_TESTS:
+        if required:
             pytest.fail("%s not importable in the engine venv: %s" % (module, e), pytrace=False)
         pytest.skip("%s not installed (tools/ci/engines.sh runs these): %s" % (module, e),
                     allow_module_level=True)

@@ -11,22 +11,17 @@ Run by tools/ci/engines.sh in the SGLang venv with MTPCHECK_SGLANG_TESTS=1
 
 import json
 import os
+import sys
 
 import pytest
 
+from conftest import SGLANG_TESTS as REQUIRED
+from conftest import need
 from mtpcheck import verify
 
 COMMITTED = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "findings",
                          "sglang-0.5.23.json")
-REQUIRED = os.environ.get("MTPCHECK_SGLANG_TESTS") == "1"
-
-try:
-    import sglang  # noqa: F401
-except Exception as e:  # torch / sglang raise more than ImportError when half there
-    if REQUIRED:
-        raise
-    pytest.skip("sglang not installed (tools/ci/engines.sh runs these): %s" % e,
-                allow_module_level=True)
+need("sglang", required=REQUIRED)
 
 from mtpcheck.capture import sweep, sweep_sglang
 
@@ -49,7 +44,7 @@ def _committed(family):
                                     "qwen3_next", "qwen3_5", "mimo",
                                     "ernie", "step3p5", "gigachat3_5", "mimo_v2", "hy_v4",
                                     "nemotron_h", "glm5_next", "dots3_note", "bailing_hybrid",
-                                    "bailing_v3", "bailing_moe_v2"])
+                                    "bailing_v3", "bailing_moe_v2", "iquest_q1"])
 def test_family_as_committed(tmp_path, family):
     """GLM-4.5: vLLM 0.33 recycles its pre-norm hidden (F1); SGLang's layer
     norms before the logits processor, which hands that hidden back.
@@ -207,6 +202,89 @@ def test_mimo_embedding_first_is_named(tmp_path, monkeypatch):
     rec = sweep_sglang.judge_one("mimo", str(tmp_path), _binary())
     assert rec["verdict"] == "FAILED", rec
     assert "CONCAT_ORDER_SWAPPED" in rec["diagnoses"], rec
+
+
+def test_iquest_q1_pre_norm_handed_back_is_named(tmp_path, monkeypatch):
+    """The broken copy of IQuest Q1's draft model (iquest_q1_mtp.py): its
+    forward hands the logits processor the block's pre-norm sum as
+    hidden_states_before_norm, which SGLang then feeds forward, the head
+    keeping the post-norm hidden: PRE_NORM_RECYCLE, the hand-off passing."""
+    from sglang.srt.models import iquest_q1_mtp as m
+
+    def broken(self, input_ids, positions, forward_batch, input_embeds=None, **kw):
+        kept = []
+        hook = self.model.mtp_layer.mtp_model_layer.register_forward_hook(
+            lambda mod, args, out: kept.append(out.clone()))
+        try:
+            hidden = self.model(input_ids, positions, forward_batch, input_embeds)
+        finally:
+            hook.remove()
+        return self.logits_processor(input_ids, hidden, self.lm_head, forward_batch,
+                                     hidden_states_before_norm=kept[0])
+
+    monkeypatch.setattr(m.IQuestQ1MTP, "forward", broken)
+    rec = sweep_sglang.judge_one("iquest_q1", str(tmp_path), _binary())
+    assert rec["verdict"] == "FAILED" and rec["cases"]["handoff"] == "PASSED", rec
+    assert rec["diagnoses"] == ["PRE_NORM_RECYCLE"], rec
+
+
+def test_iquest_q1_hidden_first_is_named(tmp_path, monkeypatch):
+    """The broken copy of IQuest Q1's layer: eh_proj fed [hnorm(h), enorm(e)]
+    (MiMo's order) instead of its embedding first: CONCAT_ORDER_SWAPPED on
+    the deepseek_v3 row."""
+    import torch
+    from sglang.srt.models import iquest_q1_mtp as m
+
+    def swapped_cat(tensors, dim=0, **kw):
+        return torch.cat(tuple(reversed(tensors)), dim=dim, **kw)
+
+    monkeypatch.setattr(m, "torch", type("T", (), {"cat": staticmethod(swapped_cat)}))
+    rec = sweep_sglang.judge_one("iquest_q1", str(tmp_path), _binary())
+    assert rec["verdict"] == "FAILED", rec
+    assert "CONCAT_ORDER_SWAPPED" in rec["diagnoses"], rec
+
+
+def test_iquest_q1_float32_residual_is_refused(tmp_path, monkeypatch):
+    """IQuest Q1's own default, `fp32_residual_connection = True` (the sweep's
+    tiny draft config turns it off): the block then hands its sum to
+    final_layernorm in float32, and the dump format takes a captured
+    `block_out` in the activation dtype only, so verify refuses the file (exit
+    2) naming that tensor. What judging it would need: a float32 `block_out`
+    for a block that adds its residual itself (docs/FINDINGS.md S6)."""
+    from mtpcheck.capture import tiny_sglang_configs
+
+    draft = dict(tiny_sglang_configs.DRAFT_CONFIGS["iquest_q1"], fp32_residual_connection=True)
+    monkeypatch.setitem(tiny_sglang_configs.DRAFT_CONFIGS, "iquest_q1", draft)
+    rec = sweep_sglang.judge_one("iquest_q1", str(tmp_path), _binary())
+    assert rec["verdict"] == "ERROR (exit 2)", rec
+    assert "'step.0/block_out': dtype float32 not allowed" in " ".join(rec["why"]), rec
+
+
+def test_deepseek_v4_as_committed(tmp_path):
+    """DeepSeek V4 (deepseek_v4_nextn.py): the sweep's own command in a fresh
+    process (the mHC Triton kernels inside its block run under Triton's
+    interpreter, chosen before SGLang loads): its record as committed, every
+    step PASSED on the deepseek_v4 row (internal contract, hc_head `cuda`)."""
+    from sweep_records import compared, fresh_process
+
+    _binary()
+    fresh_process([sys.executable, "-m", "mtpcheck.capture", "sweep", "--engine", "sglang",
+                   "--family", "deepseek_v4", "--out", str(tmp_path)])
+    with open(os.path.join(str(tmp_path), "findings.json")) as f:
+        got = json.load(f)["records"]
+    assert compared(got) == compared(_committed("deepseek_v4"))
+
+
+def test_deepseek_v4_head_norm_dropped_is_named(tmp_path):
+    """The broken copy of SGLang's V4 NextN model (broken_layers.py, a fresh
+    process): shared_head.norm skipped, hc_head's output going to the head
+    unnormed: HEAD_NORM_MISSING in every case."""
+    from sweep_records import broken_records
+
+    _binary()
+    (rec,) = broken_records("broken_layers.py", "deepseek_v4", tmp_path)
+    assert rec["verdict"] == "FAILED", rec
+    assert rec["diagnoses"] == ["HEAD_NORM_MISSING"], rec
 
 
 def test_step3p5_runs_on_the_multi_layer_worker(tmp_path):

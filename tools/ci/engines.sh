@@ -75,7 +75,7 @@ S=/opt/mtpcheck-venvs/sglang-0.5.23
 if why=$(install_venv "$S" /tmp/mtpcheck-sglang-install.log "sglang==0.5.23 h5py pytest"); then
 	"$S/bin/python" -m pip install -q --force-reinstall --no-deps ./python || exit 1
 	MTPCHECK_SGLANG_TESTS=1 "$S/bin/python" -m pytest -q -rs -p no:cacheprovider \
-		python/tests/test_sglang.py || rc=1
+		python/tests/test_sglang.py python/tests/test_sglang_gemma4_contract.py || rc=1
 	sweep_check "$S" sglang docs/findings/sglang-0.5.23.json
 else
 	echo "SKIPPED SGLang capture tests: installing sglang==0.5.23 failed: $why"

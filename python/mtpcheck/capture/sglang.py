@@ -53,7 +53,8 @@ def engine_info(capture: Capture, model: torch.nn.Module) -> dict[str, Any]:
         version = "sglang " + getattr(sglang, "__version__", "?")
     except Exception:  # noqa: BLE001 -- any import failure is reported as not importable
         version = "sglang (not importable)"
-    return {"version": version, "notes": []}
+    note = _common.interpreter_note()  # the SGLang sweep's too (DeepSeek V4's mHC kernels)
+    return {"version": version, "notes": [note] if note else []}
 
 
 def recycled_of(capture: Capture, step: Step) -> torch.Tensor | None:

@@ -144,13 +144,19 @@ def _eps_of(layer, name):
     return {} if eps is None else {"eps": float(eps)}
 
 
+def _v4_block(layer):
+    """A V4 MTP layer's decoder block: vLLM's `mtp_block`, SGLang's `decoder`."""
+    block = getattr(layer, "mtp_block", None)
+    return block if block is not None else getattr(layer, "decoder", None)
+
+
 def _v4_attrs(layer):
     attrs = _eps(layer)
     for name, key in (("hc_mult", "hc_mult"), ("hc_eps", "hc_eps"),
                       ("hc_sinkhorn_iters", "sinkhorn_iters")):
         value = getattr(layer, name, None)
         if value is None:
-            value = getattr(getattr(layer, "mtp_block", None), name, None)
+            value = getattr(_v4_block(layer), name, None)
         if value is not None:
             attrs[key] = value
     return attrs
@@ -447,10 +453,13 @@ def _v4_contract(layer):
     amd decoder's fused seam (`mtp_block.use_fused_mhc`, on which vLLM 0.33's amd
     mtp.py gates its hc_post), and the nvidia / xpu blocks, which have no such
     flag; `internal` where the amd decoder takes its unfused path and applies
-    the hc_post itself. hc_head `rocm` where the layer's HCHeadOp runs
-    hc_head_triton (its forward_hip without TileLang), else `cuda` (TileLang)."""
-    block = getattr(layer, "mtp_block", None)
-    fused = getattr(block, "use_fused_mhc", True)
+    the hc_post itself. SGLang's decoder says it by `use_fused_mhc_post_pre`
+    (off: it applies its last hc_post and returns (streams, None, None, None)).
+    hc_head `rocm` where the layer's HCHeadOp runs hc_head_triton (its
+    forward_hip without TileLang), else `cuda` (TileLang; SGLang's NextN model
+    has no HCHeadOp: its torch `hc_head` is the cuda form, SPEC.md §4.4.4)."""
+    block = _v4_block(layer)
+    fused = getattr(block, "use_fused_mhc", getattr(block, "use_fused_mhc_post_pre", True))
     op = getattr(layer, "hc_head_op", None)
     rocm = False
     if getattr(getattr(op, "_forward_method", None), "__name__", "") == "forward_hip":
@@ -529,6 +538,7 @@ from .specs_sglang import (
     SGLANG_DOTS3,
     SGLANG_ERNIE,
     SGLANG_FC_MTP,
+    SGLANG_IQUEST,
     SGLANG_LONGCAT,
     SGLANG_MIMO,
     SGLANG_MIMO_V2,
@@ -536,6 +546,7 @@ from .specs_sglang import (
     SGLANG_NEXTN,
     SGLANG_QWEN3_NEXT,
     SGLANG_STEP3P5,
+    SGLANG_V4,
 )
 
 SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4, VLLM_BAILING_V25,
@@ -544,7 +555,7 @@ SPECS = {"vllm": (VLLM_V3, VLLM_V32, VLLM_V4, VLLM_LONGCAT, VLLM_HYV3, VLLM_HYV4
                   VLLM_KIMI_K3, VLLM_MINIMAX_M3),
          "sglang": (SGLANG_NEXTN, SGLANG_LONGCAT, SGLANG_FC_MTP, SGLANG_QWEN3_NEXT, SGLANG_MIMO,
                     SGLANG_ERNIE, SGLANG_STEP3P5, SGLANG_MIMO_V2, SGLANG_DOTS3, SGLANG_NEMOTRON_H,
-                    SGLANG_BAILING)}
+                    SGLANG_BAILING, SGLANG_IQUEST, SGLANG_V4)}
 
 
 def spec_for(engine: str, module: torch.nn.Module) -> LayerSpec | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .specs import (
     V3_WEIGHTS,
+    V4_WEIGHTS,
     VLLM_ERNIE,
     VLLM_MIMO,
     VLLM_NEMOTRON_H,
@@ -14,8 +15,11 @@ from .specs import (
     _eps,
     _eps_of,
     _glm_or_v3,
+    _ids_from_embeds,
     _path,
     _prefixed,
+    _v4_attrs,
+    _v4_contract,
 )
 
 
@@ -228,3 +232,69 @@ SGLANG_BAILING = LayerSpec(
     weights=SGLANG_LONGCAT.weights, conventions=SGLANG_NEXTN.conventions,
     source="sglang/srt/models/bailing_moe_nextn.py", extra_attrs=SGLANG_NEXTN.extra_attrs,
     notes=SGLANG_NEXTN.notes)
+
+
+def _whole_sum(module, named, out):
+    """(block output, zeros): a block that adds its residual itself and
+    returns the sum alone (IQuest Q1's IQuestQ1MTPInnerLayer), so the layer's
+    final norm gets the hidden alone; with the residual recorded as zeros the
+    relation judged is the norm of that sum (its add `0 + h` is exact)."""
+    import torch
+
+    hidden = out[0] if isinstance(out, (tuple, list)) else out
+    return hidden, torch.zeros_like(hidden)
+
+
+def _ids_of_input_embeds(module, named, root=None):
+    """The token ids of a layer called with its embeddings only, as
+    `input_embeds` (IQuest Q1): _ids_from_embeds' rows of the table."""
+    return _ids_from_embeds(module, {"inputs_embeds": named.get("input_embeds")}, root)
+
+
+# SGLang iquest_q1_mtp.py (IQuest Q1, `IQuestQ1MTPLayer`): eh_proj over [enorm
+# e, hnorm h] (embedding first, no mask; the layer is called with the
+# embeddings, its ids recovered from the table), the block `mtp_model_layer`
+# (sandwich norms and output scales, its residual added inside: _whole_sum),
+# `final_layernorm` of the block's sum, post-norm to the logits processor and
+# back; the draft's own top-level lm_head. Every norm an IQuestQ1RMSNorm: the
+# float32 normalised value times the weight, one rounding (fused).
+SGLANG_IQUEST = LayerSpec(
+    engine="sglang", family="deepseek_v3", classes=("IQuestQ1MTPLayer",),
+    layer_inputs={"input_ids": (), "positions": ("positions",),
+                  "prev_hidden": ("previous_hidden_states",), "embeds": ("input_embeds",)},
+    layer_inputs_from={"input_ids": _ids_of_input_embeds},
+    block_attr="mtp_model_layer", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual"), block_outputs_from=_whole_sum,
+    weights=dict(V3_WEIGHTS, shared_head_norm_weight="final_layernorm.weight",
+                 head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
+    conventions={"pos0_mask": 0, "final_add": "unfused", "add_norm_input": "sum"},
+    source="sglang/srt/models/iquest_q1_mtp.py",
+    extra_attrs=lambda layer: dict(_eps(layer), rounding="fused"),
+    notes="the block adds its residual itself: its sum judged with a zero residual")
+
+
+# SGLang deepseek_v4_nextn.py (DeepSeek V4, `DeepseekV4ModelNextN`): e_proj(enorm
+# e) broadcast over the streams plus h_proj(hnorm) of each stream of the previous
+# hidden (forward_batch.spec_info.hidden_states, [T, M*H]), no position-0 mask;
+# the decoder off CUDA (DeepseekV4PlatformDecoderLayer) returning (streams, None,
+# None, None) with its last hc_post applied, or (f, residual, post, comb) for the
+# model's own hc_post; then hc_head (torch, in the model), shared_head.norm, the
+# top-level lm_head; the pre-hc_head streams flattened go back to the logits
+# processor as hidden_states_before_norm, which hands them back.
+SGLANG_V4 = LayerSpec(
+    engine="sglang", family="deepseek_v4", classes=("DeepseekV4ModelNextN",),
+    layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
+    block_attr="decoder", block_input_args=("hidden_states",),
+    block_outputs=("block_out", "block_residual", "post_mix", "comb_mix"),
+    weights=dict(V4_WEIGHTS, head_weight="..lm_head.weight",
+                 head_scale_inv="..lm_head.weight_scale_inv"),
+    # SGLang's LogitsProcessor hands over bf16 logits as float32 (as Qwen3-Next's)
+    conventions={"pos0_mask": 0, "logits_dtype": "bfloat16"},
+    source="sglang/srt/models/deepseek_v4_nextn.py",
+    # mHC attributes and contract as vLLM's V4 layers are read (specs._v4_contract);
+    # SGLang's RMSNorm off CUDA without AMX is its forward_native, which rounds the
+    # float32 product once (`(x * self.weight).to(orig_dtype)`): fused
+    extra_attrs=lambda layer: dict(_v4_attrs(layer), **_v4_contract(layer), rounding="fused",
+                                   post_mult=2.0),
+    notes="the mHC ops inside the block on SGLang's torch path and its Triton port of "
+          "hc_split_sinkhorn (interpreter); the streams before hc_head handed back")

@@ -268,12 +268,10 @@ def paths_of(vcfg: Any) -> list:
 def target_handoff(built: tuple, family: str | None = None) -> tuple:
     """(what the tiny target hands draft step 0, None) measured from vLLM's
     own target class (tiny_vllm.target_handoff), or (None, why not)."""
-    from ..dump import FAMILY_MHC
     from . import tiny_vllm
 
-    if family is not None and FAMILY_MHC[FAMILIES[family][1]]:
-        return None, ("an mHC target hands step 0 its pre-hc_head streams, which the "
-                      "target_handoff op does not judge (SPEC.md §5.5)")
+    if family is not None and mhc_row(FAMILIES[family][1]):
+        return None, MHC_HANDOFF
     try:
         target, tvcfg = tiny_vllm.build_target(built[1])
         # the target's final norm, for a draft layer whose contract norms with
@@ -287,13 +285,23 @@ def target_handoff(built: tuple, family: str | None = None) -> tuple:
         return None, f"{type(e).__name__}: {_line(e)}"
 
 
+MHC_HANDOFF = ("an mHC target hands step 0 its pre-hc_head streams, which the "
+               "target_handoff op does not judge (SPEC.md §5.5)")
+
+
+def mhc_row(row: str) -> bool:
+    """Whether a family row's hidden is mHC streams (DeepSeek V4's)."""
+    from ..dump import FAMILY_MHC
+
+    return bool(FAMILY_MHC[row])
+
+
 def hidden_width(family: str, vcfg: Any) -> int:
     """The width of the hidden a draft step is fed: H, or the M·H streams of
     an mHC row (DeepSeek V4: the target's pre-hc_head streams, flattened)."""
-    from ..dump import FAMILY_MHC
     from . import tiny_vllm
 
-    if not FAMILY_MHC[FAMILIES[family][1]]:
+    if not mhc_row(FAMILIES[family][1]):
         return tiny_vllm.H
     return tiny_vllm.H * vcfg.speculative_config.draft_model_config.hf_config.hc_mult
 

@@ -77,6 +77,13 @@ FAMILIES = {
     "bailing_v3": ("bailing_v3", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
     # Bailing MoE V2 (Ling 2.0): the same NextN model over a BailingMoEBlock
     "bailing_moe_v2": ("bailing_moe_v2", "deepseek_v3", "sglang/srt/models/bailing_moe_nextn.py"),
+    # IQuest Q1: a draft checkpoint of its own; NextN's glue around a block that
+    # adds its residual itself, final_layernorm of its sum (fused-rounding norms)
+    "iquest_q1": ("iquest_q1", "deepseek_v3", "sglang/srt/models/iquest_q1_mtp.py"),
+    # DeepSeek V4: e_proj/h_proj over the mHC streams, a block applying its last
+    # hc_post itself off CUDA (internal), hc_head and shared_head.norm in the
+    # model, the pre-hc_head streams handed back (hidden_states_before_norm)
+    "deepseek_v4": ("deepseek_v4", "deepseek_v4", "sglang/srt/models/deepseek_v4_nextn.py"),
 }
 ENGINE = "sglang"
 
@@ -160,6 +167,8 @@ def target_handoff(family: str, built: tuple) -> tuple:
     own target class (tiny_sglang.target_handoff), or (None, why not)."""
     from . import tiny_sglang
 
+    if common.mhc_row(FAMILIES[family][1]):
+        return None, common.MHC_HANDOFF
     try:
         model_type = FAMILIES[family][0]
         target = tiny_sglang.build_target(model_type, built[1])
@@ -192,7 +201,9 @@ def _capture_one(family, built, worker_cls, outdir, handoff=None):
     gen = torch.Generator().manual_seed(11)
     ids = common.gen_ids(gen, tiny_sglang.V)
     pos = common.row_positions()
-    hidden = common.step0_hidden(cap, handoff, gen, tiny_sglang.H)
+    # the width of the hidden step 0 is fed: H, or an mHC row's M·H streams
+    width = tiny_sglang.H * (mc.hf_config.hc_mult if common.mhc_row(FAMILIES[family][1]) else 1)
+    hidden = common.step0_hidden(cap, handoff, gen, width)
     try:
         try:
             if models is None:
@@ -287,6 +298,14 @@ def main(argv: list | None = None) -> int:
         return 0
     if a.out is None:
         p.error("--out DIR is required")
+    # DeepSeek V4's mHC Triton kernels (inside its block: tiny_sglang._v4_cpu_mhc)
+    # run on a CPU only under Triton's interpreter, chosen before SGLang imports
+    # Triton; its bf16 stores rounded to nearest even, as a GPU's
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    if os.environ["TRITON_INTERPRET"] == "1":
+        from .vllm_standins import triton_interpreter_rounding
+
+        triton_interpreter_rounding()
     from .. import verify
 
     binary = verify.find_binary()

@@ -39,6 +39,14 @@ that is judged (the block is captured as a black box, docs/FINDINGS.md):
   Mamba state snapshots, as Qwen3-Next (their targets' linear-attention /
   Mamba caches); Bailing MoE V2's config class, which SGLang defines but
   does not register, is registered under its model type (CONFIG_CLASS);
+- DeepSeek V4: the decoder's MQALayer (the linear stand-in) and its MoE
+  (deepseek_v2's, given its dense MLP while the family is built: SCOPED);
+  the mHC inside its block on SGLang's own non-TileLang path, its Triton
+  kernels under the interpreter (sglang_standins_v4, SETUP);
+- IQuest Q1: its sink attention and its MoE (IQuest's dense MLP in its
+  place); its draft is a checkpoint of its own (DRAFT_CONFIGS, passed as
+  SGLang's `speculative_draft_model_path`), and SGLang's FA3-only check is
+  answered with `fa3` (SERVER_ARGS);
 - the `ModelRunner` and attention backends around the draft loop: the sweep
   calls the model's `forward(input_ids, positions, forward_batch)` with a
   `ForwardBatch` it builds (decode mode, one token per request, the hidden
@@ -57,7 +65,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .tiny_sglang_configs import SGLANG_CONFIGS  # the model types with configs of their own
+from . import sglang_standins_v4
+from .tiny_sglang_configs import DRAFT_CONFIGS, SGLANG_CONFIGS  # configs of their own
 from .tiny_vllm import CONFIGS, H, V  # noqa: F401 (one tiny config; H, V re-exported)
 
 # model type -> (SGLang module of the decoder block, attention class names to
@@ -112,6 +121,16 @@ BLOCKS = {
                        ("BailingMoESparseMoeBlock", "BailingMoEMLP")),
     # Bailing V3 (bailing_hybrid with KDA, `use_kda`): the same, from bailing_moe_v3
     "bailing_v3": ("bailing_moe_v3", ("DsV3MLA",), ("BailingMoE", "BailingMLP")),
+    # IQuest Q1: the MTP block (IQuestQ1MTPInnerLayer) builds its attention and
+    # its MoE by the names imported into iquest_q1_mtp (the MoE given IQuest's
+    # own dense IQuestQ1DenseMLP); the target's attention from iquest_q1 (its
+    # layers dense by mlp_only_layers)
+    "iquest_q1": ("iquest_q1_mtp", ("IQuestQ1Attention", "iquest_q1.IQuestQ1Attention"),
+                  ("IQuestQ1MoEBlock", "iquest_q1.IQuestQ1DenseMLP")),
+    # DeepSeek V4: the decoder (DeepseekV4PlatformDecoderLayer off CUDA) builds
+    # its MQALayer by name; its MoE is deepseek_v2's, given a dense stand-in
+    # while the family is built (SCOPED)
+    "deepseek_v4": ("deepseek_v4", ("MQALayer",), None),
     # zero-centred (GemmaRMSNorm) families: attention inline, see INLINE_ATTENTION
     "qwen3_next": ("qwen3_next", (), None),
     "qwen3_5_text": ("qwen3_5", (), None),
@@ -140,8 +159,12 @@ class LinearAttention(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         """(positions, hidden_states, ...) as the decoder layers call it, or
-        hidden_states by keyword (Nemotron-H's mixer call)."""
-        return self.W_a(kwargs["hidden_states"] if "hidden_states" in kwargs else args[1])
+        by keyword: hidden_states (Nemotron-H's mixer call), x (DeepSeek V4's
+        MQALayer call)."""
+        for name in ("hidden_states", "x"):
+            if name in kwargs:
+                return self.W_a(kwargs[name])
+        return self.W_a(args[1])
 
     def maybe_use_decode_attn_tp(self, forward_batch: Any) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
@@ -171,6 +194,8 @@ def _patch_for_cpu(model_type):
     if model_type in CONFIG_CLASS and model_type not in CONFIG_MAPPING:
         where, name = CONFIG_CLASS[model_type]
         AutoConfig.register(model_type, getattr(importlib.import_module(where), name))
+    if model_type in SETUP:
+        SETUP[model_type]()
     mod_name, attn_names, decoder = BLOCKS[model_type]
     mod = importlib.import_module("sglang.srt.models." + mod_name)
     for name in attn_names:  # "module.Class": a class of another SGLang module
@@ -267,6 +292,9 @@ def _free_port():
 # unless the attention backend is one of its GPU ones; the attention is the
 # stand-in here whatever the backend says
 SERVER_ARGS = {"exaone_moe": {"attention_backend": "triton"}}
+# IQuest Q1 refuses any attention backend but FA3 (its sink attention reads the
+# softmax LSE), and drafts from a checkpoint of its own (DRAFT_CONFIGS)
+SERVER_ARGS["iquest_q1"] = {"attention_backend": "fa3"}
 # Qwen3-Next / Qwen3.5 (hybrid Mamba-style caches): no state snapshots, which
 # SGLang allows only with the overlap schedule off
 SERVER_ARGS["qwen3_next"] = {"mamba_radix_cache_strategy": "no_buffer",
@@ -285,6 +313,18 @@ SERVER_ARGS["gigachat3_5"] = SERVER_ARGS["step3p5"]
 SERVER_ARGS["mimo_v2"] = SERVER_ARGS["step3p5"]
 
 
+# DeepSeek V4: SGLang refuses NEXTN for it (apply_deepseek_v4_defaults: EAGLE or
+# DSPARK only); EAGLE with top-1 picks the same EAGLEWorkerV2
+SERVER_ARGS["deepseek_v4"] = SERVER_ARGS["step3p5"]
+
+
+# families with stand-ins set only while they are built: model type -> a
+# function returning (owner, attribute, stand-in) triples
+SCOPED = {"deepseek_v4": sglang_standins_v4.dense_moe}
+# families with process-wide settings made before they are built
+SETUP = {"deepseek_v4": sglang_standins_v4.cpu_mhc}
+
+
 # families whose server-arg resolution asks the GPU's compute capability (to
 # pick DSA kernels and KV-cache dtypes, GPU-only infrastructure the attention
 # stand-in never uses): answered as this value while the family is built
@@ -301,7 +341,8 @@ CUDA_GUARD = {"dots3_note": ("dots3_common.modeling", "_require_cuda")}
 
 @contextlib.contextmanager
 def _capability(model_type):
-    """CAPABILITY's answer and CUDA_GUARD's no-op, while a family is built."""
+    """CAPABILITY's answer, CUDA_GUARD's no-op and SCOPED's stand-ins, while a
+    family is built."""
     saved = []
     if model_type in CAPABILITY:
         answer = CAPABILITY[model_type]
@@ -312,10 +353,13 @@ def _capability(model_type):
         mod = importlib.import_module("sglang.srt.models." + where)
         saved.append((mod, name, getattr(mod, name)))
         setattr(mod, name, lambda *a, **k: None)
+    for owner, name, value in SCOPED[model_type]() if model_type in SCOPED else ():
+        saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
     try:
         yield
     finally:
-        for owner, name, orig in saved:
+        for owner, name, orig in reversed(saved):
             setattr(owner, name, orig)
 
 
@@ -366,9 +410,16 @@ def build(model_type: str, workdir: str, steps: int = 3,
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(SGLANG_CONFIGS.get(model_type) or CONFIGS[model_type], f)
+    extra, draft_dir = dict(SERVER_ARGS.get(model_type, {})), None
+    if model_type in DRAFT_CONFIGS:  # a draft checkpoint of its own, beside the target's
+        draft_dir = os.path.join(d, "draft")
+        os.makedirs(draft_dir, exist_ok=True)
+        with open(os.path.join(draft_dir, "config.json"), "w") as f:
+            json.dump(DRAFT_CONFIGS[model_type], f)
+        extra["speculative_draft_model_path"] = draft_dir
     with _capability(model_type):
-        args = publish(d, steps, **SERVER_ARGS.get(model_type, {}))
-        mc = ModelConfig.from_server_args(args, is_draft_model=True)
+        args = publish(d, steps, **extra)
+        mc = ModelConfig.from_server_args(args, model_path=draft_dir, is_draft_model=True)
         model = _construct(get_model_architecture(mc)[0], mc.hf_config, seed)
     return model, args, mc
 
@@ -442,6 +493,10 @@ def build_target(model_type: str, args: Any, seed: int = 1) -> Any:
 TARGET_NORM = {"nemotron_h": "model.norm_f"}
 
 
+# target final norms whose output is rounded once (SPEC.md §2.2)
+ONE_ROUNDING = ("GemmaRMSNorm", "IQuestQ1RMSNorm")
+
+
 def target_norm(target: Any, model_type: str) -> Any:
     """The target model's final norm module (TARGET_NORM, else model.norm)."""
     norm = target
@@ -490,8 +545,9 @@ def target_handoff(target: Any, input_ids: Any, positions: Any, model_type: str)
     eps = getattr(norm, "variance_epsilon", None) or norm.eps
     return {"hidden": args[0], "residual": args[1], "norm_weight": norm.weight,
             "handoff": handoff, "eps": float(eps),
-            # GemmaRMSNorm's native path rounds once (SPEC.md §2.6)
-            "rounding": "fused" if type(norm).__name__ == "GemmaRMSNorm" else "eager",
+            # GemmaRMSNorm's native path rounds once (SPEC.md §2.6), as does
+            # IQuestQ1RMSNorm (the float32 product of the weight, one store)
+            "rounding": "fused" if type(norm).__name__ in ONE_ROUNDING else "eager",
             "source": ", ".join(where)}
 
 

@@ -91,4 +91,38 @@ SGLANG_CONFIGS = {
                                                             "rope_theta": 10000.0},
         "torch_dtype": "bfloat16", "tie_word_embeddings": False, "bos_token_id": 0,
         "eos_token_id": 1},
+    # IQuest Q1 (SGLang's own IQuestQ1Config): GQA, 2 layers, every one full
+    # attention (no hybrid pattern) and dense (mlp_only_layers); no RoPE-free
+    # layers; its MTP draft is a separate checkpoint (DRAFT_CONFIGS)
+    "iquest_q1": {
+        "architectures": ["IQuestQ1ForCausalLM"], "model_type": "iquest_q1", "hidden_size": H,
+        "dense_intermediate_size": 96, "intermediate_size": 96, "vocab_size": V,
+        "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2,
+        "head_dim": 32, "rotary_dim": 32, "rms_norm_eps": 1e-6, "use_hybrid_layers": False,
+        "use_sliding_window": False, "mlp_only_layers": [0, 1], "num_experts": 4,
+        "num_experts_per_tok": 2, "hidden_act": "silu", "max_position_embeddings": 512,
+        "rope_theta": 10000.0, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+        "bos_token_id": 0, "eos_token_id": 1, "pad_token_id": 0},
+}
+
+# DeepSeek V4 (SGLang reads its config.json as a DeepseekV3Config alias, so
+# the fields its ModelConfig and layers ask for are given here): tiny_vllm's
+# config, a compress ratio for each of the 2 layers and the NextN layer (0:
+# no KV compression; the NextN layer's is forced to 0 anyway) and no
+# hash-routed layers (which would route by input_ids, the MoE being stood in)
+SGLANG_CONFIGS["deepseek_v4"] = dict(CONFIGS["deepseek_v4"], compress_ratios=[0, 0, 0],
+                                     n_hash_layers=0)
+
+# model types whose draft is a checkpoint of its own (SGLang asks an
+# independent `speculative_draft_model_path`): its config.json. IQuest Q1's
+# IQuestQ1MTPConfig (model type iquest_q1_mtp) takes the target's config and
+# forces one layer, MoE, sliding-window attention; its output scales are
+# set away from 1 so that a scale dropped would show inside the block
+DRAFT_CONFIGS = {
+    "iquest_q1": {
+        "architectures": ["IQuestQ1MTP"], "model_type": "iquest_q1_mtp",
+        "target_config": SGLANG_CONFIGS["iquest_q1"], "num_target_layers": 2,
+        "num_draft_slots": 3, "first_layer_attn_out_scale": 0.75,
+        "first_layer_ffn_out_scale": 0.5, "fp32_residual_connection": False,
+        "torch_dtype": "bfloat16"},
 }

@@ -120,17 +120,26 @@ def _interpreter_bf16_stores() -> str:
     return "round to nearest even (mtpcheck's patch, as a GPU's)" if rne else "truncate"
 
 
+def interpreter_note() -> str | None:
+    """The dump's note where Triton kernels run under the CPU interpreter
+    (TRITON_INTERPRET=1, both sweeps), saying how its bf16 stores round."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return None
+    return ("Triton kernels ran under the CPU interpreter (TRITON_INTERPRET=1), "
+            "whose fp32->bf16 stores " + _interpreter_bf16_stores())
+
+
 def engine_info(capture: Capture, model: torch.nn.Module) -> dict[str, Any]:
     info = {"version": _version(), "notes": []}
     info["returns_tuple"] = returns_tuple_rule(model, capture.layer_modules)
     if info["returns_tuple"] is None:
         info["notes"].append("vLLM's model_returns_tuple() not available: the last step's "
                              "recycled state is left out")
-    import os
-
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        info["notes"].append("Triton kernels ran under the CPU interpreter (TRITON_INTERPRET=1), "
-                             "whose fp32->bf16 stores " + _interpreter_bf16_stores())
+    note = interpreter_note()
+    if note:
+        info["notes"].append(note)
         info["interpreted"] = True
     standin = _flashinfer_norm_standin()
     if standin:
