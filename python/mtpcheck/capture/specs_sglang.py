@@ -31,6 +31,39 @@ def _sglang_prev_hidden(module, named, root=None):
 
 
 
+# SGLang's conventions on this CPU path, for the specs built on its RMSNorm:
+# RMSNorm off CUDA without AMX is forward_native, which adds the residual in
+# float32 and rounds the float32 product once, `(x * self.weight).to(orig_dtype)`
+# (layers/layernorm.py:869-872: fused, no cast_x_before_out_mul in these
+# models); LogitsProcessor._compute_lm_head multiplies in the head's dtype
+# (bf16 logits, handed over as float32) unless the config sets
+# `enable_lm_head_fp32` (`use_fp32_lm_head`): HY V4's config class does by
+# default (configs/hy_v4.py:37), as IQuest Q1's (SGLANG_IQUEST): float32 logits.
+SGLANG_CONV = {"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum",
+               "logits_dtype": "bfloat16"}
+# HY V3 keeps its earlier declaration (eager, float32 logits): declared as the
+# code is (fused, bf16), verify names CONVENTION_MISMATCH at its step 0. One
+# logit's exact sum lies 4.5e-8 from a bf16 tie; torch's float32 sum rounds onto
+# the tie and then to even (the engine's bf16 is rounded twice), where verify's
+# bf16 reference rounds the exact sum once: 1 bf16 ulp apart (docs/FINDINGS.md S6)
+_KEPT_EAGER = ("HYV3ModelNextN",)
+
+
+def _nextn_rounding(layer):
+    return "eager" if type(layer).__name__ in _KEPT_EAGER else "fused"
+
+
+# NextN models whose config turns on the float32 LM head (the model keeps no config)
+_FP32_HEAD = ("HYV4ModelNextN",)
+
+
+def _nextn_conventions(layer):
+    c = dict(SGLANG_CONV)
+    if type(layer).__name__ in _KEPT_EAGER + _FP32_HEAD:
+        c["logits_dtype"] = "float32"
+    return c
+
+
 # SGLang deepseek_nextn.py / glm4_moe_nextn.py: the previous hidden comes in
 # forward_batch.spec_info.hidden_states, the block is `decoder`, and the model
 # ends with shared_head.norm(hidden, residual) (add fused into the norm);
@@ -47,10 +80,10 @@ SGLANG_NEXTN = LayerSpec(
     block_attr="decoder", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), block_tail="shared_head.norm",
     weights=dict(V3_WEIGHTS, head_weight="..lm_head.weight", head_scale_inv="..lm_head.weight_scale_inv"),
-    conventions={"pos0_mask": 0, "final_add": "fused", "add_norm_input": "sum"},
+    conventions=_nextn_conventions,
     source="sglang/srt/models/deepseek_nextn.py, glm4_moe_nextn.py, glm4_moe_lite_nextn.py, "
            "glm_ocr_nextn.py, hunyuan_v3_nextn.py, gigachat35_mtp.py, hunyuan_v4_nextn.py",
-    extra_attrs=lambda layer: dict(_eps(layer), rounding="eager"),
+    extra_attrs=lambda layer: dict(_eps(layer), rounding=_nextn_rounding(layer)),
     notes="no position-0 mask in NextN; recycled = the hidden the logits processor hands back")
 
 # SGLang longcat_flash_nextn.py: NextN's glue, the final add-norm the model's
@@ -61,7 +94,7 @@ SGLANG_LONGCAT = LayerSpec(
     block_attr="decoder", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
     weights=dict(SGLANG_NEXTN.weights, shared_head_norm_weight="final_layernorm.weight"),
-    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/longcat_flash_nextn.py",
+    conventions=SGLANG_CONV, source="sglang/srt/models/longcat_flash_nextn.py",
     extra_attrs=SGLANG_NEXTN.extra_attrs, notes=SGLANG_NEXTN.notes)
 
 # SGLang mimo_v2_nextn.py (MiMo-V2): LongCat's shape, the block `mtp_block`.
@@ -70,7 +103,7 @@ SGLANG_MIMO_V2 = LayerSpec(
     layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
     block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
-    weights=SGLANG_LONGCAT.weights, conventions=SGLANG_NEXTN.conventions,
+    weights=SGLANG_LONGCAT.weights, conventions=SGLANG_CONV,
     source="sglang/srt/models/mimo_v2_nextn.py", extra_attrs=SGLANG_NEXTN.extra_attrs,
     notes="each step fed the target's hidden (not chained: the multi-layer worker's choice)")
 
@@ -96,9 +129,9 @@ SGLANG_FC_MTP = LayerSpec(
              "hnorm_weight": "pre_fc_norm_hidden.weight", "eh_proj_weight": "fc.weight",
              "shared_head_norm_weight": "model.norm.weight", "head_weight": "lm_head.weight",
              "head_scale_inv": "lm_head.weight_scale_inv"},
-    conventions=SGLANG_NEXTN.conventions,
+    conventions=SGLANG_CONV,
     source="sglang/srt/models/qwen3_moe_mtp.py, exaone_moe_mtp.py",
-    extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="eager"),
+    extra_attrs=lambda layer: dict(_eps_of(layer, "pre_fc_norm_embedding"), rounding="fused"),
     notes=SGLANG_NEXTN.notes)
 
 # Qwen3-Next / Qwen3.5 (SGLang): SGLANG_FC_MTP's layer on the zero-centred row,
@@ -143,9 +176,10 @@ SGLANG_MIMO = LayerSpec(
     block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), block_outputs_from=_sglang_stream_residual,
     weights=dict(VLLM_MIMO.weights),
-    conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum"},
+    conventions={"pos0_mask": 1, "final_add": "unfused", "add_norm_input": "sum",
+                 "logits_dtype": "bfloat16"},
     source="sglang/srt/models/mimo_mtp.py",
-    extra_attrs=VLLM_MIMO.extra_attrs,
+    extra_attrs=lambda layer: dict(VLLM_MIMO.extra_attrs(layer), rounding="fused"),
     notes="recycled = the hidden the logits processor hands back")
 
 # SGLang ernie4_eagle.py (ERNIE 4.5): the glue of VLLM_ERNIE (the position-0
@@ -157,8 +191,10 @@ SGLANG_ERNIE = LayerSpec(
     layer_inputs=SGLANG_NEXTN.layer_inputs, layer_inputs_from=SGLANG_NEXTN.layer_inputs_from,
     block_attr="mtp_block", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), weights=dict(VLLM_ERNIE.weights),
-    conventions=VLLM_ERNIE.conventions, source="sglang/srt/models/ernie4_eagle.py",
-    extra_attrs=VLLM_ERNIE.extra_attrs, notes=VLLM_ERNIE.notes)
+    conventions=dict(VLLM_ERNIE.conventions, logits_dtype="bfloat16"),
+    source="sglang/srt/models/ernie4_eagle.py",
+    extra_attrs=lambda layer: dict(VLLM_ERNIE.extra_attrs(layer), rounding="fused"),
+    notes=VLLM_ERNIE.notes)
 
 # SGLang step3p5_mtp.py (Step-3.5): NextN's glue (eh_proj over [enorm e, hnorm
 # h], no mask, the previous hidden in spec_info), the block `mtp_block` leaving
@@ -188,8 +224,8 @@ SGLANG_DOTS3 = LayerSpec(
     block_outputs=("block_out", "block_residual"), block_tail="heads.0.shared_head.norm",
     weights=dict(_prefixed(V3_WEIGHTS, "heads.0."), head_weight="..lm_head.weight",
                  head_scale_inv="..lm_head.weight_scale_inv"),
-    conventions=SGLANG_NEXTN.conventions, source="sglang/srt/models/dots3_common/nextn.py",
-    extra_attrs=lambda layer: dict(_eps_of(_path(layer, "heads.0"), "enorm"), rounding="eager"),
+    conventions=SGLANG_CONV, source="sglang/srt/models/dots3_common/nextn.py",
+    extra_attrs=lambda layer: dict(_eps_of(_path(layer, "heads.0"), "enorm"), rounding="fused"),
     notes=SGLANG_NEXTN.notes)
 
 # SGLang nemotron_h_mtp.py (Nemotron-H): the predictor is the layer; its block a
@@ -209,8 +245,10 @@ SGLANG_NEMOTRON_H = LayerSpec(
     block_input_args=("hidden_states",), block_outputs=(),
     block_taps=dict(VLLM_NEMOTRON_H.block_taps,
                     block_out=("layers.-1.mixer.down_proj", "out", 0)),
-    weights=VLLM_NEMOTRON_H.weights, conventions=VLLM_NEMOTRON_H.conventions,
-    source="sglang/srt/models/nemotron_h_mtp.py", extra_attrs=VLLM_NEMOTRON_H.extra_attrs,
+    weights=VLLM_NEMOTRON_H.weights,
+    conventions=dict(VLLM_NEMOTRON_H.conventions, logits_dtype="bfloat16"),
+    source="sglang/srt/models/nemotron_h_mtp.py",
+    extra_attrs=lambda layer: dict(VLLM_NEMOTRON_H.extra_attrs(layer), rounding="fused"),
     notes="a block of two sublayers or more; " + SGLANG_NEXTN.notes)
 
 def _sglang_word_embeds(module, named, root=None):
@@ -229,7 +267,7 @@ SGLANG_BAILING = LayerSpec(
     layer_inputs_from=dict(SGLANG_NEXTN.layer_inputs_from, embeds=_sglang_word_embeds),
     block_attr="decoder", block_input_args=("hidden_states",),
     block_outputs=("block_out", "block_residual"), block_tail="final_layernorm",
-    weights=SGLANG_LONGCAT.weights, conventions=SGLANG_NEXTN.conventions,
+    weights=SGLANG_LONGCAT.weights, conventions=SGLANG_CONV,
     source="sglang/srt/models/bailing_moe_nextn.py", extra_attrs=SGLANG_NEXTN.extra_attrs,
     notes=SGLANG_NEXTN.notes)
 

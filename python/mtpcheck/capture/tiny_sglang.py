@@ -493,8 +493,10 @@ def build_target(model_type: str, args: Any, seed: int = 1) -> Any:
 TARGET_NORM = {"nemotron_h": "model.norm_f"}
 
 
-# target final norms whose output is rounded once (SPEC.md §2.2)
-ONE_ROUNDING = ("GemmaRMSNorm", "IQuestQ1RMSNorm")
+# target final norms whose output is rounded once (SPEC.md §2.2): SGLang's
+# RMSNorm too, whose forward_native (this CPU path, no AMX) rounds the float32
+# product once (layers/layernorm.py:869-872) unless cast_x_before_out_mul
+ONE_ROUNDING = ("GemmaRMSNorm", "IQuestQ1RMSNorm", "RMSNorm")
 
 
 def target_norm(target: Any, model_type: str) -> Any:
@@ -547,7 +549,8 @@ def target_handoff(target: Any, input_ids: Any, positions: Any, model_type: str)
             "handoff": handoff, "eps": float(eps),
             # GemmaRMSNorm's native path rounds once (SPEC.md §2.6), as does
             # IQuestQ1RMSNorm (the float32 product of the weight, one store)
-            "rounding": "fused" if type(norm).__name__ in ONE_ROUNDING else "eager",
+            "rounding": "fused" if type(norm).__name__ in ONE_ROUNDING
+                        and not getattr(norm, "cast_x_before_out_mul", False) else "eager",
             "source": ", ".join(where)}
 
 
