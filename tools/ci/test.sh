@@ -8,8 +8,8 @@ cd "$(dirname "$0")/../.."
 bash tools/ci/deps.sh
 jobs=$(nproc)
 steps=0
-step() { # a CI step's title; every step exits on failure
-	echo "== $*"
+step() { # a CI step's title, with the seconds since the start; every step exits on failure
+	echo "== [${SECONDS} s] $*"
 	steps=$((steps + 1))
 }
 # the interpreter the scripts use (deps.sh gives it numpy and python3-dev);
@@ -109,4 +109,4 @@ bash tools/ci/field_dumps.sh
 step "the pip package: the wheel built, repaired, installed in fresh venvs; suite, API, example pytest (tools/ci/wheel.sh)"; bash tools/ci/wheel.sh
 
 # every step above exits on failure, so reaching here means all of them passed
-echo "ci steps: $steps passed, 0 failed"
+echo "ci steps: $steps passed, 0 failed, ${SECONDS} s"
