@@ -85,6 +85,8 @@ ATTENTION = {
                                                            "MiniMaxM3Attention")),
     "minimax_m3_amd": ("vllm.models.minimax_m3.amd.model", ("MiniMaxM3SparseAttention",
                                                             "MiniMaxM3Attention")),
+    # Inkling: its relative-position attention (FA4 kernels) in the decoder layer
+    "inkling": ("vllm.models.inkling.nvidia.model", ("InklingAttention",)),
 }
 # model types with stand-ins of their own (a module of this package with
 # prepare(), run before the attention is replaced, and build_scope(), the
@@ -104,7 +106,7 @@ MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
 ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
 # model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
 TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "deepseek_v32", "glm_moe_dsa", "deepseek_v32_amd",
-                      "kimi_k3", "kimi_k3_amd", "minimax_m3_amd")
+                      "kimi_k3", "kimi_k3_amd", "minimax_m3_amd", "inkling")
 # model types whose layers create CUDA streams at construction (Kimi K3's MTP
 # layer and its target: `torch.cuda.Stream()`, which raises without a driver):
 # built with vllm_standins.cuda_stream_standin in place
@@ -161,6 +163,9 @@ LAYER_COUNT = {"minimax_m3": "num_mtp_modules", "minimax_m3_amd": "num_mtp_modul
 # (MiniMax M3's nvidia MiniMAXGemmaRMSNorm): run with the torch stand-ins of
 # vllm_standins.flashinfer_gemma_norms while the family runs (run_scope)
 FLASHINFER_NORMS = ("minimax_m3",)
+# model types whose Triton kernels size their grids from the GPU's SM count
+# (Inkling's rmsnorm and silu_and_mul): run under vllm_standins.gpu_properties
+GPU_PROPERTIES = ("inkling",)
 # Model types built on Qwen3-Next's MoE mixin, whose EPLB bookkeeping
 # (set_moe_parameters) is skipped when the dense block leaves no MoE layer.
 QWEN_NEXT_MOE_MIXIN = {"qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe", "interns2_mobius"}
@@ -239,6 +244,8 @@ def _patch_for_cpu(model_type):
         vllm_standins.register_in_process(module, archs)
     if model_type in TRITON_INPUT_NORMS:
         vllm_standins.triton_interpreter_rounding()
+    if model_type == "inkling":  # the block's residual, passed to a function only
+        vllm_standins.inkling_residual_tap()
     for mod_name, names in (ATTENTION[model_type], TARGET_ATTENTION.get(model_type, ("", ()))):
         if not names:
             continue
@@ -392,6 +399,8 @@ def run_scope(model_type: str) -> Any:
     FLASHINFER_NORMS' models, nothing otherwise."""
     if model_type in FLASHINFER_NORMS:
         return vllm_standins.flashinfer_gemma_norms()
+    if model_type in GPU_PROPERTIES:
+        return vllm_standins.gpu_properties()
     return contextlib.nullcontext()
 
 
@@ -443,10 +452,12 @@ def share_target_modules(model: torch.nn.Module, vcfg: Any) -> None:
 
     inner = getattr(model, "model", None)
     with set_current_vllm_config(vcfg):
-        if getattr(model, "has_own_embed_tokens", True) is False and inner is not None \
+        # an MTP model the proposer always shares the target's embedding with
+        # (no has_own_embed_tokens: Inkling's predictor holds None until then)
+        if not getattr(model, "has_own_embed_tokens", False) and inner is not None \
                 and getattr(inner, "embed_tokens", False) is None:
             inner.embed_tokens = VocabParallelEmbedding(V, H, params_dtype=torch.bfloat16)
-        if getattr(model, "has_own_lm_head", True) is False and \
+        if not getattr(model, "has_own_lm_head", False) and \
                 getattr(model, "lm_head", False) is None:
             model.lm_head = ParallelLMHead(V, H, params_dtype=torch.bfloat16)
         # a layer whose shared head defers its head to the target's lm_head
