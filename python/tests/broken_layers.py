@@ -15,7 +15,9 @@ copies the same way (interpreter_env, sweep_and_print).
 * minimax_m3, minimax_m3_amd: the other way round, vLLM's layer is the one
   verify names (PRE_NORM_RECYCLE, F17), so the copy is the fix its post-norm
   row implies: the layer returns final_layernorm(h + r) and compute_logits
-  applies the head alone (the stand-ins unchanged: they are not the cause)."""
+  applies the head alone (the stand-ins unchanged: they are not the cause).
+* inkling: input_proj's halves embedding first where Inkling's are hidden first
+  (its row, SPEC.md Step V3-9): CONCAT_ORDER_SWAPPED."""
 
 import json
 import os
@@ -77,13 +79,30 @@ def _head_only_logits(self, hidden_states, spec_step_idx=0):
     return self.logits_processor(self.lm_head, hidden_states)
 
 
+def _inkling_embedding_first(self, input_ids, positions, previous_hidden_states,
+                             inputs_embeds=None, spec_step_idx=0):
+    """InklingMultiTokenPredictor.forward (vLLM 0.33) with input_proj's halves
+    the other way round, [embed_norm(backbone_embed_norm(e)) | hidden_norm(h)]:
+    the same norms as modules (their Triton rmsnorm, one rounding each, as the
+    fused embed_dual_rmsnorm_cat rounds), concatenated embedding first."""
+    import torch
+
+    layer = self.layers[str(spec_step_idx % self.num_mtp_layers)]
+    if inputs_embeds is None:
+        inputs_embeds = self.backbone_embed_norm(self.embed_tokens.weight[input_ids])
+    combined = torch.cat([layer.embed_norm(inputs_embeds),
+                          layer.hidden_norm(previous_hidden_states)], dim=-1)
+    return self.chain_norm(layer(combined, positions))
+
+
 _M3_FIXED = ("MiniMaxM3MultiTokenPredictorLayer", _minimax_m3_post_norm_returned,
              {"compute_logits": _head_only_logits})
 # family -> (the layer class replaced, its broken forward[, the draft model's
 # methods replaced with it])
 BROKEN = {"glm5_next": ("Glm5NextMultiTokenPredictorLayer", _glm5_next_pre_norm_fed_forward),
           "kimi_k3": ("KimiK3MultiTokenPredictorLayer", _kimi_k3_post_norm_fed_forward),
-          "minimax_m3": _M3_FIXED, "minimax_m3_amd": _M3_FIXED, "minimax_m3_2modules": _M3_FIXED}
+          "minimax_m3": _M3_FIXED, "minimax_m3_amd": _M3_FIXED, "minimax_m3_2modules": _M3_FIXED,
+          "inkling": ("InklingMultiTokenPredictor", _inkling_embedding_first)}
 
 
 def layer_forward_replaced(construct, cls_name, forward, model_methods=None):

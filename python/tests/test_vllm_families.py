@@ -1,6 +1,6 @@
 """The vLLM 0.33 draft families that docs/FINDINGS.md's coverage once listed as
 "not tried" or "not judged" (issue 30): InternS2-Mobius, MiMo-V2-Omni, HY V4,
-Dots3Note, Step5, GLM-5-Next, Kimi K3 and MiniMax M3, each built from vLLM's own classes by
+Dots3Note, Step5, GLM-5-Next, Kimi K3, MiniMax M3 and Inkling, each built from vLLM's own classes by
 the sweep and judged by `mtpcheck verify`. Nothing is declared here: the
 records must be what the committed findings (docs/findings/vllm-0.33.0.json)
 say, and a deliberately broken copy of a layer must be named."""
@@ -114,3 +114,20 @@ def test_minimax_m3_post_norm_returned_passes(tmp_path):
         assert r["verdict"] == "FAILED" and r["diagnoses"] == ["SPEC_STEP_LAYER_REUSE"], r
         assert r["cases"].pop("chain0") == "FAILED", r
         assert set(r["cases"].values()) == {"PASSED"}, r
+
+
+def test_inkling_as_committed(tmp_path):
+    """Inkling (F19), from its nvidia modules: its attention stood in, its
+    Triton norms and SiLU under the interpreter (grids sized for one SM), its
+    short convolutions on their own no-metadata path, judged on the inkling row
+    (two embedding norms, the mup head) on both proposer paths, as committed."""
+    assert_as_committed(tmp_path, ("inkling",), 2)
+
+
+def test_inkling_embedding_first_named(tmp_path):
+    """Inkling's predictor replaced by a copy that concatenates the embedding
+    first (broken_layers.py): every case FAILED, named CONCAT_ORDER_SWAPPED on
+    both paths."""
+    for r in _broken_layer(tmp_path, "inkling"):
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["CONCAT_ORDER_SWAPPED"], r
+        assert set(r["cases"].values()) == {"FAILED"}, r

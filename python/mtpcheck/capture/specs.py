@@ -57,8 +57,7 @@ class LayerSpec:
         # its residual in forward_batch.residual_stream and the layer folds
         # it in before its final norm, which gets the sum alone)
         self.block_outputs_from = block_outputs_from
-        # "compute_logits": the logits are read where the draft model's
-        # compute_logits returns them (its head GEMM calls no processor module)
+        # "compute_logits": the logits read where the model's compute_logits returns them
         self.logits_at = logits_at
 
     def block(self, layer: torch.nn.Module) -> torch.nn.Module | None:

@@ -166,6 +166,9 @@ FLASHINFER_NORMS = ("minimax_m3",)
 # model types whose Triton kernels size their grids from the GPU's SM count
 # (Inkling's rmsnorm and silu_and_mul): run under vllm_standins.gpu_properties
 GPU_PROPERTIES = ("inkling",)
+# draft model types holding no embedding and no head until the proposer shares the
+# target's (Inkling's InklingMTP: None, attached by load_eagle_model)
+TARGET_SHARED = ("inkling_mtp",)
 # Model types built on Qwen3-Next's MoE mixin, whose EPLB bookkeeping
 # (set_moe_parameters) is skipped when the dense block leaves no MoE layer.
 QWEN_NEXT_MOE_MIXIN = {"qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe", "interns2_mobius"}
@@ -452,12 +455,11 @@ def share_target_modules(model: torch.nn.Module, vcfg: Any) -> None:
 
     inner = getattr(model, "model", None)
     with set_current_vllm_config(vcfg):
-        # an MTP model the proposer always shares the target's embedding with
-        # (no has_own_embed_tokens: Inkling's predictor holds None until then)
-        if not getattr(model, "has_own_embed_tokens", False) and inner is not None \
-                and getattr(inner, "embed_tokens", False) is None:
+        shared = getattr(vcfg.model_config.hf_config, "model_type", None) in TARGET_SHARED
+        if (shared or getattr(model, "has_own_embed_tokens", True) is False) \
+                and inner is not None and getattr(inner, "embed_tokens", False) is None:
             inner.embed_tokens = VocabParallelEmbedding(V, H, params_dtype=torch.bfloat16)
-        if not getattr(model, "has_own_lm_head", False) and \
+        if (shared or getattr(model, "has_own_lm_head", True) is False) and \
                 getattr(model, "lm_head", False) is None:
             model.lm_head = ParallelLMHead(V, H, params_dtype=torch.bfloat16)
         # a layer whose shared head defers its head to the target's lm_head

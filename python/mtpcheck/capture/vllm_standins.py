@@ -290,16 +290,18 @@ def inkling_residual_tap(module: str = "vllm.models.inkling.nvidia.model") -> No
 
 
 @contextlib.contextmanager
-def gpu_properties(sms: int = 132) -> Iterator[None]:
-    """torch.cuda.get_device_properties (which raises without a driver) answering an
-    H100's SM count (132) while a family runs: Inkling's Triton rmsnorm and
-    silu_and_mul size their persistent grids from it. A grid only splits the rows
-    among programs; every row is computed the same way whatever its size."""
+def gpu_properties(sms: int = 1) -> Iterator[None]:
+    """torch.cuda.get_device_properties (which raises without a driver) answering
+    one SM while a family runs: Inkling's Triton rmsnorm and silu_and_mul size
+    their persistent grids from the SM count. A grid only splits the rows among
+    programs, every row computed the same way whatever its size; the smallest
+    keeps the interpreter's work small (an H100's 132 SMs make the rmsnorm grid
+    1024 programs, most of them idle, and the family three times slower here)."""
     import torch
 
     orig = torch.cuda.get_device_properties
     torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(
-        multi_processor_count=sms, name="mtpcheck stand-in (132 SMs)")
+        multi_processor_count=sms, name="mtpcheck stand-in (%d SM)" % sms)
     try:
         yield
     finally:
