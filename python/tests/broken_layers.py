@@ -16,7 +16,7 @@ copies the same way (interpreter_env, sweep_and_print).
   verify names (PRE_NORM_RECYCLE, F17), so the copy is the fix its post-norm
   row implies: the layer returns final_layernorm(h + r) and compute_logits
   applies the head alone (the stand-ins unchanged: they are not the cause).
-* inkling: input_proj's halves embedding first where Inkling's are hidden first
+* inkling, inkling_amd: input_proj's halves embedding first where Inkling's are hidden first
   (its row, SPEC.md Step V3-9): CONCAT_ORDER_SWAPPED."""
 
 import json
@@ -95,6 +95,7 @@ def _inkling_embedding_first(self, input_ids, positions, previous_hidden_states,
     return self.chain_norm(layer(combined, positions))
 
 
+_INK_SWAPPED = ("InklingMultiTokenPredictor", _inkling_embedding_first)
 _M3_FIXED = ("MiniMaxM3MultiTokenPredictorLayer", _minimax_m3_post_norm_returned,
              {"compute_logits": _head_only_logits})
 # family -> (the layer class replaced, its broken forward[, the draft model's
@@ -102,7 +103,7 @@ _M3_FIXED = ("MiniMaxM3MultiTokenPredictorLayer", _minimax_m3_post_norm_returned
 BROKEN = {"glm5_next": ("Glm5NextMultiTokenPredictorLayer", _glm5_next_pre_norm_fed_forward),
           "kimi_k3": ("KimiK3MultiTokenPredictorLayer", _kimi_k3_post_norm_fed_forward),
           "minimax_m3": _M3_FIXED, "minimax_m3_amd": _M3_FIXED, "minimax_m3_2modules": _M3_FIXED,
-          "inkling": ("InklingMultiTokenPredictor", _inkling_embedding_first)}
+          "inkling": _INK_SWAPPED, "inkling_amd": _INK_SWAPPED}
 
 
 def layer_forward_replaced(construct, cls_name, forward, model_methods=None):

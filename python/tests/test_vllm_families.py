@@ -117,17 +117,21 @@ def test_minimax_m3_post_norm_returned_passes(tmp_path):
 
 
 def test_inkling_as_committed(tmp_path):
-    """Inkling (F19), from its nvidia modules: its attention stood in, its
+    """Inkling (F19), from its nvidia and its amd modules: its attention stood in, its
     Triton norms and SiLU under the interpreter (grids sized for one SM), its
     short convolutions on their own no-metadata path, judged on the inkling row
     (two embedding norms, the mup head) on both proposer paths, as committed."""
-    assert_as_committed(tmp_path, ("inkling",), 2)
+    assert_as_committed(tmp_path, ("inkling", "inkling_amd"), 4)
 
 
 def test_inkling_embedding_first_named(tmp_path):
-    """Inkling's predictor replaced by a copy that concatenates the embedding
-    first (broken_layers.py): every case FAILED, named CONCAT_ORDER_SWAPPED on
-    both paths."""
-    for r in _broken_layer(tmp_path, "inkling"):
+    """Inkling's predictor (both builds) replaced by a copy that concatenates the
+    embedding first (broken_layers.py): every case FAILED, named
+    CONCAT_ORDER_SWAPPED on both paths."""
+    recs = broken_records("broken_layers.py", "inkling,inkling_amd", tmp_path)
+    assert [(r["family"], r["path"]) for r in recs] == [
+        (f, p) for f in ("inkling", "inkling_amd")
+        for p in ("v1:EagleProposer", "v2:MTPSpeculator")], recs
+    for r in recs:
         assert r["verdict"] == "FAILED" and r["diagnoses"] == ["CONCAT_ORDER_SWAPPED"], r
         assert set(r["cases"].values()) == {"FAILED"}, r

@@ -106,6 +106,7 @@ FAMILIES = {
     # Inkling: hidden first, two norms on the embedding (Triton, interpreter), the
     # chain norm, logits over the mup width multiplier (its own row); one depth
     "inkling": ("inkling", "inkling", "vllm/models/inkling/nvidia/mtp.py"),
+    "inkling_amd": ("inkling_amd", "inkling", "vllm/models/inkling/amd/mtp.py"),
     # ERNIE 4.5: V3's glue; its contract's final norm is the target's (FastDeploy)
     "ernie": ("ernie4_5_moe", "deepseek_v3", "vllm/model_executor/models/ernie_mtp.py"),
     # DeepSeek V4: vLLM's amd module as on a gfx942 GPU (vllm_standins_v4), one

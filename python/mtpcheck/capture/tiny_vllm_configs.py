@@ -309,3 +309,5 @@ CONFIGS["inkling"] = {
     "bos_token_id": 0, "eos_token_id": 1,
     "mtp_config": {"num_nextn_predict_layers": 1, "chain_hidden_post_norm": True,
                    "local_layer_ids": []}}
+# Inkling built from its amd modules (vLLM's choice on ROCm): the same checkpoint
+CONFIGS["inkling_amd"] = CONFIGS["inkling"]
