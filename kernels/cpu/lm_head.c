@@ -60,6 +60,7 @@ enum mtp_status mtp_cpu_op_lm_head(const struct mtp_call *c)
 	mtp_cpu_qw_get(c, "", "weight", &w);
 	return mtp_cpu_lm_head_rows(
 		c->act, mtp_cpu_in(c, "", "x"), &w, &q, c->dims.t, c->dims.v,
-		c->dims.h, 0.0, mtp_conv_logits_dtype(&c->params->conv),
+		c->dims.h, c->params->logits_mup,
+		mtp_conv_logits_dtype(&c->params->conv),
 		mtp_cpu_out(c, "", "logits"), mtp_cpu_out(c, "", "token"));
 }

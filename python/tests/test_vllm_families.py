@@ -135,3 +135,14 @@ def test_inkling_embedding_first_named(tmp_path):
     for r in recs:
         assert r["verdict"] == "FAILED" and r["diagnoses"] == ["CONCAT_ORDER_SWAPPED"], r
         assert set(r["cases"].values()) == {"FAILED"}, r
+
+
+def test_inkling_mup_dropped_named(tmp_path):
+    """Inkling's compute_logits replaced by its own `not mup` path (the plain
+    logits processor, broken_layers.py): every case FAILED on its logits alone,
+    named LOGITS_MUP_DROPPED on both paths."""
+    recs = broken_records("broken_layers.py", "inkling/mup_dropped", tmp_path)
+    assert [r["path"] for r in recs] == ["v1:EagleProposer", "v2:MTPSpeculator"], recs
+    for r in recs:
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["LOGITS_MUP_DROPPED"], r
+        assert set(r["cases"].values()) == {"FAILED"}, r

@@ -206,6 +206,7 @@ class ComputeLogitsHook(LogitsHook):
         self.hidden_args = ("hidden_states",)
         self.logits_attr = None
         self.model = model
+        self.own = model.__dict__.get("compute_logits")  # an instance's own (a broken copy's)
         orig = model.compute_logits
 
         def compute_logits(*args, **kwargs):
@@ -220,7 +221,10 @@ class ComputeLogitsHook(LogitsHook):
         model.compute_logits = compute_logits
 
     def remove(self) -> None:
-        self.model.__dict__.pop("compute_logits", None)
+        if self.own is None:
+            self.model.__dict__.pop("compute_logits", None)
+        else:
+            self.model.compute_logits = self.own
 
 
 class RootHook:
