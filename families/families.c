@@ -16,6 +16,7 @@ extern const struct mtp_family_def mtp_family_qwen3_next;
 extern const struct mtp_family_def mtp_family_mimo;
 extern const struct mtp_family_def mtp_family_kimi_k3;
 extern const struct mtp_family_def mtp_family_step3p5;
+extern const struct mtp_family_def mtp_family_inkling;
 
 static const struct mtp_family_def *const table[MTP_FAMILY_COUNT] = {
 	[MTP_FAMILY_DEEPSEEK_V3] = &mtp_family_deepseek_v3,
@@ -26,6 +27,7 @@ static const struct mtp_family_def *const table[MTP_FAMILY_COUNT] = {
 	[MTP_FAMILY_MIMO] = &mtp_family_mimo,
 	[MTP_FAMILY_KIMI_K3] = &mtp_family_kimi_k3,
 	[MTP_FAMILY_STEP3P5] = &mtp_family_step3p5,
+	[MTP_FAMILY_INKLING] = &mtp_family_inkling,
 };
 
 const struct mtp_family_def *mtp_family_def(enum mtp_family f)
@@ -101,4 +103,18 @@ bool mtp_family_recycles_pre_norm(enum mtp_family f)
 	const struct mtp_family_def *d = mtp_family_def(f);
 
 	return d && d->recycled == MTP_RECYCLED_PRE_NORM;
+}
+
+bool mtp_family_embed_pre_norm(enum mtp_family f)
+{
+	const struct mtp_family_def *d = mtp_family_def(f);
+
+	return d && d->embed_pre_norm;
+}
+
+bool mtp_family_logits_mup(enum mtp_family f)
+{
+	const struct mtp_family_def *d = mtp_family_def(f);
+
+	return d && d->logits_mup;
 }

@@ -21,17 +21,12 @@ void mtp_ref_after_block_v3(const struct mtp_ref_captured *cap,
 			    const struct mtp_ref_step_cfg *c,
 			    struct mtp_ref_captured_out *o)
 {
-	const int64_t t = d->t, h = d->h;
-
 	/* the same final add + norm as the synthetic step, conventions and all */
 	mtp_ref_v3_final(cap->block_out, cap->block_residual,
 			 w->shared_head_norm_w, d, c, o->hidden_pre,
 			 o->hidden_post);
 	mtp_ref_v3_recycle(o->hidden_pre, o->hidden_post, d, c, o->recycled);
-	mtp_ref_lm_head_q(o->hidden_post,
-			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,
-			  d->v, h, &c->quant, mtp_conv_logits_dtype(&c->conv),
-			  o->logits, o->token);
+	mtp_ref_v3_head(o->hidden_post, w, d, c, o->logits, o->token);
 }
 
 void mtp_ref_v4_logits(const struct mtp_ref_v4_layer *w,

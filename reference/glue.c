@@ -17,8 +17,8 @@ void mtp_ref_conv_init(struct mtp_ref_conv *cv)
 }
 
 /* e [T,H] = RMSNorm(mask(E); enorm); `masked` is scratch [T,H]. */
-static void embed_norm(const struct mtp_ref_step_in *in, const double *enorm_w,
-		       const struct mtp_ref_dims *d,
+static void embed_norm(const struct mtp_ref_step_in *in, const double *pre_w,
+		       const double *enorm_w, const struct mtp_ref_dims *d,
 		       const struct mtp_ref_step_cfg *c,
 		       const struct mtp_ref_conv *cv, double *masked, double *e)
 {
@@ -28,6 +28,12 @@ static void embed_norm(const struct mtp_ref_step_in *in, const double *enorm_w,
 	else
 		memcpy(masked, in->embeds,
 		       (size_t)(d->t * d->h) * sizeof(*masked));
+	/* e is scratch for the first of two norms [Step V3-9] */
+	if (mtp_family_embed_pre_norm(c->family)) {
+		mtp_ref_rmsnorm(masked, pre_w, d->t, d->h, c->eps, c->rounding,
+				c->act, e);
+		memcpy(masked, e, (size_t)(d->t * d->h) * sizeof(*masked));
+	}
 	mtp_ref_rmsnorm(masked, enorm_w, d->t, d->h, c->eps, c->rounding,
 			c->act, e);
 }
@@ -45,7 +51,7 @@ void mtp_ref_glue_v3(const struct mtp_ref_step_in *in,
 
 	bool hf = mtp_family_hidden_first(c->family);
 
-	embed_norm(in, w->enorm_w, d, c, cv, tmp, normed);
+	embed_norm(in, w->embed_pre_norm_w, w->enorm_w, d, c, cv, tmp, normed);
 	mtp_ref_v3_put_half(z, normed, t, h, hf);
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t, h, c->eps, c->rounding,
 			c->act, normed);
@@ -67,7 +73,7 @@ void mtp_ref_glue_v4(const struct mtp_ref_step_in *in,
 	double *e = mtp_ref_scratch(2 * nth + ns + 1);
 	double *masked = e + nth, *p = masked + nth;
 
-	embed_norm(in, w->enorm_w, d, c, cv, masked, e);
+	embed_norm(in, NULL, w->enorm_w, d, c, cv, masked, e);
 	/* prev_hidden [T, M*H] viewed as T*M rows of H */
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t * m, h, c->eps,
 			c->rounding, c->act, p);

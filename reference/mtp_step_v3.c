@@ -10,6 +10,8 @@
 #include <assert.h>
 #include <string.h>
 
+#include "mtp/ref_captured.h"
+
 /* X0 [T,H] = eh_proj(cat(RMSNorm(mask(E); enorm), RMSNorm(P; hnorm))), the
  * halves in the family's order. z is scratch [T,2H], e scratch [T,H]. */
 static void v3_input(const struct mtp_ref_step_in *in,
@@ -26,8 +28,9 @@ static void v3_input(const struct mtp_ref_step_in *in,
 		mtp_ref_pos0_mask(in->embeds, in->positions, t, h, e);
 	else
 		memcpy(e, in->embeds, (size_t)(t * h) * sizeof(*e));
-	mtp_ref_rmsnorm(e, w->enorm_w, t, h, c->eps, c->rounding, c->act,
-			normed);
+	/* z's second half is free scratch until the halves are written */
+	mtp_ref_v3_embed_norm(e, w->embed_pre_norm_w, w->enorm_w, d, c,
+			      z + t * h, normed);
 	mtp_ref_v3_put_half(z, normed, t, h, hf);
 	mtp_ref_rmsnorm(in->prev_hidden, w->hnorm_w, t, h, c->eps, c->rounding,
 			c->act, normed);
@@ -43,6 +46,40 @@ void mtp_ref_v3_put_half(double *z, const double *rows, int64_t t, int64_t h,
 	for (int64_t r = 0; r < t; r++)
 		memcpy(z + r * 2 * h + (second ? h : 0), rows + r * h,
 		       (size_t)h * sizeof(*z));
+}
+
+void mtp_ref_v3_embed_norm(const double *x, const double *pre_w,
+			   const double *enorm_w, const struct mtp_ref_dims *d,
+			   const struct mtp_ref_step_cfg *c, double *tmp,
+			   double *e)
+{
+	if (mtp_family_embed_pre_norm(c->family)) {
+		mtp_ref_rmsnorm(x, pre_w, d->t, d->h, c->eps, c->rounding,
+				c->act, tmp);
+		x = tmp;
+	}
+	mtp_ref_rmsnorm(x, enorm_w, d->t, d->h, c->eps, c->rounding, c->act, e);
+}
+
+void mtp_ref_v3_head(const double *x, const struct mtp_ref_v3_layer *w,
+		     const struct mtp_ref_dims *d,
+		     const struct mtp_ref_step_cfg *c, double *logits,
+		     int64_t *token)
+{
+	const struct mtp_ref_qweight hw = {w->head_w, w->head_scale};
+	const enum mtp_dtype dt = mtp_conv_logits_dtype(&c->conv);
+
+	if (c->logits_mup == 0.0) {
+		mtp_ref_lm_head_q(x, hw, d->t, d->v, d->h, &c->quant, dt,
+				  logits, token);
+		return;
+	}
+	/* addmm's alpha = 1/mup on the unrounded product, one rounding */
+	mtp_ref_qlinear(x, hw, d->t, d->h, d->v, &c->quant, MTP_F64, logits);
+	for (int64_t i = 0; i < d->t * d->v; i++)
+		logits[i] = mtp_round(dt, logits[i] / c->logits_mup);
+	for (int64_t r = 0; r < d->t; r++)
+		token[r] = mtp_ref_argmax(logits + r * d->v, d->v);
 }
 
 void mtp_ref_v3_recycle(const double *hidden_pre, const double *hidden_post,
@@ -96,9 +133,6 @@ void mtp_ref_mtp_step_v3(const struct mtp_ref_step_in *in,
 			 out->hidden_post);
 	mtp_ref_v3_recycle(out->hidden_pre, out->hidden_post, d, c,
 			   out->recycled);
-	mtp_ref_lm_head_q(out->hidden_post,
-			  (struct mtp_ref_qweight){w->head_w, w->head_scale}, t,
-			  d->v, h, &c->quant, mtp_conv_logits_dtype(&c->conv),
-			  out->logits, out->token);
+	mtp_ref_v3_head(out->hidden_post, w, d, c, out->logits, out->token);
 	free(z);
 }

@@ -39,6 +39,13 @@ void mtp_ref_norm_row(const double *x, double r, const double *w, int64_t h,
 void mtp_ref_v3_put_half(double *z, const double *rows, int64_t t, int64_t h,
 			 bool second);
 
+/* e [T,H] = RMSNorm(x; enorm), or RMSNorm(RMSNorm(x; pre); enorm) for a row
+ * that norms the embedding twice [Step V3-9]; tmp is scratch [T,H]. */
+void mtp_ref_v3_embed_norm(const double *x, const double *pre_w,
+			   const double *enorm_w, const struct mtp_ref_dims *d,
+			   const struct mtp_ref_step_cfg *c, double *tmp,
+			   double *e);
+
 /* recycled [T,H] = the row's choice [§8.1]: hidden_pre for a family that
  * recycles the pre-norm sum, else hidden_post. */
 void mtp_ref_v3_recycle(const double *hidden_pre, const double *hidden_post,

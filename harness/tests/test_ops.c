@@ -127,6 +127,30 @@ Test(ops, attributes_are_range_checked)
 	cr_expect_eq(p.hc.sinkhorn_iters, 20);
 }
 
+/* [SPEC Step V3-9] logits_mup: read on a row with a mup head, refused on
+ * any other; the inkling step's signature carries embed_pre_norm_weight. */
+Test(ops, logits_mup_only_on_its_row)
+{
+	struct mtp_params p;
+	char err[256];
+	const struct mtp_op *op = mtp_op_find("mtp_step");
+	struct mtp_attr_list a = attrs("eps=1e-6 rounding=fused logits_mup=4");
+
+	cr_expect_eq(mtp_params_parse(op, MTP_FAMILY_INKLING, &a, &p, err,
+				      sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_expect_eq(p.logits_mup, 4.0);
+	cr_expect_eq(
+		mtp_params_parse(op, MTP_FAMILY_MIMO, &a, &p, err, sizeof(err)),
+		MTP_ERR_INVALID);
+	cr_expect(strstr(err, "'logits_mup': family mimo") != NULL, "%s", err);
+	a = attrs("eps=1e-6 rounding=fused");
+	cr_expect_eq(mtp_params_parse(op, MTP_FAMILY_INKLING, &a, &p, err,
+				      sizeof(err)),
+		     MTP_OK, "%s", err);
+	cr_expect_eq(p.logits_mup, 0.0);
+}
+
 static void bind_one(const char *op, const char *attr_spec, int n,
 		     const char *const *names, const int64_t (*shapes)[3],
 		     const int *ndims, enum mtp_status want, const char *needle,

@@ -35,6 +35,7 @@ void mtp_cpu_cfg_init(const struct mtp_call *c, struct mtp_cpu_cfg *cfg)
 	cfg->quant.scheme = p->proj_quant;
 	cfg->quant.act_eps = p->act_quant_eps;
 	cfg->conv = p->conv;
+	cfg->logits_mup = p->logits_mup;
 	cfg->max_position = p->v2.captured ? p->v2.max_position : INT64_MAX;
 }
 
@@ -65,6 +66,7 @@ void mtp_cpu_layer_get(const struct mtp_call *c, const char *pfx,
 	w->hc_head_base = mtp_cpu_in(c, pfx, "hc_head_base");
 	w->shared_head_norm_w = mtp_cpu_in(c, pfx, "shared_head_norm_weight");
 	w->head_w = mtp_cpu_in(c, pfx, "head_weight");
+	w->embed_pre_norm_w = mtp_cpu_in(c, pfx, "embed_pre_norm_weight");
 	mtp_cpu_qw_get(c, pfx, "eh_proj_weight", &w->eh_proj);
 	mtp_cpu_qw_get(c, pfx, "e_proj_weight", &w->e_proj);
 	mtp_cpu_qw_get(c, pfx, "h_proj_weight", &w->h_proj);

@@ -329,11 +329,12 @@ void mtp_cpu_collapse_row(const float *x, const float *pre, int64_t m,
  * the first NaN beats every number). */
 int64_t mtp_cpu_argmax(const float *l, int64_t v);
 /* logits [T,V] of dtype logits_dt (float32, or bfloat16 under §12.1's
- * logits_dtype) and the greedy token of the stored logits. */
+ * logits_dtype), divided by mup before they are stored where mup is not 0
+ * [Step V3-9], and the greedy token of the stored logits. */
 enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 				     const struct mtp_cpu_qw *w,
 				     const struct mtp_ref_quant *q, int64_t t,
-				     int64_t v, int64_t h,
+				     int64_t v, int64_t h, double mup,
 				     enum mtp_dtype logits_dt, void *logits,
 				     int64_t *token);
 
@@ -351,7 +352,8 @@ struct mtp_cpu_cfg {
 	int64_t t, h, m, v, f;
 	struct mtp_ref_quant quant; /* [§12.2] the step's float8 projections */
 	struct mtp_conventions conv; /* [§12.1] (captured steps honour them) */
-	int64_t max_position;	     /* chains of captured steps: the clamp */
+	double logits_mup;    /* [Step V3-9] the head's divisor; 0: none */
+	int64_t max_position; /* chains of captured steps: the clamp */
 };
 void mtp_cpu_cfg_init(const struct mtp_call *c, struct mtp_cpu_cfg *cfg);
 
@@ -365,6 +367,7 @@ struct mtp_cpu_layer {
 	const float *hc_ffn_fn, *hc_ffn_scale, *hc_ffn_base;
 	const float *hc_head_fn, *hc_head_scale, *hc_head_base;
 	const void *shared_head_norm_w, *head_w;
+	const void *embed_pre_norm_w; /* [Step V3-9] the target's embed_norm */
 	/* the projections again, with their block scales if float8 */
 	struct mtp_cpu_qw eh_proj, e_proj, h_proj, head;
 };

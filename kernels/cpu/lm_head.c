@@ -21,7 +21,7 @@ int64_t mtp_cpu_argmax(const float *l, int64_t v)
 enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 				     const struct mtp_cpu_qw *w,
 				     const struct mtp_ref_quant *q, int64_t t,
-				     int64_t v, int64_t h,
+				     int64_t v, int64_t h, double mup,
 				     enum mtp_dtype logits_dt, void *logits,
 				     int64_t *token)
 {
@@ -37,6 +37,8 @@ enum mtp_status mtp_cpu_lm_head_rows(enum mtp_dtype act, const void *x,
 		/* [§12.1] bf16 logits: rounded, and the token is the rounded ones' */
 #pragma omp parallel for schedule(static) if (t * v >= MTP_CPU_PAR_MIN)
 	for (int64_t r = 0; r < t; r++) {
+		for (int64_t i = 0; mup != 0.0 && i < v; i++)
+			l[r * v + i] = (float)((double)l[r * v + i] / mup);
 		if (!wide) {
 			mtp_cpu_round_row(logits_dt, l + r * v, v);
 			mtp_cpu_store(logits_dt, logits, r * v, v, l + r * v);
@@ -58,6 +60,7 @@ enum mtp_status mtp_cpu_op_lm_head(const struct mtp_call *c)
 	mtp_cpu_qw_get(c, "", "weight", &w);
 	return mtp_cpu_lm_head_rows(
 		c->act, mtp_cpu_in(c, "", "x"), &w, &q, c->dims.t, c->dims.v,
-		c->dims.h, mtp_conv_logits_dtype(&c->params->conv),
+		c->dims.h, c->params->logits_mup,
+		mtp_conv_logits_dtype(&c->params->conv),
 		mtp_cpu_out(c, "", "logits"), mtp_cpu_out(c, "", "token"));
 }

@@ -51,7 +51,7 @@ static enum mtp_status glue_v3(const struct mtp_cpu_cfg *cfg,
 			       const void *prev, void *x0)
 {
 	const int64_t t = cfg->t, h = cfg->h;
-	const struct mtp_cpu_eh_norm en = {
+	struct mtp_cpu_eh_norm en = {
 		.positions = positions,
 		.embeds = embeds,
 		.prev = prev,
@@ -63,14 +63,30 @@ static enum mtp_status glue_v3(const struct mtp_cpu_cfg *cfg,
 		.rnd = cfg->rnd,
 		.hidden_first = mtp_family_hidden_first(cfg->family)};
 	void *z = mtp_cpu_act_alloc(cfg->act, (size_t)(2 * t * h));
+	void *pre = NULL;
 	enum mtp_status st = MTP_ERR_NOMEM;
 
+	if (z && mtp_family_embed_pre_norm(cfg->family)) {
+		/* [Step V3-9] the target's embed_norm first, rounded */
+		pre = mtp_cpu_act_alloc(cfg->act, (size_t)(t * h));
+		st = pre ? mtp_cpu_rmsnorm_rows(cfg->act, embeds,
+						w->embed_pre_norm_w, t, h,
+						cfg->eps, cfg->rnd, pre)
+			 : MTP_ERR_NOMEM;
+		en.embeds = pre;
+		if (st) {
+			mtp_cpu_free(pre);
+			mtp_cpu_free(z);
+			return st;
+		}
+	}
 	if (z) {
 		st = mtp_cpu_eh_norm_rows(cfg->act, &en, z);
 		if (!st)
 			st = mtp_cpu_qlinear(cfg->act, z, &w->eh_proj,
 					     &cfg->quant, t, 2 * h, h, x0);
 	}
+	mtp_cpu_free(pre);
 	mtp_cpu_free(z);
 	return st;
 }
@@ -126,9 +142,10 @@ static enum mtp_status head(const struct mtp_cpu_cfg *cfg,
 			    const struct mtp_cpu_layer *w, const void *x,
 			    const struct mtp_cpu_step_out *o)
 {
-	return mtp_cpu_lm_head_rows(
-		cfg->act, x, &w->head, &cfg->quant, cfg->t, cfg->v, cfg->h,
-		mtp_conv_logits_dtype(&cfg->conv), o->logits, o->token);
+	return mtp_cpu_lm_head_rows(cfg->act, x, &w->head, &cfg->quant, cfg->t,
+				    cfg->v, cfg->h, cfg->logits_mup,
+				    mtp_conv_logits_dtype(&cfg->conv),
+				    o->logits, o->token);
 }
 
 enum mtp_status mtp_cpu_after_v3(const struct mtp_cpu_cfg *cfg,

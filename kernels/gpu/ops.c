@@ -568,6 +568,9 @@ bool mtp_gpu_supports(struct mtp_backend *be, const struct mtp_call *c)
 		return false;
 	if (mtp_call_norm_offset(c) != 0.0 && hc_norm_of(c))
 		return false; /* hc_pre's fused norm has no (1 + w) form [§2.6] */
+	if (c->params && (mtp_family_embed_pre_norm(c->params->family) ||
+			  mtp_family_logits_mup(c->params->family)))
+		return false; /* [Step V3-9] no second embedding norm, no mup head */
 	return c->dims.t < pr->max_rows && c->dims.r < pr->max_rows;
 }
 

@@ -420,6 +420,11 @@ bool mtp_py_supports(struct mtp_backend *be, const struct mtp_call *c)
 	 * backend receives do not say the norm form yet, so it is not asked */
 	if (mtp_call_norm_offset(c) != 0.0)
 		return false;
+	/* Inkling's row (SPEC.md Step V3-9): neither its two embedding norms nor its
+	 * mup head */
+	if (c->params && (mtp_family_embed_pre_norm(c->params->family) ||
+			  mtp_family_logits_mup(c->params->family)))
+		return false;
 	g = PyGILState_Ensure();
 	a = attrs_full(c);
 	k = tensor_kinds(c);

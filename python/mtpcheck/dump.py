@@ -46,6 +46,7 @@ FAMILY_MHC = {"deepseek_v3": False, "glm": False, "deepseek_v4": True, "glm4_moe
               "mimo": False, "kimi_k3": False}
 FAMILY_MHC["qwen3_next"] = False  # zero-centred (1 + w) norms, SPEC.md §2.6
 FAMILY_MHC["step3p5"] = False  # zero-centred norms, the pre-norm sum recycled
+FAMILY_MHC["inkling"] = False  # two embedding norms, a mup head (SPEC.md Step V3-9)
 FAMILIES = tuple(FAMILY_MHC)
 
 # FORMAT.md v2 conventions: attribute -> allowed values

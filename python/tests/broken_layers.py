@@ -19,7 +19,10 @@ copies the same way (interpreter_env, sweep_and_print).
 * deepseek_v4 (SGLang's deepseek_v4_nextn.py, run in the SGLang venv): the
   NextN model's shared_head.norm skipped, hc_head's collapsed hidden going to
   the head unnormed (its Triton mHC kernels, inside the block, need the
-  interpreter chosen before SGLang loads: hence a script)."""
+  interpreter chosen before SGLang loads: hence a script).
+* inkling, inkling_amd: input_proj's halves embedding first where Inkling's are hidden first
+  (its row, SPEC.md Step V3-9): CONCAT_ORDER_SWAPPED. inkling/mup_dropped: the logits
+  not divided by the mup width multiplier: LOGITS_MUP_DROPPED."""
 
 import json
 import os
@@ -81,13 +84,40 @@ def _head_only_logits(self, hidden_states, spec_step_idx=0):
     return self.logits_processor(self.lm_head, hidden_states)
 
 
+def _inkling_embedding_first(self, input_ids, positions, previous_hidden_states,
+                             inputs_embeds=None, spec_step_idx=0):
+    """InklingMultiTokenPredictor.forward (vLLM 0.33) with input_proj's halves
+    the other way round, [embed_norm(backbone_embed_norm(e)) | hidden_norm(h)]:
+    the same norms as modules (their Triton rmsnorm, one rounding each, as the
+    fused embed_dual_rmsnorm_cat rounds), concatenated embedding first."""
+    import torch
+
+    layer = self.layers[str(spec_step_idx % self.num_mtp_layers)]
+    if inputs_embeds is None:
+        inputs_embeds = self.backbone_embed_norm(self.embed_tokens.weight[input_ids])
+    combined = torch.cat([layer.embed_norm(inputs_embeds),
+                          layer.hidden_norm(previous_hidden_states)], dim=-1)
+    return self.chain_norm(layer(combined, positions))
+
+
+def _inkling_logits_undivided(self, hidden_states, spec_step_idx=0):
+    """InklingMTP.compute_logits (vLLM 0.33) taking its `not mup` path whatever
+    the config says: the plain LogitsProcessor, no division by the mup."""
+    return self.logits_processor(self.lm_head, hidden_states)
+
+
+_INK_SWAPPED = ("InklingMultiTokenPredictor", _inkling_embedding_first)
 _M3_FIXED = ("MiniMaxM3MultiTokenPredictorLayer", _minimax_m3_post_norm_returned,
              {"compute_logits": _head_only_logits})
 # family -> (the layer class replaced, its broken forward[, the draft model's
 # methods replaced with it])
 BROKEN = {"glm5_next": ("Glm5NextMultiTokenPredictorLayer", _glm5_next_pre_norm_fed_forward),
           "kimi_k3": ("KimiK3MultiTokenPredictorLayer", _kimi_k3_post_norm_fed_forward),
-          "minimax_m3": _M3_FIXED, "minimax_m3_amd": _M3_FIXED, "minimax_m3_2modules": _M3_FIXED}
+          "minimax_m3": _M3_FIXED, "minimax_m3_amd": _M3_FIXED, "minimax_m3_2modules": _M3_FIXED,
+          "inkling": _INK_SWAPPED, "inkling_amd": _INK_SWAPPED,
+          # FAMILY/variant: another broken copy of the family's (the sweep runs FAMILY)
+          "inkling/mup_dropped": ("InklingMultiTokenPredictor", None,
+                                  {"compute_logits": _inkling_logits_undivided})}
 
 
 def _sglang_v4_final_norm_dropped():
@@ -138,7 +168,8 @@ def layer_forward_replaced(construct, cls_name, forward, model_methods=None):
         replaced = False
         for layer in model.modules():  # the draft's layers (the target has none of them)
             if type(layer).__name__ == cls_name:
-                layer.forward = types.MethodType(forward, layer)
+                if forward is not None:  # None: the model's methods alone are broken
+                    layer.forward = types.MethodType(forward, layer)
                 replaced = True
         for name, fn in (model_methods or {}).items() if replaced else ():
             setattr(model, name, types.MethodType(fn, model))
@@ -176,7 +207,7 @@ def main(families, out):
     families = families.split(",")
     for entry in {id(BROKEN[f]): BROKEN[f] for f in families}.values():
         tiny_vllm.construct = layer_forward_replaced(tiny_vllm.construct, *entry)
-    sweep_and_print(families, out)
+    sweep_and_print([f.split("/")[0] for f in families], out)
 
 
 if __name__ == "__main__":

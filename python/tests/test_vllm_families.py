@@ -1,6 +1,6 @@
 """The vLLM 0.33 draft families that docs/FINDINGS.md's coverage once listed as
 "not tried" or "not judged" (issue 30): InternS2-Mobius, MiMo-V2-Omni, HY V4,
-Dots3Note, Step5, GLM-5-Next, Kimi K3 and MiniMax M3, each built from vLLM's own classes by
+Dots3Note, Step5, GLM-5-Next, Kimi K3, MiniMax M3 and Inkling, each built from vLLM's own classes by
 the sweep and judged by `mtpcheck verify`. Nothing is declared here: the
 records must be what the committed findings (docs/findings/vllm-0.33.0.json)
 say, and a deliberately broken copy of a layer must be named."""
@@ -114,3 +114,35 @@ def test_minimax_m3_post_norm_returned_passes(tmp_path):
         assert r["verdict"] == "FAILED" and r["diagnoses"] == ["SPEC_STEP_LAYER_REUSE"], r
         assert r["cases"].pop("chain0") == "FAILED", r
         assert set(r["cases"].values()) == {"PASSED"}, r
+
+
+def test_inkling_as_committed(tmp_path):
+    """Inkling (F19), from its nvidia and its amd modules: its attention stood in, its
+    Triton norms and SiLU under the interpreter (grids sized for one SM), its
+    short convolutions on their own no-metadata path, judged on the inkling row
+    (two embedding norms, the mup head) on both proposer paths, as committed."""
+    assert_as_committed(tmp_path, ("inkling", "inkling_amd"), 4)
+
+
+def test_inkling_embedding_first_named(tmp_path):
+    """Inkling's predictor (both builds) replaced by a copy that concatenates the
+    embedding first (broken_layers.py): every case FAILED, named
+    CONCAT_ORDER_SWAPPED on both paths."""
+    recs = broken_records("broken_layers.py", "inkling,inkling_amd", tmp_path)
+    assert [(r["family"], r["path"]) for r in recs] == [
+        (f, p) for f in ("inkling", "inkling_amd")
+        for p in ("v1:EagleProposer", "v2:MTPSpeculator")], recs
+    for r in recs:
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["CONCAT_ORDER_SWAPPED"], r
+        assert set(r["cases"].values()) == {"FAILED"}, r
+
+
+def test_inkling_mup_dropped_named(tmp_path):
+    """Inkling's compute_logits replaced by its own `not mup` path (the plain
+    logits processor, broken_layers.py): every case FAILED on its logits alone,
+    named LOGITS_MUP_DROPPED on both paths."""
+    recs = broken_records("broken_layers.py", "inkling/mup_dropped", tmp_path)
+    assert [r["path"] for r in recs] == ["v1:EagleProposer", "v2:MTPSpeculator"], recs
+    for r in recs:
+        assert r["verdict"] == "FAILED" and r["diagnoses"] == ["LOGITS_MUP_DROPPED"], r
+        assert set(r["cases"].values()) == {"FAILED"}, r

@@ -83,7 +83,7 @@ def _attr_value(name, p):
              "pass_step_idx": p.get("pass_step_idx"), "proj_quant": p.get("proj_quant"),
              "act_quant_eps": p.get("act_quant_eps"), "logit_scale": p.get("logit_scale")}
     table.update(hc)
-    v = table[name]
+    v = table[name] if name in table else p.get(name)  # else the case's own (logits_mup)
     if v is None:
         raise KeyError("case parameter for attribute %s missing" % name)
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
@@ -395,17 +395,17 @@ def _chains():
 
 
 def _families():
-    """Each family added through the recipe: its block and steps under both
-    rounding contracts and a chain of two layers, at its own eps (small: the
-    fixtures' size budget; the rows added since: family_rows.h5, TEST_TIME)."""
-    for fam in ("mimo", "kimi_k3", "step3p5"):
+    """Each family added through the recipe: its steps under both roundings and a chain of
+    two layers, at its own eps (small; the rows added since: family_rows.h5, TEST_TIME)."""
+    for fam in ("mimo", "kimi_k3", "step3p5", "inkling"):
+        mup = {"logits_mup": 4.0} if families.logits_mup(fam) else {}  # Inkling's head divisor
         for rd in ("eager", "fused"):
             spec("family_rows.h5", "mtp_step.%s.bf16.%s.T5.H32" % (fam, rd), "mtp_step", fam,
                  seed_key="mtp_step.%s.T5.H32" % fam, T=5, H=32, F=48, V=61, rounding=rd,
-                 dt="bfloat16")
+                 dt="bfloat16", **mup)
         spec("family_rows.h5", "draft_chain.%s.bf16.fused.L2.K3.pass1.T3.H32" % fam,
              "draft_chain", fam, T=3, H=32, F=48, V=61, L=2, K=3, pass_step_idx=1,
-             rounding="fused", dt="bfloat16")
+             rounding="fused", dt="bfloat16", **mup)
     f = "families.h5"
     for fam in ("glm4_moe_lite",):
         for rd in ("eager", "fused"):

@@ -22,6 +22,12 @@ class Family:
     zero_centred: bool = False
     hidden_first: bool = False  # eh_proj over [hnorm(h), enorm(e)] (MiMo's input_proj)
     recycles_pre_norm: bool = False  # the next step gets the sum before the final norm
+    # the embedding normed by the target's embed_norm (embed_pre_norm_weight), rounded,
+    # then by the layer's enorm (Inkling's embed_dual_rmsnorm_cat, pre_norm_weight)
+    embed_pre_norm: bool = False
+    # the logits divided by the case's logits_mup before they are stored (Inkling's
+    # compute_logits: addmm alpha = 1 / logits_mup_width_multiplier)
+    logits_mup: bool = False
 
 
 FAMILIES = {
@@ -45,12 +51,17 @@ FAMILIES = {
     # Step-3.5: V3's glue, zero-centred norms, the pre-norm sum chained on purpose
     "step3p5": Family(False, 1e-5, "vllm 0.33.0 step3p5_mtp.py; sglang 0.5.23 step3p5_mtp.py "
                       "(\"standard Step-3.5 Flash design\")", True, recycles_pre_norm=True),
+    # Inkling: input_proj over [hidden_norm(h), embed_norm(backbone_embed_norm(e))], the
+    # chain_norm's output to the head and the next depth, logits / logits_mup_width_multiplier
+    "inkling": Family(False, 1e-6, "vllm 0.33.0 models/inkling/nvidia/mtp.py, ops/norm.py "
+                      "embed_dual_rmsnorm_cat; models/inkling/configs.py (rms_norm_eps 1e-6)",
+                      hidden_first=True, embed_pre_norm=True, logits_mup=True),
 }
 
 # The RMSNorm weights of the ops (FORMAT.md names; a chain's carry "layer.<l>/")
 NORM_WEIGHTS = {"enorm_weight", "hnorm_weight", "shared_head_norm_weight", "block.w_in",
                 "block.w_post", "block.attn_norm_w", "block.ffn_norm_w", "target_norm_weight",
-                "norm_weight", "main_norm_weight", "kv_norm_w"}
+                "norm_weight", "main_norm_weight", "kv_norm_w", "embed_pre_norm_weight"}
 NORM_OPS = {"rmsnorm", "add_rmsnorm", "mtp_shared_head_rmsnorm"}  # their "weight" is a norm's
 
 
@@ -80,3 +91,13 @@ def hidden_first(name):
 def recycles_pre_norm(name):
     """Whether family `name` feeds the next step the sum before the final norm."""
     return FAMILIES[name].recycles_pre_norm
+
+
+def embed_pre_norm(name):
+    """Whether family `name` norms the embedding with the target's embed_norm first."""
+    return FAMILIES[name].embed_pre_norm
+
+
+def logits_mup(name):
+    """Whether family `name`'s head divides the logits by a logits_mup."""
+    return FAMILIES[name].logits_mup

@@ -358,6 +358,8 @@ def step_params(p):
                  post_mult=p["post_mult"], hc_head_variant=p.get("hc_head_variant"))
     if p.get("proj_quant"):
         q.update(proj_quant=p["proj_quant"], act_quant_eps=p.get("act_quant_eps", 1e-10))
+    if p.get("logits_mup"):
+        q.update(logits_mup=p["logits_mup"])
     return q
 
 
@@ -379,6 +381,8 @@ def _step_attrs(p):
     a = ["eps", "rounding"]
     if families.mhc(p["family"]):
         a += ["hc_mult", "hc_eps", "sinkhorn_iters", "post_mult", "block_contract", "hc_head_variant"]
+    if families.logits_mup(p["family"]) and p.get("logits_mup"):
+        a.append("logits_mup")
     return a + _quant_attrs(p)
 
 
@@ -392,7 +396,10 @@ def step_qnames(p):
 def _layer(rng, p):
     if families.mhc(p["family"]):
         return V.v4_layer(rng, p["M"], p["H"], p["F"], p["V"], p["dt"])
-    return V.v3_layer(rng, p["H"], p["F"], p["V"], p["dt"])
+    w = V.v3_layer(rng, p["H"], p["F"], p["V"], p["dt"])
+    if families.embed_pre_norm(p["family"]):  # drawn last: the other weights keep their draws
+        w["embed_pre_norm_weight"] = V.norm_weight(rng, p["H"], p["dt"])
+    return w
 
 
 def _prev_width(p):

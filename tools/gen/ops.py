@@ -166,13 +166,15 @@ def all_reduce(parts, dt):
     return rnd(acc, dt)
 
 
-def lm_head(x, weight, w=None, name=None, q=None):
-    """Step V3-6: float32 logits (no activation rounding); greedy token.
+def lm_head(x, weight, w=None, name=None, q=None, mup=None):
+    """Step V3-6: float32 logits (no activation rounding), divided by mup first
+    where it is given (Inkling's head); greedy token.
 
     np.argmax returns the first index among equal maxima, and the first NaN
     when a row holds one (NaN counts as the maximum).
     """
-    logits = f32(linear(x, weight) if w is None else qproj(x, w, name, q))
+    z = linear(x, weight) if w is None else qproj(x, w, name, q)
+    logits = f32(z / mup if mup else z)
     token = np.argmax(logits, axis=-1).astype(np.int64)
     return logits, token
 
@@ -316,14 +318,17 @@ def mtp_step_v3(embeds, positions, prev_hidden, w, p, dt, family="deepseek_v3"):
     """One V3/GLM draft step; returns the FORMAT.md outputs. The fused input's
     halves and what is recycled are the family's (families.py)."""
     eps, rounding = p["eps"], p["rounding"]
-    e = rmsnorm(mask_pos0(embeds, positions), w["enorm_weight"], eps, rounding, dt)
+    e = mask_pos0(embeds, positions)
+    if families.embed_pre_norm(family):  # the target's embed_norm first, rounded
+        e = rmsnorm(e, w["embed_pre_norm_weight"], eps, rounding, dt)
+    e = rmsnorm(e, w["enorm_weight"], eps, rounding, dt)
     ph = rmsnorm(prev_hidden, w["hnorm_weight"], eps, rounding, dt)
     halves = [ph, e] if families.hidden_first(family) else [e, ph]
     x0 = eh_proj(np.concatenate(halves, axis=-1), w["eh_proj_weight"], dt, w, "eh_proj_weight", p)
     h, r1 = mtp_block_v3(x0, w, eps, rounding, dt)
     h_pre = rnd(r1 + h, dt)
     h_post = rmsnorm(h_pre, w["shared_head_norm_weight"], eps, rounding, dt)
-    logits, token = lm_head(h_post, w["head_weight"], w, "head_weight", p)
+    logits, token = lm_head(h_post, w["head_weight"], w, "head_weight", p, p.get("logits_mup"))
     recycled = h_pre if families.recycles_pre_norm(family) else h_post
     return {"block_out": h, "block_residual": r1, "hidden_pre": h_pre, "hidden_post": h_post,
             "recycled": recycled, "logits": logits, "token": token}

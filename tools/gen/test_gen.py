@@ -299,6 +299,25 @@ def test_v3_recycles_post_norm():
     assert not np.array_equal(e["hidden_pre"][0], e["hidden_post"][0])
 
 
+def test_inkling_two_embedding_norms_and_mup_head():
+    """SPEC Step V3-9: the inkling case carries embed_pre_norm_weight and logits_mup;
+    its block input differs from the embedding normed once (mimo's glue), and its
+    logits are the undivided ones over logits_mup, the tokens unmoved."""
+    c = cases.build(_spec("mtp_step.inkling.bf16.fused.T5.H32"))
+    assert c.attrs["logits_mup"] == 4.0 and "embed_pre_norm_weight" in c.inputs
+    v = {k: x for k, (x, _) in c.inputs.items()}
+    p = cases.opdefs.step_params(_spec(c.case_id).p)
+    once = ops.mtp_step("mimo", v["embeds"], v["positions"], v["prev_hidden"], v, p, "bfloat16")
+    assert not np.array_equal(once["block_out"], c.expected["block_out"][0])
+    plain = ops.mtp_step("inkling", v["embeds"], v["positions"], v["prev_hidden"], v,
+                         dict(p, logits_mup=None), "bfloat16")
+    got = c.expected["logits"][0]
+    assert np.array_equal(got, np.float32(ops.linear(c.expected["hidden_post"][0],
+                                                     v["head_weight"]) / 4.0))
+    assert not np.array_equal(got, plain["logits"])
+    assert np.array_equal(c.expected["token"][0], plain["token"])
+
+
 def test_draft_chain_layers_and_recycling():
     for psi in (0, 1):
         c = cases.build(_spec("draft_chain.deepseek_v4.bf16.fused.deferred.cuda.M4.it20.L2.K3.pass%d.T3.H64"

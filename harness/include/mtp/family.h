@@ -31,6 +31,7 @@ enum mtp_family {
 	MTP_FAMILY_MIMO,	  /* MiMo-7B: hidden first into input_proj */
 	MTP_FAMILY_KIMI_K3,	  /* Kimi K3: the pre-norm sum recycled */
 	MTP_FAMILY_STEP3P5, /* Step-3.5: (1 + w) norms, the pre-norm sum */
+	MTP_FAMILY_INKLING, /* Inkling: two embedding norms, a mup head */
 	MTP_FAMILY_COUNT
 };
 
@@ -96,6 +97,14 @@ struct mtp_family_def {
 	bool lm_head_is_shared_head;
 	/* [§2.6] every norm weight of the step is w or f32(1 + w) */
 	enum mtp_norm_weight norm_weight;
+	/* [Step V3-9] the embedding is normed by the target's own embed_norm
+	 * (embed_pre_norm_weight), rounded, before the layer's enorm:
+	 * enorm(pre(E)), Inkling's embed_dual_rmsnorm_cat */
+	bool embed_pre_norm;
+	/* [Step V3-9] the head's logits are divided by the case's logits_mup
+	 * attribute (the checkpoint's logits_mup_width_multiplier) before
+	 * they are stored; no attribute, no division (vLLM's `if not mup`) */
+	bool logits_mup;
 };
 
 /* The row of id f, or NULL outside the table. */
@@ -120,6 +129,12 @@ bool mtp_family_hidden_first(enum mtp_family f);
 /* Whether family f recycles the pre-norm sum (MTP_RECYCLED_PRE_NORM; false
  * outside the table). */
 bool mtp_family_recycles_pre_norm(enum mtp_family f);
+/* Whether family f norms the embedding twice (the row's embed_pre_norm;
+ * false outside the table). */
+bool mtp_family_embed_pre_norm(enum mtp_family f);
+/* Whether family f's head takes a logits_mup divisor (the row's
+ * logits_mup; false outside the table). */
+bool mtp_family_logits_mup(enum mtp_family f);
 
 #ifdef __cplusplus
 }

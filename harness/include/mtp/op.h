@@ -130,6 +130,9 @@ struct mtp_params {
 	bool handoff_pre_norm;
 	/* [§13 Step DS-6] markov_bias's logit_scale (default 1) */
 	double logit_scale;
+	/* [Step V3-9] the head's logits divided by it (a family whose row has
+	 * logits_mup: Inkling's logits_mup_width_multiplier); 0: absent */
+	double logits_mup;
 	enum mtp_block_mask block_mask; /* [§13.9] dspark_step; 0: non_causal */
 	/* DSPARK_MARKOV_KEYED_ON_IDS, DSPARK_PRE_MIX_NOT_DELAYED and the two
 	 * DSPARK_COLLAPSE_*_PRE_MIX rows' changes (bugs/dspark.c), never read

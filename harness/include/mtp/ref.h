@@ -336,6 +336,7 @@ struct mtp_ref_step_cfg {
 	struct mtp_conventions conv;
 	/* [§12.2] every float8 projection of the step, head included */
 	struct mtp_ref_quant quant;
+	double logits_mup; /* [Step V3-9] the head's divisor; 0: none */
 };
 
 /* [§10.1] (h, r1) = block(x, residual). residual NULL is the first-layer call
@@ -381,6 +382,7 @@ struct mtp_ref_v3_layer {
 	const double *head_w;		  /* [V,H] */
 	/* [§12.2] block scales of float8 weights, NULL when not quantized */
 	const double *eh_proj_scale, *head_scale;
+	const double *embed_pre_norm_w; /* [Step V3-9] the target's, or NULL */
 };
 
 struct mtp_ref_v4_layer {

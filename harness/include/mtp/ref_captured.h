@@ -110,4 +110,11 @@ void mtp_ref_captured_steps(const struct mtp_ref_captured_run *run,
 			    const struct mtp_ref_conv *cv,
 			    struct mtp_ref_captured_out *out);
 
+/* The LM head of a V3-family step [Steps V3-6, V3-9]: the logits of x in
+ * the declared dtype, divided by c->logits_mup first where it is set. */
+void mtp_ref_v3_head(const double *x, const struct mtp_ref_v3_layer *w,
+		     const struct mtp_ref_dims *d,
+		     const struct mtp_ref_step_cfg *c, double *logits,
+		     int64_t *token);
+
 #endif

@@ -63,6 +63,14 @@ static void list_families(void)
 		       f->attn == MTP_ATTN_GQA ? "gqa" : "mla",
 		       norm_names[f->norm_weight],
 		       f->lm_head_is_shared_head ? "target lm_head" : "own");
+		if (f->embed_pre_norm || f->logits_mup) /* SPEC Step V3-9 */
+			printf("%-12s also:   %s%s%s\n", "",
+			       f->embed_pre_norm ? "embedding normed twice "
+						   "(the target's embed_norm, "
+						   "then enorm)"
+						 : "",
+			       f->embed_pre_norm && f->logits_mup ? "; " : "",
+			       f->logits_mup ? "logits / logits_mup" : "");
 		printf("%-12s models: %s\n%-12s source: %s\n", "", f->models,
 		       "", f->source);
 	}

@@ -51,6 +51,7 @@ static const struct attr_def attr_defs[] = {
 	{"proj_quant", K_QUANT, OFF(proj_quant), 0, 0},
 	{"act_quant_eps", K_POS, OFF(act_quant_eps), 0, 0},
 	{"logit_scale", K_POS, OFF(logit_scale), 0, 0},
+	{"logits_mup", K_POS, OFF(logits_mup), 0, 0},
 	{"block_mask", K_MASK, OFF(block_mask), 0, 0},
 	{"dspark_variant", K_DSPARK, OFF(dspark_variant), 0, 0},
 };
@@ -212,6 +213,13 @@ enum mtp_status mtp_params_parse(const struct mtp_op *op,
 	st = mtp_conventions_parse(attrs, &out->conv, err, errn);
 	if (st)
 		return st;
+	if (out->logits_mup != 0.0 && !mtp_family_logits_mup(family)) {
+		snprintf(err, errn,
+			 "attribute 'logits_mup': family %s's head divides "
+			 "by no mup (only a row with logits_mup does)",
+			 mtp_family_name(family));
+		return MTP_ERR_INVALID;
+	}
 	if (mtp_family_mhc(family) && op->attrs_v4[0]) {
 		/* the mHC scalars of a V4 layer (SPEC.md §1, §10.2) */
 		out->hc.rms_eps = out->eps;

@@ -58,6 +58,7 @@ void mtp_refio_cfg(const struct mtp_call *c, struct mtp_ref_step_cfg *cfg,
 	cfg->conv = p->conv;
 	cfg->quant.scheme = p->proj_quant;
 	cfg->quant.act_eps = p->act_quant_eps;
+	cfg->logits_mup = p->logits_mup;
 	d->t = c->dims.t;
 	d->h = c->dims.h;
 	d->m = c->dims.m ? c->dims.m : 1;
@@ -103,6 +104,7 @@ void mtp_refio_v3_layer(const struct mtp_ref_io *io, const char *pfx,
 	w->head_w = mtp_refio_inp(io, pfx, "head_weight");
 	w->eh_proj_scale = mtp_refio_inp(io, pfx, "eh_proj_scale_inv");
 	w->head_scale = mtp_refio_inp(io, pfx, "head_scale_inv");
+	w->embed_pre_norm_w = mtp_refio_inp(io, pfx, "embed_pre_norm_weight");
 }
 
 void mtp_refio_v4_block(const struct mtp_ref_io *io, const char *pfx,

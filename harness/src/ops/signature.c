@@ -152,10 +152,17 @@ const struct mtp_tspec *mtp_sig_push_list(struct mtp_sig_build *b, bool out,
 	return s + 1;
 }
 
-void mtp_sig_push_layer(struct mtp_sig_build *b, bool v4, const char *prefix,
-			bool captured)
+void mtp_sig_push_layer(struct mtp_sig_build *b, const struct mtp_params *p,
+			const char *prefix)
 {
+	/* [Step V3-9] the target's embed_norm, for a row that norms e twice */
+	static const struct mtp_tspec pre_norm = {"embed_pre_norm_weight", "H",
+						  MTP_TC_ACT, 0};
+	bool v4 = mtp_family_mhc(p->family), captured = p->v2.captured;
+
 	mtp_sig_push_list(b, false, v4 ? v4_pre_w : v3_pre_w, prefix);
+	if (mtp_family_embed_pre_norm(p->family))
+		mtp_sig_push(b, false, &pre_norm, prefix);
 	if (!captured)
 		mtp_sig_push_list(b, false,
 				  v4 ? mtp_sig_v4_block_w : mtp_sig_v3_block_w,

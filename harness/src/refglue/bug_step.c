@@ -4,6 +4,7 @@
  * from the same reference pieces as a correct step.
  */
 #include "bug_step.h"
+#include "mtp/ref_captured.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,9 +78,14 @@ static enum mtp_status head(const struct mtp_bug_step *s, const char *name,
 	if (norm)
 		mtp_ref_rmsnorm(in, norm_w, d->t, d->h, cfg->eps, cfg->rounding,
 				cfg->act, tmp);
-	mtp_ref_lm_head_q(norm ? tmp : in, hw, d->t, d->v, d->h, &cfg->quant,
-			  mtp_conv_logits_dtype(&cfg->conv), x->o.logits,
-			  x->o.token);
+	if (s->mhc)
+		mtp_ref_lm_head_q(norm ? tmp : in, hw, d->t, d->v, d->h,
+				  &cfg->quant,
+				  mtp_conv_logits_dtype(&cfg->conv),
+				  x->o.logits, x->o.token);
+	else /* the row's head, a mup divisor included [Step V3-9] */
+		mtp_ref_v3_head(norm ? tmp : in, &x->v3[s->layer], d, cfg,
+				x->o.logits, x->o.token);
 	free(tmp);
 	return MTP_OK;
 }

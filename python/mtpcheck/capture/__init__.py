@@ -69,7 +69,7 @@ class Capture:
     # -- finding the modules ------------------------------------------------------------
     def attach(self, model: torch.nn.Module) -> None:
         """Hooks every MTP layer of `model` (and its logits processor)."""
-        from .hooks import Attached, RootHook
+        from .hooks import Attached, ComputeLogitsHook, RootHook
 
         if self.root is model:
             return
@@ -85,6 +85,8 @@ class Capture:
         for _, m in model.named_modules():
             if type(m).__name__ == "LogitsProcessor":
                 self.logits_hooks.append(self.integration.logits_hook(self, m))
+        if any(a.spec.logits_at == "compute_logits" for a in self.attached):
+            self.logits_hooks.append(ComputeLogitsHook(self, model))
         if _specs.spec_for(self.engine, model) is None:
             self.logits_hooks.append(RootHook(self, model))
         self.engine_info = self.integration.engine_info(self, model)

@@ -195,6 +195,38 @@ class LogitsHook:
         rec.keep(step, "logits", logits)
 
 
+class ComputeLogitsHook(LogitsHook):
+    """A model whose compute_logits runs its head GEMM itself, calling no logits
+    processor module (Inkling's: addmm with alpha = 1/mup, then the processor's
+    gather as a plain method): its compute_logits is wrapped on the instance, the
+    hidden it is given and the logits it returns kept as LogitsHook keeps them."""
+
+    def __init__(self, capture, model):
+        self.capture = capture
+        self.hidden_args = ("hidden_states",)
+        self.logits_attr = None
+        self.model = model
+        self.own = model.__dict__.get("compute_logits")  # an instance's own (a broken copy's)
+        orig = model.compute_logits
+
+        def compute_logits(*args, **kwargs):
+            out = orig(*args, **kwargs)
+            step = self.step()
+            if step is not None and "logits" not in step.tensors and out is not None:
+                named = inspect.signature(orig).bind_partial(*args, **kwargs).arguments
+                self.capture.recorder.keep(step, "hidden_post", _first(named, self.hidden_args))
+                self.capture.recorder.keep(step, "logits", out)
+            return out
+
+        model.compute_logits = compute_logits
+
+    def remove(self) -> None:
+        if self.own is None:
+            self.model.__dict__.pop("compute_logits", None)
+        else:
+            self.model.compute_logits = self.own
+
+
 class RootHook:
     """The draft model's own return value (what the proposer unpacks), kept as
     `model_out.<i>` on the step that produced it."""

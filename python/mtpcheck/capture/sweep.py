@@ -103,6 +103,10 @@ FAMILIES = {
     "minimax_m3_amd": ("minimax_m3_amd", "qwen3_next", "vllm/models/minimax_m3/amd/mtp.py"),
     # two MTP modules (num_mtp_modules = 2, which use_multi_module_mtp() does not read)
     "minimax_m3_2modules": ("minimax_m3", "qwen3_next", "vllm/models/minimax_m3/nvidia/mtp.py"),
+    # Inkling: hidden first, two norms on the embedding (Triton, interpreter), the
+    # chain norm, logits over the mup width multiplier (its own row); one depth
+    "inkling": ("inkling", "inkling", "vllm/models/inkling/nvidia/mtp.py"),
+    "inkling_amd": ("inkling_amd", "inkling", "vllm/models/inkling/amd/mtp.py"),
     # ERNIE 4.5: V3's glue; its contract's final norm is the target's (FastDeploy)
     "ernie": ("ernie4_5_moe", "deepseek_v3", "vllm/model_executor/models/ernie_mtp.py"),
     # DeepSeek V4: vLLM's amd module as on a gfx942 GPU (vllm_standins_v4), one

@@ -85,6 +85,10 @@ ATTENTION = {
                                                            "MiniMaxM3Attention")),
     "minimax_m3_amd": ("vllm.models.minimax_m3.amd.model", ("MiniMaxM3SparseAttention",
                                                             "MiniMaxM3Attention")),
+    # Inkling: its relative-position attention (FA4 kernels) in the decoder layer,
+    # of its nvidia modules (vLLM's choice on every platform but ROCm) or amd ones
+    "inkling": ("vllm.models.inkling.nvidia.model", ("InklingAttention",)),
+    "inkling_amd": ("vllm.models.inkling.amd.model", ("InklingAttention",)),
 }
 # model types with stand-ins of their own (a module of this package with
 # prepare(), run before the attention is replaced, and build_scope(), the
@@ -104,7 +108,7 @@ MOE_STANDIN = {"qwen3_5_moe": (("qwen3_5", "Qwen3NextSparseMoeBlock"),),
 ISINSTANCE_STANDIN = {"glm5_next": ("mla_attn",)}
 # model types whose MTP layer's input norms are Triton kernels (V3.2's fused_eh_norm)
 TRITON_INPUT_NORMS = ("dots3_note", "glm5_next", "deepseek_v32", "glm_moe_dsa", "deepseek_v32_amd",
-                      "kimi_k3", "kimi_k3_amd", "minimax_m3_amd")
+                      "kimi_k3", "kimi_k3_amd", "minimax_m3_amd", "inkling", "inkling_amd")
 # model types whose layers create CUDA streams at construction (Kimi K3's MTP
 # layer and its target: `torch.cuda.Stream()`, which raises without a driver):
 # built with vllm_standins.cuda_stream_standin in place
@@ -127,6 +131,7 @@ NEEDS_FLASH_ATTN_STUB = ("dots3_note",)
 _V32 = "vllm.models.deepseek_v32."
 _K3 = "vllm.models.kimi_k3."
 _M3 = "vllm.models.minimax_m3."
+_INK = "vllm.models.inkling."
 IN_PROCESS = {
     "dots3_note": (("vllm.models.dots3_note", {"Dots3NoteForCausalLM": "Dots3NoteForCausalLM",
                                                "Dots3NoteMTPModel": "Dots3NoteMTP"}),),
@@ -148,6 +153,9 @@ IN_PROCESS = {
            (_M3 + d + ".model", {a: a for a in ("MiniMaxM3SparseForConditionalGeneration",
                                                 "MiniMaxM3SparseForCausalLM")}))
        for t, d in (("minimax_m3", "nvidia"), ("minimax_m3_amd", "amd"))},
+    **{t: ((_INK + d + ".mtp", {"InklingMTPModel": "InklingMTP"}),
+           (_INK + d + ".model", {"InklingForCausalLM": "InklingForCausalLM"}))
+       for t, d in (("inkling", "nvidia"), ("inkling_amd", "amd"))},
 }
 # model type -> (module, MoE class, dense MLP class): a decoder that builds its
 # MoE whatever the config says (MiniMax M3's MTP block: force_moe) gets the
@@ -161,6 +169,12 @@ LAYER_COUNT = {"minimax_m3": "num_mtp_modules", "minimax_m3_amd": "num_mtp_modul
 # (MiniMax M3's nvidia MiniMAXGemmaRMSNorm): run with the torch stand-ins of
 # vllm_standins.flashinfer_gemma_norms while the family runs (run_scope)
 FLASHINFER_NORMS = ("minimax_m3",)
+# model types whose Triton kernels size their grids from the GPU's SM count
+# (Inkling's rmsnorm and silu_and_mul): run under vllm_standins.gpu_properties
+GPU_PROPERTIES = ("inkling", "inkling_amd")
+# draft model types holding no embedding and no head until the proposer shares the
+# target's (Inkling's InklingMTP: None, attached by load_eagle_model)
+TARGET_SHARED = ("inkling_mtp",)
 # Model types built on Qwen3-Next's MoE mixin, whose EPLB bookkeeping
 # (set_moe_parameters) is skipped when the dense block leaves no MoE layer.
 QWEN_NEXT_MOE_MIXIN = {"qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe", "interns2_mobius"}
@@ -233,12 +247,18 @@ def _patch_for_cpu(model_type):
 
     if model_type in OWN_STANDINS:
         own_standins(model_type).prepare()
+    if model_type == "inkling_amd":  # its modules import vllm.platforms.rocm: gfx942 answers
+        from .vllm_standins_v4 import rocm_platform_module
+
+        rocm_platform_module()
     if model_type in NEEDS_FLASH_ATTN_STUB:
         vllm_standins.flash_attn_stub()
     for module, archs in IN_PROCESS.get(model_type, ()):
         vllm_standins.register_in_process(module, archs)
     if model_type in TRITON_INPUT_NORMS:
         vllm_standins.triton_interpreter_rounding()
+    if model_type in ("inkling", "inkling_amd"):  # the block's residual: a function's argument
+        vllm_standins.inkling_residual_tap(ATTENTION[model_type][0])
     for mod_name, names in (ATTENTION[model_type], TARGET_ATTENTION.get(model_type, ("", ()))):
         if not names:
             continue
@@ -392,6 +412,8 @@ def run_scope(model_type: str) -> Any:
     FLASHINFER_NORMS' models, nothing otherwise."""
     if model_type in FLASHINFER_NORMS:
         return vllm_standins.flashinfer_gemma_norms()
+    if model_type in GPU_PROPERTIES:
+        return vllm_standins.gpu_properties()
     return contextlib.nullcontext()
 
 
@@ -443,10 +465,11 @@ def share_target_modules(model: torch.nn.Module, vcfg: Any) -> None:
 
     inner = getattr(model, "model", None)
     with set_current_vllm_config(vcfg):
-        if getattr(model, "has_own_embed_tokens", True) is False and inner is not None \
-                and getattr(inner, "embed_tokens", False) is None:
+        shared = getattr(vcfg.model_config.hf_config, "model_type", None) in TARGET_SHARED
+        if (shared or getattr(model, "has_own_embed_tokens", True) is False) \
+                and inner is not None and getattr(inner, "embed_tokens", False) is None:
             inner.embed_tokens = VocabParallelEmbedding(V, H, params_dtype=torch.bfloat16)
-        if getattr(model, "has_own_lm_head", True) is False and \
+        if (shared or getattr(model, "has_own_lm_head", True) is False) and \
                 getattr(model, "lm_head", False) is None:
             model.lm_head = ParallelLMHead(V, H, params_dtype=torch.bfloat16)
         # a layer whose shared head defers its head to the target's lm_head

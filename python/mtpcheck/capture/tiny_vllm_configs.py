@@ -291,3 +291,23 @@ CONFIGS["minimax_m3"] = {
     "image_token_index": 5, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
 # MiniMax M3 built from its amd modules (vLLM's choice on ROCm): the same checkpoint
 CONFIGS["minimax_m3_amd"] = CONFIGS["minimax_m3"]
+# Inkling (vLLM's InklingModelConfig, `inkling_model`; the speculative config
+# promotes it to the `inkling_mtp` draft from its `mtp_config`, speculative.py):
+# every layer dense (n_routed_experts 0 and dense_mlp_idx above the layers: the
+# MTP depth forces its dense MLP anyway), full attention (no local_layer_ids),
+# the backbone embed_norm, the chain norm and a mup width multiplier as the
+# served checkpoint's comments describe them (mtp.py), short convolutions on
+# (they run as the identity without the GPU speculator's SWA-cache metadata:
+# short_conv.py). One depth.
+CONFIGS["inkling"] = {
+    "architectures": ["InklingForCausalLM"], "model_type": "inkling_model", "hidden_size": H,
+    "intermediate_size": I, "dense_intermediate_size": I, "vocab_size": V,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
+    "rms_norm_eps": 1e-6, "use_embed_norm": True, "use_sconv": True, "sconv_kernel_size": 4,
+    "dense_mlp_idx": 100, "n_routed_experts": 0, "logits_mup_width_multiplier": 4.0,
+    "max_position_embeddings": 512, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "bos_token_id": 0, "eos_token_id": 1,
+    "mtp_config": {"num_nextn_predict_layers": 1, "chain_hidden_post_norm": True,
+                   "local_layer_ids": []}}
+# Inkling built from its amd modules (vLLM's choice on ROCm): the same checkpoint
+CONFIGS["inkling_amd"] = CONFIGS["inkling"]

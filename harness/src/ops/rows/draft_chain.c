@@ -31,7 +31,7 @@ static void build_sig(struct mtp_sig_build *b, const struct mtp_params *p,
 	mtp_sig_push(b, false, &in[p->num_steps > 1 ? 5 : 6], NULL);
 	for (int64_t l = 0; l < p->num_layers; l++) {
 		snprintf(prefix, sizeof(prefix), "layer.%lld/", (long long)l);
-		mtp_sig_push_layer(b, v4, prefix, p->v2.captured);
+		mtp_sig_push_layer(b, p, prefix);
 	}
 	mtp_sig_push_target_head(b);
 	for (int64_t s = 0; s < p->num_steps; s++) {
@@ -116,7 +116,7 @@ const struct mtp_op mtp_row_draft_chain = {
 	.section = "§5",
 	.summary = "K draft steps with recycling, layer spec_step_idx % L",
 	.attrs = "eps rounding num_steps num_layers "
-		 "pass_step_idx " ROW_QUANT_ATTRS,
+		 "pass_step_idx logits_mup? " ROW_QUANT_ATTRS,
 	.attrs_v4 = ROW_V4_STEP_ATTRS " hc_head_variant",
 	.rows = MTP_ROWS_INDEPENDENT,
 	.scope = MTP_SCOPE_CHAIN,

@@ -4,6 +4,8 @@
  */
 #include "rows.h"
 
+#include "mtp/ref_captured.h"
+
 static const struct mtp_tspec sig[] = {
 	{"x", "T,H", MTP_TC_ACT, 0},
 	{"weight", "V,H", MTP_TC_QWEIGHT, 0},
@@ -19,11 +21,19 @@ static enum mtp_status ref(const struct mtp_ref_io *io)
 	const struct mtp_params *p = c->params;
 	const struct mtp_ref_quant q = {p->proj_quant, p->act_quant_eps};
 
-	mtp_ref_lm_head_q(mtp_refio_in(io, "x"),
-			  mtp_refio_qweight(io, "weight"), c->dims.t, c->dims.v,
-			  c->dims.h, &q, mtp_conv_logits_dtype(&p->conv),
-			  mtp_refio_out(io, "logits"),
-			  mtp_refio_iout(io, "token"));
+	const struct mtp_ref_qweight hw = mtp_refio_qweight(io, "weight");
+	const struct mtp_ref_v3_layer w = {.head_w = hw.w,
+					   .head_scale = hw.scale_inv};
+	/* logits_mup: no file sets it on lm_head; a mutant's head, a subcall
+	 * of a step whose row divides by it, carries the step's [Step V3-9] */
+	const struct mtp_ref_step_cfg cfg = {
+		.conv = p->conv, .quant = q, .logits_mup = p->logits_mup};
+	const struct mtp_ref_dims d = {
+		.t = c->dims.t, .h = c->dims.h, .v = c->dims.v};
+
+	mtp_ref_v3_head(mtp_refio_in(io, "x"), &w, &d, &cfg,
+			mtp_refio_out(io, "logits"),
+			mtp_refio_iout(io, "token"));
 	return MTP_OK;
 }
 

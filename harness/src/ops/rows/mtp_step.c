@@ -21,7 +21,7 @@ static void build_sig(struct mtp_sig_build *b, const struct mtp_params *p,
 	mtp_sig_push(b, false, &in[0], NULL);
 	mtp_sig_push(b, false, &in[1], NULL);
 	mtp_sig_push(b, false, &in[v4 ? 3 : 2], NULL);
-	mtp_sig_push_layer(b, v4, NULL, p->v2.captured);
+	mtp_sig_push_layer(b, p, NULL);
 	mtp_sig_push_target_head(b);
 	mtp_sig_push_step_out(b, v4, p, NULL);
 }
@@ -67,7 +67,7 @@ const struct mtp_op mtp_row_mtp_step = {
 	.section = "§3/§4 whole, §10",
 	.summary =
 		"one draft step: inputs -> logits, token and recycled hidden",
-	.attrs = "eps rounding " ROW_QUANT_ATTRS,
+	.attrs = "eps rounding logits_mup? " ROW_QUANT_ATTRS,
 	.attrs_v4 = ROW_V4_STEP_ATTRS " hc_head_variant",
 	.rows = MTP_ROWS_INDEPENDENT,
 	.scope = MTP_SCOPE_STEP,

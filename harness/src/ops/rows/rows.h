@@ -65,8 +65,8 @@ const struct mtp_tspec *mtp_sig_push_list(struct mtp_sig_build *b, bool out,
 extern const struct mtp_tspec mtp_sig_v3_block_w[], mtp_sig_v4_block_w[];
 /* One MTP layer's weights around the block (and the block's unless the
  * block is captured) under prefix ("" or "layer.l/"). */
-void mtp_sig_push_layer(struct mtp_sig_build *b, bool v4, const char *prefix,
-			bool captured);
+void mtp_sig_push_layer(struct mtp_sig_build *b, const struct mtp_params *p,
+			const char *prefix);
 /* One step's outputs (and, captured, its captured inputs) under prefix. */
 void mtp_sig_push_step_out(struct mtp_sig_build *b, bool v4,
 			   const struct mtp_params *p, const char *prefix);
