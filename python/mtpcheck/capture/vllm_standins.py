@@ -271,7 +271,7 @@ def inkling_residual_tap(module: str = "vllm.models.inkling.nvidia.model") -> No
     None, positions)`, a function that adds the short-convolved MLP output to the
     residual `hidden`: no module receives that residual. The function is wrapped to
     keep it on the sconv module (`_mtpcheck_residual`, read as the block's residual
-    by specs.VLLM_INKLING), then call the engine's own. It changes nothing."""
+    by specs_inkling.VLLM_INKLING), then call the engine's own. It changes nothing."""
     import importlib
 
     mod = importlib.import_module(module)
