@@ -26,7 +26,7 @@ rm -rf "$out/seeds" "$out/artifacts" "$out/tmp"
 mkdir -p "$out/seeds/fixture" "$out/seeds/casefile" "$out/seeds/cli" "$out/seeds/safetensors" \
 	"$out/seeds/stindex" "$out/seeds/results" "$out/tmp"
 cp tests/fuzz/cli_seeds/* "$out/seeds/cli/"
-cp tests/fuzz/results_seeds/* "$out/seeds/results/" # results, bench, a bench collection with records, merged report
+cp tests/fuzz/results_seeds/* "$out/seeds/results/" # results, bench, a bench collection with records, merged report, a column named in invalid UTF-8 (a crash CI found)
 printf '{"a.weight":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,12]},"__metadata__":{"format":"pt"}}' \
 	>"$out/seeds/safetensors/one"
 printf '{"x":{"dtype":"F32","shape":[],"data_offsets":[4,8]},"y\\u00e9":{"dtype":"F8_E4M3","shape":[0],"data_offsets":[8,8]}}  ' \

@@ -248,7 +248,7 @@ static enum mtp_status add_result(struct mtp_run *run, struct file_facts *ff,
 	struct mtp_jwhere w = ff->w;
 	struct mtp_column_origin og;
 	struct mtp_merge_origin from;
-	char label[128];
+	char label[128], safe[sizeof(run->devices->name)];
 	const char *be, *col;
 
 	snprintf(w.at, sizeof(w.at), "results[%d]", i);
@@ -261,6 +261,10 @@ static enum mtp_status add_result(struct mtp_run *run, struct file_facts *ff,
 	snprintf(label, sizeof(label), "%.60s%s%.60s", og.backend,
 		 *og.host ? "@" : "", og.host);
 	col = column(seen, label, og.run, og.created);
+	if (col) { /* the name the device list keeps (mtp_run_set_device) */
+		mtp_text_sanitize(safe, sizeof(safe), col, strlen(col) + 1);
+		col = safe;
+	}
 	if (!col || !add_device(run, ff, col, be, &og) || !grow(run)) {
 		snprintf(w.err, w.errn, "%s: out of memory", w.path);
 		return MTP_ERR_NOMEM;
